@@ -1,0 +1,20 @@
+/** One problem with the configuration, located by its YAML path (`hooks.mappings[2].transform.module`). */
+export interface ConfigProblem {
+  path: string;
+  message: string;
+}
+
+/**
+ * Thrown at load when the configuration (or a template, preset or transform it names) is
+ * invalid. The server never starts half-valid: every problem found is listed, each with
+ * its path, and `hookrelay check` prints them one per line.
+ */
+export class ConfigError extends Error {
+  readonly problems: ConfigProblem[];
+
+  constructor(problems: ConfigProblem[]) {
+    super(problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}

@@ -1,0 +1,57 @@
+import type { ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
+
+/**
+ * What the mapping engine hands the dispatcher: a validated action, the same shape whether
+ * it came from `POST {path}/wake`, `POST {path}/agent` or a mapping (CONTRACT.md §5–6).
+ */
+export type Action = WakeAction | AgentAction;
+
+/** Where text came from; it names the untrusted-content fence: `wake`, `agent`, `mapping:<id>`. */
+export type ActionSource = string;
+
+export interface WakeAction {
+  kind: 'wake';
+  text: string;
+  mode: WakeMode;
+  source: ActionSource;
+  /** True when the text may reach the model without the untrusted-content fence. */
+  unsafe: boolean;
+}
+
+export interface AgentAction {
+  kind: 'agent';
+  message: string;
+  name?: string;
+  /** Already defaulted and checked against hooks.allowedSessionKeyPrefixes. */
+  sessionKey: string;
+  wakeMode: WakeMode;
+  deliver: boolean;
+  provider: ProviderOrLast;
+  to?: string;
+  /** Resolved through agent.aliases and checked against agent.allowedModels. */
+  model?: string;
+  thinking?: Thinking;
+  timeoutSeconds?: number;
+  source: ActionSource;
+  unsafe: boolean;
+}
+
+/** The result of the pure mapping step `map()`. */
+export type MapResult =
+  | { type: 'actions'; mappingId: string; actions: Action[] }
+  | { type: 'skipped'; mappingId: string }
+  | { type: 'no_match' };
+
+/** One request as the mapping step sees it: no Koa, no sockets. */
+export interface HookRequest {
+  /** The NAME part of `POST {path}/NAME` (no leading or trailing slash). */
+  name: string;
+  payload: Record<string, unknown>;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  /** Path and query of the request as received, e.g. `/hooks/github?x=1`. */
+  url: string;
+  /** Injected clock: ISO text of `now` in templates and transforms. */
+  now: Date;
+}

@@ -1,0 +1,51 @@
+/**
+ * The one catalog of error codes hookrelay answers with (CONTRACT.md §5, §8).
+ * A code is never reused for another meaning; `spec/unit/errors.spec.ts` checks that
+ * every code is unique and documented in the README.
+ */
+export const ERRORS = {
+  invalid_json: { status: 400, summary: 'the body is not valid JSON (or form data on a mapped hook)' },
+  invalid_payload: { status: 400, summary: 'a field is missing, blank or of the wrong type; the message names it' },
+  model_not_allowed: { status: 400, summary: 'the requested model is not in agent.allowedModels' },
+  session_key_not_allowed: { status: 400, summary: 'the sessionKey does not start with one of hooks.allowedSessionKeyPrefixes' },
+  unauthorized: { status: 401, summary: 'the hooks token is missing or wrong' },
+  not_found: { status: 404, summary: 'no such route, or no run with that id' },
+  no_mapping: { status: 404, summary: 'no mapping matches this hook name and payload' },
+  method_not_allowed: { status: 405, summary: 'the route does not take this method; see the Allow header' },
+  payload_too_large: { status: 413, summary: 'the body is larger than hooks.maxBodyBytes' },
+  rate_limited: { status: 429, summary: 'too many failed token attempts from this address; see Retry-After' },
+  transform_failed: { status: 500, summary: 'a mapping template or transform module threw; details are in the log only' },
+  internal_error: { status: 500, summary: 'an unexpected failure; details are in the log only' },
+  unavailable: { status: 503, summary: 'the gateway is shutting down or its store is unavailable; retry later' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * An error meant for the HTTP caller. 4xx messages say what to change; 5xx messages are
+ * replaced by the code's summary before they leave the process (STYLE.md "expose or log").
+ */
+export class HookError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra response headers, e.g. Allow on 405 or Retry-After on 429. */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, headers?: Record<string, string>) {
+    super(message);
+    this.name = 'HookError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.headers = headers;
+  }
+
+  /** True when the message may be shown to the caller (client errors only). */
+  get expose(): boolean {
+    return this.status < 500;
+  }
+}
+
+/** The JSON error body of the contract: `{"ok":false,"error":{"code","message"}}`. */
+export function errorBody(code: ErrorCode, message: string): string {
+  return JSON.stringify({ ok: false, error: { code, message } });
+}

@@ -1,0 +1,113 @@
+import type { Provider, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
+
+/**
+ * The store seam. Everything the gateway answered 2xx for is behind this interface, and
+ * nothing else in the code talks to a database: the embedded SQLite store implements it
+ * today, a networked backend (PostgreSQL, for several instances) later. All methods are
+ * asynchronous so that such a backend fits without touching the engine or the HTTP layer.
+ */
+export interface Store {
+  /**
+   * Commits accepted events and queued runs in one transaction. Resolves only once the
+   * commit is durable at the configured level (`store.durability`): callers answer 2xx
+   * after this resolves, never before. Concurrent calls share commits (group commit).
+   */
+  accept(events: NewEvent[], runs: NewRun[]): Promise<void>;
+
+  /** The main session's events with seq > after, oldest first, at most `limit`. */
+  listEvents(after: number, limit: number): Promise<EventRecord[]>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** Newest first. */
+  listRuns(opts: { limit: number; status?: RunStatus }): Promise<RunRecord[]>;
+
+  /**
+   * Atomically moves up to `limit` queued runs to `running` and returns them: the oldest
+   * queued run of each session, skipping sessions that already have a running run (one
+   * turn at a time per session).
+   */
+  claimRuns(limit: number, startedAt: string): Promise<RunRecord[]>;
+  /** Ends a run; its summary event and conversation turns are committed with it. */
+  finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void>;
+  /** Puts running runs back to queued (graceful shutdown: they are resumed on next start). */
+  requeueRuns(runIds: string[]): Promise<void>;
+
+  /** The last `limit` messages of a session's conversation, oldest first. */
+  history(sessionKey: string, limit: number): Promise<HistoryMessage[]>;
+  /** Appends to a conversation and sets state keys in the same transaction. */
+  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>): Promise<void>;
+  /** Small durable key/value state: heartbeat cursor, the main session's last recipient. */
+  getState(key: string): Promise<string | undefined>;
+
+  /** Flushes pending commits and closes; later calls reject. */
+  close(): Promise<void>;
+}
+
+export type EventKind = 'wake' | 'summary';
+
+export interface NewEvent {
+  id: string;
+  kind: EventKind;
+  text: string;
+  /** `wake`, `mapping:<id>` for listener text; `run:<runId>` for summaries. */
+  source: string;
+  /** ISO time. */
+  at: string;
+  /** True when the text may reach the model without the untrusted-content fence. */
+  unsafe: boolean;
+}
+
+export interface EventRecord extends NewEvent {
+  seq: number;
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out';
+
+export interface NewRun {
+  runId: string;
+  sessionKey: string;
+  message: string;
+  name?: string;
+  model?: string;
+  thinking?: Thinking;
+  timeoutSeconds?: number;
+  wakeMode: WakeMode;
+  deliver: boolean;
+  provider: ProviderOrLast;
+  to?: string;
+  /** Fence source: `agent` or `mapping:<id>`. */
+  source: string;
+  unsafe: boolean;
+  /** ISO time of acceptance. */
+  createdAt: string;
+}
+
+export interface RunRecord extends NewRun {
+  status: RunStatus;
+  startedAt?: string;
+  endedAt?: string;
+  reply?: string;
+  error?: string;
+  /** `provider:to` when the reply was delivered. */
+  deliveredTo?: string;
+}
+
+export interface RunEnd {
+  status: 'succeeded' | 'failed' | 'timed_out';
+  endedAt: string;
+  reply?: string;
+  error?: string;
+  deliveredTo?: string;
+}
+
+export interface RunEffects {
+  summary?: NewEvent;
+  /** Turns appended to the run's session conversation. */
+  history?: HistoryMessage[];
+}
+
+export interface HistoryMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export type { Provider };
