@@ -14,7 +14,7 @@ export function createLogger(level: string = 'info'): Logger {
       base: undefined,
       redact: { paths: ['token', 'apiKey', 'botToken', 'authorization', '*.token', '*.apiKey', '*.botToken'], censor: '[redacted]' },
     },
-    pino.destination({ fd: 2, sync: false }),
+    pino.destination({ fd: 2, sync: true }),
   );
 }
 

@@ -19,7 +19,9 @@ export interface MappingConfig {
   messageTemplate?: string;
   textTemplate?: string;
   sessionKey?: string;
+  /** Unset means false on mappings (CONTRACT.md §5). */
   deliver?: boolean;
+  /** Always set after load (default `last`; the alias `channel` is folded into it). */
   provider?: ProviderOrLast;
   to?: string;
   model?: string;
@@ -44,6 +46,7 @@ export interface HooksConfig {
   presets: string[];
   transformsDir: string;
   transformTimeoutMs: number;
+  /** User mappings first, then the enabled presets' mappings (first match wins). */
   mappings: MappingConfig[];
 }
 
@@ -67,11 +70,20 @@ export interface Config {
   agent: AgentConfig;
   heartbeat: { everySeconds: number };
   session: { provider?: Provider; to?: string };
-  providers: {
-    telegram?: { botToken: string; apiBase: string };
-    [name: string]: Record<string, unknown> | undefined;
-  };
+  providers: ProvidersConfig;
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+}
+
+/** `providers.<name>`, CONTRACT.md §3's provider table. Credentials default to "" (not configured). */
+export interface ProvidersConfig {
+  whatsapp?: { accessToken: string; phoneNumberId: string; apiVersion: string; apiBase: string };
+  telegram?: { botToken: string; apiBase: string };
+  signal?: { number: string; apiBase: string };
+  imessage?: { password: string; apiBase: string };
+  discord?: { botToken: string; apiBase: string };
+  slack?: { botToken: string; apiBase: string };
+  msteams?: { appId: string; appPassword: string; tokenUrl: string; serviceUrl: string };
+  [name: string]: Record<string, unknown> | undefined;
 }
 
 /** Where a config came from: the file (for resolving relative paths) and the frozen value. */

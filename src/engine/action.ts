@@ -38,7 +38,13 @@ export interface AgentAction {
 
 /** The result of the pure mapping step `map()`. */
 export type MapResult =
-  | { type: 'actions'; mappingId: string; actions: Action[] }
+  | {
+      type: 'actions';
+      mappingId: string;
+      actions: Action[];
+      /** forEach only: items beyond `hooks.maxFanOut` that were not acted on (absent when none). */
+      dropped?: number;
+    }
   | { type: 'skipped'; mappingId: string }
   | { type: 'no_match' };
 

@@ -26,9 +26,16 @@ export interface Store {
    * turn at a time per session).
    */
   claimRuns(limit: number, startedAt: string): Promise<RunRecord[]>;
-  /** Ends a run; its summary event and conversation turns are committed with it. */
+  /**
+   * Ends a run; its summary event and conversation turns are committed with it. Only a
+   * `running` run can end: otherwise (unknown, still queued, already ended, requeued) it
+   * rejects with {@link StoreError} `run_not_running` and commits nothing.
+   */
   finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void>;
-  /** Puts running runs back to queued (graceful shutdown: they are resumed on next start). */
+  /**
+   * Puts running runs back to queued, clearing `startedAt` (graceful shutdown: they are
+   * resumed on next start). Ids of runs that are not running are ignored.
+   */
   requeueRuns(runIds: string[]): Promise<void>;
 
   /** The last `limit` messages of a session's conversation, oldest first. */
@@ -41,6 +48,27 @@ export interface Store {
   /** Flushes pending commits and closes; later calls reject. */
   close(): Promise<void>;
 }
+
+/**
+ * Why a store call failed. `closed`: after {@link Store.close}; `unavailable`: the backend
+ * cannot write (its writer died, the disk failed) — answer 503 and retry later;
+ * `constraint`: the data broke a rule (duplicate id, bad enum value); `run_not_running`:
+ * see {@link Store.finishRun}; `failed`: anything else.
+ *
+ * Recovery note: runs left `running` by a crash are found with
+ * `listRuns({ status: 'running', limit })` at start and ended with `finishRun`.
+ */
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreError';
+    this.code = code;
+  }
+}
+
+export type StoreErrorCode = 'closed' | 'unavailable' | 'constraint' | 'run_not_running' | 'failed';
 
 export type EventKind = 'wake' | 'summary';
 

@@ -1,0 +1,122 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request the fake model received (the parsed Chat Completions body). */
+export interface ModelRequestRecord {
+  body: {
+    model: string;
+    messages: { role: string; content: string }[];
+    reasoning_effort?: string;
+    [key: string]: unknown;
+  };
+  headers: IncomingMessage['headers'];
+  /** The last user message's content (what rules match on). */
+  user: string;
+}
+
+/**
+ * How the fake answers. The first rule that applies wins; with none, it replies `ok`.
+ * A rule applies when `match` is a substring of the last user message (absent: any) and
+ * `when` (absent: true) holds, and it has uses left (`times`, absent: unlimited).
+ */
+export interface ModelRule {
+  match?: string;
+  when?: (req: ModelRequestRecord) => boolean;
+  times?: number;
+  /** Assistant content for a 200 answer (default `ok`). */
+  reply?: string;
+  /** Wait this long before answering; a client that hangs up meanwhile gets nothing. */
+  delayMs?: number;
+  /** Non-200: answers `{error:{message, type, param, code}}` with this status. */
+  status?: number;
+  error?: { message?: string; type?: string; param?: string | null; code?: string | null };
+  headers?: Record<string, string>;
+}
+
+/** A local OpenAI-compatible `/v1/chat/completions` server (non-streaming JSON). */
+export interface FakeModel {
+  /** Base URL for `agent.baseUrl` (ends in `/v1`). */
+  baseUrl: string;
+  requests: ModelRequestRecord[];
+  rules: ModelRule[];
+  /** Resolves once `n` requests have arrived (rejects after `timeoutMs`). */
+  waitForRequests(n: number, timeoutMs?: number): Promise<ModelRequestRecord[]>;
+  close(): Promise<void>;
+}
+
+/** Starts the fake on 127.0.0.1 with an ephemeral port. */
+export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel> {
+  const requests: ModelRequestRecord[] = [];
+  const waiters: (() => void)[] = [];
+  const uses = new Map<ModelRule, number>();
+
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ModelRequestRecord['body'];
+    const users = body.messages.filter((m) => m.role === 'user');
+    const record: ModelRequestRecord = { body, headers: req.headers, user: users[users.length - 1]?.content ?? '' };
+    requests.push(record);
+    waiters.splice(0).forEach((w) => w());
+
+    const rule = fake.rules.find((r) => {
+      if (r.times !== undefined && (uses.get(r) ?? 0) >= r.times) return false;
+      if (r.match !== undefined && !record.user.includes(r.match)) return false;
+      return r.when ? r.when(record) : true;
+    });
+    if (rule) uses.set(rule, (uses.get(rule) ?? 0) + 1);
+
+    if (rule?.delayMs) {
+      const gone = await new Promise<boolean>((resolve) => {
+        const t = setTimeout(() => resolve(false), rule.delayMs);
+        res.on('close', () => { clearTimeout(t); resolve(true); });
+      });
+      if (gone) return;
+    }
+    const headers = { 'content-type': 'application/json', ...rule?.headers };
+    if (rule?.status && rule.status !== 200) {
+      const error = { message: 'fake model error', type: 'invalid_request_error', param: null, code: null, ...rule.error };
+      res.writeHead(rule.status, headers).end(JSON.stringify({ error }));
+      return;
+    }
+    res.writeHead(200, headers).end(
+      JSON.stringify({
+        id: `chatcmpl-${requests.length}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: rule?.reply ?? 'ok', refusal: null }, finish_reason: 'stop', logprobs: null }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const fake: FakeModel = {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    rules,
+    waitForRequests(n, timeoutMs = 5000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`fake model: ${requests.length} of ${n} requests after ${timeoutMs} ms`)), timeoutMs);
+        const check = () => {
+          if (requests.length >= n) {
+            clearTimeout(timer);
+            resolve(requests.slice());
+          } else waiters.push(check);
+        };
+        check();
+      });
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+  return fake;
+}

@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (specs start the real bin from here). */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.join(ROOT, 'src/bin.mjs');
+
+export function tmpDir(prefix = 'hookrelay-spec-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Gateway {
+  proc: ChildProcess;
+  base: string;
+  hooks: string;
+  token: string;
+  configFile: string;
+  output(): string;
+  /** SIGTERM and wait for exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `hookrelay serve` as a user would (the real bin, a real config file, a real store)
+ * and resolves once /healthz answers.
+ */
+export async function startGateway(config: Record<string, any>, opts: { dir?: string; env?: Record<string, string>; cpu?: string } = {}): Promise<Gateway> {
+  const dir = opts.dir ?? tmpDir();
+  const configFile = path.join(dir, 'hookrelay.json');
+  fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
+  const args = [BIN, 'serve', '--config', configFile];
+  const [cmd, argv] = opts.cpu ? ['taskset', ['-c', opts.cpu, process.execPath, ...args]] : [process.execPath, args];
+  const proc = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  let log = '';
+  proc.stdout!.on('data', (d) => { log += d; });
+  proc.stderr!.on('data', (d) => { log += d; });
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  const base = `http://127.0.0.1:${config.server.port}`;
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`hookrelay exited ${proc.exitCode}:\n${log.slice(-3000)}`);
+    try {
+      const r = await fetch(`${base}/healthz`);
+      if (r.status === 200) break;
+    } catch { /* not yet */ }
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`hookrelay did not become healthy:\n${log.slice(-3000)}`);
+    }
+    await sleep(50);
+  }
+  return {
+    proc,
+    base,
+    hooks: `${base}${config.hooks?.path ?? '/hooks'}`,
+    token: config.hooks?.token,
+    configFile,
+    output: () => log,
+    stop: async () => {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      return exited;
+    },
+    kill: async () => {
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** POST/GET helper: resolves with status, headers and the parsed JSON body (or null). */
+export async function call(url: string, init: { method?: string; token?: string | null; json?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  let body: string | undefined;
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  if (init.raw !== undefined) body = init.raw;
+  const r = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const text = await r.text();
+  let data: any = null;
+  try { data = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: r.status, headers: r.headers, text, data };
+}

@@ -1,0 +1,43 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { configReference } from '../../../src/config/docs.js';
+import { configSchema, type SchemaNode } from '../../../src/config/schema.js';
+
+const START = '<!-- config-reference:start -->';
+const END = '<!-- config-reference:end -->';
+
+/** Every property of the schema with its path. */
+function properties(node: SchemaNode, path = ''): [string, SchemaNode][] {
+  const own = Object.entries(node.properties ?? {}).map(([k, v]): [string, SchemaNode] => [path ? `${path}.${k}` : k, v]);
+  return own.flatMap(([p, v]) => [[p, v] as [string, SchemaNode], ...properties(v, p), ...(v.items ? properties(v.items, `${p}[]`) : [])]);
+}
+
+describe('config/docs', () => {
+  it('every schema property has a description (the schema is the reference)', () => {
+    const all = properties(configSchema);
+    expect(all.length).to.be.greaterThan(80);
+    expect(all.filter(([, v]) => !v.description?.trim()).map(([p]) => p)).to.deep.equal([]);
+  });
+
+  it('renders one row per key path, mapping keys under hooks.mappings[]', () => {
+    const md = configReference();
+    for (const [path, node] of properties(configSchema)) {
+      // top-level maps are the sections; everything else has its row
+      expect(md, path).to.include(!path.includes('.') && node.properties ? `### \`${path}\`` : `| \`${path}\` |`);
+    }
+    expect(md).to.include('| `hooks.mappings[].transform.module` | string | — | **Required.**');
+    expect(md).to.include('| `hooks.path` | string | `/hooks` |');
+    expect(md).to.include('| `hooks.mappings[].action` | `wake` \\| `agent` | `agent` |');
+  });
+
+  it('README.md carries exactly the generated reference between the config-reference markers (npm run docs)', () => {
+    const file = new URL('../../../README.md', import.meta.url);
+    expect(existsSync(file), 'README.md is missing').to.equal(true);
+    const readme = readFileSync(file, 'utf8');
+    const start = readme.indexOf(START);
+    const end = readme.indexOf(END);
+    expect(start, `README.md has no ${START}`).to.be.greaterThan(-1);
+    expect(end, `README.md has no ${END} after the start marker`).to.be.greaterThan(start);
+    expect(readme.slice(start + START.length, end).trim()).to.equal(configReference().trim());
+  });
+});

@@ -1,0 +1,231 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { expect } from 'chai';
+import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
+import { configFromObject, expandEnv, loadConfig, resolveConfigPath, yamlPath } from '../../../src/config/load.js';
+
+function write(text: string, name = 'hookrelay.yaml', dir = mkdtempSync(join(tmpdir(), 'hookrelay-config-'))): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function problemsOf(fn: () => unknown): ConfigProblem[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  throw new Error('expected a ConfigError, but nothing was thrown');
+}
+
+/** The problems of a config given as an object (as if it had been parsed from a file). */
+const problemsFor = (raw: unknown, env = {}) => problemsOf(() => configFromObject(raw, '/etc/hookrelay/hookrelay.yaml', env));
+const paths = (ps: ConfigProblem[]) => ps.map((p) => p.path);
+const agentMapping = { match: { path: 'x' }, messageTemplate: 'hi' };
+
+describe('config/load', () => {
+  describe('resolveConfigPath', () => {
+    it('prefers --config, then $HOOKRELAY_CONFIG, then ./hookrelay.yaml', () => {
+      expect(resolveConfigPath('a.yaml', { HOOKRELAY_CONFIG: 'b.yaml' })).to.equal('a.yaml');
+      expect(resolveConfigPath(undefined, { HOOKRELAY_CONFIG: 'b.yaml' })).to.equal('b.yaml');
+      expect(resolveConfigPath(undefined, {})).to.equal('./hookrelay.yaml');
+    });
+  });
+
+  describe('${VAR} expansion', () => {
+    const env = { SET: 'value', EMPTY: '' };
+    it('expands ${VAR}, and an unset variable to empty text', () => {
+      expect(expandEnv('a ${SET} b ${UNSET} c', env)).to.equal('a value b  c');
+    });
+    it('uses the :- default when the variable is unset or empty, as the shell does', () => {
+      expect(expandEnv('${UNSET:-d1} ${EMPTY:-d2} ${SET:-d3} ${UNSET:-}', env)).to.equal('d1 d2 value ');
+    });
+    it('reads $${X} as a literal ${X}', () => {
+      expect(expandEnv('$${SET} and $${UNSET:-x}', env)).to.equal('${SET} and ${UNSET:-x}');
+    });
+    it('expands string values only, never keys, and coerces to the type the key needs', () => {
+      const file = write('server:\n  port: ${PORT:-9000}\nagent:\n  aliases:\n    ${KEY}: "${SET}"\n');
+      const { config } = loadConfig(file, { SET: 'model-x', KEY: 'fast' });
+      expect(config.server.port).to.equal(9000);
+      expect(config.agent.aliases).to.deep.equal({ '${KEY}': 'model-x' });
+    });
+  });
+
+  describe('parsing', () => {
+    it('reads YAML and JSON (by extension) to the same config', () => {
+      const yamlFile = write('hooks:\n  token: t\n  mappings:\n    - match: { path: x }\n      messageTemplate: hi\n');
+      const yaml = loadConfig(yamlFile, {});
+      const json = loadConfig(write(JSON.stringify({ hooks: { token: 't', mappings: [agentMapping] } }), 'c.json', dirname(yamlFile)), {});
+      expect(json.config).to.deep.equal(yaml.config);
+      expect(json.config.hooks.mappings[0].messageTemplate).to.equal('hi');
+    });
+    it('reports YAML syntax errors with line and column', () => {
+      const file = write('server:\n  port: 1\n   host: [\n');
+      const [first] = problemsOf(() => loadConfig(file, {}));
+      expect(first.path).to.match(new RegExp(`^${file.replace(/[.]/g, '\\.')}:\\d+:\\d+$`));
+    });
+    it('reports JSON syntax errors with line and column', () => {
+      const file = write('{\n  "server": {\n    "port": 1,,\n  }\n}', 'c.json');
+      const [first] = problemsOf(() => loadConfig(file, {}));
+      expect(first.path).to.equal(`${file}:3:15`);
+    });
+    it('names a missing file', () => {
+      expect(problemsOf(() => loadConfig('/nonexistent/hookrelay.yaml', {}))[0]).to.include({ path: '/nonexistent/hookrelay.yaml' });
+    });
+    it('takes an empty file or an empty YAML value as "use the default"', () => {
+      expect(loadConfig(write(''), {}).config.hooks.path).to.equal('/hooks');
+      const { config } = loadConfig(write('hooks:\n  token:\n  mappings:\n'), {});
+      expect(config.hooks.token).to.equal('');
+      expect(config.hooks.mappings).to.deep.equal([]);
+    });
+  });
+
+  describe('defaults and normalisation', () => {
+    it('fills every default', () => {
+      const { config } = configFromObject({}, '/srv/hr/hookrelay.yaml', {});
+      expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8788, trustedProxies: [] });
+      expect(config.store).to.deep.equal({ kind: 'sqlite', durability: 'fsync' });
+      expect(config.log.level).to.equal('info');
+      expect(config.heartbeat.everySeconds).to.equal(1800);
+      expect(config.hooks).to.include({ enabled: true, token: '', path: '/hooks', maxBodyBytes: 262144, allowQueryToken: true, defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always', allowUnsafeExternalContent: false, maxFanOut: 200, transformTimeoutMs: 5000 });
+      expect(config.hooks.allowedSessionKeyPrefixes).to.deep.equal(['hook:']);
+      expect(config.agent).to.include({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', timeoutSeconds: 600, maxConcurrent: 4, historyTurns: 20 });
+      expect(config.agent.systemPrompt).to.be.a('string').and.not.equal('');
+    });
+    it('fills mapping defaults, numbers ids by position and folds channel into provider', () => {
+      const { config } = configFromObject({ hooks: { mappings: [agentMapping, { id: 'own', action: 'wake', textTemplate: 't', channel: 'slack' }] } }, '/x/c.yaml', {});
+      const [a, b] = config.hooks.mappings;
+      expect(a).to.include({ id: 'mapping-1', action: 'agent', wakeMode: 'now', engine: 'handlebars', provider: 'last' });
+      expect(a.deliver).to.equal(undefined);
+      expect(b).to.include({ id: 'own', provider: 'slack' });
+      expect(b).not.to.have.property('channel');
+    });
+    it('fills provider defaults for configured providers only', () => {
+      const { config } = configFromObject({ providers: { telegram: { botToken: 'x' }, whatsapp: {} } }, '/x/c.yaml', {});
+      expect(config.providers.telegram).to.deep.equal({ botToken: 'x', apiBase: 'https://api.telegram.org' });
+      expect(config.providers.whatsapp).to.include({ apiVersion: 'v21.0', apiBase: 'https://graph.facebook.com' });
+      expect(config.providers).not.to.have.property('slack');
+    });
+    it('drops trailing slashes of hooks.path and the slashes around match.path', () => {
+      const { config } = configFromObject({ hooks: { path: '/in/hooks//', mappings: [{ ...agentMapping, match: { path: '/github/' } }] } }, '/x/c.yaml', {});
+      expect(config.hooks.path).to.equal('/in/hooks');
+      expect(config.hooks.mappings[0].match.path).to.equal('github');
+    });
+    it('resolves relative dataDir and transformsDir against the config file, keeps absolute ones', () => {
+      const { config, baseDir, file } = configFromObject({ dataDir: 'state', hooks: { transformsDir: '/opt/t' } }, '/srv/hr/conf.yaml', {});
+      expect([file, baseDir, config.dataDir, config.hooks.transformsDir]).to.deep.equal(['/srv/hr/conf.yaml', '/srv/hr', '/srv/hr/state', '/opt/t']);
+      expect(configFromObject({}, '/srv/hr/conf.yaml', {}).config.hooks.transformsDir).to.equal('/srv/hr/transforms');
+    });
+    it('deep-freezes the result', () => {
+      const loaded = configFromObject({ hooks: { mappings: [agentMapping] } }, '/x/c.yaml', {});
+      expect(Object.isFrozen(loaded)).to.equal(true);
+      expect(Object.isFrozen(loaded.config.hooks.mappings[0].match)).to.equal(true);
+      expect(() => { (loaded.config.server as { port: number }).port = 1; }).to.throw(TypeError);
+    });
+  });
+
+  describe('schema problems', () => {
+    it('names an unknown key by its YAML path and suggests the closest known one', () => {
+      const ps = problemsFor({ hooks: { mappings: [agentMapping, agentMapping, { ...agentMapping, tranform: { module: 'a.ts' } }] } });
+      expect(ps).to.deep.equal([{ path: 'hooks.mappings[2].tranform', message: 'unknown key "tranform"; did you mean "transform"?' }]);
+    });
+    it('lists the allowed keys when no known key is close', () => {
+      const [p] = problemsFor({ server: { zzzzzz: 1 } });
+      expect(p.path).to.equal('server.zzzzzz');
+      expect(p.message).to.equal('unknown key "zzzzzz"; allowed keys: host, port, trustedProxies');
+    });
+    it('lists the allowed values of an enum and shows the bad one', () => {
+      expect(problemsFor({ hooks: { mappings: [{ ...agentMapping, thinking: 'extreme' }] } }))
+        .to.deep.equal([{ path: 'hooks.mappings[0].thinking', message: 'must be one of off, minimal, low, medium, high (got "extreme")' }]);
+    });
+    it('names missing required keys and wrong types', () => {
+      const ps = problemsFor({ server: { port: 'eighty' }, hooks: { mappings: [{ ...agentMapping, transform: {} }] } });
+      expect(ps).to.deep.include({ path: 'server.port', message: 'must be an integer (got a string)' });
+      expect(ps).to.deep.include({ path: 'hooks.mappings[0].transform.module', message: 'is required' });
+    });
+    it('collects every problem before throwing', () => {
+      const ps = problemsFor({ log: { level: 'loud' }, hooks: { path: '/', presets: ['nope'] }, heartbeat: { everySeconds: 0 } });
+      expect(paths(ps)).to.have.members(['log.level', 'hooks.path', 'hooks.presets[0]', 'heartbeat.everySeconds']);
+    });
+  });
+
+  describe('semantic problems', () => {
+    const cases: [string, unknown, string][] = [
+      ['hooks.path without a leading slash', { hooks: { path: 'hooks' } }, 'hooks.path'],
+      ['hooks.path "/"', { hooks: { path: '/' } }, 'hooks.path'],
+      ['hooks.path "//" (only slashes)', { hooks: { path: '//' } }, 'hooks.path'],
+      ['a duplicate mapping id', { hooks: { mappings: [{ ...agentMapping, id: 'a' }, { ...agentMapping, id: 'a' }] } }, 'hooks.mappings[1].id'],
+      ['an explicit id equal to a default one', { hooks: { mappings: [agentMapping, { ...agentMapping, id: 'mapping-1' }] } }, 'hooks.mappings[1].id'],
+      ['forEach naming a path', { hooks: { mappings: [{ ...agentMapping, forEach: 'data.items' }] } }, 'hooks.mappings[0].forEach'],
+      ['forEach with an index', { hooks: { mappings: [{ ...agentMapping, forEach: 'items[0]' }] } }, 'hooks.mappings[0].forEach'],
+      ['forEach __proto__', { hooks: { mappings: [{ ...agentMapping, forEach: '__proto__' }] } }, 'hooks.mappings[0].forEach'],
+      ['forEach constructor', { hooks: { mappings: [{ ...agentMapping, forEach: 'constructor' }] } }, 'hooks.mappings[0].forEach'],
+      ['an agent mapping without messageTemplate or transform', { hooks: { mappings: [{ match: { path: 'x' }, textTemplate: 't' }] } }, 'hooks.mappings[0].messageTemplate'],
+      ['a wake mapping without textTemplate or transform', { hooks: { mappings: [{ action: 'wake', messageTemplate: 'm' }] } }, 'hooks.mappings[0].textTemplate'],
+      ['prefixes that do not admit hook:', { hooks: { allowedSessionKeyPrefixes: ['agent:'] } }, 'hooks.allowedSessionKeyPrefixes'],
+      ['no prefixes at all', { hooks: { allowedSessionKeyPrefixes: [] } }, 'hooks.allowedSessionKeyPrefixes'],
+      ['a defaultSessionKey outside the prefixes', { hooks: { defaultSessionKey: 'main' } }, 'hooks.defaultSessionKey'],
+      ['an unknown preset', { hooks: { presets: ['email', 'fax'] } }, 'hooks.presets[1]'],
+      ['provider and channel both given', { hooks: { mappings: [{ ...agentMapping, provider: 'slack', channel: 'slack' }] } }, 'hooks.mappings[0].channel'],
+      ['a transform module outside transformsDir', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: '../x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a transform module of another kind', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'x.py' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a mapping for the built-in /wake', { hooks: { mappings: [{ ...agentMapping, match: { path: 'wake' } }] } }, 'hooks.mappings[0].match.path'],
+      ['a sessionKey no prefix admits', { hooks: { mappings: [{ ...agentMapping, sessionKey: 'gh:{{id}}' }] } }, 'hooks.mappings[0].sessionKey'],
+      ['a signature check (not available yet)', { hooks: { mappings: [{ ...agentMapping, verify: { scheme: 'hmac', secret: 's' } }] } }, 'hooks.mappings[0].verify'],
+      ['a trusted proxy that is not an address', { server: { trustedProxies: ['10.0.0.0/8', 'proxy.local'] } }, 'server.trustedProxies[1]'],
+    ];
+    for (const [what, raw, path] of cases) {
+      it(`refuses ${what} at ${path}`, () => {
+        expect(paths(problemsFor(raw))).to.deep.equal([path]);
+      });
+    }
+
+    it('accepts other prefixes once defaultSessionKey is set and matches one (case-insensitive)', () => {
+      const { config } = configFromObject({ hooks: { allowedSessionKeyPrefixes: ['Agent:'], defaultSessionKey: 'AGENT:main' } }, '/x/c.yaml', {});
+      expect(config.hooks.defaultSessionKey).to.equal('AGENT:main');
+    });
+    it('lists the known presets when refusing an unknown one', () => {
+      expect(problemsFor({ hooks: { presets: ['fax'] } })[0].message).to.equal('unknown preset "fax"; known presets: email, gmail');
+    });
+    it('says what to change', () => {
+      const [p] = problemsFor({ hooks: { mappings: [{ action: 'wake', match: { path: 'ci' } }] } });
+      expect(p.message).to.equal('a wake mapping needs textTemplate or transform');
+    });
+  });
+
+  describe('secrets', () => {
+    const SECRET = 'Sup3rSecretValue';
+    it('never appear in problem messages', () => {
+      const ps = problemsFor({
+        hooks: { token: [SECRET], tokn: SECRET, mappings: [{ ...agentMapping, secret: { v: SECRET } }] },
+        agent: { apiKey: { key: SECRET } },
+        providers: { telegram: { botToken: [SECRET], apiKey: SECRET }, msteams: { appPassword: 42 } },
+      });
+      expect(ps.length).to.be.greaterThan(4);
+      expect(JSON.stringify(ps)).not.to.include(SECRET);
+    });
+    it('are not echoed by YAML or JSON syntax errors on their line', () => {
+      const yamlFile = write(`hooks:\n  token: ${SECRET}\n   x: [\n`);
+      const jsonFile = write(`{"hooks": {"token": "${SECRET}" "path": "/h"}}`, 'c.json');
+      for (const file of [yamlFile, jsonFile]) {
+        const err = (() => { try { loadConfig(file, {}); } catch (e) { return e as Error; } })();
+        expect(err).to.be.instanceOf(ConfigError);
+        expect(err?.message).not.to.include(SECRET);
+      }
+    });
+    it('from the environment are not echoed either', () => {
+      const ps = problemsFor({ hooks: { token: '${TOK}', zzzz: '${TOK}' }, providers: { telegram: { botToken: '${TOK}', apiBase: '${TOK}', x: 1 } }, server: { port: '${TOK}' } }, { TOK: SECRET });
+      expect(ps.length).to.equal(3);
+      expect(JSON.stringify(ps)).not.to.include(SECRET);
+    });
+  });
+
+  it('yamlPath turns a JSON pointer into a YAML path', () => {
+    expect(yamlPath('/hooks/mappings/2/transform/module')).to.equal('hooks.mappings[2].transform.module');
+    expect(yamlPath('/agent/aliases/a.b~1c')).to.equal('agent.aliases["a.b/c"]');
+    expect(yamlPath('/0/messageTemplate', 'presets.email')).to.equal('presets.email[0].messageTemplate');
+  });
+});

@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import { silentLogger } from '../../../src/log.js';
+import { createHeartbeat } from '../../../src/dispatch/heartbeat.js';
+import { isHeartbeatOk } from '../../../src/dispatch/main-session.js';
+import type { TurnSignals } from '../../../src/dispatch/main-session.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('dispatch/heartbeat scheduler', () => {
+  it('coalesces triggers while pending into one turn, within the debounce window', async () => {
+    const starts: number[] = [];
+    const hb = createHeartbeat({ everyMs: 0, log: silentLogger, turn: async () => { starts.push(Date.now()); return { more: false }; } });
+    hb.start();
+    const t0 = Date.now();
+    for (let i = 0; i < 20; i++) hb.trigger();
+    await sleep(400);
+    expect(starts).to.have.length(1);
+    expect(starts[0]! - t0).to.be.within(150, 500); // 200 ms debounce; slack for loaded CI machines
+    await hb.stop(100);
+  });
+
+  it('triggers during a running turn lead to exactly one more turn after it', async () => {
+    let turns = 0;
+    const hb = createHeartbeat({ everyMs: 0, debounceMs: 10, log: silentLogger, turn: async () => { turns++; await sleep(100); return { more: false }; } });
+    hb.start();
+    hb.trigger();
+    await sleep(40); // running now
+    hb.trigger();
+    hb.trigger();
+    await sleep(400);
+    expect(turns).to.equal(2);
+    await hb.stop(100);
+  });
+
+  it('runs again at once when a turn reports more backlog, and triggers periodically', async () => {
+    let turns = 0;
+    const hb = createHeartbeat({ everyMs: 150, debounceMs: 10, log: silentLogger, turn: async () => ({ more: ++turns === 1 }) });
+    hb.start();
+    await sleep(260); // periodic at 150 → turn 1 (more) → turn 2
+    expect(turns).to.equal(2);
+    await sleep(150);
+    expect(turns).to.equal(3);
+    await hb.stop(100);
+  });
+
+  it('stop() aborts the model signal at once and the delivery signal after the grace period', async () => {
+    let seen: TurnSignals | undefined;
+    let resolveTurn!: () => void;
+    const hb = createHeartbeat({
+      everyMs: 0, debounceMs: 1, log: silentLogger,
+      turn: (s) => { seen = s; return new Promise((r) => { resolveTurn = () => r({ more: false }); s.delivery.addEventListener('abort', resolveTurn); }); },
+    });
+    hb.start();
+    hb.trigger();
+    await sleep(30);
+    const stopping = hb.stop(150);
+    expect(seen!.model.aborted).to.equal(true);
+    expect(seen!.delivery.aborted).to.equal(false);
+    await stopping;
+    expect(seen!.delivery.aborted).to.equal(true);
+    hb.trigger(); // no effect once stopped
+  });
+
+  it('recognises the acknowledgment alone, with light decoration, and nothing else', () => {
+    for (const ok of ['HEARTBEAT_OK', ' HEARTBEAT_OK\n', '**HEARTBEAT_OK**', 'HEARTBEAT_OK.', '`HEARTBEAT_OK`']) expect(isHeartbeatOk(ok), ok).to.equal(true);
+    for (const no of ['HEARTBEAT_OK but also this', 'heartbeat_ok', 'Done. HEARTBEAT_OK', '']) expect(isHeartbeatOk(no), no).to.equal(false);
+  });
+});

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { ERRORS, HookError, errorBody } from '../../src/errors.js';
+import { errorCatalog } from '../../src/config/docs.js';
+
+describe('errors: the catalog', () => {
+  it('has one stable status per code, 4xx or 5xx, each with a summary', () => {
+    for (const [code, e] of Object.entries(ERRORS)) {
+      expect(code, code).to.match(/^[a-z_]+$/);
+      expect(e.status, code).to.be.within(400, 599);
+      expect(e.summary.trim(), code).to.not.equal('');
+    }
+  });
+
+  it('carries every code the contract names, with the contract status', () => {
+    const contract: Record<string, number> = {
+      invalid_json: 400, invalid_payload: 400, model_not_allowed: 400, session_key_not_allowed: 400,
+      unauthorized: 401, no_mapping: 404, method_not_allowed: 405, payload_too_large: 413,
+      rate_limited: 429, transform_failed: 500,
+    };
+    for (const [code, status] of Object.entries(contract)) {
+      expect(ERRORS[code as keyof typeof ERRORS]?.status, code).to.equal(status);
+    }
+  });
+
+  it('is documented: the README carries the generated catalog (npm run docs)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const start = readme.indexOf('<!-- error-catalog:start -->');
+    const end = readme.indexOf('<!-- error-catalog:end -->');
+    expect(start).to.be.greaterThan(-1);
+    expect(readme.slice(start + '<!-- error-catalog:start -->'.length, end).trim()).to.equal(errorCatalog().trim());
+  });
+
+  it('HookError takes its status from the catalog and exposes only client errors', () => {
+    expect(new HookError('no_mapping', 'x').status).to.equal(404);
+    expect(new HookError('no_mapping', 'x').expose).to.equal(true);
+    expect(new HookError('transform_failed', 'secret detail').expose).to.equal(false);
+    expect(JSON.parse(errorBody('unauthorized', 'm'))).to.deep.equal({ ok: false, error: { code: 'unauthorized', message: 'm' } });
+  });
+});

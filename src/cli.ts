@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { ConfigError } from './config/errors.js';
+import { loadConfig, resolveConfigPath } from './config/load.js';
+import { ensureToken } from './config/token.js';
+import { HookError } from './errors.js';
+import { createLogger, silentLogger } from './log.js';
+import { createEngine } from './engine/engine.js';
+import { serve } from './serve.js';
+import { openStore } from './store/open.js';
+import type { LoadedConfig } from './config/types.js';
+
+/**
+ * The command line, and the only reader of argv and the environment (STYLE.md).
+ * Every command has --help; config problems print one per line with their YAML path.
+ */
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command()
+    .name('hookrelay')
+    .description('Self-hosted webhook gateway for AI agents: JSON POSTs become wake events or agent turns.')
+    .version(version(), '-V, --version')
+    .showHelpAfterError('(run with --help for usage)');
+
+  const configOption = () => new Option('-c, --config <file>', 'config file (default: $HOOKRELAY_CONFIG, else ./hookrelay.yaml)');
+
+  program
+    .command('serve')
+    .description('validate the config, load presets, templates and transforms, and listen until SIGINT/SIGTERM')
+    .addOption(configOption())
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
+    .action(async (opts) => {
+      const loaded = load(opts.config);
+      const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
+      const log = createLogger(level);
+      const withToken = orExit(() => ensureToken(loaded));
+      await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }));
+    });
+
+  program
+    .command('check')
+    .description('validate the config, compile every template and load every transform; exit 1 listing each problem')
+    .addOption(configOption())
+    .action(async (opts) => {
+      const loaded = load(opts.config);
+      orExit(() => ensureToken(loaded, { dryRun: true }));
+      const engine = await orExitAsync(() => createEngine(loaded.config));
+      const n = loaded.config.hooks.mappings.length;
+      process.stdout.write(`ok: ${loaded.file} is valid (${n} mapping${n === 1 ? '' : 's'}: ${engine.mappings.join(', ') || 'none'})\n`);
+    });
+
+  program
+    .command('test')
+    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as JSON; dispatches nothing')
+    .argument('<name>', 'the hook name, i.e. the NAME in POST {hooks.path}/NAME')
+    .requiredOption('-p, --payload <file>', 'JSON file with the request body')
+    .addOption(configOption())
+    .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
+    .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
+    .action(async (name: string, opts) => {
+      const loaded = load(opts.config);
+      const engine = await orExitAsync(() => createEngine(loaded.config));
+      let payload: unknown;
+      try {
+        payload = JSON.parse(readFileSync(opts.payload, 'utf8'));
+      } catch (e) {
+        fail(`--payload ${opts.payload}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'not valid JSON'}`);
+      }
+      if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) fail('--payload: the body must be a JSON object');
+      const url = `${loaded.config.hooks.path}/${name}`;
+      try {
+        const result = await engine.map({
+          name: name.replace(/^\/+|\/+$/g, ''),
+          payload: payload as Record<string, unknown>,
+          headers: pairs(opts.header, '--header', (k) => k.toLowerCase()),
+          query: pairs(opts.query, '--query'),
+          url,
+          now: new Date(),
+        });
+        if (result.type === 'no_match') fail(`no mapping matches POST ${url} with this payload`);
+        const out = result.type === 'skipped'
+          ? { mapping: result.mappingId, skipped: true }
+          : engine.fanOut(result.mappingId)
+            ? { mapping: result.mappingId, actions: result.actions, ...(result.dropped ? { dropped: result.dropped } : {}) }
+            : { mapping: result.mappingId, action: result.actions[0] };
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      } catch (e) {
+        if (e instanceof HookError) fail(`${e.code}: ${e.message}`);
+        throw e;
+      }
+    });
+
+  program
+    .command('events')
+    .description("print the main session's system events from the store")
+    .addOption(configOption())
+    .option('--after <seq>', 'only events after this sequence number', toInt, 0)
+    .option('--limit <n>', 'at most this many per page', toInt, 100)
+    .option('-f, --follow', 'keep printing new events as they arrive (Ctrl-C to stop)')
+    .option('--json', 'one JSON object per line')
+    .action(async (opts) => {
+      const loaded = load(opts.config);
+      const store = await openStore(loaded.config, silentLogger);
+      let after: number = opts.after;
+      for (;;) {
+        const events = await store.listEvents(after, opts.limit);
+        for (const e of events) {
+          process.stdout.write(opts.json ? `${JSON.stringify(e)}\n` : `#${e.seq} ${e.at} ${e.kind} ${e.source}: ${e.text}\n`);
+          after = e.seq;
+        }
+        if (events.length === opts.limit) continue;
+        if (!opts.follow) break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      await store.close();
+    });
+
+  program
+    .command('runs')
+    .description('list agent runs (newest first), or show one run')
+    .argument('[id]', 'a run id')
+    .addOption(configOption())
+    .option('--limit <n>', 'at most this many', toInt, 20)
+    .addOption(new Option('--status <status>', 'only runs in this state').choices(['queued', 'running', 'succeeded', 'failed', 'timed_out']))
+    .option('--json', 'JSON output')
+    .action(async (id: string | undefined, opts) => {
+      const loaded = load(opts.config);
+      const store = await openStore(loaded.config, silentLogger);
+      try {
+        if (id !== undefined) {
+          const run = await store.getRun(id);
+          if (!run) fail(`no run with id ${id}`);
+          process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+          return;
+        }
+        const runs = await store.listRuns({ limit: opts.limit, status: opts.status });
+        for (const r of runs) {
+          process.stdout.write(opts.json ? `${JSON.stringify(r)}\n`
+            : `${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${r.error ? ` — ${r.error}` : ''}\n`);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+  await program.parseAsync(argv);
+}
+
+function load(flag: string | undefined): LoadedConfig {
+  return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
+}
+
+/** Config problems: one per line with its path, exit 1. Anything else is a bug: rethrow. */
+function orExit<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    return reportConfig(e);
+  }
+}
+
+async function orExitAsync<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    return reportConfig(e);
+  }
+}
+
+function reportConfig(e: unknown): never {
+  if (e instanceof ConfigError) {
+    for (const p of e.problems) process.stderr.write(`${p.path}: ${p.message}\n`);
+    process.exit(1);
+  }
+  throw e;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`hookrelay: ${message}\n`);
+  process.exit(1);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function pairs(list: string[], flag: string, key: (k: string) => string = (k) => k): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const i = item.indexOf('=');
+    if (i <= 0) fail(`${flag} ${item}: expected K=V`);
+    out[key(item.slice(0, i))] = item.slice(i + 1);
+  }
+  return out;
+}
+
+function toInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) fail(`expected a whole number, got ${v}`);
+  return n;
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

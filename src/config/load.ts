@@ -1,0 +1,329 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { dirname, extname, isAbsolute, resolve } from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import { parseDocument } from 'yaml';
+import { ConfigError, type ConfigProblem } from './errors.js';
+import { loadPresets, type MappingValidator } from './presets.js';
+import { configSchema, mappingSchema, type SchemaNode } from './schema.js';
+import type { Config, LoadedConfig, MappingConfig } from './types.js';
+
+type Env = Record<string, string | undefined>;
+type Obj = Record<string, any>; // data of any shape, before and while it is checked
+
+// Compiled once at module load (STYLE.md §2). coerceTypes lets `port: ${PORT:-8788}` and
+// `to: 123456` work: after ${VAR} expansion every such scalar is a string or a number.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: true, verbose: true });
+ajv.addKeyword('defaultDoc');
+const validateShape = ajv.compile(configSchema);
+const validateMappingList = ajv.compile({ type: 'array', items: mappingSchema });
+
+/** Keys whose values are secrets: never echoed in a problem message. */
+const SECRET_KEYS = new Set(['token', 'apiKey', 'botToken', 'accessToken', 'password', 'appPassword', 'secret']);
+const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+const TRANSFORM_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs', '.cjs'];
+/** POST {path}/wake and /agent are the direct endpoints; a mapping with those names would never match. */
+const RESERVED_NAMES = new Set(['wake', 'agent']);
+
+/** The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else `./hookrelay.yaml`. */
+export function resolveConfigPath(flag?: string, env: Env = process.env): string {
+  return flag || env.HOOKRELAY_CONFIG || './hookrelay.yaml';
+}
+
+/**
+ * Reads, expands, validates and freezes a config file (`.json` as JSON, anything else as YAML).
+ * @throws ConfigError listing every problem found, each with its YAML path.
+ */
+export function loadConfig(file: string, env: Env = process.env): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file (give --config or set HOOKRELAY_CONFIG)' : (e as Error).message;
+    throw new ConfigError([{ path: file, message: `cannot read the config file: ${why}` }]);
+  }
+  return configFromObject(extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file), file, env);
+}
+
+/**
+ * Builds a {@link LoadedConfig} from an already parsed document, as {@link loadConfig} does
+ * after parsing; `file` only locates relative paths (`dataDir`, `hooks.transformsDir`…).
+ */
+export function configFromObject(raw: unknown, file: string, env: Env = process.env): LoadedConfig {
+  const abs = resolve(file);
+  const baseDir = dirname(abs);
+  if (raw !== null && raw !== undefined && !isPlainObject(raw)) {
+    throw new ConfigError([{ path: file, message: 'the config must be a map of keys (server, hooks, agent…)' }]);
+  }
+  const data = prepare(raw ?? {}, env) as Obj;
+  const problems = channelConflicts(data.hooks?.mappings, 'hooks.mappings');
+  if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
+  const cfg = data as Config;
+  checkHooks(cfg, problems);
+  if (isPlainObject(cfg.server) && Array.isArray(cfg.server.trustedProxies)) {
+    cfg.server.trustedProxies.forEach((p, i) => {
+      if (typeof p === 'string' && !isIpOrCidr(p)) problems.push({ path: `server.trustedProxies[${i}]`, message: `"${p}" is not an IP address or CIDR range` });
+    });
+  }
+  if (problems.length) throw new ConfigError(dedupe(problems));
+
+  cfg.dataDir = resolve(baseDir, cfg.dataDir);
+  cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
+  return deepFreeze({ file: abs, baseDir, config: cfg });
+}
+
+/** Freezes a value and everything reachable from it; returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * `${VAR}` and `${VAR:-default}` in a string (the default also replaces an empty value, as in
+ * the shell); `$${X}` is a literal `${X}`; an unset variable without default is empty.
+ */
+export function expandEnv(s: string, env: Env): string {
+  return s.replace(/\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, escaped: string, name: string, dflt?: string) => {
+    if (escaped) return whole.slice(1);
+    const value = env[name];
+    return dflt === undefined ? (value ?? '') : value || dflt;
+  });
+}
+
+function parseYaml(text: string, file: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length) throw new ConfigError(doc.errors.map((e) => locate(file, e.linePos?.[0], e.message)));
+  return doc.toJS();
+}
+
+function parseJson(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    // V8 quotes the offending source in its message; cut it so a secret on that line is not
+    // echoed, and borrow the position from yaml (JSON is YAML), which reports line/column.
+    const message = (e as Error).message.replace(/, ".*" is not valid JSON$/s, ' (not valid JSON)');
+    const yamlError = parseDocument(text, { schema: 'json' }).errors[0];
+    throw new ConfigError([locate(file, yamlError?.linePos?.[0], message)]);
+  }
+}
+
+/** A parse problem at `file:line:col`, without the source excerpt yaml appends. */
+function locate(file: string, pos: { line: number; col: number } | undefined, message: string): ConfigProblem {
+  const text = message.split(/ at line \d+, column \d+/)[0];
+  return { path: pos ? `${file}:${pos.line}:${pos.col}` : file, message: text.trim() };
+}
+
+/**
+ * Expands `${VAR}` in string values (never in keys; `env` null: no expansion) and drops
+ * null-valued keys, so that YAML's empty value means "unset" and the default applies.
+ */
+function prepare(value: unknown, env: Env | null): unknown {
+  if (typeof value === 'string') return env ? expandEnv(value, env) : value;
+  if (Array.isArray(value)) return value.map((v) => prepare(v, env));
+  if (!isPlainObject(value)) return value;
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(value)) {
+    // defineProperty: a `__proto__` key stays an ordinary (and then unknown) key.
+    if (v !== null && v !== undefined) Object.defineProperty(out, k, { value: prepare(v, env), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** Validates and normalises a list of mappings (the presets use it too). */
+const validateMappings: MappingValidator = (raw, path, idPrefix) => {
+  const list = prepare(raw, null); // shipped files: no ${VAR}
+  const problems = channelConflicts(list, path);
+  if (!validateMappingList(list)) problems.push(...ajvProblems(validateMappingList.errors, path));
+  if (!Array.isArray(list)) return { problems, mappings: [] };
+  list.forEach((m, i) => isPlainObject(m) && checkMapping(m, `${path}[${i}]`, `${idPrefix}${i + 1}`, problems));
+  return { problems, mappings: list as MappingConfig[] };
+};
+
+function checkHooks(cfg: Config, problems: ConfigProblem[]): void {
+  const hooks = cfg.hooks as Obj;
+  if (!isPlainObject(hooks)) return;
+  if (typeof hooks.path === 'string') {
+    const p = hooks.path.replace(/\/+$/, '');
+    if (!hooks.path.startsWith('/')) problems.push({ path: 'hooks.path', message: `must start with "/" (got "${hooks.path}")` });
+    else if (p === '') problems.push({ path: 'hooks.path', message: '"/" is refused: give the hooks their own base path, e.g. /hooks' });
+    else if (/[\s?#]/.test(p)) problems.push({ path: 'hooks.path', message: 'must be a plain URL path (no spaces, "?" or "#")' });
+    else hooks.path = p;
+  }
+  const prefixes: string[] | undefined = Array.isArray(hooks.allowedSessionKeyPrefixes)
+    ? hooks.allowedSessionKeyPrefixes.filter((p: unknown) => typeof p === 'string').map((p: string) => p.toLowerCase())
+    : undefined;
+  if (prefixes && typeof hooks.defaultSessionKey === 'string') {
+    const shown = JSON.stringify(hooks.allowedSessionKeyPrefixes);
+    if (!hooks.defaultSessionKey && !prefixes.some((p) => 'hook:'.startsWith(p))) {
+      problems.push({ path: 'hooks.allowedSessionKeyPrefixes', message: `must admit keys starting "hook:" (runs without a session key get hook:<uuid>), or set hooks.defaultSessionKey; got ${shown}` });
+    } else if (hooks.defaultSessionKey && !prefixes.some((p) => hooks.defaultSessionKey.toLowerCase().startsWith(p))) {
+      problems.push({ path: 'hooks.defaultSessionKey', message: `"${hooks.defaultSessionKey}" does not start with any of hooks.allowedSessionKeyPrefixes ${shown}` });
+    }
+  }
+  const mappings: unknown[] = Array.isArray(hooks.mappings) ? hooks.mappings : [];
+  const ids = new Map<string, string>();
+  mappings.forEach((m, i) => {
+    if (!isPlainObject(m)) return;
+    const where = `hooks.mappings[${i}]`;
+    checkMapping(m, where, `mapping-${i + 1}`, problems);
+    if (typeof m.id !== 'string') return;
+    if (ids.has(m.id)) problems.push({ path: `${where}.id`, message: `duplicate mapping id "${m.id}" (also ${ids.get(m.id)})` });
+    else ids.set(m.id, where);
+  });
+
+  const presets = loadPresets(Array.isArray(hooks.presets) ? hooks.presets.filter((n: unknown) => typeof n === 'string') : [], validateMappings);
+  problems.push(...presets.problems);
+  for (const m of presets.mappings) {
+    const taken = ids.get(m.id);
+    if (taken) problems.push({ path: `${taken}.id`, message: `mapping id "${m.id}" is also used by a preset in hooks.presets; choose another id` });
+    ids.set(m.id, taken ?? 'hooks.presets');
+  }
+  // User mappings first: the first match wins, so a user mapping for a preset's path overrides it.
+  const userCount = mappings.length;
+  if (Array.isArray(hooks.mappings)) hooks.mappings.push(...presets.mappings);
+  if (prefixes) {
+    (Array.isArray(hooks.mappings) ? hooks.mappings : []).forEach((m: unknown, i: number) => {
+      if (!isPlainObject(m) || !sessionKeyNeverAllowed(m, prefixes)) return;
+      problems.push(i < userCount
+        ? { path: `hooks.mappings[${i}].sessionKey`, message: `"${m.sessionKey}" can never start with one of hooks.allowedSessionKeyPrefixes` }
+        : { path: 'hooks.allowedSessionKeyPrefixes', message: `admits no session key of preset mapping "${m.id}" ("${m.sessionKey}")` });
+    });
+  }
+}
+
+/** Mapping-level checks and normalisation: ids, `channel`, `match.path`, `forEach`, templates. */
+function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigProblem[]): void {
+  m.id ??= defaultId;
+  if (m.channel !== undefined) {
+    m.provider = m.channel; // a conflicting provider was reported before validation
+    delete m.channel;
+  }
+  if (isPlainObject(m.match) && typeof m.match.path === 'string') {
+    m.match.path = m.match.path.replace(/^\/+|\/+$/g, '');
+    if (!m.match.path) problems.push({ path: `${path}.match.path`, message: 'must name the hook, e.g. github for POST {hooks.path}/github' });
+    else if (RESERVED_NAMES.has(m.match.path)) problems.push({ path: `${path}.match.path`, message: `"${m.match.path}" is a built-in endpoint (POST {hooks.path}/${m.match.path}); choose another name` });
+  }
+  if (typeof m.forEach === 'string') {
+    if (/[.[\]]/.test(m.forEach)) problems.push({ path: `${path}.forEach`, message: `must be a top-level key of the payload, not a path (got "${m.forEach}")` });
+    else if (PROTO_KEYS.has(m.forEach)) problems.push({ path: `${path}.forEach`, message: `"${m.forEach}" is not allowed as a key` });
+  }
+  const needs = m.action === 'wake' ? 'textTemplate' : 'messageTemplate';
+  if ((m.action === 'wake' || m.action === 'agent') && m[needs] === undefined && m.transform === undefined) {
+    problems.push({ path: `${path}.${needs}`, message: `${m.action === 'wake' ? 'a wake' : 'an agent'} mapping needs ${needs} or transform` });
+  }
+  const module = m.transform?.module;
+  if (typeof module === 'string') {
+    if (isAbsolute(module) || module.split(/[\\/]/).includes('..')) {
+      problems.push({ path: `${path}.transform.module`, message: 'must be a path inside hooks.transformsDir (no absolute path, no "..")' });
+    } else if (!TRANSFORM_EXTENSIONS.includes(extname(module).toLowerCase())) {
+      problems.push({ path: `${path}.transform.module`, message: `must end in one of ${TRANSFORM_EXTENSIONS.join(', ')}` });
+    }
+  }
+}
+
+/**
+ * A handlebars sessionKey whose literal start no allowed prefix can match would fail on every
+ * request; say so at load instead.
+ */
+function sessionKeyNeverAllowed(m: Obj, prefixes: string[]): boolean {
+  if (typeof m.sessionKey !== 'string' || m.engine !== 'handlebars') return false;
+  const literal = m.sessionKey.split('{{')[0].toLowerCase();
+  return !prefixes.some((p) => literal.startsWith(p) || p.startsWith(literal));
+}
+
+
+/** Two spellings of one key in a mapping: `channel` is only an alias of `provider`. */
+function channelConflicts(mappings: unknown, path: string): ConfigProblem[] {
+  if (!Array.isArray(mappings)) return [];
+  return mappings.flatMap((m, i) => (isPlainObject(m) && m.channel !== undefined && m.provider !== undefined
+    ? [{ path: `${path}[${i}].channel`, message: 'give provider or channel (its alias), not both' }]
+    : []));
+}
+
+/** ajv errors as problems with YAML paths and messages that say what to change. */
+function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: string): ConfigProblem[] {
+  return (errors ?? []).map((e) => {
+    const path = yamlPath(e.instancePath, prefix);
+    const key = path.split(/[.[]/).pop() ?? '';
+    switch (e.keyword) {
+      case 'additionalProperties': {
+        const bad = (e.params as { additionalProperty: string }).additionalProperty;
+        const known = Object.keys((e.parentSchema as SchemaNode).properties ?? {});
+        const hint = closest(bad, known);
+        return { path: join(path, bad), message: `unknown key "${bad}"; ${hint ? `did you mean "${hint}"?` : `allowed keys: ${known.join(', ')}`}` };
+      }
+      case 'required':
+        return { path: join(path, (e.params as { missingProperty: string }).missingProperty), message: 'is required' };
+      case 'enum': {
+        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.join(', ');
+        return { path, message: `must be one of ${allowed}${SECRET_KEYS.has(key) ? '' : ` (got ${show(e.data)})`}` };
+      }
+      case 'type':
+        return { path, message: `must be ${article(String((e.params as { type: string }).type))} (got ${describe(e.data)})` };
+      case 'minLength':
+        return { path, message: (e.params as { limit: number }).limit === 1 ? 'must not be empty' : e.message ?? 'is too short' };
+      case 'pattern':
+        return { path, message: `must match /${(e.params as { pattern: string }).pattern}/` };
+      default:
+        return { path, message: e.message ?? 'is invalid' };
+    }
+  });
+}
+
+/** `/hooks/mappings/2/transform/module` → `hooks.mappings[2].transform.module`. */
+export function yamlPath(pointer: string, prefix = ''): string {
+  let out = prefix;
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out = /^\d+$/.test(seg) ? `${out}[${seg}]` : join(out, seg);
+  }
+  return out;
+}
+
+function join(path: string, key: string): string {
+  const k = /^[A-Za-z_$][\w$-]*$/.test(key) ? key : JSON.stringify(key);
+  if (k.startsWith('"')) return `${path}[${k}]`;
+  return path ? `${path}.${k}` : k;
+}
+
+/** The known key closest to a typo, when it is close enough to be what was meant. */
+function closest(word: string, candidates: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = c.toLowerCase() === word.toLowerCase() ? 0 : levenshtein(word, c);
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return bestDistance <= Math.max(1, Math.min(3, Math.floor(word.length / 3))) ? best : undefined;
+}
+
+function levenshtein(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+const TYPE_NAMES: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', array: 'a list', object: 'a map' };
+const article = (type: string) => TYPE_NAMES[type] ?? type;
+const describe = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a map' : `a ${typeof v}`);
+const show = (v: unknown) => { const s = JSON.stringify(v) ?? String(v); return s.length > 60 ? `${s.slice(0, 57)}...` : s; };
+const dedupe = (ps: ConfigProblem[]) => ps.filter((p, i) => ps.findIndex((q) => q.path === p.path && q.message === p.message) === i);
+
+function isPlainObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isIpOrCidr(s: string): boolean {
+  const [ip, bits, extra] = s.split('/');
+  if (extra !== undefined || !isIP(ip)) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) && Number(bits) <= (isIP(ip) === 4 ? 32 : 128);
+}

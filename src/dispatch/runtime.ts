@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config/types.js';
+import type { Action } from '../engine/action.js';
+import type { Logger } from '../log.js';
+import type { NewEvent, NewRun, Store } from '../store/store.js';
+import { createDelivery } from './delivery.js';
+import { createHeartbeat } from './heartbeat.js';
+import { hasPendingEvents, heartbeatTurn } from './main-session.js';
+import { createModelClient } from './model.js';
+import { createRunner } from './runner.js';
+
+/** How long stop() lets a delivery (run or heartbeat) already under way finish before aborting it. */
+export const STOP_GRACE_MS = 3_000;
+
+/** What the HTTP layer answers for each accepted action, in the order of the actions. */
+export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
+
+export interface RuntimeOptions {
+  config: Readonly<Config>;
+  store: Store;
+  log: Logger;
+  /** Time of records (`at`, `createdAt`, `startedAt`, `endedAt`); timers use real time. */
+  clock?: () => Date;
+  /** For the model client and delivery; defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery. */
+export interface Runtime {
+  /**
+   * Commits every action in ONE `store.accept` call and resolves once it is durable (the
+   * caller answers 2xx after that); then, off the request path, triggers the heartbeat for
+   * `now` wakes and kicks the runner. Before start() or after stop(), records are only stored.
+   */
+  dispatch(actions: Action[]): Promise<Accepted[]>;
+  /** Recovery (runs left `running` by a crash are marked failed), then timers and claiming. */
+  start(): Promise<void>;
+  /**
+   * Graceful stop: no more claims or heartbeats; model calls in flight are aborted and their
+   * runs requeued; deliveries under way get {@link STOP_GRACE_MS}. Leaves no run `running`.
+   * The store stays open (the caller closes it).
+   */
+  stop(): Promise<void>;
+}
+
+/** Wires the runtime; nothing runs until {@link Runtime.start}. */
+export function createRuntime(opts: RuntimeOptions): Runtime {
+  const { config, store } = opts;
+  const clock = opts.clock ?? (() => new Date());
+  const log = opts.log.child({ component: 'runtime' });
+  const model = createModelClient(config.agent, log, opts.fetch);
+  const delivery = createDelivery(config.providers, log, opts.fetch);
+  const heartbeat = createHeartbeat({
+    everyMs: config.heartbeat.everySeconds * 1000,
+    turn: (signals) => heartbeatTurn({ store, config, model, delivery, log: log.child({ part: 'heartbeat' }) }, signals),
+    log,
+  });
+  const runner = createRunner({
+    store,
+    config,
+    model,
+    delivery,
+    clock,
+    log: log.child({ part: 'runner' }),
+    onSummary: () => heartbeat.trigger(),
+  });
+  let state: 'idle' | 'started' | 'stopped' = 'idle';
+  let stopping: Promise<void> | undefined;
+
+  return {
+    async dispatch(actions) {
+      const at = clock().toISOString();
+      const events: NewEvent[] = [];
+      const runs: NewRun[] = [];
+      const accepted: Accepted[] = [];
+      let wakeNow = false;
+      for (const a of actions) {
+        if (a.kind === 'wake') {
+          const id = randomUUID();
+          events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe });
+          accepted.push({ action: 'wake', eventId: id });
+          wakeNow ||= a.mode === 'now';
+        } else {
+          const runId = randomUUID();
+          runs.push({
+            runId,
+            sessionKey: a.sessionKey,
+            message: a.message,
+            name: a.name,
+            model: a.model,
+            thinking: a.thinking,
+            timeoutSeconds: a.timeoutSeconds,
+            wakeMode: a.wakeMode,
+            deliver: a.deliver,
+            provider: a.provider,
+            to: a.to,
+            source: a.source,
+            unsafe: a.unsafe,
+            createdAt: at,
+          });
+          accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
+        }
+      }
+      if (actions.length > 0) await store.accept(events, runs);
+      // Both are non-blocking: a timer, and a claim whose errors the runner logs.
+      if (wakeNow) heartbeat.trigger();
+      if (runs.length > 0) runner.kick();
+      return accepted;
+    },
+
+    async start() {
+      if (state !== 'idle') throw new Error(`runtime already ${state}`);
+      state = 'started';
+      const interrupted = await runner.recover();
+      // Events already waiting were accepted before a crash or stop, and their heartbeat may
+      // never have run (the store does not keep a wake's mode): the first heartbeat after a
+      // restart is "the next heartbeat" for all of them, recovery summaries included. Checked
+      // before anything new is accepted, so a next-heartbeat wake arriving now still waits.
+      const catchUp = await hasPendingEvents(store);
+      runner.start();
+      heartbeat.start();
+      if (catchUp) heartbeat.trigger();
+      log.info({ interrupted }, 'runtime started');
+    },
+
+    stop() {
+      state = 'stopped';
+      stopping ??= Promise.all([runner.stop(STOP_GRACE_MS), heartbeat.stop(STOP_GRACE_MS)]).then(() => {
+        log.info('runtime stopped');
+      });
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import type { HooksConfig } from '../config/types.js';
+import type { NewEvent, RunRecord } from '../store/store.js';
+import { neutralise } from './fence.js';
+
+/** Characters of the reply quoted in a summary. */
+export const EXCERPT_CHARS = 300;
+
+/** What happened to a run's reply after the model call. */
+export type DeliveryOutcome =
+  | { kind: 'delivered'; to: string }
+  | { kind: 'failed'; to?: string; error: string }
+  | { kind: 'not_requested' }
+  | { kind: 'heartbeat_ok' };
+
+/** How a run ended, as the summary tells it. */
+export type RunOutcome =
+  | { status: 'succeeded'; reply: string; delivery: DeliveryOutcome }
+  | { status: 'failed'; error: string }
+  | { status: 'timed_out'; afterSeconds: number };
+
+type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name'>;
+
+/**
+ * The summary line posted to the main session when a run ends (CONTRACT.md §5 "Summary"):
+ * `[name] ` when the run has a name, how it ended, a short excerpt of the reply, and to whom
+ * it was delivered — so that the heartbeat does not send it again — or why delivery failed.
+ */
+export function summaryText(run: SummaryRun, outcome: RunOutcome): string {
+  const prefix = run.name ? `[${oneLine(run.name, 80)}] ` : '';
+  const head = `${prefix}Agent run ${run.runId} (session ${run.sessionKey})`;
+  switch (outcome.status) {
+    case 'failed':
+      return `${head} failed: ${outcome.error}.`;
+    case 'timed_out':
+      return `${head} timed out after ${outcome.afterSeconds} s.`;
+    case 'succeeded':
+      return `${head} succeeded. Reply: "${oneLine(outcome.reply, EXCERPT_CHARS)}" ${deliveryText(outcome.delivery)}`;
+  }
+}
+
+function deliveryText(d: DeliveryOutcome): string {
+  switch (d.kind) {
+    case 'delivered':
+      return `Delivered to ${d.to}: the user already has this reply, do not send it again.`;
+    case 'failed':
+      return `Delivery${d.to ? ` to ${d.to}` : ''} failed: ${d.error}.`;
+    case 'heartbeat_ok':
+      return 'The reply was only HEARTBEAT_OK, so nothing was delivered.';
+    case 'not_requested':
+      return 'Not delivered (the run did not ask for delivery).';
+  }
+}
+
+/**
+ * The summary event, or none when `hooks.mainSummary` is `undelivered` and the reply was
+ * delivered. Failures and timeouts are always summarised.
+ */
+export function buildSummary(
+  run: SummaryRun,
+  outcome: RunOutcome,
+  at: string,
+  mainSummary: HooksConfig['mainSummary'],
+): NewEvent | undefined {
+  const delivered = outcome.status === 'succeeded' && outcome.delivery.kind === 'delivered';
+  if (delivered && mainSummary === 'undelivered') return undefined;
+  // Our own text (the excerpt is neutralised), so it reaches the heartbeat without a fence.
+  return { id: randomUUID(), kind: 'summary', text: summaryText(run, outcome), source: `run:${run.runId}`, at, unsafe: true };
+}
+
+/** Collapses whitespace, neutralises fence-like tags and cuts at `max` characters with an ellipsis. */
+function oneLine(text: string, max: number): string {
+  const flat = neutralise(text).replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,208 @@
+import type { ConfigProblem } from '../config/errors.js';
+import type { MappingConfig } from '../config/types.js';
+import { HookError } from '../errors.js';
+import type { Action, HookRequest } from './action.js';
+import { itemContext, requestContext, transformInput } from './context.js';
+import { compileHandlebars } from './handlebars.js';
+import { compileJsonata, type JsonataLimits } from './jsonata.js';
+import { isPrototypeKey } from './prototype-keys.js';
+import { callTransform, stepFailed, type TransformOverride } from './transform-call.js';
+import type { LoadedTransform, TransformFn } from './transform-module.js';
+import type { ActionOrigin, ActionValidator } from './validate.js';
+
+/** A mapping ready for requests: everything compiled, its transform loaded. */
+export interface CompiledMapping {
+  id: string;
+  match: { path?: string; source?: string };
+  forEach?: string;
+  /**
+   * One validated action for the request (`index` -1) or for item `index` of the forEach
+   * array, or null when the transform skipped it. Errors under forEach name the item.
+   */
+  act(req: HookRequest, now: string, item: unknown, index: number): Promise<Action | null>;
+}
+
+/** What compiling a mapping needs from the engine. */
+export interface MappingDeps {
+  validator: ActionValidator;
+  loadTransform: (spec: { module: string; export?: string }) => Promise<LoadedTransform>;
+  jsonataLimits: JsonataLimits;
+  transformTimeoutMs: number;
+  allowUnsafeExternalContent: boolean;
+}
+
+type Body = Record<string, unknown>;
+type Render = (context: Body) => string | Promise<string>;
+
+interface Field {
+  /** The action field it fills. */
+  key: string;
+  /** The config key it came from, named in errors. */
+  label: string;
+  render: Render;
+}
+
+/** Template fields per kind: [action field, config key]. */
+const AGENT_FIELDS = [
+  ['message', 'messageTemplate'],
+  ['name', 'name'],
+  ['sessionKey', 'sessionKey'],
+  ['to', 'to'],
+  ['model', 'model'],
+] as const;
+const WAKE_FIELDS = [['text', 'textTemplate']] as const;
+
+/** The partial-action keys a transform may set (CONTRACT.md §6); anything else is ignored. */
+const OVERRIDE_KEYS = [
+  'text', 'mode', 'message', 'name', 'sessionKey', 'wakeMode', 'deliver',
+  'provider', 'to', 'model', 'thinking', 'timeoutSeconds',
+] as const;
+
+/** Compiles one mapping; problems go to `problems` with their YAML paths, and then it returns undefined. */
+export async function compileMapping(
+  mapping: MappingConfig,
+  at: string,
+  deps: MappingDeps,
+  problems: ConfigProblem[],
+): Promise<CompiledMapping | undefined> {
+  const before = problems.length;
+  const compile = (source: string): Render =>
+    mapping.engine === 'jsonata' ? compileJsonata(source, deps.jsonataLimits) : compileHandlebars(source);
+  const compileFields = (specs: readonly (readonly [string, keyof MappingConfig])[]): Field[] => {
+    const fields: Field[] = [];
+    for (const [key, label] of specs) {
+      const source = mapping[label];
+      if (source === undefined) continue;
+      try {
+        fields.push({ key, label, render: compile(String(source)) });
+      } catch (err) {
+        problems.push({ path: `${at}.${label}`, message: (err as Error).message });
+      }
+    }
+    return fields;
+  };
+  const agentFields = compileFields(AGENT_FIELDS);
+  const wakeFields = compileFields(WAKE_FIELDS);
+
+  if (mapping.forEach !== undefined && (!/^[^.[\]]+$/.test(mapping.forEach) || isPrototypeKey(mapping.forEach))) {
+    problems.push({ path: `${at}.forEach`, message: 'must name a top-level array field of the payload (no dots or brackets, not a prototype key)' });
+  }
+  if (!mapping.transform) {
+    if (mapping.action === 'agent' && mapping.messageTemplate === undefined) {
+      problems.push({ path: `${at}.messageTemplate`, message: 'is required for action: agent (or add a transform that returns message)' });
+    }
+    if (mapping.action === 'wake' && mapping.textTemplate === undefined) {
+      problems.push({ path: `${at}.textTemplate`, message: 'is required for action: wake (or add a transform that returns text)' });
+    }
+  }
+  let transform: TransformFn | undefined;
+  if (mapping.transform) {
+    const loaded = await deps.loadTransform(mapping.transform);
+    if ('problem' in loaded) problems.push({ path: `${at}.transform.${loaded.key}`, message: loaded.problem });
+    else transform = loaded.fn;
+  }
+  if (problems.length > before) return undefined;
+  return buildMapping(mapping, deps, agentFields, wakeFields, transform);
+}
+
+function buildMapping(
+  mapping: MappingConfig,
+  deps: MappingDeps,
+  agentFields: Field[],
+  wakeFields: Field[],
+  transform: TransformFn | undefined,
+): CompiledMapping {
+  const { id, action: defaultKind, wakeMode } = mapping;
+  const origin: ActionOrigin = {
+    source: `mapping:${id}`,
+    unsafe: mapping.allowUnsafeExternalContent ?? deps.allowUnsafeExternalContent,
+  };
+  const deliverDefault = mapping.deliver ?? false;
+  const isAsync = mapping.engine === 'jsonata';
+  const { validator, transformTimeoutMs } = deps;
+
+  function baseBody(kind: 'wake' | 'agent'): Body {
+    if (kind === 'wake') return { mode: wakeMode };
+    return { wakeMode, provider: mapping.provider, thinking: mapping.thinking, timeoutSeconds: mapping.timeoutSeconds };
+  }
+
+  function renderSync(fields: Field[], context: Body, body: Body): void {
+    for (const field of fields) {
+      try {
+        body[field.key] = field.render(context);
+      } catch (err) {
+        throw stepFailed(id, field.label, err);
+      }
+    }
+  }
+
+  async function renderAsync(fields: Field[], context: Body, body: Body): Promise<void> {
+    for (const field of fields) {
+      try {
+        body[field.key] = await field.render(context);
+      } catch (err) {
+        throw stepFailed(id, field.label, err);
+      }
+    }
+  }
+
+  async function produce(req: HookRequest, now: string, item: unknown, index: number): Promise<Action | null> {
+    let kind = defaultKind;
+    let override: TransformOverride | null | undefined;
+    if (transform) {
+      override = await callTransform(transform, transformInput(req, now, item, index), transformTimeoutMs, id);
+      if (override === null) return null;
+      if (override !== undefined && override.kind != null) {
+        if (override.kind !== 'wake' && override.kind !== 'agent') {
+          throw new HookError('invalid_payload', 'kind must be one of: wake, agent');
+        }
+        kind = override.kind;
+      }
+    }
+    const body = baseBody(kind);
+    const fields = kind === 'agent' ? agentFields : wakeFields;
+    if (fields.length > 0) {
+      const context = index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      if (isAsync) await renderAsync(fields, context, body);
+      else renderSync(fields, context, body);
+    }
+    if (override) applyOverride(body, override);
+    return kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
+  }
+
+  return {
+    id,
+    match: mapping.match,
+    forEach: mapping.forEach,
+    async act(req, now, item, index) {
+      if (index < 0) return produce(req, now, item, index);
+      try {
+        return await produce(req, now, item, index);
+      } catch (err) {
+        throw atItem(err, index);
+      }
+    },
+  };
+}
+
+/** Copies the keys a transform set (undefined means "not set"; null clears an optional field). */
+function applyOverride(body: Body, override: TransformOverride): void {
+  for (const key of OVERRIDE_KEYS) {
+    const value = override[key];
+    if (value !== undefined && Object.hasOwn(override, key)) body[key] = value;
+  }
+  // `channel` is an alias of `provider`: alone it replaces the mapping's provider; next to
+  // `provider` it is passed on so that a disagreement is reported.
+  if (override.channel !== undefined && Object.hasOwn(override, 'channel')) {
+    if (Object.hasOwn(override, 'provider') && override.provider !== undefined) body.channel = override.channel;
+    else body.provider = override.channel;
+  }
+}
+
+/** The same error, its message prefixed with the forEach item it concerns. */
+function atItem(err: unknown, index: number): unknown {
+  if (!(err instanceof HookError)) return err;
+  const located = new HookError(err.code, `item ${index}: ${err.message}`);
+  located.cause = err.cause;
+  return located;
+}

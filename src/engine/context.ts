@@ -1,0 +1,80 @@
+import type { HookRequest } from './action.js';
+import { isPrototypeKey } from './prototype-keys.js';
+
+/** What a transform module is called with (CONTRACT.md §6). Treat it as read-only. */
+export interface TransformInput {
+  payload: Record<string, unknown>;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  /** The NAME part of `POST {path}/NAME`. */
+  path: string;
+  /** Path and query as received, e.g. `/hooks/github?x=1`. */
+  url: string;
+  /** ISO time of the request (the injected clock). */
+  now: string;
+  /** Under `forEach`: the current item and its index. */
+  item?: unknown;
+  index?: number;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The template context of a request: the payload's own fields at the top level, then the
+ * named keys, which win over payload fields of the same name (those stay reachable as
+ * `payload.x`). Prototype keys are not copied: they never resolve, and assigning
+ * `__proto__` would set the context's prototype.
+ */
+export function requestContext(req: HookRequest, now: string): Record<string, unknown> {
+  const payload = req.payload;
+  const context = isRecord(payload) ? copyOwnFields(payload) : {};
+  context.payload = payload;
+  context.headers = req.headers;
+  context.query = req.query;
+  context.path = req.name;
+  context.now = now;
+  return context;
+}
+
+/**
+ * The template context of one `forEach` item: the item's own fields at the top level, then
+ * `item`, `index` and the request's named keys (`payload`, `headers`, `query`, `path`, `now`).
+ */
+export function itemContext(req: HookRequest, now: string, item: unknown, index: number): Record<string, unknown> {
+  const context = isRecord(item) ? copyOwnFields(item) : {};
+  context.payload = req.payload;
+  context.headers = req.headers;
+  context.query = req.query;
+  context.path = req.name;
+  context.now = now;
+  context.item = item;
+  context.index = index;
+  return context;
+}
+
+/**
+ * A plain loop, not `{...source, payload, …}`: V8 copies a spread fast, but adding keys to
+ * the clone afterwards costs microseconds per request (measured: ~6 µs vs ~0.2 µs).
+ */
+function copyOwnFields(source: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  const keys = Object.keys(source);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (!isPrototypeKey(key)) copy[key] = source[key];
+  }
+  return copy;
+}
+
+/** The argument of a transform call; `item` and `index` only under `forEach` (index ≥ 0). */
+export function transformInput(req: HookRequest, now: string, item: unknown, index: number): TransformInput {
+  const input: TransformInput = { payload: req.payload, headers: req.headers, query: req.query, path: req.name, url: req.url, now };
+  if (index >= 0) {
+    input.item = item;
+    input.index = index;
+  }
+  return input;
+}

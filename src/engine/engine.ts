@@ -1,0 +1,129 @@
+import { ConfigError, type ConfigProblem } from '../config/errors.js';
+import type { Config } from '../config/types.js';
+import type { Action, AgentAction, HookRequest, MapResult, WakeAction } from './action.js';
+import { compileMapping, type CompiledMapping, type MappingDeps } from './compile-mapping.js';
+import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
+import { createTransformLoader } from './transform-module.js';
+import { createValidator } from './validate.js';
+
+/** Injection points for specs, `hookrelay test` and the benchmark. */
+export interface EngineOptions {
+  /** The clock used when a request carries no `now`. */
+  now?: () => Date;
+  /** Makes the `hook:<uuid>` session keys; default `crypto.randomUUID`. */
+  uuid?: () => string;
+  /** JSONata guardrails; default {@link DEFAULT_JSONATA_LIMITS}. */
+  jsonata?: Partial<JsonataLimits>;
+}
+
+/**
+ * The mapping engine: built once from the config, then called per request. Pure — no
+ * Koa, no network, no file reads; `map` only calls the preloaded transforms.
+ */
+export interface Engine {
+  /** Mapping ids in match order (user mappings, then presets), for logs. */
+  readonly mappings: readonly string[];
+  /** `POST {path}/NAME`: match → render/transform → validate. Throws HookError. */
+  map(req: HookRequest): Promise<MapResult>;
+  /** A direct `POST {path}/wake` body. Throws HookError `invalid_payload`. */
+  wake(body: unknown): WakeAction;
+  /** A direct `POST {path}/agent` body. Throws HookError. */
+  agent(body: unknown): AgentAction;
+  /** True when the mapping has `forEach` (its answer lists `actions`, CONTRACT.md §6). */
+  fanOut(mappingId: string): boolean;
+}
+
+const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
+
+/**
+ * Compiles every template, JSONata expression and validator and loads every transform of
+ * `config.hooks.mappings` (already in match order). Collects all problems and throws one
+ * ConfigError naming each by its YAML path, e.g. `hooks.mappings[2].messageTemplate`.
+ */
+export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
+  const { hooks } = config;
+  const clock = opts.now ?? (() => new Date());
+  const validator = createValidator(config, opts.uuid);
+  const deps: MappingDeps = {
+    validator,
+    loadTransform: createTransformLoader(hooks.transformsDir),
+    jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
+    transformTimeoutMs: hooks.transformTimeoutMs,
+    allowUnsafeExternalContent: hooks.allowUnsafeExternalContent,
+  };
+  const perMapping = await Promise.all(
+    hooks.mappings.map(async (mapping, i) => {
+      const problems: ConfigProblem[] = [];
+      const compiled = await compileMapping(mapping, `hooks.mappings[${i}]`, deps, problems);
+      return { compiled, problems };
+    }),
+  );
+  const problems = perMapping.flatMap((m) => m.problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const mappings = perMapping.map((m) => m.compiled!);
+  const match = createMatcher(mappings);
+  const maxFanOut = hooks.maxFanOut;
+  const fanOutIds = new Set(mappings.filter((m) => m.forEach !== undefined).map((m) => m.id));
+  const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
+
+  async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string): Promise<MapResult> {
+    const payload = req.payload;
+    const list = payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key) ? payload[key] : undefined;
+    if (!Array.isArray(list) || list.length === 0) return { type: 'skipped', mappingId: mapping.id };
+    const count = Math.min(list.length, maxFanOut);
+    const pending: Promise<Action | null>[] = new Array(count);
+    for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i);
+    const actions = (await Promise.all(pending)).filter((a): a is Action => a !== null);
+    if (actions.length === 0) return { type: 'skipped', mappingId: mapping.id };
+    const result: MapResult = { type: 'actions', mappingId: mapping.id, actions };
+    if (list.length > count) result.dropped = list.length - count;
+    return result;
+  }
+
+  return {
+    mappings: Object.freeze(mappings.map((m) => m.id)),
+    async map(req) {
+      const mapping = match(req.name, req.payload);
+      if (!mapping) return NO_MATCH;
+      const now = (req.now ?? clock()).toISOString();
+      if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);
+      const action = await mapping.act(req, now, undefined, -1);
+      if (action === null) return { type: 'skipped', mappingId: mapping.id };
+      return { type: 'actions', mappingId: mapping.id, actions: [action] };
+    },
+    wake: (body) => validator.wake(body, direct.wake),
+    agent: (body) => validator.agent(body, direct.agent, true),
+    fanOut: (mappingId) => fanOutIds.has(mappingId),
+  };
+}
+
+/**
+ * First mapping in order whose `match.path` (if given) equals the hook name and whose
+ * `match.source` (if given) equals `payload.source`. Candidates per name are listed at
+ * load, so a request scans only the mappings that can match its name.
+ */
+export function createMatcher(mappings: CompiledMapping[]): (name: string, payload: Record<string, unknown>) => CompiledMapping | undefined {
+  const anyName = mappings.filter((m) => m.match.path === undefined);
+  const byName = new Map<string, CompiledMapping[]>();
+  for (const m of mappings) {
+    const path = m.match.path;
+    if (path !== undefined && !byName.has(path)) {
+      byName.set(path, mappings.filter((c) => c.match.path === undefined || c.match.path === path));
+    }
+  }
+  return (name, payload) => {
+    const candidates = byName.get(name) ?? anyName;
+    for (const m of candidates) {
+      if (m.match.source === undefined || sourceOf(payload) === m.match.source) return m;
+    }
+    return undefined;
+  };
+}
+
+/** `payload.source` as text for comparison; only scalars count. */
+function sourceOf(payload: Record<string, unknown>): string | undefined {
+  const source = payload !== null && typeof payload === 'object' ? payload.source : undefined;
+  if (typeof source === 'string') return source;
+  if (typeof source === 'number' || typeof source === 'boolean') return String(source);
+  return undefined;
+}

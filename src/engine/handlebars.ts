@@ -1,0 +1,245 @@
+import Handlebars from 'handlebars';
+import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
+import { toText } from './to-text.js';
+
+/** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
+export type RenderText = (context: Record<string, unknown>) => string;
+
+/** Name of the helper every mustache is routed through; no payload key can shadow a helper. */
+const TEXT_HELPER = '__hookrelay_text';
+
+// One isolated environment: nothing a user (or another library) registers globally on
+// Handlebars can change how hookrelay templates render.
+const env = Handlebars.create();
+// `{{log x}}` would write payload content to stdout, which `hookrelay test` reserves for JSON.
+env.unregisterHelper('log');
+env.registerHelper(TEXT_HELPER, (value: unknown) => toText(value));
+env.registerHelper('lookup', safeLookup);
+const builtinEach = env.helpers.each!;
+env.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
+  // `{{#each obj}}` walks own keys, which for a parsed payload may include `__proto__`.
+  return builtinEach.call(this, withoutPrototypeKeys(context), options);
+});
+
+const COMPILE_OPTIONS = {
+  noEscape: true,
+  // Unknown helpers become compile errors (a config error at load) instead of a 500 later,
+  // and plain mustaches compile to direct property lookups.
+  knownHelpersOnly: true,
+  knownHelpers: { [TEXT_HELPER]: true, log: false },
+  strict: false,
+};
+
+// Passing explicit `false` defaults stops Handlebars from logging a warning to the console
+// each time a template names an inherited property (proto-access.js `checkWhiteList`).
+const RUNTIME_OPTIONS: Handlebars.RuntimeOptions = {
+  allowProtoPropertiesByDefault: false,
+  allowProtoMethodsByDefault: false,
+};
+
+/** Own properties only, and never a prototype key: the `lookup` helper of hookrelay templates. */
+function safeLookup(target: unknown, key: unknown): unknown {
+  if (target === null || target === undefined || isPrototypeKey(key)) return undefined;
+  if (typeof key !== 'string' && typeof key !== 'number') return undefined;
+  return Object.prototype.hasOwnProperty.call(target, key) ? (target as Record<string | number, unknown>)[key] : undefined;
+}
+
+/**
+ * Compiles a Handlebars template once (at load). Throws an Error with a one-line message on
+ * a syntax error, an unknown helper, a partial or a decorator.
+ *
+ * - `a[0].b` works: rewritten to Handlebars' own `a.[0].b` inside mustaches only.
+ * - Objects and arrays render as JSON, null/undefined as '' (every mustache goes through one helper).
+ * - `__proto__`, `prototype` and `constructor` never resolve, in any path segment or via `lookup`.
+ * - No HTML escaping.
+ */
+export function compileHandlebars(source: string): RenderText {
+  let ast: hbs.AST.Program;
+  try {
+    ast = env.parse(rewriteIndexSyntax(source));
+  } catch (err) {
+    throw new Error(oneLine(err));
+  }
+  const statics = staticText(ast);
+  if (statics !== undefined) return () => statics;
+  rewriteProgram(ast);
+  const template = env.compile(ast, COMPILE_OPTIONS);
+  try {
+    // Handlebars compiles lazily on the first call; force it now so errors surface at load.
+    template({}, RUNTIME_OPTIONS);
+  } catch (err) {
+    throw new Error(oneLine(err));
+  }
+  return (context) => template(context, RUNTIME_OPTIONS);
+}
+
+/** The text of a template without mustaches (a constant needs no render call). */
+function staticText(ast: hbs.AST.Program): string | undefined {
+  let text = '';
+  for (const statement of ast.body) {
+    if (statement.type === 'ContentStatement') text += (statement as hbs.AST.ContentStatement).value;
+    else if (statement.type !== 'CommentStatement') return undefined;
+  }
+  return text;
+}
+
+/** Handlebars error messages span lines (a caret diagram); `hookrelay check` prints one per problem. */
+function oneLine(err: unknown): string {
+  const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((l) => l.trim()).filter(Boolean);
+  if (lines.length <= 1) return lines[0] ?? 'invalid template';
+  // "Parse error on line 1:" / source excerpt / caret / "Expecting 'A', 'B', …, got 'EOF'"
+  const got = /got '([^']*)'$/.exec(lines[lines.length - 1]!);
+  if (got && lines.length >= 3) return `${lines[0]} unexpected ${got[1]} after "${lines[1]}"`;
+  return `${lines[0]} ${lines[lines.length - 1]}`;
+}
+
+// Characters a Handlebars ID may end with (the lexer's ID class excludes whitespace and
+// !"#%&'()*+,./;<=>@[\]^`{|}~), plus `]` closing a previous segment: `a[0][1]`.
+const ID_END = /[^\s!"#%&'()*+,./;<=>@[\\^`{|}~]/;
+
+/**
+ * Rewrites `a[0].b` to `a.[0].b` inside mustaches, leaving text, comments, escaped
+ * mustaches and string literals alone. Handlebars itself rejects `a[0]` as a parse error.
+ */
+export function rewriteIndexSyntax(source: string): string {
+  if (!source.includes('[')) return source;
+  let out = '';
+  let pos = 0;
+  for (;;) {
+    const open = source.indexOf('{{', pos);
+    if (open < 0) return out + source.slice(pos);
+    if (open > 0 && source[open - 1] === '\\' && source[open - 2] !== '\\') {
+      out += source.slice(pos, open + 2); // `\{{` is literal text
+      pos = open + 2;
+      continue;
+    }
+    out += source.slice(pos, open);
+    if (source.startsWith('{{!', open)) {
+      const closer = source.startsWith('{{!--', open) ? '--}}' : '}}';
+      const end = source.indexOf(closer, open + 3);
+      const stop = end < 0 ? source.length : end + closer.length;
+      out += source.slice(open, stop);
+      pos = stop;
+      continue;
+    }
+    pos = rewriteMustache(source, open, (chunk) => (out += chunk));
+  }
+}
+
+/** Copies one mustache starting at `open` through `emit`, inserting `.` before index brackets; returns the end. */
+function rewriteMustache(source: string, open: number, emit: (chunk: string) => void): number {
+  let i = open + 2;
+  let chunk = '{{';
+  while (i < source.length) {
+    const ch = source[i]!;
+    if (ch === '}' && source[i + 1] === '}') return emitAndReturn(emit, chunk, i);
+    if (ch === '"' || ch === "'") {
+      const end = source.indexOf(ch, i + 1);
+      const stop = end < 0 ? source.length : end + 1;
+      chunk += source.slice(i, stop);
+      i = stop;
+      continue;
+    }
+    if (ch === '[') {
+      const prev = source[i - 1] ?? '';
+      if (prev === ']' || ID_END.test(prev)) chunk += '.';
+      const end = source.indexOf(']', i + 1);
+      const stop = end < 0 ? source.length : end + 1;
+      chunk += source.slice(i, stop);
+      i = stop;
+      continue;
+    }
+    chunk += ch;
+    i += 1;
+  }
+  return emitAndReturn(emit, chunk, i);
+}
+
+function emitAndReturn(emit: (chunk: string) => void, chunk: string, end: number): number {
+  emit(chunk);
+  return end;
+}
+
+// --- AST rewrite -------------------------------------------------------------------------
+
+type Expression = hbs.AST.Expression;
+
+/** A path that never resolves: a data variable (`@…`) hookrelay never sets. */
+function unresolvable(loc: hbs.AST.SourceLocation): hbs.AST.PathExpression {
+  return { type: 'PathExpression', data: true, depth: 0, parts: ['hookrelayNever'], original: '@hookrelayNever', loc };
+}
+
+function textHelperPath(loc: hbs.AST.SourceLocation): hbs.AST.PathExpression {
+  return { type: 'PathExpression', data: false, depth: 0, parts: [TEXT_HELPER], original: TEXT_HELPER, loc };
+}
+
+function rewriteProgram(program: hbs.AST.Program | undefined): void {
+  if (!program) return;
+  for (const statement of program.body) rewriteStatement(statement);
+}
+
+function rewriteStatement(statement: hbs.AST.Statement): void {
+  switch (statement.type) {
+    case 'MustacheStatement':
+      routeThroughTextHelper(statement as hbs.AST.MustacheStatement);
+      return;
+    case 'BlockStatement': {
+      const block = statement as hbs.AST.BlockStatement;
+      const isCall = block.params.length > 0 || block.hash !== undefined;
+      // `{{#each x}}`: the path names a helper; `{{#x}}`: the path is data and must be safe.
+      if (!isCall) block.path = sanitize(block.path) as hbs.AST.PathExpression;
+      block.params = block.params.map(sanitize);
+      sanitizeHash(block.hash);
+      rewriteProgram(block.program);
+      rewriteProgram(block.inverse);
+      return;
+    }
+    case 'ContentStatement':
+    case 'CommentStatement':
+      return;
+    default:
+      // Partials would need registered templates, decorators run code: neither is offered.
+      throw new Error(`${statement.type} is not supported in hookrelay templates (line ${statement.loc.start.line})`);
+  }
+}
+
+/** `{{x}}` → `{{__hookrelay_text x}}`, `{{helper a}}` → `{{__hookrelay_text (helper a)}}`. */
+function routeThroughTextHelper(mustache: hbs.AST.MustacheStatement): void {
+  const isCall = mustache.params.length > 0 || mustache.hash !== undefined;
+  let value: Expression;
+  if (isCall) {
+    mustache.params = mustache.params.map(sanitize);
+    sanitizeHash(mustache.hash);
+    const call = {
+      type: 'SubExpression',
+      path: mustache.path as hbs.AST.PathExpression,
+      params: mustache.params,
+      hash: mustache.hash,
+      loc: mustache.loc,
+    };
+    value = call as unknown as Expression;
+  } else {
+    value = sanitize(mustache.path as Expression);
+  }
+  mustache.path = textHelperPath(mustache.loc);
+  mustache.params = [value];
+  (mustache as { hash?: hbs.AST.Hash }).hash = undefined;
+}
+
+function sanitize(expression: Expression): Expression {
+  if (expression.type === 'PathExpression') {
+    const path = expression as hbs.AST.PathExpression;
+    return path.parts.some(isPrototypeKey) ? unresolvable(path.loc) : path;
+  }
+  if (expression.type === 'SubExpression') {
+    const sub = expression as hbs.AST.SubExpression;
+    sub.params = sub.params.map(sanitize);
+    sanitizeHash(sub.hash);
+  }
+  return expression;
+}
+
+function sanitizeHash(hash: hbs.AST.Hash | undefined): void {
+  if (!hash) return;
+  for (const pair of hash.pairs) pair.value = sanitize(pair.value);
+}

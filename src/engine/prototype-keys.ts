@@ -1,0 +1,56 @@
+/**
+ * Prototype safety. `__proto__`, `prototype` and `constructor` never resolve in templates
+ * (CONTRACT.md §6), and parsed bodies lose them before they reach the engine.
+ */
+
+/** True for the three keys that must never resolve: `__proto__`, `prototype`, `constructor`. */
+export function isPrototypeKey(key: unknown): boolean {
+  return key === '__proto__' || key === 'prototype' || key === 'constructor';
+}
+
+/**
+ * Deletes own `__proto__`, `prototype` and `constructor` keys from a parsed JSON value, at
+ * every depth, in place, and returns the value. `JSON.parse` creates `__proto__` as an own
+ * data property, so such a payload is harmless until someone copies it with
+ * `Object.assign` or a recursive merge — this removes the hazard at the door.
+ *
+ * The HTTP layer calls it only when the raw text contains one of the words, so the common
+ * request pays nothing. Iterative, not recursive: a 256 KiB body can nest far deeper than
+ * the call stack (`[[[[…`). Meant for acyclic data (anything `JSON.parse` returns).
+ */
+export function dropPrototypeKeys<T>(value: T): T {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (current === null || typeof current !== 'object') continue;
+    if (Array.isArray(current)) {
+      for (const item of current) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    const record = current as Record<string, unknown>;
+    // `delete` only touches own properties, so the accessor on Object.prototype is safe.
+    if (Object.hasOwn(record, '__proto__')) delete record['__proto__'];
+    if (Object.hasOwn(record, 'prototype')) delete record['prototype'];
+    if (Object.hasOwn(record, 'constructor')) delete record['constructor'];
+    for (const key of Object.keys(record)) {
+      const child = record[key];
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return value;
+}
+
+/**
+ * A shallow copy of a plain object without prototype keys, or the value itself when it has
+ * none (the usual case: three `hasOwn` checks, no allocation).
+ */
+export function withoutPrototypeKeys(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  if (!Object.hasOwn(record, '__proto__') && !Object.hasOwn(record, 'prototype') && !Object.hasOwn(record, 'constructor')) {
+    return value;
+  }
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) if (!isPrototypeKey(key)) copy[key] = record[key];
+  return copy;
+}

@@ -1,0 +1,131 @@
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { TransformInput } from './context.js';
+
+/** A transform's callable export. May be async; returns a partial action, `null` or `undefined`. */
+export type TransformFn = (input: TransformInput) => unknown;
+
+/** The extensions a transform module may have (TypeScript loads through tsx). */
+export const TRANSFORM_EXTENSIONS: readonly string[] = ['.ts', '.mts', '.js', '.mjs', '.cjs'];
+
+/** Either the resolved file or what the user should change. */
+export type Resolved = { file: string } | { problem: string };
+
+/**
+ * Resolves `transform.module` inside `transformsDir` (absolute): refuses absolute paths,
+ * `..` segments, other extensions, missing files, and anything whose real path leaves the
+ * real path of the directory. A symlink whose target stays inside is fine.
+ */
+export async function resolveTransformModule(module: string, transformsDir: string): Promise<Resolved> {
+  if (typeof module !== 'string' || module.trim() === '') {
+    return { problem: 'must name a file inside hooks.transformsDir, e.g. "github-push.ts"' };
+  }
+  if (path.isAbsolute(module) || path.win32.isAbsolute(module)) {
+    return { problem: `must be a path relative to hooks.transformsDir (${transformsDir}), not an absolute path` };
+  }
+  if (module.split(/[\\/]/).includes('..')) {
+    return { problem: `must not contain ".." segments: move the file into hooks.transformsDir (${transformsDir})` };
+  }
+  if (!hasTransformExtension(module)) {
+    return { problem: `must end in ${TRANSFORM_EXTENSIONS.join(', ')}` };
+  }
+  let realDir: string;
+  try {
+    realDir = await realpath(transformsDir);
+  } catch {
+    return { problem: `hooks.transformsDir (${transformsDir}) does not exist: create it or fix hooks.transformsDir` };
+  }
+  let real: string;
+  try {
+    real = await realpath(path.resolve(transformsDir, module));
+  } catch {
+    return { problem: `file not found: ${module} in hooks.transformsDir (${transformsDir})` };
+  }
+  if (!real.startsWith(realDir + path.sep)) {
+    return { problem: `resolves outside hooks.transformsDir (a symlink to ${real}): copy the file into ${transformsDir}` };
+  }
+  if (!hasTransformExtension(real)) {
+    return { problem: `resolves to ${path.basename(real)}, which does not end in ${TRANSFORM_EXTENSIONS.join(', ')}` };
+  }
+  if (!(await stat(real)).isFile()) {
+    return { problem: `${module} is not a file` };
+  }
+  return { file: real };
+}
+
+function hasTransformExtension(file: string): boolean {
+  return TRANSFORM_EXTENSIONS.includes(path.extname(file).toLowerCase());
+}
+
+/**
+ * Loads a module with dynamic `import()` of its file URL (tsx, registered in the process,
+ * handles TypeScript). Throws an Error whose one-line message says why it failed to load.
+ */
+export async function importModule(file: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (err) {
+    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new Error(`could not load ${path.basename(file)}: ${message}`);
+  }
+}
+
+/**
+ * Picks the function to call: `exportName` if given, else `default`, else `transform`.
+ * A CommonJS module (`module.exports = { transform }`) is searched too, through its
+ * `default`. Own properties only, so `constructor` never finds Object's.
+ */
+export function pickExport(mod: Record<string, unknown>, exportName?: string): { fn: TransformFn } | { problem: string } {
+  const sources = [mod];
+  const fallback = mod.default;
+  if (fallback !== null && typeof fallback === 'object') sources.push(fallback as Record<string, unknown>);
+  const names = exportName !== undefined ? [exportName] : ['default', 'transform'];
+  for (const name of names) {
+    for (const source of sources) {
+      if (Object.hasOwn(source, name) && typeof source[name] === 'function') return { fn: source[name] as TransformFn };
+    }
+  }
+  const found = listExports(sources);
+  if (exportName !== undefined) {
+    return { problem: `export "${exportName}" is not a function; the module exports: ${found}` };
+  }
+  return {
+    problem: `no function to call: export default or a function named "transform", or set transform.export (the module exports: ${found})`,
+  };
+}
+
+function listExports(sources: Record<string, unknown>[]): string {
+  const names = new Set<string>();
+  for (const source of sources) for (const name of Object.keys(source)) names.add(`${name} (${typeof source[name]})`);
+  return names.size > 0 ? [...names].join(', ') : 'nothing';
+}
+
+/** A transform that loaded, or the problem and the config key it belongs to. */
+export type LoadedTransform = { fn: TransformFn } | { problem: string; key: 'module' | 'export' };
+
+/**
+ * One loader per engine: resolves, imports (once per real file, however many mappings
+ * share it) and picks the export of each `transform` spec.
+ */
+export function createTransformLoader(transformsDir: string): (spec: { module: string; export?: string }) => Promise<LoadedTransform> {
+  const modules = new Map<string, Promise<Record<string, unknown>>>();
+  return async (spec) => {
+    const resolved = await resolveTransformModule(spec.module, transformsDir);
+    if ('problem' in resolved) return { problem: resolved.problem, key: 'module' };
+    let loading = modules.get(resolved.file);
+    if (!loading) {
+      loading = importModule(resolved.file);
+      modules.set(resolved.file, loading);
+    }
+    let mod: Record<string, unknown>;
+    try {
+      mod = await loading;
+    } catch (err) {
+      return { problem: (err as Error).message, key: 'module' };
+    }
+    const picked = pickExport(mod, spec.export);
+    if ('problem' in picked) return { problem: picked.problem, key: spec.export !== undefined ? 'export' : 'module' };
+    return picked;
+  };
+}

@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
+import { HookError } from '../errors.js';
+import type { AgentAction, WakeAction } from './action.js';
+
+export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
+export const PROVIDERS = ['last', 'whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
+export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
+export const MAX_TIMEOUT_SECONDS = 86400;
+
+/** Where an action's text came from and whether it may skip the untrusted-content fence. */
+export interface ActionOrigin {
+  /** `wake`, `agent` or `mapping:<id>`. */
+  source: string;
+  unsafe: boolean;
+}
+
+/**
+ * The one validation step for direct bodies and mapping results alike (CONTRACT.md §5–6).
+ * Both throw HookError `invalid_payload` (message names the field), `model_not_allowed`
+ * or `session_key_not_allowed`.
+ */
+export interface ActionValidator {
+  /** A `/wake` body `{text, mode?}`; unknown fields are ignored. */
+  wake(body: unknown, origin: ActionOrigin): WakeAction;
+  /** An `/agent` body; `deliverDefault` is true on `/agent`, the mapping's `deliver` (default false) on mappings. */
+  agent(body: unknown, origin: ActionOrigin, deliverDefault: boolean): AgentAction;
+}
+
+// Optional fields accept null as "not given": OpenClaw clients send explicit nulls.
+const NON_BLANK = '\\S';
+const nullableEnum = (values: readonly string[]) => ({ enum: [...values, null] });
+const nullableString = { type: ['string', 'null'] };
+
+const WAKE_SCHEMA = {
+  type: 'object',
+  required: ['text'],
+  properties: { text: { type: 'string', pattern: NON_BLANK }, mode: nullableEnum(WAKE_MODES) },
+};
+
+const AGENT_SCHEMA = {
+  type: 'object',
+  required: ['message'],
+  properties: {
+    message: { type: 'string', pattern: NON_BLANK },
+    name: nullableString,
+    sessionKey: { type: ['string', 'null'], pattern: NON_BLANK },
+    wakeMode: nullableEnum(WAKE_MODES),
+    deliver: { type: ['boolean', 'null'] },
+    provider: nullableEnum(PROVIDERS),
+    channel: nullableEnum(PROVIDERS),
+    to: nullableString,
+    model: { type: ['string', 'null'], pattern: NON_BLANK },
+    thinking: nullableEnum(THINKING_LEVELS),
+    timeoutSeconds: { type: ['integer', 'null'], minimum: 1, maximum: MAX_TIMEOUT_SECONDS },
+  },
+};
+
+/** What to say about a field whose value has the wrong type or is not one of the allowed values. */
+const FIELD_RULES: Record<string, string> = {
+  text: 'text must be a non-empty string',
+  message: 'message must be a non-empty string',
+  mode: `mode must be one of: ${WAKE_MODES.join(', ')}`,
+  wakeMode: `wakeMode must be one of: ${WAKE_MODES.join(', ')}`,
+  name: 'name must be a string',
+  sessionKey: 'sessionKey must be a string',
+  deliver: 'deliver must be true or false',
+  provider: `provider must be one of: ${PROVIDERS.join(', ')}`,
+  channel: `channel must be one of: ${PROVIDERS.join(', ')}`,
+  to: 'to must be a string',
+  model: 'model must be a string',
+  thinking: `thinking must be one of: ${THINKING_LEVELS.join(', ')}`,
+  timeoutSeconds: `timeoutSeconds must be a positive integer of at most ${MAX_TIMEOUT_SECONDS}`,
+};
+
+// Compiled once per process: the schemas do not depend on the config.
+const ajv = new Ajv({ allErrors: false, allowUnionTypes: true });
+const validateWakeBody: ValidateFunction = ajv.compile(WAKE_SCHEMA);
+const validateAgentBody: ValidateFunction = ajv.compile(AGENT_SCHEMA);
+
+interface WakeBody {
+  text: string;
+  mode?: WakeMode | null;
+}
+
+interface AgentBody {
+  message: string;
+  name?: string | null;
+  sessionKey?: string | null;
+  wakeMode?: WakeMode | null;
+  deliver?: boolean | null;
+  provider?: ProviderOrLast | null;
+  channel?: ProviderOrLast | null;
+  to?: string | null;
+  model?: string | null;
+  thinking?: Thinking | null;
+  timeoutSeconds?: number | null;
+}
+
+function invalid(message: string): HookError {
+  return new HookError('invalid_payload', message);
+}
+
+/** The first schema error as one sentence naming the field (never the value). */
+function describe(error: ErrorObject, body: unknown): string {
+  if (error.keyword === 'required') return `${String(error.params.missingProperty)} is required`;
+  const field = error.instancePath.slice(1);
+  if (field === '') return 'the body must be a JSON object';
+  if (error.keyword === 'pattern') return `${field} must not be empty or blank`;
+  if ((body as Record<string, unknown>)[field] === null && (field === 'text' || field === 'message')) return `${field} is required`;
+  return FIELD_RULES[field] ?? `${field} is invalid`;
+}
+
+/** Trimmed text, or undefined for absent, null and blank. */
+function optionalText(value: string | null | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/** Builds the validator for one configuration (session key prefixes, model aliases and allow-list). */
+export function createValidator(config: Config, uuid: () => string = randomUUID): ActionValidator {
+  const prefixes = config.hooks.allowedSessionKeyPrefixes.map((p) => p.toLowerCase());
+  const prefixRule =
+    prefixes.length > 0
+      ? `sessionKey must start with one of: ${config.hooks.allowedSessionKeyPrefixes.join(', ')}`
+      : 'sessionKey is not accepted: hooks.allowedSessionKeyPrefixes is empty';
+  const defaultSessionKey = config.hooks.defaultSessionKey;
+  const aliases = config.agent.aliases;
+  const allowedModels = new Set(config.agent.allowedModels);
+  const modelRule = `model is not in agent.allowedModels (allowed: ${config.agent.allowedModels.join(', ')})`;
+
+  function sessionKeyOf(given: string | null | undefined): string {
+    if (given === undefined || given === null) return defaultSessionKey || `hook:${uuid()}`;
+    const key = given.trim();
+    const lower = key.toLowerCase();
+    for (const prefix of prefixes) if (lower.startsWith(prefix)) return key;
+    throw new HookError('session_key_not_allowed', prefixRule);
+  }
+
+  function modelOf(given: string | null | undefined): string | undefined {
+    if (given === undefined || given === null) return undefined;
+    const requested = given.trim();
+    const resolved = Object.hasOwn(aliases, requested) ? aliases[requested]! : requested;
+    if (allowedModels.size > 0 && !allowedModels.has(requested) && !allowedModels.has(resolved)) {
+      throw new HookError('model_not_allowed', modelRule);
+    }
+    return resolved;
+  }
+
+  return {
+    wake(body, origin) {
+      if (!validateWakeBody(body)) throw invalid(describe(validateWakeBody.errors![0]!, body));
+      const b = body as WakeBody;
+      return { kind: 'wake', text: b.text.trim(), mode: b.mode ?? 'now', source: origin.source, unsafe: origin.unsafe };
+    },
+
+    agent(body, origin, deliverDefault) {
+      if (!validateAgentBody(body)) throw invalid(describe(validateAgentBody.errors![0]!, body));
+      const b = body as AgentBody;
+      if (b.provider != null && b.channel != null && b.provider !== b.channel) {
+        throw invalid('provider and channel disagree: channel is an alias of provider, send one of them');
+      }
+      const provider = b.provider ?? b.channel ?? 'last';
+      const deliver = b.deliver ?? deliverDefault;
+      const to = optionalText(b.to);
+      if (deliver && provider !== 'last' && to === undefined) {
+        throw invalid(`to is required when deliver is true and provider is ${provider}`);
+      }
+      // Built key by key so the JSON of `hookrelay test` reads in a stable, natural order.
+      const action = { kind: 'agent', message: b.message.trim() } as AgentAction;
+      const name = optionalText(b.name);
+      if (name !== undefined) action.name = name;
+      action.sessionKey = sessionKeyOf(b.sessionKey);
+      action.wakeMode = b.wakeMode ?? 'now';
+      action.deliver = deliver;
+      action.provider = provider;
+      if (to !== undefined) action.to = to;
+      const model = modelOf(b.model);
+      if (model !== undefined) action.model = model;
+      if (b.thinking != null) action.thinking = b.thinking;
+      if (b.timeoutSeconds != null) action.timeoutSeconds = b.timeoutSeconds;
+      action.source = origin.source;
+      action.unsafe = origin.unsafe;
+      return action;
+    },
+  };
+}

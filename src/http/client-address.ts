@@ -1,0 +1,38 @@
+import { BlockList, isIP } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+
+/**
+ * The address a request is attributed to (for the auth-failure budget): the peer's, or —
+ * only when the peer is a trusted proxy — the right-most untrusted X-Forwarded-For entry
+ * (the left-most entries are whatever the client chose to send). `::ffff:1.2.3.4` is folded
+ * to `1.2.3.4` so that one client cannot get two budgets.
+ */
+export function createClientAddress(trustedProxies: readonly string[]): (req: IncomingMessage) => string {
+  const trusted = new BlockList();
+  for (const entry of trustedProxies) {
+    const [addr, bits] = entry.split('/');
+    const a = fold(addr);
+    const family = isIP(a) === 6 ? 'ipv6' : 'ipv4';
+    if (bits !== undefined) trusted.addSubnet(a, Number(bits), family);
+    else trusted.addAddress(a, family);
+  }
+  const isTrusted = (a: string) => trustedProxies.length > 0 && isIP(a) !== 0 && trusted.check(a, isIP(a) === 6 ? 'ipv6' : 'ipv4');
+
+  return (req) => {
+    const peer = fold(req.socket.remoteAddress ?? '');
+    if (!isTrusted(peer)) return peer;
+    const xff = req.headers['x-forwarded-for'];
+    if (typeof xff !== 'string' || xff === '') return peer;
+    const hops = xff.split(',');
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = fold(hops[i].trim());
+      if (hop !== '' && !isTrusted(hop)) return hop;
+    }
+    return peer;
+  };
+}
+
+/** `::ffff:1.2.3.4` → `1.2.3.4`; anything else unchanged. */
+export function fold(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}

@@ -1,0 +1,27 @@
+import type { Context, Next } from 'koa';
+import { ERRORS, HookError } from '../errors.js';
+import type { Logger } from '../log.js';
+
+/**
+ * First middleware: turns every failure into the contract's JSON error body. A 4xx says
+ * what was wrong with the request; a 5xx says only its code's summary — the cause (which may
+ * carry payload text) goes to the log (STYLE.md "expose or log", after Koa's ctx.onerror).
+ */
+export function errorHandler(log: Logger) {
+  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (err) {
+      const e = err instanceof HookError ? err : undefined;
+      const code = e?.code ?? 'internal_error';
+      const status = ERRORS[code].status;
+      if (status >= 500) {
+        const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
+        log.error({ code, route: ctx.path, err: cause }, 'request failed');
+      }
+      ctx.status = status;
+      if (e?.headers) ctx.set(e.headers);
+      ctx.body = { ok: false, error: { code, message: status < 500 && e ? e.message : ERRORS[code].summary } };
+    }
+  };
+}

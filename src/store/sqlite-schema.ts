@@ -1,0 +1,209 @@
+import type Database from 'better-sqlite3';
+import type { EventKind, EventRecord, HistoryMessage, NewEvent, NewRun, RunRecord, RunStatus } from './store.js';
+
+/**
+ * The embedded store's schema, its migrations and the one mapping between rows and records.
+ * This is the only file that knows column names; `sqlite.ts` (reads) and `sqlite-writer.ts`
+ * (writes) go through the helpers below.
+ *
+ * Tables are STRICT (https://www.sqlite.org/stricttables.html) so that a wrong type is an
+ * error instead of a silently coerced value, and every enum column has a CHECK.
+ */
+
+/**
+ * Migration N (1-based) takes `PRAGMA user_version` from N-1 to N. Append only: a shipped
+ * migration is never edited, because databases in the field already ran it.
+ *
+ * Room reserved for later issues (as new migrations, not edits of v1):
+ * - `idempotency` (key TEXT PRIMARY KEY, body_hash, status, response, expires_at) — CONTRACT.md §8,
+ *   written in the same transaction as the `accept` it guards.
+ * - `outbox` (seq, kind, target, payload, attempts, next_at) — deliveries and forwards that must
+ *   survive a restart, committed with the run that produced them.
+ */
+const MIGRATIONS: readonly string[] = [
+  // v1
+  `
+  -- AUTOINCREMENT: seq is the events cursor (GET /events?after=SEQ), so a seq must never be
+  -- reused, even after old events are pruned (https://www.sqlite.org/autoinc.html).
+  CREATE TABLE events (
+    seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+    id     TEXT NOT NULL UNIQUE,
+    kind   TEXT NOT NULL CHECK (kind IN ('wake', 'summary')),
+    text   TEXT NOT NULL,
+    source TEXT NOT NULL,
+    at     TEXT NOT NULL,
+    unsafe INTEGER NOT NULL CHECK (unsafe IN (0, 1))
+  ) STRICT;
+
+  CREATE TABLE runs (
+    seq             INTEGER PRIMARY KEY,  -- acceptance order: claims take the oldest first
+    run_id          TEXT NOT NULL UNIQUE,
+    session_key     TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'timed_out')),
+    message         TEXT NOT NULL,
+    name            TEXT,
+    model           TEXT,
+    thinking        TEXT,
+    timeout_seconds REAL,
+    wake_mode       TEXT NOT NULL,
+    deliver         INTEGER NOT NULL CHECK (deliver IN (0, 1)),
+    provider        TEXT NOT NULL,
+    recipient       TEXT,                 -- NewRun.to ("to" is an SQL keyword)
+    source          TEXT NOT NULL,
+    unsafe          INTEGER NOT NULL CHECK (unsafe IN (0, 1)),
+    created_at      TEXT NOT NULL,
+    started_at      TEXT,
+    ended_at        TEXT,
+    reply           TEXT,
+    error           TEXT,
+    delivered_to    TEXT
+  ) STRICT;
+  -- Claiming: the queued runs grouped by session (oldest first), and the "has a running run"
+  -- probe (status = 'running' AND session_key = ?), are both prefixes of this index.
+  CREATE INDEX runs_claim ON runs (status, session_key, seq);
+  -- listRuns({status}) newest first without a sort.
+  CREATE INDEX runs_status ON runs (status, seq);
+
+  CREATE TABLE history (
+    seq         INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    role        TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content     TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX history_session ON history (session_key, seq);
+
+  CREATE TABLE state (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  `,
+];
+
+/** The schema version this code reads and writes (`PRAGMA user_version`). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the database to {@link SCHEMA_VERSION}. Runs under BEGIN IMMEDIATE so that two
+ * processes opening the same file at once do not both migrate; `user_version` lives in the
+ * database header and is transactional, so a failed migration leaves the old version.
+ * Refuses a database written by a newer hookrelay rather than guessing at its schema.
+ */
+export function migrate(db: Database.Database): { from: number; to: number } {
+  return db.transaction(() => {
+    const from = db.pragma('user_version', { simple: true }) as number;
+    if (from > SCHEMA_VERSION) {
+      throw new Error(`the database schema is v${from}, newer than this hookrelay understands (v${SCHEMA_VERSION}); upgrade hookrelay`);
+    }
+    for (let v = from; v < SCHEMA_VERSION; v++) {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }
+    return { from, to: SCHEMA_VERSION };
+  }).immediate();
+}
+
+/** An `events` row as SQLite returns it. */
+export interface EventRow {
+  seq: number;
+  id: string;
+  kind: string;
+  text: string;
+  source: string;
+  at: string;
+  unsafe: number;
+}
+
+/** A `runs` row as SQLite returns it (`SELECT *` / `RETURNING *`). */
+export interface RunRow {
+  seq: number;
+  run_id: string;
+  session_key: string;
+  status: string;
+  message: string;
+  name: string | null;
+  model: string | null;
+  thinking: string | null;
+  timeout_seconds: number | null;
+  wake_mode: string;
+  deliver: number;
+  provider: string;
+  recipient: string | null;
+  source: string;
+  unsafe: number;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  reply: string | null;
+  error: string | null;
+  delivered_to: string | null;
+}
+
+type Bind = string | number | null;
+
+/** Named parameters for inserting an event (booleans as 0/1). */
+export function eventParams(e: NewEvent): Record<string, Bind> {
+  return { id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at, unsafe: e.unsafe ? 1 : 0 };
+}
+
+/** Named parameters for inserting a queued run (absent optional fields as NULL). */
+export function runParams(r: NewRun): Record<string, Bind> {
+  return {
+    run_id: r.runId,
+    session_key: r.sessionKey,
+    message: r.message,
+    name: r.name ?? null,
+    model: r.model ?? null,
+    thinking: r.thinking ?? null,
+    timeout_seconds: r.timeoutSeconds ?? null,
+    wake_mode: r.wakeMode,
+    deliver: r.deliver ? 1 : 0,
+    provider: r.provider,
+    recipient: r.to ?? null,
+    source: r.source,
+    unsafe: r.unsafe ? 1 : 0,
+    created_at: r.createdAt,
+  };
+}
+
+export function toEvent(row: EventRow): EventRecord {
+  return {
+    seq: row.seq,
+    id: row.id,
+    kind: row.kind as EventKind,
+    text: row.text,
+    source: row.source,
+    at: row.at,
+    unsafe: row.unsafe === 1,
+  };
+}
+
+/** Row → record: camelCase, NULL columns left out rather than set to undefined. */
+export function toRun(row: RunRow): RunRecord {
+  const run: RunRecord = {
+    runId: row.run_id,
+    sessionKey: row.session_key,
+    status: row.status as RunStatus,
+    message: row.message,
+    wakeMode: row.wake_mode as RunRecord['wakeMode'],
+    deliver: row.deliver === 1,
+    provider: row.provider as RunRecord['provider'],
+    source: row.source,
+    unsafe: row.unsafe === 1,
+    createdAt: row.created_at,
+  };
+  if (row.name !== null) run.name = row.name;
+  if (row.model !== null) run.model = row.model;
+  if (row.thinking !== null) run.thinking = row.thinking as RunRecord['thinking'];
+  if (row.timeout_seconds !== null) run.timeoutSeconds = row.timeout_seconds;
+  if (row.recipient !== null) run.to = row.recipient;
+  if (row.started_at !== null) run.startedAt = row.started_at;
+  if (row.ended_at !== null) run.endedAt = row.ended_at;
+  if (row.reply !== null) run.reply = row.reply;
+  if (row.error !== null) run.error = row.error;
+  if (row.delivered_to !== null) run.deliveredTo = row.delivered_to;
+  return run;
+}
+
+export function toHistory(row: { role: string; content: string }): HistoryMessage {
+  return { role: row.role as HistoryMessage['role'], content: row.content };
+}

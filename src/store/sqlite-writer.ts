@@ -1,0 +1,233 @@
+/**
+ * The store's writer thread. It owns the only write connection and runs each batch of
+ * write ops that `sqlite.ts` posts in ONE transaction, so that one fsync covers every op in
+ * it (group commit), while the event loop of the main thread never waits on the disk.
+ *
+ * Started by `sqlite.ts` (see `startWriter` there); talks only through the messages typed
+ * below. Prints nothing: failures go back to the main thread, which logs them.
+ */
+import { isMainThread, parentPort } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { SCHEMA_VERSION, eventParams, runParams, type RunRow } from './sqlite-schema.js';
+import type { HistoryMessage, NewEvent, NewRun, RunEffects, RunEnd } from './store.js';
+
+/** One write, as the main thread queues it. */
+export type WriteOp =
+  | { kind: 'accept'; events: NewEvent[]; runs: NewRun[] }
+  | { kind: 'claim'; limit: number; startedAt: string }
+  | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects }
+  | { kind: 'requeue'; runIds: string[] }
+  | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string> }
+  | { kind: 'inspect' };
+
+/** What `inspect` returns: the writer connection's settings, read back from SQLite. */
+export interface WriterPragmas {
+  journalMode: string;
+  /** 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA (https://www.sqlite.org/pragma.html#pragma_synchronous). */
+  synchronous: number;
+  fullfsync: number;
+  userVersion: number;
+}
+
+/** An error made cloneable: `code` is SQLite's (`SQLITE_CONSTRAINT_UNIQUE`, …) or ours. */
+export interface WireError {
+  message: string;
+  code?: string;
+}
+
+export type OpResult = { ok: true; value?: unknown } | { ok: false; error: WireError };
+
+export type ToWriter =
+  | { type: 'open'; file: string; durability: 'fsync' | 'os' }
+  | { type: 'batch'; ops: WriteOp[] }
+  | { type: 'close' };
+
+export type FromWriter =
+  | { type: 'ready' }
+  | { type: 'fatal'; error: WireError }
+  /** Either per-op results (the transaction committed) or one error (nothing committed). */
+  | { type: 'batch'; results?: OpResult[]; error?: WireError; ms: number }
+  | { type: 'closed' };
+
+class OpError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+function toWire(err: unknown): WireError {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' ? { message: err.message, code } : { message: err.message };
+  }
+  return { message: String(err) };
+}
+
+/** Opens the write connection with the durability the config asks for. */
+function openWriter(file: string, durability: 'fsync' | 'os') {
+  const db = new Database(file);
+  db.pragma('busy_timeout = 5000');
+  // Already set by the main thread (WAL is persistent in the file); asserted here because
+  // group commit relies on WAL's readers-beside-the-writer (https://www.sqlite.org/wal.html).
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal') throw new Error(`could not switch the database to WAL mode (got ${String(mode)})`);
+  // WAL + FULL: the WAL is fsynced at every commit, so a commit survives power loss.
+  // WAL + NORMAL: it is synced only at checkpoints — a commit survives a crash of this
+  // process but may roll back on power loss (https://www.sqlite.org/pragma.html#pragma_synchronous).
+  db.pragma(`synchronous = ${durability === 'fsync' ? 'FULL' : 'NORMAL'}`);
+  // On macOS fsync() does not flush the drive's cache; F_FULLFSYNC does. No-op elsewhere.
+  // https://www.sqlite.org/pragma.html#pragma_fullfsync
+  const full = durability === 'fsync' ? 'ON' : 'OFF';
+  db.pragma(`fullfsync = ${full}`);
+  db.pragma(`checkpoint_fullfsync = ${full}`);
+  // Truncate the WAL back to 64 MiB after checkpoints so one burst does not keep a huge file.
+  db.pragma('journal_size_limit = 67108864');
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version !== SCHEMA_VERSION) throw new Error(`expected schema v${SCHEMA_VERSION}, found v${version}`);
+  return db;
+}
+
+/** The op handlers, over statements prepared once. Each runs inside a SAVEPOINT. */
+function handlers(db: Database.Database) {
+  const insertEvent = db.prepare(
+    'INSERT INTO events (id, kind, text, source, at, unsafe) VALUES (@id, @kind, @text, @source, @at, @unsafe)',
+  );
+  const insertRun = db.prepare(`INSERT INTO runs (run_id, session_key, status, message, name, model, thinking,
+      timeout_seconds, wake_mode, deliver, provider, recipient, source, unsafe, created_at)
+    VALUES (@run_id, @session_key, 'queued', @message, @name, @model, @thinking,
+      @timeout_seconds, @wake_mode, @deliver, @provider, @recipient, @source, @unsafe, @created_at)`);
+  // The head (oldest queued run) of each session with no running run, oldest heads first.
+  // One statement, and the writer is the only one writing, so two claims never overlap.
+  const claim = db.prepare<{ limit: number; started_at: string }, RunRow>(`
+    UPDATE runs SET status = 'running', started_at = @started_at
+    WHERE seq IN (
+      SELECT MIN(q.seq) FROM runs AS q
+      WHERE q.status = 'queued'
+        AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
+      GROUP BY q.session_key
+      ORDER BY 1
+      LIMIT @limit
+    )
+    RETURNING *`);
+  const finish = db.prepare<Record<string, string | null>, { session_key: string }>(`
+    UPDATE runs SET status = @status, ended_at = @ended_at, reply = @reply, error = @error, delivered_to = @delivered_to
+    WHERE run_id = @run_id AND status = 'running'
+    RETURNING session_key`);
+  const requeue = db.prepare("UPDATE runs SET status = 'queued', started_at = NULL WHERE run_id = ? AND status = 'running'");
+  const insertHistory = db.prepare('INSERT INTO history (session_key, role, content) VALUES (?, ?, ?)');
+  const setState = db.prepare('INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+
+  const appendHistory = (sessionKey: string, messages: readonly HistoryMessage[]) => {
+    for (const m of messages) insertHistory.run(sessionKey, m.role, m.content);
+  };
+
+  return (op: WriteOp): unknown => {
+    switch (op.kind) {
+      case 'accept':
+        for (const e of op.events) insertEvent.run(eventParams(e));
+        for (const r of op.runs) insertRun.run(runParams(r));
+        return undefined;
+      case 'claim':
+        // RETURNING gives rows in no defined order (https://www.sqlite.org/lang_returning.html).
+        return claim.all({ limit: op.limit, started_at: op.startedAt }).sort((a, b) => a.seq - b.seq);
+      case 'finish': {
+        const { end } = op;
+        if (!['succeeded', 'failed', 'timed_out'].includes(end.status)) {
+          throw new OpError('constraint', `a run cannot end with status ${String(end.status)}`);
+        }
+        const row = finish.get({
+          run_id: op.runId,
+          status: end.status,
+          ended_at: end.endedAt,
+          reply: end.reply ?? null,
+          error: end.error ?? null,
+          delivered_to: end.deliveredTo ?? null,
+        });
+        if (!row) throw new OpError('run_not_running', `run ${op.runId} is not running`);
+        if (op.effects.summary) insertEvent.run(eventParams(op.effects.summary));
+        appendHistory(row.session_key, op.effects.history ?? []);
+        return undefined;
+      }
+      case 'requeue':
+        for (const id of op.runIds) requeue.run(id);
+        return undefined;
+      case 'append':
+        appendHistory(op.sessionKey, op.messages);
+        for (const [key, value] of Object.entries(op.state ?? {})) setState.run(key, value);
+        return undefined;
+      case 'inspect':
+        return {
+          journalMode: db.pragma('journal_mode', { simple: true }),
+          synchronous: db.pragma('synchronous', { simple: true }),
+          fullfsync: db.pragma('fullfsync', { simple: true }),
+          userVersion: db.pragma('user_version', { simple: true }),
+        } satisfies Record<keyof WriterPragmas, unknown>;
+    }
+  };
+}
+
+/**
+ * Builds the batch runner: BEGIN IMMEDIATE, each op in its own SAVEPOINT (better-sqlite3
+ * turns a nested transaction function into one), COMMIT. A failing op is rolled back to
+ * its savepoint and reported alone; its batch-mates still commit.
+ */
+function batchRunner(db: Database.Database) {
+  const apply = handlers(db);
+  const one = db.transaction((op: WriteOp) => apply(op));
+  const all = db.transaction((ops: WriteOp[]): OpResult[] =>
+    ops.map((op) => {
+      try {
+        return { ok: true, value: one(op) };
+      } catch (err) {
+        // Some errors (SQLITE_FULL, SQLITE_IOERR, …) make SQLite roll back the whole
+        // transaction (https://www.sqlite.org/lang_transaction.html, "Response To Errors
+        // Within A Transaction"): the rest would then run in autocommit, so fail the batch.
+        if (!db.inTransaction) throw err;
+        return { ok: false, error: toWire(err) };
+      }
+    }),
+  );
+  return (ops: WriteOp[]): OpResult[] => all.immediate(ops);
+}
+
+function serve(port: NonNullable<typeof parentPort>): void {
+  let db: Database.Database | undefined;
+  let run: ((ops: WriteOp[]) => OpResult[]) | undefined;
+  const send = (msg: FromWriter) => port.postMessage(msg);
+
+  port.on('message', (msg: ToWriter) => {
+    switch (msg.type) {
+      case 'open':
+        try {
+          db = openWriter(msg.file, msg.durability);
+          run = batchRunner(db);
+          send({ type: 'ready' });
+        } catch (err) {
+          send({ type: 'fatal', error: toWire(err) });
+        }
+        return;
+      case 'batch': {
+        const t0 = performance.now();
+        try {
+          if (!run) throw new Error('the store writer is not open');
+          const results = run(msg.ops);
+          send({ type: 'batch', results, ms: performance.now() - t0 });
+        } catch (err) {
+          send({ type: 'batch', error: toWire(err), ms: performance.now() - t0 });
+        }
+        return;
+      }
+      case 'close':
+        try {
+          db?.close();
+        } finally {
+          send({ type: 'closed' });
+          port.close(); // nothing else keeps this thread alive: it exits
+        }
+        return;
+    }
+  });
+}
+
+if (!isMainThread && parentPort) serve(parentPort);

@@ -1,0 +1,375 @@
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { Logger } from '../log.js';
+import { migrate, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
+import type { FromWriter, OpResult, WireError, WriteOp, WriterPragmas } from './sqlite-writer.js';
+import {
+  StoreError,
+  type EventRecord, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd,
+  type RunRecord, type RunStatus, type Store, type StoreErrorCode,
+} from './store.js';
+
+/** Options of {@link SqliteStore.open}. */
+export interface SqliteStoreOptions {
+  /** Directory of `hookrelay.db`; created when missing. */
+  dataDir: string;
+  /** `fsync`: a commit is on disk before it resolves; `os`: the OS has it (CONTRACT.md §3). */
+  durability: 'fsync' | 'os';
+  log: Logger;
+  /** Most write ops per transaction (default 512): bounds one commit's latency and message size. */
+  batchMax?: number;
+}
+
+/** Counters for benchmarks and specs (not part of {@link Store}). */
+export interface SqliteStoreStats {
+  /** Transactions committed by the writer: one fsync each in `fsync` mode. */
+  commits: number;
+  /** Write ops that went through those commits (including ops that failed alone). */
+  ops: number;
+  largestBatch: number;
+  /** Time the writer spent in transactions, BEGIN to COMMIT (fsync included). */
+  commitMs: number;
+  /** open() time: spawning the writer thread until its connection is ready (the read connection opens and migrates meanwhile). */
+  writerStartMs: number;
+}
+
+interface Pending {
+  op: WriteOp;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+const SLOW_COMMIT_MS = 1000;
+
+// Node 20 does not apply ESM loader hooks (`--import tsx`, `register()`) inside worker
+// threads (nodejs/node#47747, privatenumber/tsx#354). So the thread starts from this tiny
+// script, which installs tsx's in-thread require hook and loads the TypeScript writer:
+// ~100 ms, about half of what tsx's ESM hooks cost (they start one more thread). Only
+// dynamic import() is used because the worker inherits the parent's flags, and with
+// `--input-type=module` an eval-ed script is a module, where `require` does not exist.
+const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]).then(([m, w]) => {
+  const require = m.createRequire(w.workerData.entry);
+  require(w.workerData.tsx).register();
+  require(w.workerData.entry);
+});`;
+
+function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Worker> {
+  const worker = new Worker(BOOT, {
+    eval: true,
+    workerData: {
+      tsx: createRequire(import.meta.url).resolve('tsx/cjs/api'),
+      entry: fileURLToPath(new URL('./sqlite-writer.ts', import.meta.url)),
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const stop = (err: unknown) => {
+      worker.off('message', onMessage).off('exit', onExit).off('error', onError);
+      worker.on('error', () => {}); // a late 'error' without a listener would be thrown here
+      void worker.terminate();
+      reject(err);
+    };
+    const unavailable = (why: string, cause?: unknown) =>
+      stop(new StoreError('unavailable', `the store writer could not start: ${why}`, { cause }));
+    const onMessage = (msg: FromWriter) => {
+      if (msg.type === 'ready') {
+        worker.off('message', onMessage).off('exit', onExit).off('error', onError);
+        resolve(worker); // the store attaches its listeners in this same microtask
+      } else if (msg.type === 'fatal') unavailable(msg.error.message, msg.error);
+    };
+    const onError = (err: Error) => unavailable(err.message, err);
+    const onExit = (code: number) => unavailable(`the thread exited with code ${code}`);
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    try {
+      onOpen(); // the caller migrates while the thread boots; messages wait in the port
+      worker.postMessage({ type: 'open', file, durability });
+    } catch (err) {
+      stop(err); // e.g. a newer schema: the caller's error, as it is
+    }
+  });
+}
+
+/** Maps a writer-side error code to the store's. */
+function toStoreError(e: WireError, fallback: StoreErrorCode = 'failed'): StoreError {
+  const code = e.code ?? '';
+  const kind: StoreErrorCode =
+    code === 'run_not_running' ? 'run_not_running'
+    : code === 'constraint' || code.startsWith('SQLITE_CONSTRAINT') ? 'constraint'
+    : /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(code) ? 'unavailable'
+    : fallback;
+  return new StoreError(kind, e.message, { cause: e });
+}
+
+/** SQLite: a negative LIMIT means none. Anything not a positive number means zero rows. */
+function toLimit(n: number): number {
+  if (n === Number.POSITIVE_INFINITY) return -1;
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+}
+
+/**
+ * The embedded store: `{dataDir}/hookrelay.db`, SQLite in WAL mode.
+ *
+ * Writes are queued and sent in batches to a writer thread (`sqlite-writer.ts`) that commits
+ * each batch in one transaction — one fsync for up to `batchMax` ops (group commit) — so
+ * the event loop never blocks on the disk. While a batch is in flight, new ops gather for
+ * the next. Reads run here, on a separate read-only connection: WAL lets them proceed beside
+ * the writer, and each read sees every commit acknowledged before it started.
+ *
+ * If the writer thread dies, queued and later writes reject with `unavailable` (reads keep
+ * working until {@link close}). An idle writer does not keep the process alive.
+ */
+export class SqliteStore implements Store {
+  private readonly queue: Pending[] = [];
+  private inFlight: Pending[] | undefined;
+  private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
+  private state: 'open' | 'closing' | 'closed' = 'open';
+  private closing: Promise<void> | undefined;
+  private writerError: StoreError | undefined;
+  private lastWorkerError: Error | undefined;
+  private stopping = false;
+  private readonly counters: SqliteStoreStats;
+  private readonly q;
+
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly worker: Worker,
+    private readonly log: Logger,
+    private readonly batchMax: number,
+    writerStartMs: number,
+  ) {
+    this.counters = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0, writerStartMs };
+    this.q = {
+      events: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      run: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?'),
+      runs: db.prepare<[number], RunRow>('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
+      runsWith: db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE status = ? ORDER BY seq DESC LIMIT ?'),
+      history: db.prepare<[string, number], { role: string; content: string }>(
+        'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
+      ),
+      state: db.prepare<[string], { value: string }>('SELECT value FROM state WHERE key = ?'),
+    };
+    worker.on('message', (msg: FromWriter) => this.onMessage(msg));
+    worker.on('error', (err) => (this.lastWorkerError = err));
+    worker.on('exit', (code) => this.onExit(code));
+    worker.unref(); // referenced only while a batch is in flight
+  }
+
+  /**
+   * Opens (creating and migrating when needed) `{dataDir}/hookrelay.db` and starts the
+   * writer. The read connection migrates while the writer thread boots.
+   */
+  static async open(opts: SqliteStoreOptions): Promise<SqliteStore> {
+    mkdirSync(opts.dataDir, { recursive: true });
+    const file = join(opts.dataDir, 'hookrelay.db');
+    const t0 = performance.now();
+    let db: Database.Database | undefined;
+    try {
+      const worker = await startWriter(file, opts.durability, () => {
+        db = new Database(file);
+        db.pragma('busy_timeout = 5000');
+        db.pragma('journal_mode = WAL'); // persistent: stored in the file (https://www.sqlite.org/wal.html#persistence_of_wal_mode)
+        db.pragma(`synchronous = ${opts.durability === 'fsync' ? 'FULL' : 'NORMAL'}`); // for the migration's commit
+        const { from, to } = migrate(db);
+        if (from !== to) opts.log.info({ file, from, to }, 'store schema migrated');
+        db.pragma('query_only = ON'); // every write goes through the writer thread
+      });
+      return new SqliteStore(db!, worker, opts.log, opts.batchMax ?? 512, performance.now() - t0);
+    } catch (err) {
+      db?.close();
+      throw err;
+    }
+  }
+
+  accept(events: NewEvent[], runs: NewRun[]): Promise<void> {
+    if (events.length === 0 && runs.length === 0) return this.read(() => undefined);
+    return this.write({ kind: 'accept', events, runs });
+  }
+
+  listEvents(after: number, limit: number): Promise<EventRecord[]> {
+    return this.read(() => this.q.events.all(Number(after) || 0, toLimit(limit)).map(toEvent));
+  }
+
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.read(() => {
+      const row = this.q.run.get(runId);
+      return row && toRun(row);
+    });
+  }
+
+  listRuns(opts: { limit: number; status?: RunStatus }): Promise<RunRecord[]> {
+    const limit = toLimit(opts.limit);
+    return this.read(() =>
+      (opts.status ? this.q.runsWith.all(opts.status, limit) : this.q.runs.all(limit)).map(toRun),
+    );
+  }
+
+  async claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {
+    if (toLimit(limit) === 0) return this.read(() => []);
+    const rows = await this.write<RunRow[]>({ kind: 'claim', limit: toLimit(limit), startedAt });
+    return rows.map(toRun);
+  }
+
+  finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void> {
+    return this.write({ kind: 'finish', runId, end, effects });
+  }
+
+  requeueRuns(runIds: string[]): Promise<void> {
+    return this.write({ kind: 'requeue', runIds });
+  }
+
+  history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
+    return this.read(() => this.q.history.all(sessionKey, toLimit(limit)).map(toHistory));
+  }
+
+  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>): Promise<void> {
+    return this.write({ kind: 'append', sessionKey, messages, state });
+  }
+
+  getState(key: string): Promise<string | undefined> {
+    return this.read(() => this.q.state.get(key)?.value);
+  }
+
+  /** The writer connection's journal mode, synchronous level and schema version, read back. */
+  pragmas(): Promise<WriterPragmas> {
+    return this.write({ kind: 'inspect' });
+  }
+
+  /** Group-commit counters since open. */
+  stats(): SqliteStoreStats {
+    return { ...this.counters };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.state = 'closing'; // new calls reject from here on; queued writes still commit
+    await new Promise<void>((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.notifyIdle();
+    });
+    this.db.close();
+    if (!this.writerError) await this.stopWriter();
+    this.state = 'closed';
+  }
+
+  private stopWriter(): Promise<void> {
+    return new Promise((resolve) => {
+      this.stopping = true;
+      const timer = setTimeout(() => {
+        this.log.warn('store writer did not stop within 10 s; terminating it');
+        void this.worker.terminate();
+      }, 10_000).unref();
+      this.worker.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.worker.ref();
+      this.worker.postMessage({ type: 'close' });
+    });
+  }
+
+  private read<T>(fn: () => T): Promise<T> {
+    if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      const e = err as Error & { code?: string };
+      return Promise.reject(toStoreError({ message: e.message, code: e.code }));
+    }
+  }
+
+  private write<T = void>(op: WriteOp): Promise<T> {
+    if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
+    if (this.writerError) return Promise.reject(this.writerError);
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.inFlight && !this.scheduled) {
+        // Wait for the end of this turn of the event loop, so that everything accepted in
+        // it (e.g. several requests parsed in one poll phase) shares the commit.
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.flush();
+        });
+      }
+    });
+  }
+
+  private flush(): void {
+    if (this.inFlight || this.queue.length === 0 || this.writerError) return;
+    const batch = this.queue.splice(0, this.batchMax);
+    try {
+      this.worker.postMessage({ type: 'batch', ops: batch.map((p) => p.op) });
+    } catch (err) {
+      // DataCloneError: some op holds a value that cannot cross threads (a function, …).
+      // Reject just those and send the rest; this path costs a clone per op, so only here.
+      const sendable = batch.filter((p) => {
+        try {
+          structuredClone(p.op);
+          return true;
+        } catch {
+          p.reject(new StoreError('failed', `a value cannot be stored: ${(err as Error).message}`, { cause: err }));
+          return false;
+        }
+      });
+      this.queue.unshift(...sendable);
+      if (sendable.length < batch.length) this.flush();
+      else {
+        const e = new StoreError('unavailable', `cannot reach the store writer: ${(err as Error).message}`, { cause: err });
+        for (const p of this.queue.splice(0, batch.length)) p.reject(e);
+      }
+      return;
+    }
+    this.inFlight = batch;
+    this.worker.ref();
+  }
+
+  private onMessage(msg: FromWriter): void {
+    if (msg.type !== 'batch' || !this.inFlight) return;
+    const batch = this.inFlight;
+    this.inFlight = undefined;
+    if (msg.results) {
+      this.counters.commits++;
+      this.counters.ops += batch.length;
+      this.counters.largestBatch = Math.max(this.counters.largestBatch, batch.length);
+      msg.results.forEach((r: OpResult, i) => (r.ok ? batch[i]!.resolve(r.value) : batch[i]!.reject(toStoreError(r.error))));
+    } else {
+      const err = toStoreError(msg.error ?? { message: 'unknown writer failure' }, 'unavailable');
+      this.log.error({ err, ops: batch.length }, 'store commit failed; the whole batch is rolled back');
+      for (const p of batch) p.reject(err);
+    }
+    this.counters.commitMs += msg.ms;
+    if (msg.ms > SLOW_COMMIT_MS) this.log.warn({ ms: Math.round(msg.ms), ops: batch.length }, 'slow store commit');
+    // Ops that arrived while this batch was in flight go at once: they already waited.
+    this.flush();
+    if (!this.inFlight) this.worker.unref();
+    this.notifyIdle();
+  }
+
+  private onExit(code: number): void {
+    if (this.stopping) return;
+    const why = this.lastWorkerError ? `: ${this.lastWorkerError.message}` : '';
+    this.writerError = new StoreError('unavailable', `the store writer thread stopped (exit code ${code})${why}`, {
+      cause: this.lastWorkerError,
+    });
+    this.log.error({ err: this.lastWorkerError, code }, 'store writer thread stopped; writes are unavailable');
+    const lost = [...(this.inFlight ?? []), ...this.queue.splice(0)];
+    this.inFlight = undefined;
+    for (const p of lost) p.reject(this.writerError);
+    this.notifyIdle();
+  }
+
+  private notifyIdle(): void {
+    if (this.inFlight || (this.queue.length > 0 && !this.writerError)) return;
+    const waiters = this.idleWaiters.splice(0);
+    for (const w of waiters) w();
+  }
+}
