@@ -23,8 +23,8 @@ const NEVER = Symbol('hookrelay.never');
  * Compiles a JSONata expression once (at load); throws an Error with the position on a
  * syntax error. JSONata only reads own properties, so `constructor` and `prototype` never
  * reach the prototype chain; in addition every name step spelling `__proto__`,
- * `prototype` or `constructor` is made unresolvable, so own keys of those names never
- * resolve by name either.
+ * `prototype` or `constructor` is made unresolvable and `$lookup` refuses those keys, so
+ * own keys of those names never resolve by name either.
  */
 export function compileJsonata(source: string, limits: JsonataLimits = DEFAULT_JSONATA_LIMITS): EvaluateText {
   let expression: jsonata.Expression;
@@ -35,7 +35,26 @@ export function compileJsonata(source: string, limits: JsonataLimits = DEFAULT_J
     throw new Error(`JSONata syntax error at position ${e.position ?? 0}: ${e.message ?? String(err)}`);
   }
   neutralisePrototypeNames(expression.ast());
+  expression.registerFunction('lookup', safeLookup, '<x-s:x>');
   return async (context) => toText(await expression.evaluate(context));
+}
+
+/** JSONata's `$lookup` (same array semantics), refusing prototype keys. */
+function safeLookup(this: jsonata.Focus, input: unknown, key: string): unknown {
+  if (isPrototypeKey(key)) return undefined;
+  if (Array.isArray(input)) {
+    // The focus of a native function carries createSequence (jsonata.js applyInner), untyped.
+    const sequence = (this as unknown as { createSequence(): unknown[] }).createSequence();
+    for (const entry of input) {
+      const value = safeLookup.call(this, entry, key);
+      if (value === undefined) continue;
+      if (Array.isArray(value)) sequence.push(...value);
+      else sequence.push(value);
+    }
+    return sequence;
+  }
+  if (input === null || typeof input !== 'object' || !Object.hasOwn(input, key)) return undefined;
+  return (input as Record<string, unknown>)[key];
 }
 
 /** Walks the parsed expression (once, at load) and points prototype-named steps at nothing. */

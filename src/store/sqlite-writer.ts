@@ -1,16 +1,19 @@
 /**
- * The store's writer thread. It owns the only write connection and runs each batch of
- * write ops that `sqlite.ts` posts in ONE transaction, so that one fsync covers every op in
- * it (group commit), while the event loop of the main thread never waits on the disk.
+ * The store's writer thread: both sides of the thread boundary. It owns the only write
+ * connection and runs each batch of write ops that `sqlite.ts` posts in ONE transaction, so
+ * that one fsync covers every op in it (group commit), while the event loop of the main
+ * thread never waits on the disk.
  *
- * Started by `sqlite.ts` (see `startWriter` there); talks only through the messages typed
- * below. Prints nothing: failures go back to the main thread, which logs them.
+ * `startWriter` (main thread) spawns it; it talks only through the messages typed below.
+ * Prints nothing: failures go back to the main thread, which logs them.
  */
-import { isMainThread, parentPort } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION, eventParams, runParams, type RunRow } from './sqlite-schema.js';
-import type { HistoryMessage, NewEvent, NewRun, RunEffects, RunEnd } from './store.js';
+import { StoreError, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd } from './store.js';
 
 /** One write, as the main thread queues it. */
 export type WriteOp =
@@ -62,6 +65,59 @@ function toWire(err: unknown): WireError {
     return typeof code === 'string' ? { message: err.message, code } : { message: err.message };
   }
   return { message: String(err) };
+}
+
+// Node 20 does not apply ESM loader hooks (`--import tsx`, `register()`) inside worker
+// threads (nodejs/node#47747, privatenumber/tsx#354). So the thread starts from this tiny
+// script, which installs tsx's in-thread require hook and loads this file: 80-150 ms
+// measured, about half of what tsx's ESM hooks cost (they start one more thread). Only
+// dynamic import() is used because the worker inherits the parent's flags, and with
+// `--input-type=module` an eval-ed script is a module, where `require` does not exist.
+const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]).then(([m, w]) => {
+  const require = m.createRequire(w.workerData.entry);
+  require(w.workerData.tsx).register();
+  require(w.workerData.entry);
+});`;
+
+/**
+ * Spawns the writer thread and opens its connection. `onOpen` runs while the thread boots
+ * (the caller opens its read connection and migrates then); the writer opens the file only
+ * after it, so it never sees a half-migrated schema.
+ */
+export function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Worker> {
+  const worker = new Worker(BOOT, {
+    eval: true,
+    workerData: {
+      tsx: createRequire(import.meta.url).resolve('tsx/cjs/api'),
+      entry: fileURLToPath(import.meta.url),
+      hookrelayWriter: true,
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const stop = (err: unknown) => {
+      worker.off('message', onMessage).off('exit', onExit).off('error', onError);
+      worker.on('error', () => {}); // a late 'error' without a listener would be thrown here
+      void worker.terminate();
+      reject(err);
+    };
+    const unavailable = (why: string, cause?: unknown) =>
+      stop(new StoreError('unavailable', `the store writer could not start: ${why}`, { cause }));
+    const onMessage = (msg: FromWriter) => {
+      if (msg.type === 'ready') {
+        worker.off('message', onMessage).off('exit', onExit).off('error', onError);
+        resolve(worker); // the store attaches its own listeners before any further event is delivered
+      } else if (msg.type === 'fatal') unavailable(msg.error.message, msg.error);
+    };
+    const onError = (err: Error) => unavailable(err.message, err);
+    const onExit = (code: number) => unavailable(`the thread exited with code ${code}`);
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    try {
+      onOpen(); // the caller migrates while the thread boots; messages wait in the port
+      worker.postMessage({ type: 'open', file, durability });
+    } catch (err) {
+      stop(err); // e.g. a newer schema: the caller's error, as it is
+    }
+  });
 }
 
 /** Opens the write connection with the durability the config asks for. */
@@ -230,4 +286,6 @@ function serve(port: NonNullable<typeof parentPort>): void {
   });
 }
 
-if (!isMainThread && parentPort) serve(parentPort);
+// Only in the thread `startWriter` spawned: importing this file elsewhere (the main thread,
+// or a store opened inside some other worker) must not take over that thread's port.
+if (parentPort && (workerData as { hookrelayWriter?: boolean } | null)?.hookrelayWriter) serve(parentPort);

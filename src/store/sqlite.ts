@@ -1,13 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
 import { migrate, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
-import type { FromWriter, OpResult, WireError, WriteOp, WriterPragmas } from './sqlite-writer.js';
+import { startWriter, type FromWriter, type OpResult, type WireError, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd,
@@ -45,53 +43,6 @@ interface Pending {
 }
 
 const SLOW_COMMIT_MS = 1000;
-
-// Node 20 does not apply ESM loader hooks (`--import tsx`, `register()`) inside worker
-// threads (nodejs/node#47747, privatenumber/tsx#354). So the thread starts from this tiny
-// script, which installs tsx's in-thread require hook and loads the TypeScript writer:
-// ~100 ms, about half of what tsx's ESM hooks cost (they start one more thread). Only
-// dynamic import() is used because the worker inherits the parent's flags, and with
-// `--input-type=module` an eval-ed script is a module, where `require` does not exist.
-const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]).then(([m, w]) => {
-  const require = m.createRequire(w.workerData.entry);
-  require(w.workerData.tsx).register();
-  require(w.workerData.entry);
-});`;
-
-function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Worker> {
-  const worker = new Worker(BOOT, {
-    eval: true,
-    workerData: {
-      tsx: createRequire(import.meta.url).resolve('tsx/cjs/api'),
-      entry: fileURLToPath(new URL('./sqlite-writer.ts', import.meta.url)),
-    },
-  });
-  return new Promise((resolve, reject) => {
-    const stop = (err: unknown) => {
-      worker.off('message', onMessage).off('exit', onExit).off('error', onError);
-      worker.on('error', () => {}); // a late 'error' without a listener would be thrown here
-      void worker.terminate();
-      reject(err);
-    };
-    const unavailable = (why: string, cause?: unknown) =>
-      stop(new StoreError('unavailable', `the store writer could not start: ${why}`, { cause }));
-    const onMessage = (msg: FromWriter) => {
-      if (msg.type === 'ready') {
-        worker.off('message', onMessage).off('exit', onExit).off('error', onError);
-        resolve(worker); // the store attaches its listeners in this same microtask
-      } else if (msg.type === 'fatal') unavailable(msg.error.message, msg.error);
-    };
-    const onError = (err: Error) => unavailable(err.message, err);
-    const onExit = (code: number) => unavailable(`the thread exited with code ${code}`);
-    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-    try {
-      onOpen(); // the caller migrates while the thread boots; messages wait in the port
-      worker.postMessage({ type: 'open', file, durability });
-    } catch (err) {
-      stop(err); // e.g. a newer schema: the caller's error, as it is
-    }
-  });
-}
 
 /** Maps a writer-side error code to the store's. */
 function toStoreError(e: WireError, fallback: StoreErrorCode = 'failed'): StoreError {

@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { compileHandlebars, rewriteIndexSyntax } from '../../../src/engine/handlebars.js';
+
+const render = (template: string, context: Record<string, unknown>) => compileHandlebars(template)(context);
+
+describe('engine/handlebars', () => {
+  describe('rewriteIndexSyntax', () => {
+    it('turns a[0].b into a.[0].b inside mustaches only', () => {
+      expect(rewriteIndexSyntax('x[0] {{a[0].b}} {{m[1][2]}}')).to.equal('x[0] {{a.[0].b}} {{m.[1].[2]}}');
+    });
+
+    it('leaves literal segments, strings, comments and escaped mustaches alone', () => {
+      expect(rewriteIndexSyntax('{{a.[b c]}} {{lookup x "k[0]"}} {{!-- a[0] --}} {{! b[1] }} \\{{c[2]}}')).to.equal(
+        '{{a.[b c]}} {{lookup x "k[0]"}} {{!-- a[0] --}} {{! b[1] }} \\{{c[2]}}',
+      );
+    });
+
+    it('rewrites inside block openers and sub-expressions', () => {
+      expect(rewriteIndexSyntax('{{#each a[0].items as |i|}}{{i[1]}}{{/each}}')).to.equal('{{#each a.[0].items as |i|}}{{i.[1]}}{{/each}}');
+    });
+  });
+
+  describe('compileHandlebars', () => {
+    const context = {
+      repo: { name: 'hookrelay', tags: ['a', 'b'] },
+      commits: [{ message: 'first', author: { name: 'ann' } }, { message: 'second' }],
+      count: 3,
+      ok: false,
+      nothing: null,
+      html: '<b>"&"</b>',
+    };
+
+    it('resolves dotted paths and a[0].b index syntax', () => {
+      expect(render('{{repo.name}}: {{commits[0].message}} by {{commits.[0].author.name}}', context)).to.equal('hookrelay: first by ann');
+      expect(render('{{repo.tags[1]}}', context)).to.equal('b');
+    });
+
+    it('renders objects and arrays as JSON', () => {
+      expect(render('{{repo}}', context)).to.equal('{"name":"hookrelay","tags":["a","b"]}');
+      expect(render('{{repo.tags}}', context)).to.equal('["a","b"]');
+      expect(render('{{commits[1]}}', context)).to.equal('{"message":"second"}');
+      expect(render('{{lookup commits 1}}', context)).to.equal('{"message":"second"}');
+    });
+
+    it('renders missing and null values as empty text, scalars with String', () => {
+      expect(render('[{{missing}}|{{missing.deep.path}}|{{nothing}}|{{commits[9].message}}]', context)).to.equal('[|||]');
+      expect(render('{{count}} {{ok}}', context)).to.equal('3 false');
+    });
+
+    it('does not HTML-escape', () => {
+      expect(render('{{html}} {{{html}}}', context)).to.equal('<b>"&"</b> <b>"&"</b>');
+    });
+
+    it('keeps the built-in block helpers', () => {
+      expect(render('{{#each commits}}{{@index}}:{{message}};{{/each}}', context)).to.equal('0:first;1:second;');
+      expect(render('{{#if ok}}yes{{else}}no{{/if}} {{#with repo}}{{name}}{{/with}}', context)).to.equal('no hookrelay');
+    });
+
+    it('never resolves __proto__, prototype or constructor, also as own payload keys', () => {
+      const payload = JSON.parse('{"__proto__":{"x":"leak"},"constructor":{"name":"leak"},"prototype":"leak","a":{"__proto__":"leak"}}');
+      const ctx = { ...payload, payload };
+      const template =
+        '[{{__proto__.x}}|{{constructor.name}}|{{prototype}}|{{payload.__proto__}}|{{a.__proto__}}|{{a.[__proto__]}}' +
+        '|{{lookup payload "__proto__"}}|{{lookup this "constructor"}}|{{lookup a "__proto__"}}|{{toString}}|{{repo.constructor}}]';
+      expect(render(template, { ...ctx, repo: {} })).to.equal('[||||||||||]');
+      expect(render('{{#each payload}}{{@key}};{{/each}}', ctx)).to.equal('a;');
+      expect(render('{{#__proto__}}leak{{else}}none{{/__proto__}}', ctx)).to.equal('none');
+    });
+
+    it('returns constant text without calling Handlebars', () => {
+      expect(render('GitHub {{!-- note --}}', {})).to.equal('GitHub ');
+    });
+
+    it('rejects syntax errors, unknown helpers, log, partials and decorators at compile time', () => {
+      for (const bad of ['{{#if}}', '{{a[}}', '{{shout name}}', '{{log payload}}', '{{> partial}}', '{{*decorator}}']) {
+        expect(() => compileHandlebars(bad), bad).to.throw(Error);
+      }
+      expect(() => compileHandlebars('{{#if}}')).to.throw(/^Parse error on line 1: unexpected EOF/);
+      expect(() => compileHandlebars('{{shout name}}')).to.throw(/unknown helper shout/);
+    });
+
+    it('produces one-line error messages', () => {
+      try {
+        compileHandlebars('line one\n{{#each}}\n');
+        expect.fail('should throw');
+      } catch (err) {
+        expect((err as Error).message).to.not.include('\n');
+      }
+    });
+  });
+});
