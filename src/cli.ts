@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ConfigError } from './config/errors.js';
-import { loadConfig, resolveConfigPath } from './config/load.js';
-import { ensureToken } from './config/token.js';
 import { HookError } from './errors.js';
-import { createLogger, silentLogger } from './log.js';
-import { createEngine } from './engine/engine.js';
-import { serve } from './serve.js';
-import { openStore } from './store/open.js';
 import type { LoadedConfig } from './config/types.js';
+
+// Each command imports what it needs when it runs: `--help` and `check` should not pay for
+// Koa, SQLite and the model client (start-up time is one of the benchmark's figures).
+const configLoader = () => import('./config/load.js');
+const engineModule = () => import('./engine/engine.js');
+const storeModule = () => import('./store/open.js');
+const logModule = () => import('./log.js');
 
 /**
  * The command line, and the only reader of argv and the environment (STYLE.md).
@@ -29,8 +30,9 @@ export async function main(argv: string[]): Promise<void> {
     .addOption(configOption())
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
     .action(async (opts) => {
-      const loaded = load(opts.config);
+      const loaded = await load(opts.config);
       const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
+      const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), import('./config/token.js'), import('./serve.js')]);
       const log = createLogger(level);
       const withToken = orExit(() => ensureToken(loaded));
       await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }));
@@ -41,8 +43,10 @@ export async function main(argv: string[]): Promise<void> {
     .description('validate the config, compile every template and load every transform; exit 1 listing each problem')
     .addOption(configOption())
     .action(async (opts) => {
-      const loaded = load(opts.config);
+      const loaded = await load(opts.config);
+      const { ensureToken } = await import('./config/token.js');
       orExit(() => ensureToken(loaded, { dryRun: true }));
+      const { createEngine } = await engineModule();
       const engine = await orExitAsync(() => createEngine(loaded.config));
       const n = loaded.config.hooks.mappings.length;
       process.stdout.write(`ok: ${loaded.file} is valid (${n} mapping${n === 1 ? '' : 's'}: ${engine.mappings.join(', ') || 'none'})\n`);
@@ -57,7 +61,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(async (name: string, opts) => {
-      const loaded = load(opts.config);
+      const loaded = await load(opts.config);
+      const { createEngine } = await engineModule();
       const engine = await orExitAsync(() => createEngine(loaded.config));
       let payload: unknown;
       try {
@@ -98,7 +103,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('-f, --follow', 'keep printing new events as they arrive (Ctrl-C to stop)')
     .option('--json', 'one JSON object per line')
     .action(async (opts) => {
-      const loaded = load(opts.config);
+      const loaded = await load(opts.config);
+      const [{ openStore }, { silentLogger }] = await Promise.all([storeModule(), logModule()]);
       const store = await openStore(loaded.config, silentLogger);
       let after: number = opts.after;
       for (;;) {
@@ -123,7 +129,8 @@ export async function main(argv: string[]): Promise<void> {
     .addOption(new Option('--status <status>', 'only runs in this state').choices(['queued', 'running', 'succeeded', 'failed', 'timed_out']))
     .option('--json', 'JSON output')
     .action(async (id: string | undefined, opts) => {
-      const loaded = load(opts.config);
+      const loaded = await load(opts.config);
+      const [{ openStore }, { silentLogger }] = await Promise.all([storeModule(), logModule()]);
       const store = await openStore(loaded.config, silentLogger);
       try {
         if (id !== undefined) {
@@ -145,7 +152,8 @@ export async function main(argv: string[]): Promise<void> {
   await program.parseAsync(argv);
 }
 
-function load(flag: string | undefined): LoadedConfig {
+async function load(flag: string | undefined): Promise<LoadedConfig> {
+  const { loadConfig, resolveConfigPath } = await configLoader();
   return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
 }
 

@@ -1,4 +1,5 @@
-import type { LoadedConfig } from './config/types.js';
+import type { Config, LoadedConfig } from './config/types.js';
+import { ConfigError } from './config/errors.js';
 import type { Logger } from './log.js';
 import { createEngine } from './engine/engine.js';
 import { createRuntime } from './dispatch/runtime.js';
@@ -32,7 +33,11 @@ export async function start(loaded: LoadedConfig, log: Logger): Promise<Running>
         log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),
     },
     log,
-  );
+  ).catch(async (err: NodeJS.ErrnoException) => {
+    await runtime.stop();
+    await store.close();
+    throw listenProblem(err, config);
+  });
   let stopping: Promise<void> | undefined;
   return {
     listener,
@@ -43,6 +48,15 @@ export async function start(loaded: LoadedConfig, log: Logger): Promise<Running>
         await store.close();
       })()),
   };
+}
+
+/** A port in use or not ours to take is a configuration problem: say which key to change. */
+function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Error {
+  const where = `${config.server.host}:${config.server.port}`;
+  if (err.code === 'EADDRINUSE') return new ConfigError([{ path: 'server.port', message: `${where} is already in use: stop the other process or choose another port` }]);
+  if (err.code === 'EACCES') return new ConfigError([{ path: 'server.port', message: `not allowed to listen on ${where}: choose a port above 1023` }]);
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') return new ConfigError([{ path: 'server.host', message: `${config.server.host} is not an address of this machine` }]);
+  return err;
 }
 
 /** `hookrelay serve`: start, say where, and stop cleanly on SIGINT/SIGTERM (exit 0). */

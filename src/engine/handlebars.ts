@@ -122,42 +122,33 @@ export function rewriteIndexSyntax(source: string): string {
       pos = stop;
       continue;
     }
-    pos = rewriteMustache(source, open, (chunk) => (out += chunk));
+    const mustache = rewriteMustache(source, open);
+    out += mustache.text;
+    pos = mustache.end;
   }
 }
 
-/** Copies one mustache starting at `open` through `emit`, inserting `.` before index brackets; returns the end. */
-function rewriteMustache(source: string, open: number, emit: (chunk: string) => void): number {
+/** One mustache starting at `open`, with `.` inserted before index brackets, and where it ends. */
+function rewriteMustache(source: string, open: number): { text: string; end: number } {
   let i = open + 2;
-  let chunk = '{{';
+  let text = '{{';
   while (i < source.length) {
     const ch = source[i]!;
-    if (ch === '}' && source[i + 1] === '}') return emitAndReturn(emit, chunk, i);
+    if (ch === '}' && source[i + 1] === '}') break;
+    let stop = i + 1;
     if (ch === '"' || ch === "'") {
       const end = source.indexOf(ch, i + 1);
-      const stop = end < 0 ? source.length : end + 1;
-      chunk += source.slice(i, stop);
-      i = stop;
-      continue;
-    }
-    if (ch === '[') {
+      stop = end < 0 ? source.length : end + 1;
+    } else if (ch === '[') {
       const prev = source[i - 1] ?? '';
-      if (prev === ']' || ID_END.test(prev)) chunk += '.';
-      const end = source.indexOf(']', i + 1);
-      const stop = end < 0 ? source.length : end + 1;
-      chunk += source.slice(i, stop);
-      i = stop;
-      continue;
+      if (prev === ']' || ID_END.test(prev)) text += '.';
+      const end = source.indexOf(']', i + 1); // a literal segment runs to the next `]`
+      stop = end < 0 ? source.length : end + 1;
     }
-    chunk += ch;
-    i += 1;
+    text += source.slice(i, stop);
+    i = stop;
   }
-  return emitAndReturn(emit, chunk, i);
-}
-
-function emitAndReturn(emit: (chunk: string) => void, chunk: string, end: number): number {
-  emit(chunk);
-  return end;
+  return { text, end: i };
 }
 
 // --- AST rewrite -------------------------------------------------------------------------

@@ -165,6 +165,7 @@ export function runParams(r: NewRun): Record<string, Bind> {
   };
 }
 
+/** Row → record (`unsafe` 0/1 → boolean). */
 export function toEvent(row: EventRow): EventRecord {
   return {
     seq: row.seq,
@@ -204,6 +205,7 @@ export function toRun(row: RunRow): RunRecord {
   return run;
 }
 
+/** A `history` row → one conversation message. */
 export function toHistory(row: { role: string; content: string }): HistoryMessage {
   return { role: row.role as HistoryMessage['role'], content: row.content };
 }

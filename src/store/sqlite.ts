@@ -32,7 +32,10 @@ export interface SqliteStoreStats {
   largestBatch: number;
   /** Time the writer spent in transactions, BEGIN to COMMIT (fsync included). */
   commitMs: number;
-  /** open() time: spawning the writer thread until its connection is ready (the read connection opens and migrates meanwhile). */
+  /**
+   * open() time: spawning the writer thread until its connection is ready (the read
+   * connection opens and migrates meanwhile).
+   */
   writerStartMs: number;
 }
 

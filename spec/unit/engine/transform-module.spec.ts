@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -34,6 +34,8 @@ describe('engine/transform-module', () => {
     symlinkSync(join(dir, 'sub', 'nested.mjs'), join(dir, 'inside-link.mjs'));
     symlinkSync(join(dir, 'data.json'), join(dir, 'json-link.mjs'));
   });
+
+  after(() => rmSync(root, { recursive: true, force: true }));
 
   describe('resolveTransformModule', () => {
     it('accepts files inside the directory, in subfolders, and symlinks that stay inside', async () => {

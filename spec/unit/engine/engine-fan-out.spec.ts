@@ -1,0 +1,140 @@
+import { expect } from 'chai';
+import { actionsOf, engineWith, mapError, request } from './engine-harness.js';
+import type { MappingInput } from './make-config.js';
+
+describe('engine/engine: forEach and transforms', () => {
+  describe('forEach', () => {
+    const mapping: MappingInput = { id: 'mail', forEach: 'messages', messageTemplate: '{{index}}: {{subject}} ({{payload.account}}/{{item.id}})', sessionKey: 'hook:email:{{id}}' };
+
+    it('makes one action per item with the item fields at the top level', async () => {
+      const engine = await engineWith([mapping]);
+      const actions = actionsOf(await engine.map(request('email', { account: 'me', messages: [{ id: 'a', subject: 'hi' }, { id: 'b', subject: 'yo' }] })));
+      expect(actions.map((a) => (a.kind === 'agent' ? [a.message, a.sessionKey] : []))).to.deep.equal([
+        ['0: hi (me/a)', 'hook:email:a'],
+        ['1: yo (me/b)', 'hook:email:b'],
+      ]);
+    });
+
+    it('acts on at most maxFanOut items and reports how many were dropped', async () => {
+      const engine = await engineWith([mapping], { hooks: { maxFanOut: 2 } });
+      const messages = [1, 2, 3, 4, 5].map((n) => ({ id: `m${n}`, subject: `s${n}` }));
+      const result = await engine.map(request('email', { messages }));
+      expect(actionsOf(result)).to.have.length(2);
+      expect(result).to.include({ dropped: 3 });
+      const exact = await engine.map(request('email', { messages: messages.slice(0, 2) }));
+      expect(exact).to.not.have.property('dropped');
+    });
+
+    it('skips a missing, empty or non-array field', async () => {
+      const engine = await engineWith([mapping]);
+      for (const payload of [{}, { messages: [] }, { messages: 'x' }, { messages: { 0: {} } }]) {
+        expect(await engine.map(request('email', payload))).to.deep.equal({ type: 'skipped', mappingId: 'mail' });
+      }
+    });
+
+    it('names the failing item', async () => {
+      const engine = await engineWith([{ id: 'mail', forEach: 'messages', messageTemplate: '{{subject}}', sessionKey: '{{key}}' }]);
+      const bad = await mapError(engine, request('email', { messages: [{ subject: 's', key: 'hook:1' }, { subject: ' ', key: 'hook:2' }] }));
+      expect(bad.code).to.equal('invalid_payload');
+      expect(bad.message).to.equal('item 1: message must not be empty or blank');
+      const foreign = await mapError(engine, request('email', { messages: [{ subject: 's', key: 'main' }] }));
+      expect(foreign.code).to.equal('session_key_not_allowed');
+      expect(foreign.message).to.match(/^item 0: sessionKey must start with one of: hook:$/);
+    });
+
+    it('renders non-object items through item', async () => {
+      const engine = await engineWith([{ forEach: 'tags', action: 'wake', textTemplate: 'tag {{item}} #{{index}}' }]);
+      expect(actionsOf(await engine.map(request('x', { tags: ['a', 'b'] }))).map((a) => (a.kind === 'wake' ? a.text : ''))).to.deep.equal(['tag a #0', 'tag b #1']);
+    });
+  });
+
+  describe('transforms', () => {
+    it('calls TypeScript, .mts, CommonJS and JavaScript transforms with the request', async () => {
+      const engine = await engineWith([
+        { id: 'ts', match: { path: 'ts' }, transform: { module: 'echo.ts' } },
+        { id: 'mts', match: { path: 'mts' }, action: 'wake', transform: { module: 'named.mts' } },
+        { id: 'cjs', match: { path: 'cjs' }, transform: { module: 'commonjs.cjs' } },
+      ]);
+      expect(actionsOf(await engine.map(request('ts', { x: 1 })))[0]).to.include({
+        message: 'echo 1 @ ts /hooks/ts 2024-06-01T12:00:00.000Z',
+        name: 'Echo',
+      });
+      expect(actionsOf(await engine.map(request('mts', { x: 2 })))[0]).to.include({ kind: 'wake', text: 'named 2' });
+      expect(actionsOf(await engine.map(request('cjs', { x: 3 })))[0]).to.include({ message: 'cjs 3' });
+    });
+
+    it('overrides template fields; undefined keeps the template result; null skips', async () => {
+      const engine = await engineWith([
+        { id: 'keep', match: { path: 'keep' }, messageTemplate: 'from template', transform: { module: 'steps.mjs', export: 'keep' } },
+        { id: 'skip', match: { path: 'skip' }, messageTemplate: 'from template', transform: { module: 'steps.mjs', export: 'skip' } },
+        { id: 'all', match: { path: 'all' }, messageTemplate: 'from template', name: 'N', transform: { module: 'steps.mjs', export: 'everything' } },
+        { id: 'clear', match: { path: 'clear' }, messageTemplate: 'm', name: 'Named', model: 'x', transform: { module: 'steps.mjs', export: 'clearModel' } },
+      ], { agent: { aliases: { fast: 'vendor/fast' } } });
+      expect(actionsOf(await engine.map(request('keep', {})))[0]).to.include({ message: 'from template' });
+      expect(await engine.map(request('skip', {}))).to.deep.equal({ type: 'skipped', mappingId: 'skip' });
+      expect(actionsOf(await engine.map(request('all', {})))[0]).to.deep.equal({
+        kind: 'agent',
+        message: 'from transform',
+        name: 'T',
+        sessionKey: 'hook:t',
+        wakeMode: 'next-heartbeat',
+        deliver: true,
+        provider: 'slack',
+        to: 'C1',
+        model: 'vendor/fast',
+        thinking: 'high',
+        timeoutSeconds: 30,
+        source: 'mapping:all',
+        unsafe: false,
+      });
+      const cleared = actionsOf(await engine.map(request('clear', {})))[0];
+      expect(cleared).to.include({ name: 'Named' }).and.not.have.property('model');
+    });
+
+    it('lets kind switch the action', async () => {
+      const engine = await engineWith([{ id: 'sw', messageTemplate: 'agent text', transform: { module: 'steps.mjs', export: 'toWake' } }]);
+      expect(actionsOf(await engine.map(request('x', { who: 'bob' })))).to.deep.equal([
+        { kind: 'wake', text: 'woke by bob', mode: 'next-heartbeat', source: 'mapping:sw', unsafe: false },
+      ]);
+    });
+
+    it('validates what transforms return like any body', async () => {
+      const engine = await engineWith([
+        { id: 'kind', match: { path: 'kind' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'badKind' } },
+        { id: 'key', match: { path: 'key' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'evilSession' } },
+        { id: 'conflict', match: { path: 'conflict' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'conflict' } },
+        { id: 'chan', match: { path: 'chan' }, messageTemplate: 'm', provider: 'slack', transform: { module: 'steps.mjs', export: 'channel' } },
+      ]);
+      expect((await mapError(engine, request('kind', {}))).message).to.equal('kind must be one of: wake, agent');
+      expect((await mapError(engine, request('key', {}))).code).to.equal('session_key_not_allowed');
+      expect((await mapError(engine, request('conflict', {}))).message).to.match(/provider and channel disagree/);
+      expect(actionsOf(await engine.map(request('chan', {})))[0]).to.include({ provider: 'telegram', to: '42', deliver: true });
+    });
+
+    it('turns throws, timeouts and non-object results into transform_failed without payload text', async () => {
+      const engine = await engineWith(
+        [
+          { id: 'boom', match: { path: 'boom' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'boom' } },
+          { id: 'slow', match: { path: 'slow' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'slow' } },
+          { id: 'text', match: { path: 'text' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'text' } },
+          { id: 'list', match: { path: 'list' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'list' } },
+        ],
+        { hooks: { transformTimeoutMs: 50 } },
+      );
+      for (const id of ['boom', 'slow', 'text', 'list']) {
+        const err = await mapError(engine, request(id, { secret: 'hunter2' }));
+        expect(err.code, id).to.equal('transform_failed');
+        expect(err.message).to.equal(`mapping "${id}": transform failed`);
+        expect(err.cause).to.be.instanceOf(Error);
+      }
+    });
+
+    it('runs per item under forEach; null skips that item only', async () => {
+      const engine = await engineWith([{ id: 'items', forEach: 'items', transform: { module: 'steps.mjs', export: 'perItem' } }]);
+      const result = await engine.map(request('x', { items: [{ id: 'a' }, { id: 'b', skip: true }, { id: 'c' }] }));
+      expect(actionsOf(result).map((a) => (a.kind === 'agent' ? a.sessionKey : ''))).to.deep.equal(['hook:item:a', 'hook:item:c']);
+      expect(await engine.map(request('x', { items: [{ id: 'b', skip: true }] }))).to.deep.equal({ type: 'skipped', mappingId: 'items' });
+    });
+  });
+
+});
