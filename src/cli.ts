@@ -1,15 +1,20 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { ConfigError } from './config/errors.js';
 import { HookError } from './errors.js';
 import type { LoadedConfig } from './config/types.js';
 
-// Each command imports what it needs when it runs: `--help` and `check` should not pay for
+// Each command loads what it needs when it runs: `--help` and `check` should not pay for
 // Koa, SQLite and the model client (start-up time is one of the benchmark's figures).
-const configLoader = () => import('./config/load.js');
-const engineModule = () => import('./engine/engine.js');
-const storeModule = () => import('./store/open.js');
-const logModule = () => import('./log.js');
+// require(), not import(): the bin runs the sources through tsx's CommonJS hook (src/bin.mjs).
+const require = createRequire(import.meta.url);
+const configLoader = async (): Promise<typeof import('./config/load.js')> => require('./config/load.ts');
+const tokenModule = async (): Promise<typeof import('./config/token.js')> => require('./config/token.ts');
+const engineModule = async (): Promise<typeof import('./engine/engine.js')> => require('./engine/engine.ts');
+const storeModule = async (): Promise<typeof import('./store/open.js')> => require('./store/open.ts');
+const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
+const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
 
 /**
  * The command line, and the only reader of argv and the environment (STYLE.md).
@@ -32,7 +37,7 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (opts) => {
       const loaded = await load(opts.config);
       const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
-      const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), import('./config/token.js'), import('./serve.js')]);
+      const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);
       const log = createLogger(level);
       const withToken = orExit(() => ensureToken(loaded));
       await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }));
@@ -44,7 +49,7 @@ export async function main(argv: string[]): Promise<void> {
     .addOption(configOption())
     .action(async (opts) => {
       const loaded = await load(opts.config);
-      const { ensureToken } = await import('./config/token.js');
+      const { ensureToken } = await tokenModule();
       orExit(() => ensureToken(loaded, { dryRun: true }));
       const { createEngine } = await engineModule();
       const engine = await orExitAsync(() => createEngine(loaded.config));

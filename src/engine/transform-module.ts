@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -58,12 +59,18 @@ function hasTransformExtension(file: string): boolean {
   return TRANSFORM_EXTENSIONS.includes(path.extname(file).toLowerCase());
 }
 
+/** TypeScript modules load through tsx's CommonJS hook (the bin installs it; `--import tsx` too). */
+const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);
+const requireModule = createRequire(import.meta.url);
+
 /**
- * Loads a module with dynamic `import()` of its file URL (tsx, registered in the process,
- * handles TypeScript). Throws an Error whose one-line message says why it failed to load.
+ * Loads a module: TypeScript through `require` (tsx transpiles it), JavaScript with dynamic
+ * `import()` of its file URL (native ESM or CommonJS, as its extension and package say).
+ * Throws an Error whose one-line message says why it failed to load.
  */
 export async function importModule(file: string): Promise<Record<string, unknown>> {
   try {
+    if (TS_EXTENSIONS.has(path.extname(file).toLowerCase())) return requireModule(file) as Record<string, unknown>;
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);

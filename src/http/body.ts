@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import { HookError } from '../errors.js';
 import { dropPrototypeKeys } from '../engine/prototype-keys.js';
@@ -56,41 +57,67 @@ function parseForm(raw: string): Record<string, unknown> {
   return out;
 }
 
+/** Per-request read state, kept on the request so the listeners below can be shared. */
+interface ReadState {
+  chunks: Buffer[];
+  size: number;
+  limit: number;
+  ctx: Context;
+  resolve: (text: string) => void;
+  reject: (err: Error) => void;
+}
+
+const READ = Symbol('hookrelay.read');
+type Reading = IncomingMessage & { [READ]?: ReadState };
+
+/**
+ * Reads the raw body, at most `limit` bytes. The listeners are module-level functions (the
+ * emitter is `this`), not closures made per request: this runs on every accepted request.
+ */
 function readLimited(ctx: Context, limit: number): Promise<string> {
-  const req = ctx.req;
+  const req = ctx.req as Reading;
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        // Do not drain the rest of an oversized body: answer and close.
-        ctx.set('connection', 'close');
-        reject(new HookError('payload_too_large', `the body is larger than hooks.maxBodyBytes (${limit} bytes)`));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(err);
-    };
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-    };
-    const onAborted = () => onError(new Error('request aborted'));
+    req[READ] = { chunks: [], size: 0, limit, ctx, resolve, reject };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
+}
+
+function onData(this: Reading, chunk: Buffer): void {
+  const s = this[READ]!;
+  s.size += chunk.length;
+  if (s.size > s.limit) {
+    done(this);
+    this.pause();
+    // Do not drain the rest of an oversized body: answer and close.
+    s.ctx.set('connection', 'close');
+    s.reject(new HookError('payload_too_large', `the body is larger than hooks.maxBodyBytes (${s.limit} bytes)`));
+    return;
+  }
+  s.chunks.push(chunk);
+}
+
+function onEnd(this: Reading): void {
+  const s = done(this);
+  s.resolve(s.chunks.length === 1 ? s.chunks[0].toString('utf8') : Buffer.concat(s.chunks, s.size).toString('utf8'));
+}
+
+function onError(this: Reading, err: Error): void {
+  done(this).reject(err);
+}
+
+function onAborted(this: Reading): void {
+  done(this).reject(new Error('request aborted'));
+}
+
+function done(req: Reading): ReadState {
+  const s = req[READ]!;
+  req[READ] = undefined;
+  req.off('data', onData);
+  req.off('end', onEnd);
+  req.off('error', onError);
+  req.off('aborted', onAborted);
+  return s;
 }

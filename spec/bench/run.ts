@@ -1,0 +1,226 @@
+/**
+ * `npm run bench`: hookrelay side by side with a bare node:http baseline (baseline.mjs),
+ * measured alternately in the same run, on the same core, with the same load generator
+ * (autocannon, in this process, on the other core where taskset exists). Prints req/s
+ * (median of the rounds), p50/p99 latency, peak RSS and the ratio to the baseline for each
+ * scenario, a soak, and start-up time with 100 mappings; writes the figures as JSON and
+ * compares them with the previous run's.
+ *
+ *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { startFakeModel } from '../support/fake-model.js';
+import { BIN, ROOT, freePort, sleep, tmpDir } from '../support/gateway.js';
+import { SCENARIOS, TARGETS, benchConfig, writeBenchTransforms, type Scenario } from './scenarios.js';
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+};
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+const ROUNDS = opt('rounds', 3);
+const DURATION = opt('duration', 5);
+const CONNECTIONS = opt('connections', 32);
+const SOAK = opt('soak', 200_000);
+const TOKEN = 'bench-token-0123456789abcdef';
+const RESULTS = path.join(ROOT, 'spec/bench/last-run.json');
+
+const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
+const SERVER_CPU = '0';
+if (hasTaskset) spawnSync('taskset', ['-cp', '1', String(process.pid)]); // the generator's core
+
+interface Figures { rps: number; p50: number; p99: number; rssMiB: number; errors: number; statuses: Record<string, number> }
+
+async function main() {
+  const dir = tmpDir('hookrelay-bench-');
+  // A model that answers after a second, like a real one: runs and heartbeats keep going in
+  // the background during the measurements, as they would in production, without dominating.
+  const model = await startFakeModel([{ match: '', reply: 'HEARTBEAT_OK', delayMs: 1000 }]);
+  writeBenchTransforms(dir);
+  const hrPort = await freePort();
+  const basePort = await freePort();
+  const config = benchConfig({ dir, port: hrPort, token: TOKEN, modelUrl: model.baseUrl });
+  fs.writeFileSync(path.join(dir, 'hookrelay.json'), JSON.stringify(config, null, 2));
+
+  log(`hookrelay bench — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'})`);
+  log(`${hasTaskset ? `server on cpu ${SERVER_CPU}, load generator on cpu 1` : 'no taskset: server and generator share the cpus'}; ${CONNECTIONS} connections, ${ROUNDS} rounds × ${DURATION} s per scenario and server`);
+
+  const baseline = await startProcess([path.join(ROOT, 'spec/bench/baseline.mjs'), String(basePort), TOKEN, String(config.hooks.maxBodyBytes)], `http://127.0.0.1:${basePort}/healthz`, { anyStatus: true });
+  const hookrelay = await startProcess([BIN, 'serve', '--config', path.join(dir, 'hookrelay.json')], `http://127.0.0.1:${hrPort}/healthz`);
+
+  const results: Record<string, unknown> = {};
+  const table: string[][] = [];
+  try {
+    for (const sc of SCENARIOS.filter((s) => !only || s.name === only)) {
+      const opts = (port: number, kind: 'base' | 'hr') => request(sc, port, kind);
+      await load(opts(hrPort, 'hr'), 1); // warm-up: JIT, caches, connection pools
+      await load(opts(basePort, 'base'), 1);
+      const base: Figures[] = [];
+      const hr: Figures[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        base.push(await measure(opts(basePort, 'base'), baseline.proc));
+        hr.push(await measure(opts(hrPort, 'hr'), hookrelay.proc));
+      }
+      const b = summarise(base);
+      const h = summarise(hr);
+      const ratio = h.rps / b.rps;
+      const target = TARGETS[sc.name];
+      const verdict = target === undefined ? '' : ratio >= target ? `≥ ${target} ✓` : `< ${target} ✗`;
+      const p99ok = sc.accepted ? (h.p99 < 10 ? 'p99 < 10 ms ✓' : 'p99 ≥ 10 ms ✗') : '';
+      results[sc.name] = { baseline: b, hookrelay: h, ratio: round(ratio, 3), target };
+      table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, h.rssMiB.toFixed(0), p99ok, statuses(h.statuses)]);
+      log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}, p50/p99 ${h.p50}/${h.p99} ms, RSS ${h.rssMiB.toFixed(0)} MiB`);
+    }
+
+    if (!only || only === 'soak') results.soak = await soak(hrPort, hookrelay.proc);
+  } finally {
+    hookrelay.proc.kill('SIGTERM');
+    baseline.proc.kill('SIGTERM');
+    await Promise.all([hookrelay.exited, baseline.exited]);
+    await model.close();
+  }
+  if (!only || only === 'startup') results.startup = await startup(dir, model.baseUrl);
+
+  printTable(table);
+  const previous = fs.existsSync(RESULTS) ? JSON.parse(fs.readFileSync(RESULTS, 'utf8')) : undefined;
+  const out = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, taskset: hasTaskset, connections: CONNECTIONS, rounds: ROUNDS, durationSeconds: DURATION, results };
+  if (previous && !only) compare(previous, out);
+  if (!only) fs.writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
+  log(only ? '(--only: figures not saved)' : `figures written to ${path.relative(ROOT, RESULTS)}`);
+}
+
+function request(sc: Scenario, port: number, kind: 'base' | 'hr'): autocannon.Options {
+  const body = sc.body();
+  return {
+    url: `http://127.0.0.1:${port}${kind === 'hr' ? `/hooks${sc.path}` : '/'}`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${sc.badToken ? 'wrong-token' : TOKEN}`, 'content-type': 'application/json' },
+    body,
+    connections: CONNECTIONS,
+  };
+}
+
+function load(o: autocannon.Options, seconds: number): Promise<autocannon.Result> {
+  return autocannon({ ...o, duration: seconds });
+}
+
+async function measure(o: autocannon.Options, proc: ChildProcess): Promise<Figures> {
+  let peak = 0;
+  const sampler = setInterval(() => { peak = Math.max(peak, rssMiB(proc.pid!)); }, 200);
+  const r = await load(o, DURATION);
+  clearInterval(sampler);
+  peak = Math.max(peak, rssMiB(proc.pid!));
+  const statusesSeen: Record<string, number> = {};
+  for (const [code, v] of Object.entries((r as any).statusCodeStats ?? {})) statusesSeen[code] = (v as { count: number }).count;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, rssMiB: peak, errors: r.errors, statuses: statusesSeen };
+}
+
+function summarise(rounds: Figures[]): Figures {
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const statusesSeen: Record<string, number> = {};
+  for (const r of rounds) for (const [k, v] of Object.entries(r.statuses)) statusesSeen[k] = (statusesSeen[k] ?? 0) + v;
+  return {
+    rps: Math.round(med(rounds.map((r) => r.rps))),
+    p50: med(rounds.map((r) => r.p50)),
+    p99: med(rounds.map((r) => r.p99)),
+    rssMiB: Math.max(...rounds.map((r) => r.rssMiB)),
+    errors: rounds.reduce((a, r) => a + r.errors, 0),
+    statuses: statusesSeen,
+  };
+}
+
+/** ≥ 200 k durable /wake requests; RSS after warm-up and at the end. */
+async function soak(port: number, proc: ChildProcess) {
+  const sc = SCENARIOS.find((s) => s.name === 'wake')!;
+  await load(request(sc, port, 'hr'), 2);
+  const start = rssMiB(proc.pid!);
+  let peak = start;
+  const sampler = setInterval(() => { peak = Math.max(peak, rssMiB(proc.pid!)); }, 500);
+  const t0 = performance.now();
+  const r = await autocannon({ ...request(sc, port, 'hr'), amount: SOAK });
+  clearInterval(sampler);
+  await sleep(1000);
+  const end = rssMiB(proc.pid!);
+  const seconds = (performance.now() - t0) / 1000;
+  const growth = (end - start) / start;
+  const out = { requests: r.requests.total, seconds: round(seconds, 1), rps: Math.round(r.requests.total / seconds), p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, rssStartMiB: round(start, 1), rssEndMiB: round(end, 1), rssPeakMiB: round(peak, 1), growth: round(growth, 3) };
+  log(`  soak       ${out.requests} requests in ${out.seconds} s (${fmt(out.rps)} req/s, p99 ${out.p99} ms, non-2xx ${out.non2xx}), RSS ${out.rssStartMiB} → ${out.rssEndMiB} MiB (peak ${out.rssPeakMiB}, ${(growth * 100).toFixed(1)} %) ${Math.abs(growth) <= 0.1 && peak < 150 ? '✓' : '✗'}`);
+  return out;
+}
+
+/** Spawn → first 200 from /healthz, with 100 mappings (templates, JSONata, a TS transform). */
+async function startup(dir: string, modelUrl: string) {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const port = await freePort();
+    const cfg = benchConfig({ dir, port, token: TOKEN, modelUrl, mappings: 100, dataDir: path.join(dir, `startup-${i}`) });
+    const file = path.join(dir, `startup-${i}.json`);
+    fs.writeFileSync(file, JSON.stringify(cfg));
+    const t0 = performance.now();
+    const p = await startProcess([BIN, 'serve', '--config', file], `http://127.0.0.1:${port}/healthz`);
+    times.push(performance.now() - t0);
+    p.proc.kill('SIGTERM');
+    await p.exited;
+  }
+  times.sort((a, b) => a - b);
+  const out = { mappings: 100, medianMs: Math.round(times[2]), minMs: Math.round(times[0]), maxMs: Math.round(times[4]) };
+  log(`  startup    ready in ${out.medianMs} ms (median of 5, ${out.minMs}–${out.maxMs}) with 100 mappings ${out.medianMs < 1000 ? '✓' : '✗'}`);
+  return out;
+}
+
+async function startProcess(argv: string[], health: string, o: { anyStatus?: boolean } = {}) {
+  const [cmd, rest] = hasTaskset ? ['taskset', ['-c', SERVER_CPU, process.execPath, ...argv]] : [process.execPath, argv];
+  const proc = spawn(cmd, rest, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOOKRELAY_LOG_LEVEL: 'warn' } });
+  let err = '';
+  proc.stderr!.on('data', (d) => { err += d; });
+  const exited = new Promise<void>((r) => proc.on('exit', () => r()));
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    try {
+      const r = await fetch(health);
+      if (r.status === 200 || o.anyStatus) break;
+    } catch { /* not yet */ }
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${argv[0]} did not start: ${err.slice(-2000)}`);
+    await sleep(5);
+  }
+  return { proc, exited };
+}
+
+function rssMiB(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function compare(prev: any, cur: any) {
+  log(`\ncompared with the previous run (${prev.date}):`);
+  for (const [name, r] of Object.entries<any>(cur.results)) {
+    const p = prev.results?.[name];
+    if (!p?.ratio || !r.ratio) continue;
+    log(`  ${name.padEnd(10)} ratio ${p.ratio} → ${r.ratio} (${r.ratio >= p.ratio ? '+' : ''}${((r.ratio / p.ratio - 1) * 100).toFixed(1)} %)`);
+  }
+}
+
+function printTable(rows: string[][]) {
+  const head = ['scenario', 'baseline req/s', 'hookrelay req/s', 'ratio', 'target', 'p50/p99 ms', 'baseline p50/p99', 'peak RSS MiB', 'latency', 'statuses'];
+  log(`\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
+  for (const r of rows) log(`| ${r.join(' | ')} |`);
+}
+
+const statuses = (s: Record<string, number>) => Object.keys(s).sort().join(', ');
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
+const log = (s: string) => process.stdout.write(`${s}\n`);
+
+main().catch((e) => {
+  process.stderr.write(`bench failed: ${e.stack ?? e}\n`);
+  process.exit(1);
+});
