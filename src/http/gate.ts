@@ -47,10 +47,12 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     }
     let name = pathname.length > base.length ? pathname.slice(base.length + 1) : '';
     while (name.endsWith('/')) name = name.slice(0, -1);
-    try {
-      name = decodeURIComponent(name);
-    } catch {
-      name = '';
+    if (name.includes('%')) {
+      try {
+        name = decodeURIComponent(name);
+      } catch {
+        name = '';
+      }
     }
     const kind = routeKind(name);
     const method = req.method ?? 'GET';
@@ -66,7 +68,8 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
         reject(res, 'rate_limited', 'too many failed token attempts from this address; retry later',
           { 'retry-after': String(verdict.retryAfter) });
       } else {
-        reject(res, 'unauthorized', UNAUTHORIZED);
+        res.writeHead(401, UNAUTHORIZED_HEADERS);
+        res.end(UNAUTHORIZED_BODY);
       }
       return;
     }
@@ -82,7 +85,14 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
   };
 }
 
-const UNAUTHORIZED = 'missing or wrong token: send Authorization: Bearer <token>, x-hookrelay-token, or ?token=';
+// The 401 is what a token-guessing client gets over and over: answer it from constants.
+const UNAUTHORIZED_BODY = Buffer.from(
+  errorBody('unauthorized', 'missing or wrong token: send it as Authorization: Bearer <token> or x-hookrelay-token: <token>'),
+);
+const UNAUTHORIZED_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': String(UNAUTHORIZED_BODY.length),
+};
 
 function reject(res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {
   const body = errorBody(code, message);
