@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer, createRecorder } from './recorder.js';
 
 /** One request the fake model received (the parsed Chat Completions body). */
 export interface ModelRequestRecord {
@@ -47,7 +48,7 @@ export interface FakeModel {
 /** Starts the fake on 127.0.0.1 with an ephemeral port. */
 export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel> {
   const requests: ModelRequestRecord[] = [];
-  const waiters: (() => void)[] = [];
+  const recorder = createRecorder<ModelRequestRecord>('fake model');
   const uses = new Map<ModelRule, number>();
 
   const server: Server = createServer(async (req, res) => {
@@ -61,7 +62,7 @@ export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel
     const users = body.messages.filter((m) => m.role === 'user');
     const record: ModelRequestRecord = { body, headers: req.headers, user: users[users.length - 1]?.content ?? '' };
     requests.push(record);
-    waiters.splice(0).forEach((w) => w());
+    recorder.recorded();
 
     const rule = fake.rules.find((r) => {
       if (r.times !== undefined && (uses.get(r) ?? 0) >= r.times) return false;
@@ -101,22 +102,8 @@ export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     rules,
-    waitForRequests(n, timeoutMs = 5000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`fake model: ${requests.length} of ${n} requests after ${timeoutMs} ms`)), timeoutMs);
-        const check = () => {
-          if (requests.length >= n) {
-            clearTimeout(timer);
-            resolve(requests.slice());
-          } else waiters.push(check);
-        };
-        check();
-      });
-    },
-    close() {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
+    waitForRequests: (n, timeoutMs = 5000) => recorder.waitFor(() => requests, n, timeoutMs, 'requests'),
+    close: () => closeServer(server),
   };
   return fake;
 }

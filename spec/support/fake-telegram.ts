@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer, createRecorder } from './recorder.js';
 
 /** One Bot API call the fake received: `POST /bot{token}/{method}`. */
 export interface TelegramCall {
@@ -36,7 +37,7 @@ export function telegramError(status: number, description: string, retryAfter?: 
 /** Starts the fake on 127.0.0.1 with an ephemeral port. */
 export async function startFakeTelegram(): Promise<FakeTelegram> {
   const calls: TelegramCall[] = [];
-  const waiters: (() => void)[] = [];
+  const recorder = createRecorder<TelegramCall>('fake telegram');
   let nextId = 1;
 
   const server: Server = createServer(async (req, res) => {
@@ -49,7 +50,7 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     }
     const call: TelegramCall = { token: decodeURIComponent(m[1]!), method: m[2]!, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') };
     calls.push(call);
-    waiters.splice(0).forEach((w) => w());
+    recorder.recorded();
     const answer = fake.respond?.(call) ?? {
       status: 200,
       body: { ok: true, result: { message_id: nextId++, chat: { id: call.body.chat_id }, date: Math.floor(Date.now() / 1000), text: call.body.text } },
@@ -72,22 +73,8 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     get messages() {
       return calls.filter((c) => c.method === 'sendMessage');
     },
-    waitForMessages(n, timeoutMs = 5000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`fake telegram: ${fake.messages.length} of ${n} messages after ${timeoutMs} ms`)), timeoutMs);
-        const check = () => {
-          if (fake.messages.length >= n) {
-            clearTimeout(timer);
-            resolve(fake.messages);
-          } else waiters.push(check);
-        };
-        check();
-      });
-    },
-    close() {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
+    waitForMessages: (n, timeoutMs = 5000) => recorder.waitFor(() => fake.messages, n, timeoutMs, 'messages'),
+    close: () => closeServer(server),
   };
   return fake;
 }
