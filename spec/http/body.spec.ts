@@ -170,3 +170,29 @@ describe('http: hooks.enabled false', () => {
     expect((await call(`${gw.base}/healthz`)).status).to.equal(200);
   });
 });
+
+describe('http: a failing transform logs no payload text above debug level', () => {
+  it('keeps the payload out of the error log line', async () => {
+    const { start } = await import('../../src/serve.js');
+    const { configFromObject } = await import('../../src/config/load.js');
+    const { pino } = await import('pino');
+    const { freePort, tmpDir } = await import('../support/gateway.js');
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    const dir = tmpDir();
+    const loaded = configFromObject({
+      server: { port: await freePort() }, dataDir: `${dir}/data`,
+      hooks: { token: TOKEN, mappings: [{ id: 'boom', match: { path: 'boom' }, engine: 'jsonata', messageTemplate: '$error("leak-" & word)' }] },
+    }, `${dir}/c.yaml`, {});
+    const running = await start(loaded, log);
+    try {
+      const r = await call(`${running.listener.url}/hooks/boom`, { token: TOKEN, json: { word: 'PAYLOAD-SECRET' } });
+      expect(r.status).to.equal(500);
+      const failed = lines.filter((l) => l.includes('request failed'));
+      expect(failed.length, 'the failure is logged').to.be.greaterThan(0);
+      expect(failed.join('\n')).to.not.include('PAYLOAD-SECRET');
+    } finally {
+      await running.stop();
+    }
+  });
+});

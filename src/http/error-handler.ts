@@ -16,8 +16,11 @@ export function errorHandler(log: Logger) {
       const code = e?.code ?? 'internal_error';
       const status = ERRORS[code].status;
       if (status >= 500) {
+        // A transform's or template's error can quote the payload: its text is logged at
+        // debug level only; the error level gets what failed and where.
         const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
-        log.error({ code, route: ctx.path, err: cause }, 'request failed');
+        log.error({ code, route: ctx.path, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
+        log.debug({ code, route: ctx.path, err: cause }, 'request failed: cause');
       }
       ctx.status = status;
       if (e?.headers) ctx.set(e.headers);
