@@ -1,9 +1,21 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { AgentConfig, Thinking } from '../config/types.js';
 import type { Logger } from '../log.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
+
+type Sdk = typeof OpenAI;
+/**
+ * The SDK is loaded at the first model call, not at start-up: it is ~10 MiB and ~0.1 s of
+ * loading that a gateway which has not run an agent turn yet does not need (start-up time and
+ * resident memory are benchmark figures). No SDK error can exist before it is loaded.
+ */
+let sdk: Sdk | undefined;
+async function loadSdk(): Promise<Sdk> {
+  sdk ??= (await import('openai')).default;
+  return sdk;
+}
 
 /** One Chat Completions call of the built-in runtime. */
 export interface ModelRequest {
@@ -40,21 +52,23 @@ export class ModelReplyError extends Error {
  * `agent.baseUrl`, so any OpenAI-compatible server works: Ollama, vLLM, LM Studio, …).
  */
 export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: typeof fetch): ModelClient {
-  const client = new OpenAI({
-    baseURL: agent.baseUrl,
-    // Local servers take no key, but the SDK refuses to start without one.
-    apiKey: agent.apiKey || 'none',
-    // One retry for 429/5xx/connection resets; the caller's AbortSignal bounds the total time.
-    maxRetries: 1,
-    ...(fetchImpl ? { fetch: fetchImpl } : {}),
-  });
+  let client: OpenAI | undefined;
+  const getClient = async (): Promise<OpenAI> =>
+    (client ??= new (await loadSdk())({
+      baseURL: agent.baseUrl,
+      // Local servers take no key, but the SDK refuses to start without one.
+      apiKey: agent.apiKey || 'none',
+      // One retry for 429/5xx/connection resets; the caller's AbortSignal bounds the total time.
+      maxRetries: 1,
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    }));
   // Models that answered 400 to `reasoning_effort`: later calls leave it out up front.
   const noReasoning = new Set<string>();
 
   async function call(req: ModelRequest, withEffort: boolean): Promise<string> {
     const body: ChatCompletionCreateParamsNonStreaming = { model: req.model, messages: req.messages };
     if (withEffort && req.thinking && req.thinking !== 'off') body.reasoning_effort = req.thinking;
-    const res = await abortable(client.chat.completions.create(body, { signal: req.signal, timeout: req.timeoutMs + SDK_TIMEOUT_SLACK_MS }), req.signal);
+    const res = await abortable((await getClient()).chat.completions.create(body, { signal: req.signal, timeout: req.timeoutMs + SDK_TIMEOUT_SLACK_MS }), req.signal);
     const message = res.choices?.[0]?.message;
     if (message?.refusal) throw new ModelReplyError('the model refused to answer');
     const text = typeof message?.content === 'string' ? message.content : '';
@@ -82,7 +96,7 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
 }
 
 function rejectsReasoningEffort(err: unknown): boolean {
-  if (!(err instanceof OpenAI.APIError) || err.status !== 400) return false;
+  if (!sdk || !(err instanceof sdk.APIError) || err.status !== 400) return false;
   return /reasoning[_ ]?effort/i.test(`${err.param ?? ''} ${err.message}`);
 }
 
@@ -112,9 +126,10 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
  */
 export function describeModelError(err: unknown): string {
   if (err instanceof ModelReplyError) return err.message;
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return 'the model server did not answer in time';
-  if (err instanceof OpenAI.APIConnectionError) return 'could not reach the model server';
-  if (err instanceof OpenAI.APIError && err.status !== undefined) {
+  if (!sdk) return 'the model call failed';
+  if (err instanceof sdk.APIConnectionTimeoutError) return 'the model server did not answer in time';
+  if (err instanceof sdk.APIConnectionError) return 'could not reach the model server';
+  if (err instanceof sdk.APIError && err.status !== undefined) {
     const code = typeof err.code === 'string' && /^[\w.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
     return `the model server answered HTTP ${err.status}${code}`;
   }
