@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { SCHEMA_VERSION, eventParams, runParams, type RunRow } from './sqlite-schema.js';
+import { EVENT_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, runValues, type RunRow } from './sqlite-schema.js';
 import { StoreError, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd } from './store.js';
 
 /** One write, as the main thread queues it. */
@@ -146,13 +146,10 @@ function openWriter(file: string, durability: 'fsync' | 'os') {
 
 /** The op handlers, over statements prepared once. Each runs inside a SAVEPOINT. */
 function handlers(db: Database.Database) {
-  const insertEvent = db.prepare(
-    'INSERT INTO events (id, kind, text, source, at, unsafe) VALUES (@id, @kind, @text, @source, @at, @unsafe)',
+  const insertEvent = db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`);
+  const insertRun = db.prepare(
+    `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insertRun = db.prepare(`INSERT INTO runs (run_id, session_key, status, message, name, model, thinking,
-      timeout_seconds, wake_mode, deliver, provider, recipient, source, unsafe, created_at)
-    VALUES (@run_id, @session_key, 'queued', @message, @name, @model, @thinking,
-      @timeout_seconds, @wake_mode, @deliver, @provider, @recipient, @source, @unsafe, @created_at)`);
   // The head (oldest queued run) of each session with no running run, oldest heads first.
   // Walks queued runs in seq order (runs_status) and stops at `limit`: each candidate costs
   // two probes of runs_claim, so a claim stays cheap however long the queue is (a GROUP BY
@@ -184,8 +181,8 @@ function handlers(db: Database.Database) {
   return (op: WriteOp): unknown => {
     switch (op.kind) {
       case 'accept':
-        for (const e of op.events) insertEvent.run(eventParams(e));
-        for (const r of op.runs) insertRun.run(runParams(r));
+        for (const e of op.events) insertEvent.run(eventValues(e));
+        for (const r of op.runs) insertRun.run(runValues(r));
         return undefined;
       case 'claim':
         // RETURNING gives rows in no defined order (https://www.sqlite.org/lang_returning.html).
@@ -204,7 +201,7 @@ function handlers(db: Database.Database) {
           delivered_to: end.deliveredTo ?? null,
         });
         if (!row) throw new OpError('run_not_running', `run ${op.runId} is not running`);
-        if (op.effects.summary) insertEvent.run(eventParams(op.effects.summary));
+        if (op.effects.summary) insertEvent.run(eventValues(op.effects.summary));
         appendHistory(row.session_key, op.effects.history ?? []);
         return undefined;
       }
