@@ -94,7 +94,8 @@ const UNAUTHORIZED_HEADERS = {
   'content-length': String(UNAUTHORIZED_BODY.length),
 };
 
-function reject(res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {
+/** Answers with the contract's JSON error body, straight on the raw response (no Koa). */
+export function reject(res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {
   const body = errorBody(code, message);
   res.writeHead(ERRORS[code].status, {
     'content-type': 'application/json; charset=utf-8',

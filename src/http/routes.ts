@@ -1,7 +1,9 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { HookError } from '../errors.js';
-import type { HookRequest, MapResult } from '../engine/action.js';
+import type { Action } from '../engine/action.js';
+import type { Engine } from '../engine/engine.js';
+import { isPrototypeKey } from '../engine/prototype-keys.js';
 import type { Store, RunRecord } from '../store/store.js';
 import type { Accepted } from '../dispatch/runtime.js';
 import { hookRoute } from './gate.js';
@@ -10,13 +12,8 @@ import { hookRoute } from './gate.js';
 export interface RouteDeps {
   hooksPath: string;
   acceptStatus: number;
-  engine: {
-    map(req: HookRequest): Promise<MapResult>;
-    wake(body: unknown): import('../engine/action.js').WakeAction;
-    agent(body: unknown): import('../engine/action.js').AgentAction;
-    fanOut(mappingId: string): boolean;
-  };
-  dispatch(actions: import('../engine/action.js').Action[]): Promise<Accepted[]>;
+  engine: Pick<Engine, 'map' | 'wake' | 'agent' | 'fanOut'>;
+  dispatch(actions: Action[]): Promise<Accepted[]>;
   store: Pick<Store, 'getRun' | 'listEvents'>;
   now?: () => Date;
   /** Logs what a mapping dropped past hooks.maxFanOut. */
@@ -134,7 +131,7 @@ function templateQuery(raw: string): Record<string, string> {
   const out: Record<string, string> = {};
   if (raw === '') return out;
   for (const [k, v] of new URLSearchParams(raw)) {
-    if (k === 'token' || k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
+    if (k === 'token' || isPrototypeKey(k)) continue;
     out[k] = v;
   }
   return out;

@@ -2,11 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { errorBody } from '../errors.js';
 import { createApp } from './app.js';
 import { createAuth } from './auth.js';
 import { createClientAddress } from './client-address.js';
-import { createGate } from './gate.js';
+import { createGate, reject } from './gate.js';
 import type { RouteDeps } from './routes.js';
 
 export interface Listener {
@@ -49,9 +48,7 @@ export async function listen(
   );
   const server = http.createServer((req, res) => {
     if (closing) {
-      const body = errorBody('unavailable', 'the gateway is shutting down; retry shortly');
-      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', connection: 'close', 'retry-after': '1' });
-      res.end(body);
+      reject(res, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
       return;
     }
     gate(req, res);
