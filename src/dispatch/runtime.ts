@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../ids.js';
 import type { Config } from '../config/types.js';
 import type { Action } from '../engine/action.js';
 import type { Logger } from '../log.js';
@@ -76,12 +76,12 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       let wakeNow = false;
       for (const a of actions) {
         if (a.kind === 'wake') {
-          const id = randomUUID();
+          const id = uuidv7();
           events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe });
           accepted.push({ action: 'wake', eventId: id });
           wakeNow ||= a.mode === 'now';
         } else {
-          const runId = randomUUID();
+          const runId = uuidv7();
           runs.push({
             runId,
             sessionKey: a.sessionKey,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../ids.js';
 import type { HooksConfig } from '../config/types.js';
 import type { NewEvent, RunRecord } from '../store/store.js';
 import { neutralise } from './fence.js';
@@ -65,7 +65,7 @@ export function buildSummary(
   const delivered = outcome.status === 'succeeded' && outcome.delivery.kind === 'delivered';
   if (delivered && mainSummary === 'undelivered') return undefined;
   // Our own text (the excerpt is neutralised), so it reaches the heartbeat without a fence.
-  return { id: randomUUID(), kind: 'summary', text: summaryText(run, outcome), source: `run:${run.runId}`, at, unsafe: true };
+  return { id: uuidv7(), kind: 'summary', text: summaryText(run, outcome), source: `run:${run.runId}`, at, unsafe: true };
 }
 
 /** Collapses whitespace, neutralises fence-like tags and cuts at `max` characters with an ellipsis. */

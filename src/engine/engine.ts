@@ -10,7 +10,7 @@ import { createValidator } from './validate.js';
 export interface EngineOptions {
   /** The clock used when a request carries no `now`. */
   now?: () => Date;
-  /** Makes the `hook:<uuid>` session keys; default `crypto.randomUUID`. */
+  /** Makes the `hook:<uuid>` session keys; default a time-ordered UUIDv7 (ids.ts). */
   uuid?: () => string;
   /** JSONata guardrails; default {@link DEFAULT_JSONATA_LIMITS}. */
   jsonata?: Partial<JsonataLimits>;

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../ids.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
 import { HookError } from '../errors.js';
@@ -120,7 +120,7 @@ function optionalText(value: string | null | undefined): string | undefined {
 }
 
 /** Builds the validator for one configuration (session key prefixes, model aliases and allow-list). */
-export function createValidator(config: Config, uuid: () => string = randomUUID): ActionValidator {
+export function createValidator(config: Config, uuid: () => string = uuidv7): ActionValidator {
   const prefixes = config.hooks.allowedSessionKeyPrefixes.map((p) => p.toLowerCase());
   const prefixRule =
     prefixes.length > 0

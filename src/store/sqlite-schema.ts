@@ -138,7 +138,8 @@ export interface RunRow {
   delivered_to: string | null;
 }
 
-type Bind = string | number | null;
+/** One bound value: what an INSERT below takes per column. */
+export type Bind = string | number | null;
 
 // Positional parameters, in the column order of the INSERTs below: binding an array is about
 // twice as fast as binding a named-parameter object in better-sqlite3 (5–10 µs per insert

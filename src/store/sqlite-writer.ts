@@ -12,12 +12,16 @@ import { fileURLToPath } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { EVENT_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, runValues, type RunRow } from './sqlite-schema.js';
-import { StoreError, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd } from './store.js';
+import { EVENT_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, type Bind, type RunRow } from './sqlite-schema.js';
+import { StoreError, type HistoryMessage, type RunEffects, type RunEnd } from './store.js';
 
-/** One write, as the main thread queues it. */
+/**
+ * One write, as the main thread queues it. Accepted events and runs travel as their INSERT's
+ * bind values (`eventValues`, `runValues`): an array crosses the thread boundary faster than
+ * an object, whose every key is serialized too, and accepts are most of the traffic.
+ */
 export type WriteOp =
-  | { kind: 'accept'; events: NewEvent[]; runs: NewRun[] }
+  | { kind: 'accept'; events: Bind[][]; runs: Bind[][] }
   | { kind: 'claim'; limit: number; startedAt: string }
   | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects }
   | { kind: 'requeue'; runIds: string[] }
@@ -39,7 +43,15 @@ export interface WireError {
   code?: string;
 }
 
-export type OpResult = { ok: true; value?: unknown } | { ok: false; error: WireError };
+/**
+ * A committed batch's outcome: `values[i]` is op i's result where it has one (the array is
+ * left out when none has: accepts, the bulk, return nothing), `failed` lists the ops that
+ * failed alone while the rest committed. Both stay small so the reply is cheap to send.
+ */
+export interface BatchOutcome {
+  values?: unknown[];
+  failed?: [index: number, error: WireError][];
+}
 
 export type ToWriter =
   | { type: 'open'; file: string; durability: 'fsync' | 'os' }
@@ -49,8 +61,8 @@ export type ToWriter =
 export type FromWriter =
   | { type: 'ready' }
   | { type: 'fatal'; error: WireError }
-  /** Either per-op results (the transaction committed) or one error (nothing committed). */
-  | { type: 'batch'; results?: OpResult[]; error?: WireError; ms: number }
+  /** Either the outcome of a committed transaction, or one error (nothing committed). */
+  | ({ type: 'batch'; error?: WireError; ms: number } & BatchOutcome)
   | { type: 'closed' };
 
 class OpError extends Error {
@@ -181,8 +193,8 @@ function handlers(db: Database.Database) {
   return (op: WriteOp): unknown => {
     switch (op.kind) {
       case 'accept':
-        for (const e of op.events) insertEvent.run(eventValues(e));
-        for (const r of op.runs) insertRun.run(runValues(r));
+        for (const e of op.events) insertEvent.run(e);
+        for (const r of op.runs) insertRun.run(r);
         return undefined;
       case 'claim':
         // RETURNING gives rows in no defined order (https://www.sqlite.org/lang_returning.html).
@@ -233,22 +245,32 @@ function handlers(db: Database.Database) {
  */
 function batchRunner(db: Database.Database) {
   const apply = handlers(db);
-  const fast = db.transaction((ops: WriteOp[]): OpResult[] => ops.map((op) => ({ ok: true, value: apply(op) })));
+  const fast = db.transaction((ops: WriteOp[]): BatchOutcome => {
+    const out: BatchOutcome = {};
+    for (let i = 0; i < ops.length; i++) {
+      const value = apply(ops[i]!);
+      if (value !== undefined) (out.values ??= [])[i] = value;
+    }
+    return out;
+  });
   const one = db.transaction((op: WriteOp) => apply(op));
-  const isolated = db.transaction((ops: WriteOp[]): OpResult[] =>
-    ops.map((op) => {
+  const isolated = db.transaction((ops: WriteOp[]): BatchOutcome => {
+    const out: BatchOutcome = {};
+    for (let i = 0; i < ops.length; i++) {
       try {
-        return { ok: true, value: one(op) };
+        const value = one(ops[i]!);
+        if (value !== undefined) (out.values ??= [])[i] = value;
       } catch (err) {
         // Some errors (SQLITE_FULL, SQLITE_IOERR, …) make SQLite roll back the whole
         // transaction (https://www.sqlite.org/lang_transaction.html, "Response To Errors
         // Within A Transaction"): the rest would then run in autocommit, so fail the batch.
         if (!db.inTransaction) throw err;
-        return { ok: false, error: toWire(err) };
+        (out.failed ??= []).push([i, toWire(err)]);
       }
-    }),
-  );
-  return (ops: WriteOp[]): OpResult[] => {
+    }
+    return out;
+  });
+  return (ops: WriteOp[]): BatchOutcome => {
     try {
       return fast.immediate(ops);
     } catch {
@@ -259,7 +281,7 @@ function batchRunner(db: Database.Database) {
 
 function serve(port: NonNullable<typeof parentPort>): void {
   let db: Database.Database | undefined;
-  let run: ((ops: WriteOp[]) => OpResult[]) | undefined;
+  let run: ((ops: WriteOp[]) => BatchOutcome) | undefined;
   const send = (msg: FromWriter) => port.postMessage(msg);
 
   port.on('message', (msg: ToWriter) => {
@@ -277,8 +299,8 @@ function serve(port: NonNullable<typeof parentPort>): void {
         const t0 = performance.now();
         try {
           if (!run) throw new Error('the store writer is not open');
-          const results = run(msg.ops);
-          send({ type: 'batch', results, ms: performance.now() - t0 });
+          const outcome = run(msg.ops);
+          send({ type: 'batch', ...outcome, ms: performance.now() - t0 });
         } catch (err) {
           send({ type: 'batch', error: toWire(err), ms: performance.now() - t0 });
         }

@@ -4,8 +4,8 @@ import { performance } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
-import { migrate, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
-import { startWriter, type FromWriter, type OpResult, type WireError, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
+import { eventValues, migrate, runValues, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
+import { startWriter, type FromWriter, type WireError, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd,
@@ -141,7 +141,7 @@ export class SqliteStore implements Store {
 
   accept(events: NewEvent[], runs: NewRun[]): Promise<void> {
     if (events.length === 0 && runs.length === 0) return this.read(() => undefined);
-    return this.write({ kind: 'accept', events, runs });
+    return this.write({ kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) });
   }
 
   listEvents(after: number, limit: number): Promise<EventRecord[]> {
@@ -290,13 +290,18 @@ export class SqliteStore implements Store {
     if (msg.type !== 'batch' || !this.inFlight) return;
     const batch = this.inFlight;
     this.inFlight = undefined;
-    if (msg.results) {
+    if (!msg.error) {
       this.counters.commits++;
       this.counters.ops += batch.length;
       this.counters.largestBatch = Math.max(this.counters.largestBatch, batch.length);
-      msg.results.forEach((r: OpResult, i) => (r.ok ? batch[i]!.resolve(r.value) : batch[i]!.reject(toStoreError(r.error))));
+      const failed = msg.failed && new Map(msg.failed);
+      for (let i = 0; i < batch.length; i++) {
+        const error = failed?.get(i);
+        if (error) batch[i]!.reject(toStoreError(error));
+        else batch[i]!.resolve(msg.values?.[i]);
+      }
     } else {
-      const err = toStoreError(msg.error ?? { message: 'unknown writer failure' }, 'unavailable');
+      const err = toStoreError(msg.error, 'unavailable');
       this.log.error({ err, ops: batch.length }, 'store commit failed; the whole batch is rolled back');
       for (const p of batch) p.reject(err);
     }
