@@ -30,11 +30,18 @@ const SOAK = opt('soak', 200_000);
 const TOKEN = 'bench-token-0123456789abcdef';
 const RESULTS = path.join(ROOT, 'spec/bench/last-run.json');
 
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
 const SERVER_CPU = '0';
 if (hasTaskset) spawnSync('taskset', ['-cp', '1', String(process.pid)]); // the generator's core
 
-interface Figures { rps: number; p50: number; p99: number; rssMiB: number; errors: number; statuses: Record<string, number> }
+/**
+ * `cpuUs`: the server's CPU time (user + system, all its threads) per request — unlike req/s,
+ * it does not drop when the hypervisor takes the core away. `stealPct`: the share of the
+ * machine's time the hypervisor took during the measurement (/proc/stat); above ~5 % req/s
+ * figures are depressed and noisy, so the table shows it.
+ */
+interface Figures { rps: number; p50: number; p99: number; rssMiB: number; cpuUs: number; stealPct: number; errors: number; statuses: Record<string, number> }
 
 async function main() {
   const dir = tmpDir('hookrelay-bench-');
@@ -83,8 +90,10 @@ async function main() {
       const verdict = target === undefined ? '' : ratio >= target ? `≥ ${target} ✓` : `< ${target} ✗`;
       const p99ok = sc.accepted ? (h.p99 < 10 ? 'p99 < 10 ms ✓' : 'p99 ≥ 10 ms ✗') : '';
       results[sc.name] = { baseline: b, hookrelay: h, ratio: round(ratio, 3), target };
-      table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, h.rssMiB.toFixed(0), p99ok, statuses(h.statuses)]);
-      log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}, p50/p99 ${h.p50}/${h.p99} ms, RSS ${h.rssMiB.toFixed(0)} MiB`);
+      const cpuRatio = h.cpuUs > 0 ? b.cpuUs / h.cpuUs : 0;
+      const steal = Math.max(b.stealPct, h.stealPct);
+      table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, `${b.cpuUs} / ${h.cpuUs} (${cpuRatio.toFixed(2)})`, h.rssMiB.toFixed(0), p99ok, `${steal}`, statuses(h.statuses)]);
+      log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
     }
 
     if (!only || only === 'soak') results.soak = await soak(hrPort, hookrelay.proc);
@@ -122,12 +131,18 @@ function load(o: autocannon.Options, seconds: number): Promise<autocannon.Result
 async function measure(o: autocannon.Options, proc: ChildProcess): Promise<Figures> {
   let peak = 0;
   const sampler = setInterval(() => { peak = Math.max(peak, rssMiB(proc.pid!)); }, 200);
+  const cpu0 = cpuMs(proc.pid!);
+  const steal0 = stealTicks();
   const r = await load(o, DURATION);
+  const cpu = cpuMs(proc.pid!) - cpu0;
+  const steal = stealTicks();
   clearInterval(sampler);
   peak = Math.max(peak, rssMiB(proc.pid!));
   const statusesSeen: Record<string, number> = {};
   for (const [code, v] of Object.entries((r as any).statusCodeStats ?? {})) statusesSeen[code] = (v as { count: number }).count;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, rssMiB: peak, errors: r.errors, statuses: statusesSeen };
+  const cpuUs = r.requests.total > 0 ? round((cpu * 1000) / r.requests.total, 1) : 0;
+  const stealPct = round((100 * (steal.steal - steal0.steal)) / Math.max(1, steal.total - steal0.total), 1);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, rssMiB: peak, cpuUs, stealPct, errors: r.errors, statuses: statusesSeen };
 }
 
 function summarise(rounds: Figures[]): Figures {
@@ -139,6 +154,8 @@ function summarise(rounds: Figures[]): Figures {
     p50: med(rounds.map((r) => r.p50)),
     p99: med(rounds.map((r) => r.p99)),
     rssMiB: Math.max(...rounds.map((r) => r.rssMiB)),
+    cpuUs: med(rounds.map((r) => r.cpuUs)),
+    stealPct: Math.max(...rounds.map((r) => r.stealPct)),
     errors: rounds.reduce((a, r) => a + r.errors, 0),
     statuses: statusesSeen,
   };
@@ -183,8 +200,12 @@ async function startup(dir: string, modelUrl: string) {
   return out;
 }
 
+/** The node flags of the bin's shebang (`#!/usr/bin/env -S node FLAGS`): the bench runs it as installed. */
+const BIN_FLAGS = /^#!.*\bnode\b(.*)$/m.exec(fs.readFileSync(BIN, 'utf8').split('\n')[0]!)?.[1]!.trim().split(/\s+/).filter(Boolean) ?? [];
+
 async function startProcess(argv: string[], health: string, o: { anyStatus?: boolean } = {}) {
-  const [cmd, rest] = hasTaskset ? ['taskset', ['-c', SERVER_CPU, process.execPath, ...argv]] : [process.execPath, argv];
+  const node = [process.execPath, ...(argv[0] === BIN ? BIN_FLAGS : [])];
+  const [cmd, rest] = hasTaskset ? ['taskset', ['-c', SERVER_CPU, ...node, ...argv]] : [node[0]!, [...node.slice(1), ...argv]];
   const proc = spawn(cmd, rest, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOOKRELAY_LOG_LEVEL: 'warn' } });
   let err = '';
   proc.stderr!.on('data', (d) => { err += d; });
@@ -199,6 +220,26 @@ async function startProcess(argv: string[], health: string, o: { anyStatus?: boo
     await sleep(5);
   }
   return { proc, exited };
+}
+
+/** CPU time (user + system) the process has used so far, all threads, in ms. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** The machine's steal and total ticks so far (/proc/stat, first line). */
+function stealTicks(): { steal: number; total: number } {
+  try {
+    const cols = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { steal: cols[7] ?? 0, total: cols.slice(0, 8).reduce((a, b) => a + b, 0) };
+  } catch {
+    return { steal: 0, total: 0 };
+  }
 }
 
 function rssMiB(pid: number): number {
@@ -220,7 +261,7 @@ function compare(prev: any, cur: any) {
 }
 
 function printTable(rows: string[][]) {
-  const head = ['scenario', 'baseline req/s', 'hookrelay req/s', 'ratio', 'target', 'p50/p99 ms', 'baseline p50/p99', 'peak RSS MiB', 'latency', 'statuses'];
+  const head = ['scenario', 'baseline req/s', 'hookrelay req/s', 'ratio', 'target', 'p50/p99 ms', 'baseline p50/p99', 'CPU µs/req base / hookrelay (ratio)', 'peak RSS MiB', 'latency', 'steal %', 'statuses'];
   log(`\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }

@@ -5,6 +5,7 @@ import { errorHandler } from './error-handler.js';
 import { bodyParser } from './body.js';
 import { hooksRouter, type RouteDeps } from './routes.js';
 import { HookError } from '../errors.js';
+import { sendJson } from './json.js';
 
 /**
  * The Koa app, in the order of the data flow (STYLE.md): errors → body → routes. Auth and
@@ -23,9 +24,7 @@ export function createApp(deps: RouteDeps & { maxBodyBytes: number; enabled: boo
 
 function healthRouter(): Router {
   const router = new Router();
-  router.get('/healthz', (ctx) => {
-    ctx.body = { ok: true };
-  });
+  router.get('/healthz', (ctx) => sendJson(ctx, 200, { ok: true }));
   return router;
 }
 

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 /** Failed attempts from one address within the window before it gets 429 (CONTRACT.md §4). */
@@ -60,6 +60,8 @@ export function createAuth(token: string, allowQueryToken: boolean, now: () => n
   }
 }
 
+// One-shot hash (Node ≥ 20.12): no Hash object per request, ~3x cheaper than createHash().
+// https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding
 function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
+  return hash('sha256', text, 'buffer');
 }

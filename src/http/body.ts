@@ -15,7 +15,7 @@ const PROTO_WORD = /__proto__|constructor|prototype/;
  */
 export function bodyParser(maxBodyBytes: number) {
   return async function parseBody(ctx: Context, next: Next): Promise<void> {
-    if (ctx.method !== 'POST') return next();
+    if (ctx.req.method !== 'POST') return next();
     const raw = await readLimited(ctx, maxBodyBytes);
     const route = hookRoute(ctx.req);
     const form = route?.kind === 'mapped' && isForm(ctx.get('content-type'));

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ERRORS, HookError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { sendJson } from './json.js';
 
 /**
  * First middleware: turns every failure into the contract's JSON error body. A 4xx says
@@ -22,9 +23,8 @@ export function errorHandler(log: Logger) {
         log.error({ code, route: ctx.path, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
         log.debug({ code, route: ctx.path, err: cause }, 'request failed: cause');
       }
-      ctx.status = status;
       if (e?.headers) ctx.set(e.headers);
-      ctx.body = { ok: false, error: { code, message: status < 500 && e ? e.message : ERRORS[code].summary } };
+      sendJson(ctx, status, { ok: false, error: { code, message: status < 500 && e ? e.message : ERRORS[code].summary } });
     }
   };
 }

@@ -65,8 +65,8 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     const verdict = opts.auth(req, query, opts.clientAddress(req));
     if (!verdict.ok) {
       if (verdict.code === 'rate_limited') {
-        reject(res, 'rate_limited', 'too many failed token attempts from this address; retry later',
-          { 'retry-after': String(verdict.retryAfter) });
+        res.writeHead(429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) });
+        res.end(RATE_LIMITED_BODY);
       } else {
         res.writeHead(401, UNAUTHORIZED_HEADERS);
         res.end(UNAUTHORIZED_BODY);
@@ -85,14 +85,19 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
   };
 }
 
-// The 401 is what a token-guessing client gets over and over: answer it from constants.
+// 401 and 429 are what a token-guessing client gets over and over: answer from constants.
 const UNAUTHORIZED_BODY = Buffer.from(
   errorBody('unauthorized', 'missing or wrong token: send it as Authorization: Bearer <token> or x-hookrelay-token: <token>'),
 );
-const UNAUTHORIZED_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'content-length': String(UNAUTHORIZED_BODY.length),
-};
+const UNAUTHORIZED_HEADERS = jsonHeaders(UNAUTHORIZED_BODY);
+const RATE_LIMITED_BODY = Buffer.from(
+  errorBody('rate_limited', 'too many failed token attempts from this address; retry later'),
+);
+const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY);
+
+function jsonHeaders(body: Buffer): Record<string, string> {
+  return { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) };
+}
 
 /** Answers with the contract's JSON error body, straight on the raw response (no Koa). */
 export function reject(res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {

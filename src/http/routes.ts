@@ -7,6 +7,7 @@ import { isPrototypeKey } from '../engine/prototype-keys.js';
 import type { Store, RunRecord } from '../store/store.js';
 import type { Accepted } from '../dispatch/runtime.js';
 import { hookRoute } from './gate.js';
+import { sendJson } from './json.js';
 
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
 export interface RouteDeps {
@@ -85,8 +86,7 @@ export function hooksRouter(deps: RouteDeps): Router {
 }
 
 function ok(ctx: Context, status: number, body: Record<string, unknown>): void {
-  ctx.status = status;
-  ctx.body = { ok: true, ...body };
+  sendJson(ctx, status, { ok: true, ...body });
 }
 
 function idOf(a: Accepted): string {

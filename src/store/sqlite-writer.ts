@@ -104,6 +104,9 @@ export function startWriter(file: string, durability: 'fsync' | 'os', onOpen: ()
       entry: fileURLToPath(import.meta.url),
       hookrelayWriter: true,
     },
+    // The writer allocates little and briefly (one batch at a time): a small young generation
+    // keeps its resident memory down (V8 would grow it to 2 × 16 MiB under load).
+    resourceLimits: { maxYoungGenerationSizeMb: 4 },
   });
   return new Promise((resolve, reject) => {
     const stop = (err: unknown) => {

@@ -1,0 +1,14 @@
+import type { Context } from 'koa';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Answers with a JSON body. The type goes in as a plain header and the body as a string:
+ * Koa's `ctx.type` setter (which `ctx.body = object` calls) looks the type up in mime-types
+ * on every request, and Koa would stringify an object body all the same.
+ */
+export function sendJson(ctx: Context, status: number, body: unknown): void {
+  ctx.status = status;
+  ctx.set('content-type', JSON_TYPE);
+  ctx.body = JSON.stringify(body);
+}
