@@ -30,8 +30,14 @@ export interface Runner {
   recover(): Promise<number>;
   /** Starts the safety poll and claims what is queued. */
   start(): void;
-  /** Claims queued runs up to `agent.maxConcurrent` running at once; cheap to call often. */
-  kick(): void;
+  /**
+   * Claims queued runs up to `agent.maxConcurrent` running at once; cheap to call often.
+   * `sessions`: the sessions of the runs just queued — when this runner is already running
+   * a run in each of them, none of those runs can start yet (one turn at a time per session)
+   * and no claim is made: a burst into one busy session would otherwise claim per request,
+   * each claim walking that session's whole queue. The run that ends kicks again.
+   */
+  kick(sessions?: readonly string[]): void;
   /**
    * Stops claiming; aborts model calls in flight and requeues those runs (resumed on next
    * start); runs already delivering get `graceMs`, then their delivery is aborted and they
@@ -41,6 +47,7 @@ export interface Runner {
 }
 
 interface Active {
+  sessionKey: string;
   phase: 'model' | 'delivering';
   modelCtl: AbortController;
   deliveryCtl: AbortController;
@@ -57,8 +64,9 @@ export function createRunner(deps: RunnerDeps): Runner {
   let claiming: Promise<void> | undefined;
   let kickAgain = false;
 
-  function kick(): void {
+  function kick(sessions?: readonly string[]): void {
     if (stopped) return;
+    if (sessions && sessions.every(isRunningHere)) return;
     if (claiming) {
       kickAgain = true;
       return;
@@ -72,6 +80,11 @@ export function createRunner(deps: RunnerDeps): Runner {
         kick();
       }
     });
+  }
+
+  function isRunningHere(sessionKey: string): boolean {
+    for (const entry of active.values()) if (entry.sessionKey === sessionKey) return true;
+    return false;
   }
 
   async function claim(free: number): Promise<void> {
@@ -93,7 +106,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   }
 
   function launch(run: RunRecord): void {
-    const entry: Active = { phase: 'model', modelCtl: new AbortController(), deliveryCtl: new AbortController(), done: Promise.resolve() };
+    const entry: Active = { sessionKey: run.sessionKey, phase: 'model', modelCtl: new AbortController(), deliveryCtl: new AbortController(), done: Promise.resolve() };
     active.set(run.runId, entry);
     entry.done = execute(run, entry)
       .catch((err) => {

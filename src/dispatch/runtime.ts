@@ -104,7 +104,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       if (actions.length > 0) await store.accept(events, runs);
       // Both are non-blocking: a timer, and a claim whose errors the runner logs.
       if (wakeNow) heartbeat.trigger();
-      if (runs.length > 0) runner.kick();
+      if (runs.length > 0) runner.kick(runs.map((r) => r.sessionKey));
       return accepted;
     },
 

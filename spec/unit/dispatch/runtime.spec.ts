@@ -164,6 +164,31 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(s.find((e) => e.source === `run:${r2.runId}`)!.text).to.match(/^Agent run /);
     });
 
+    it('a burst into one busy session claims once per finished run, not per request, and runs it all in order', async () => {
+      h = await new Harness().open({}, [{ match: '', reply: 'done', delayMs: 40 }]);
+      let claims = 0;
+      const claimRuns = h.store.claimRuns.bind(h.store);
+      h.store.claimRuns = (limit, at) => {
+        claims++;
+        return claimRuns(limit, at);
+      };
+      const rt = await h.runtime();
+      const [first] = await rt.dispatch([agent('turn 0')]);
+      await h.run(runIdOf(first!), 'running');
+      const claimsBefore = claims;
+      // 30 more into the same session while turn 0 runs: none can start yet.
+      const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => rt.dispatch([agent(`turn ${i + 1}`)])));
+      expect(claims - claimsBefore).to.equal(0);
+      // Another session is not blocked by it: that kick claims at once.
+      const [other] = await rt.dispatch([agent('elsewhere', { sessionKey: 'hook:other' })]);
+      await h.run(runIdOf(other!), ['running', 'succeeded']);
+      // All of them finish, one turn at a time, in the order they were accepted.
+      const last = runIdOf(burst.at(-1)![0]!);
+      await h.run(last, 'succeeded', 15000);
+      const turns = h.model.requests.map((r) => /turn (\d+)/.exec(r.user)?.[1]).filter(Boolean).map(Number);
+      expect(turns).to.deep.equal(Array.from({ length: 31 }, (_, i) => i));
+    });
+
     it('uses the run\'s model and unsafe flag as given', async () => {
       h = await new Harness().open();
       const rt = await h.runtime();
