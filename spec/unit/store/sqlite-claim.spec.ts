@@ -49,6 +49,17 @@ describe('store/sqlite: claiming runs', () => {
     expect(ids(await store.claimRuns(10, 't'))).to.deep.equal(['x1']);
   });
 
+  it('finds heads past a long queue of a busy session, oldest first', async () => {
+    // 300 queued behind A's running run: more than the in-order window looks at.
+    await store.accept([], [run('a0', 'A'), ...Array.from({ length: 300 }, (_, i) => run(`a${i + 1}`, 'A')), run('c1', 'C'), run('b1', 'B'), run('c2', 'C')]);
+    expect(ids(await store.claimRuns(1, 't1'))).to.deep.equal(['a0']);
+    expect(ids(await store.claimRuns(5, 't2'))).to.deep.equal(['c1', 'b1']);
+    expect(await store.claimRuns(5, 't3')).to.deep.equal([]);
+    await store.finishRun('a0', done, {});
+    await store.finishRun('c1', done, {});
+    expect(ids(await store.claimRuns(5, 't4'))).to.deep.equal(['a1', 'c2']);
+  });
+
   it('gives a run to only one of two concurrent claims (same store: same batch)', async () => {
     await store.accept([], [run('r1', 'S')]);
     const [a, b] = await Promise.all([store.claimRuns(5, 'a'), store.claimRuns(5, 'b')]);
