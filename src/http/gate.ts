@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import { methodAllowed, ROUTE_METHODS, routeKind, type RouteKind } from './routes-table.js';
 import type { AuthVerdict } from './auth.js';
+import { jsonHeaders } from './json.js';
 
 /** What the gate learnt about a hooks request, handed on to the Koa app. */
 export interface HookRoute {
@@ -89,23 +90,15 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
 const UNAUTHORIZED_BODY = Buffer.from(
   errorBody('unauthorized', 'missing or wrong token: send it as Authorization: Bearer <token> or x-hookrelay-token: <token>'),
 );
-const UNAUTHORIZED_HEADERS = jsonHeaders(UNAUTHORIZED_BODY);
+const UNAUTHORIZED_HEADERS = jsonHeaders(UNAUTHORIZED_BODY.length);
 const RATE_LIMITED_BODY = Buffer.from(
   errorBody('rate_limited', 'too many failed token attempts from this address; retry later'),
 );
-const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY);
-
-function jsonHeaders(body: Buffer): Record<string, string> {
-  return { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) };
-}
+const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
 
 /** Answers with the contract's JSON error body, straight on the raw response (no Koa). */
 export function reject(res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {
   const body = errorBody(code, message);
-  res.writeHead(ERRORS[code].status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    ...headers,
-  });
+  res.writeHead(ERRORS[code].status, { ...jsonHeaders(Buffer.byteLength(body)), ...headers });
   res.end(body);
 }
