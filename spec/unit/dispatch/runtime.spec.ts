@@ -165,7 +165,8 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     });
 
     it('a burst into one busy session claims once per finished run, not per request, and runs it all in order', async () => {
-      h = await new Harness().open({}, [{ match: '', reply: 'done', delayMs: 40 }]);
+      // Turn 0 is held for a second so that it cannot end (and kick) during the burst.
+      h = await new Harness().open({}, [{ reply: 'done', delayMs: 1000, times: 1 }, { reply: 'done', delayMs: 40 }]);
       let claims = 0;
       const claimRuns = h.store.claimRuns.bind(h.store);
       h.store.claimRuns = (limit, at) => {
