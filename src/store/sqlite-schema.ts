@@ -20,7 +20,7 @@ import type { EventKind, EventRecord, HistoryMessage, NewEvent, NewRun, RunRecor
  * - `outbox` (seq, kind, target, payload, attempts, next_at) — deliveries and forwards that must
  *   survive a restart, committed with the run that produced them.
  */
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   // v1
   `
   -- AUTOINCREMENT: seq is the events cursor (GET /events?after=SEQ), so a seq must never be
@@ -76,6 +76,52 @@ const MIGRATIONS: readonly string[] = [
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
   ) STRICT, WITHOUT ROWID;
+  `,
+  // v2
+  `
+  -- The claimable heads: one row per session that has queued runs and none running, holding
+  -- its oldest queued run. A claim takes the oldest rows. Before, a claim walked the queued
+  -- runs in order, and a burst queued in one busy session made every claim walk all of it
+  -- (42 ms with 100 k queued) while every commit waited behind it. Triggers keep the table
+  -- true on each path that inserts a run or changes its status — accept, claim, finish,
+  -- requeue, recovery, another process writing the same file — so no caller can forget it.
+  -- Keyed by the head's runs.seq, so that claims read it in order (oldest first) and a row
+  -- costs two b-trees, not three.
+  CREATE TABLE ready (
+    seq         INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL UNIQUE
+  ) STRICT;
+
+  -- Claims no longer walk queued runs in order, and listRuns({status}) is an operator's
+  -- query (a sort of the status's runs_claim range is fine there): one index less to write
+  -- per accepted run and per status change.
+  DROP INDEX runs_status;
+
+  INSERT INTO ready (session_key, seq)
+    SELECT session_key, MIN(seq) FROM runs AS q
+    WHERE status = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
+    GROUP BY session_key;
+
+  -- A new run is its session's head unless the session already has one or is running: one
+  -- probe of runs_claim and one of ready's key per accepted run.
+  CREATE TRIGGER runs_ready_insert AFTER INSERT ON runs WHEN NEW.status = 'queued'
+  BEGIN
+    INSERT OR IGNORE INTO ready (session_key, seq)
+      SELECT NEW.session_key, NEW.seq
+      WHERE NOT EXISTS (SELECT 1 FROM runs WHERE status = 'running' AND session_key = NEW.session_key);
+  END;
+
+  -- Any status change recomputes the session's row from runs_claim.
+  CREATE TRIGGER runs_ready_update AFTER UPDATE OF status ON runs
+  BEGIN
+    DELETE FROM ready WHERE session_key = NEW.session_key;
+    INSERT INTO ready (session_key, seq)
+      SELECT session_key, seq FROM runs
+      WHERE status = 'queued' AND session_key = NEW.session_key
+        AND NOT EXISTS (SELECT 1 FROM runs WHERE status = 'running' AND session_key = NEW.session_key)
+      ORDER BY seq LIMIT 1;
+  END;
   `,
 ];
 

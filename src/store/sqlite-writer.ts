@@ -165,21 +165,13 @@ function handlers(db: Database.Database) {
   const insertRun = db.prepare(
     `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  // The head (oldest queued run) of each session with no running run, oldest heads first.
-  // Walks queued runs in seq order (runs_status) and stops at `limit`: each candidate costs
-  // two probes of runs_claim, so a claim stays cheap however long the queue is (a GROUP BY
-  // over all queued runs cost ~50 ms per claim with 100 k queued). One statement, and the
-  // writer is the only one writing, so two claims never overlap.
+  // The oldest claimable heads (the `ready` table, kept by triggers: sqlite-schema.ts v2). The
+  // IN list is computed before the UPDATE runs, so the triggers' changes to `ready` do not
+  // disturb it. One statement, and the writer is the only one writing, so two claims never
+  // overlap.
   const claim = db.prepare<{ limit: number; started_at: string }, RunRow>(`
     UPDATE runs SET status = 'running', started_at = @started_at
-    WHERE seq IN (
-      SELECT q.seq FROM runs AS q
-      WHERE q.status = 'queued'
-        AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
-        AND NOT EXISTS (SELECT 1 FROM runs AS o WHERE o.status = 'queued' AND o.session_key = q.session_key AND o.seq < q.seq)
-      ORDER BY q.seq
-      LIMIT @limit
-    )
+    WHERE seq IN (SELECT seq FROM ready ORDER BY seq LIMIT @limit)
     RETURNING *`);
   const finish = db.prepare<Record<string, string | null>, { session_key: string }>(`
     UPDATE runs SET status = @status, ended_at = @ended_at, reply = @reply, error = @error, delivered_to = @delivered_to

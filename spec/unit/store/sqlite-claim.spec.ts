@@ -2,8 +2,10 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
+import { MIGRATIONS, runValues, RUN_COLUMNS } from '../../../src/store/sqlite-schema.js';
 import type { NewRun, RunRecord } from '../../../src/store/store.js';
 
 const run = (runId: string, sessionKey: string): NewRun => ({
@@ -58,6 +60,58 @@ describe('store/sqlite: claiming runs', () => {
     await store.finishRun('a0', done, {});
     await store.finishRun('c1', done, {});
     expect(ids(await store.claimRuns(5, 't4'))).to.deep.equal(['a1', 'c2']);
+  });
+
+  it('keeps the claimable heads true through a random mix of accepts, claims, finishes and requeues', async () => {
+    // The `ready` table (kept by triggers) against the heads recomputed from `runs`.
+    const heads = (db: Database.Database, from: string) => db.prepare(from).all();
+    const check = () => {
+      const db = new Database(join(dir, 'hookrelay.db'), { readonly: true });
+      try {
+        expect(heads(db, 'SELECT session_key, seq FROM ready ORDER BY seq')).to.deep.equal(heads(db, `
+          SELECT session_key, MIN(seq) AS seq FROM runs AS q WHERE status = 'queued'
+            AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
+          GROUP BY session_key ORDER BY seq`));
+      } finally {
+        db.close();
+      }
+    };
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const running: string[] = [];
+    let n = 0;
+    for (let step = 0; step < 200; step++) {
+      const what = rand(4);
+      if (what === 0) {
+        await store.accept([], Array.from({ length: 1 + rand(3) }, () => run(`r${n++}`, `S${rand(5)}`)));
+      } else if (what === 1) {
+        running.push(...ids(await store.claimRuns(1 + rand(3), 't')));
+      } else if (what === 2 && running.length > 0) {
+        await store.finishRun(running.splice(rand(running.length), 1)[0]!, done, {});
+      } else if (what === 3 && running.length > 0) {
+        await store.requeueRuns(running.splice(rand(running.length), 1));
+      }
+      check();
+    }
+    expect(n, 'the mix accepted runs').to.be.greaterThan(50);
+  });
+
+  it('builds the claimable heads when it migrates a v1 database that has queued and running runs', async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+    dir = mkdtempSync(join(tmpdir(), 'hookrelay-claim-'));
+    const v1 = new Database(join(dir, 'hookrelay.db'));
+    v1.exec(MIGRATIONS[0]!);
+    v1.pragma('user_version = 1');
+    const insert = v1.prepare(`INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (const [status, id, session] of [['running', 'a1', 'A'], ['queued', 'a2', 'A'], ['queued', 'b1', 'B'], ['queued', 'b2', 'B'], ['succeeded', 'c0', 'C'], ['queued', 'c1', 'C']]) {
+      insert.run(status, ...runValues(run(id!, session!)));
+    }
+    v1.close();
+    store = await open();
+    expect(ids(await store.claimRuns(10, 't1'))).to.deep.equal(['b1', 'c1']);
+    await store.finishRun('a1', done, {});
+    expect(ids(await store.claimRuns(10, 't2'))).to.deep.equal(['a2']);
   });
 
   it('gives a run to only one of two concurrent claims (same store: same batch)', async () => {
