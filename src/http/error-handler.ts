@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { ERRORS, HookError } from '../errors.js';
+import { ERRORS, HookError, errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sendJson } from './json.js';
 
@@ -24,7 +24,7 @@ export function errorHandler(log: Logger) {
         log.debug({ code, route: ctx.path, err: cause }, 'request failed: cause');
       }
       if (e?.headers) ctx.set(e.headers);
-      sendJson(ctx, status, { ok: false, error: { code, message: status < 500 && e ? e.message : ERRORS[code].summary } });
+      sendJson(ctx, status, errorBody(code, status < 500 && e ? e.message : ERRORS[code].summary));
     }
   };
 }

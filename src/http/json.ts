@@ -8,12 +8,13 @@ export function jsonHeaders(byteLength: number): Record<string, string> {
 }
 
 /**
- * Answers with a JSON body. The type goes in as a plain header and the body as a string:
- * Koa's `ctx.type` setter (which `ctx.body = object` calls) looks the type up in mime-types
- * on every request, and Koa would stringify an object body all the same.
+ * Answers with a JSON body: an object, or text already serialized (`errorBody`). The type goes
+ * in as a plain header and the body as a string: Koa's `ctx.type` setter (which
+ * `ctx.body = object` calls) looks the type up in mime-types on every request, and Koa would
+ * stringify an object body all the same.
  */
-export function sendJson(ctx: Context, status: number, body: unknown): void {
+export function sendJson(ctx: Context, status: number, body: object | string): void {
   ctx.status = status;
   ctx.set('content-type', JSON_TYPE);
-  ctx.body = JSON.stringify(body);
+  ctx.body = typeof body === 'string' ? body : JSON.stringify(body);
 }
