@@ -64,11 +64,11 @@ describe('store/sqlite: claiming runs', () => {
 
   it('keeps the claimable heads true through a random mix of accepts, claims, finishes and requeues', async () => {
     // The `ready` table (kept by triggers) against the heads recomputed from `runs`.
-    const heads = (db: Database.Database, from: string) => db.prepare(from).all();
     const check = () => {
       const db = new Database(join(dir, 'hookrelay.db'), { readonly: true });
+      const rows = (sql: string) => db.prepare(sql).all();
       try {
-        expect(heads(db, 'SELECT session_key, seq FROM ready ORDER BY seq')).to.deep.equal(heads(db, `
+        expect(rows('SELECT session_key, seq FROM ready ORDER BY seq')).to.deep.equal(rows(`
           SELECT session_key, MIN(seq) AS seq FROM runs AS q WHERE status = 'queued'
             AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
           GROUP BY session_key ORDER BY seq`));
