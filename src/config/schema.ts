@@ -26,6 +26,10 @@ export interface SchemaNode {
 }
 
 export const PROVIDERS = ['whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
+export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
+export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
+/** The longest agent run a mapping or a request may ask for (one day). */
+export const MAX_TIMEOUT_SECONDS = 86400;
 
 const str = (description: string, dflt?: string, extra: Partial<SchemaNode> = {}): SchemaNode =>
   ({ type: 'string', description, ...(dflt === undefined ? {} : { default: dflt }), ...extra });
@@ -56,7 +60,7 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   }, { default: {} }),
   forEach: str('Top-level array of the payload: one action per item (at most hooks.maxFanOut), rendered with the item\'s fields at the top level plus `item`, `index` and `payload`. A plain key, not a path.', undefined, { minLength: 1 }),
   action: choice(['wake', 'agent'], '`wake`: a system event for the main session; `agent`: one isolated agent turn.', 'agent'),
-  wakeMode: choice(['now', 'next-heartbeat'], '`now` triggers a heartbeat at once; `next-heartbeat` waits for the periodic one.', 'now'),
+  wakeMode: choice(WAKE_MODES, '`now` triggers a heartbeat at once; `next-heartbeat` waits for the periodic one.', 'now'),
   engine: choice(['handlebars', 'jsonata'], 'Template language of every template field of this mapping.', 'handlebars'),
   name: template('Label of the run; its summary in the main session is prefixed `[name]`'),
   messageTemplate: template('The agent message (agent mappings need it or a transform)'),
@@ -67,8 +71,8 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   channel: choice(['last', ...providerEnum], 'Alias of `provider` (OpenClaw\'s name); normalised to provider at load. Give one of the two.'),
   to: template('Recipient for the provider (phone number, chat id, channel id…); may be left out with provider last'),
   model: template('Model override for the run; must be in agent.allowedModels (or an alias) when that list is set. Unset: agent.model'),
-  thinking: choice(['off', 'minimal', 'low', 'medium', 'high'], 'Reasoning effort requested from the model. Unset: the model\'s default.'),
-  timeoutSeconds: int('Time limit of the agent run. Unset: agent.timeoutSeconds.', undefined, 1),
+  thinking: choice(THINKING_LEVELS, 'Reasoning effort requested from the model. Unset: the model\'s default.'),
+  timeoutSeconds: int(`Time limit of the agent run, 1–${MAX_TIMEOUT_SECONDS} s. Unset: agent.timeoutSeconds.`, undefined, 1, MAX_TIMEOUT_SECONDS),
   transform: obj('Optional code step whose result overrides the template result.', {
     module: str('A .ts, .mts, .js, .mjs or .cjs file inside hooks.transformsDir.', undefined, { minLength: 1 }),
     export: str('Name of the export to call.', undefined, { minLength: 1, defaultDoc: 'default, else transform' }),

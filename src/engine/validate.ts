@@ -1,13 +1,11 @@
 import { uuidv7 } from '../ids.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
+import { MAX_TIMEOUT_SECONDS, PROVIDERS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from './action.js';
 
-export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
-export const PROVIDERS = ['last', 'whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
-export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
-export const MAX_TIMEOUT_SECONDS = 86400;
+const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
 
 /** Where an action's text came from and whether it may skip the untrusted-content fence. */
 export interface ActionOrigin {
@@ -48,8 +46,8 @@ const AGENT_SCHEMA = {
     sessionKey: { type: ['string', 'null'], pattern: NON_BLANK },
     wakeMode: nullableEnum(WAKE_MODES),
     deliver: { type: ['boolean', 'null'] },
-    provider: nullableEnum(PROVIDERS),
-    channel: nullableEnum(PROVIDERS),
+    provider: nullableEnum(PROVIDERS_OR_LAST),
+    channel: nullableEnum(PROVIDERS_OR_LAST),
     to: nullableString,
     model: { type: ['string', 'null'], pattern: NON_BLANK },
     thinking: nullableEnum(THINKING_LEVELS),
@@ -66,8 +64,8 @@ const FIELD_RULES: Record<string, string> = {
   name: 'name must be a string',
   sessionKey: 'sessionKey must be a string',
   deliver: 'deliver must be true or false',
-  provider: `provider must be one of: ${PROVIDERS.join(', ')}`,
-  channel: `channel must be one of: ${PROVIDERS.join(', ')}`,
+  provider: `provider must be one of: ${PROVIDERS_OR_LAST.join(', ')}`,
+  channel: `channel must be one of: ${PROVIDERS_OR_LAST.join(', ')}`,
   to: 'to must be a string',
   model: 'model must be a string',
   thinking: `thinking must be one of: ${THINKING_LEVELS.join(', ')}`,

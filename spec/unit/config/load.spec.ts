@@ -172,6 +172,7 @@ describe('config/load', () => {
       ['provider and channel both given', { hooks: { mappings: [{ ...agentMapping, provider: 'slack', channel: 'slack' }] } }, 'hooks.mappings[0].channel'],
       ['a transform module outside transformsDir', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: '../x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
       ['a transform module of another kind', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'x.py' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a timeoutSeconds past one day (every request would be refused)', { hooks: { mappings: [{ ...agentMapping, timeoutSeconds: 86401 }] } }, 'hooks.mappings[0].timeoutSeconds'],
       ['a mapping for the built-in /wake', { hooks: { mappings: [{ ...agentMapping, match: { path: 'wake' } }] } }, 'hooks.mappings[0].match.path'],
       ['a sessionKey no prefix admits', { hooks: { mappings: [{ ...agentMapping, sessionKey: 'gh:{{id}}' }] } }, 'hooks.mappings[0].sessionKey'],
       ['a signature check (not available yet)', { hooks: { mappings: [{ ...agentMapping, verify: { scheme: 'hmac', secret: 's' } }] } }, 'hooks.mappings[0].verify'],
