@@ -7,6 +7,7 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
 import { configSchema, mappingSchema, type SchemaNode } from './schema.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
+import { routeKind } from '../http/routes-table.js';
 
 type Env = Record<string, string | undefined>;
 type Obj = Record<string, any>; // data of any shape, before and while it is checked
@@ -22,8 +23,6 @@ const validateMappingList = ajv.compile({ type: 'array', items: mappingSchema })
 const SECRET_KEYS = new Set(['token', 'apiKey', 'botToken', 'accessToken', 'password', 'appPassword', 'secret']);
 const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 const TRANSFORM_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs', '.cjs'];
-/** POST {path}/wake and /agent are the direct endpoints; a mapping with those names would never match. */
-const RESERVED_NAMES = new Set(['wake', 'agent']);
 
 /** The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else `./hookrelay.yaml`. */
 export function resolveConfigPath(flag?: string, env: Env = process.env): string {
@@ -205,7 +204,9 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
   if (isPlainObject(m.match) && typeof m.match.path === 'string') {
     m.match.path = m.match.path.replace(/^\/+|\/+$/g, '');
     if (!m.match.path) problems.push({ path: `${path}.match.path`, message: 'must name the hook, e.g. github for POST {hooks.path}/github' });
-    else if (RESERVED_NAMES.has(m.match.path)) problems.push({ path: `${path}.match.path`, message: `"${m.match.path}" is a built-in endpoint (POST {hooks.path}/${m.match.path}); choose another name` });
+    // The names the gate routes to the built-in endpoints (README: reserved names), whose
+    // mapping could never be reached: wake, agent, events, runs and runs/ID.
+    else if (routeKind(m.match.path) !== 'mapped') problems.push({ path: `${path}.match.path`, message: `"${m.match.path}" is a built-in endpoint ({hooks.path}/${m.match.path}); choose another name` });
   }
   if (typeof m.forEach === 'string') {
     if (/[.[\]]/.test(m.forEach)) problems.push({ path: `${path}.forEach`, message: `must be a top-level key of the payload, not a path (got "${m.forEach}")` });

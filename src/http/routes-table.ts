@@ -14,9 +14,6 @@ export const ROUTE_METHODS: Record<RouteKind, string> = {
   none: '',
 };
 
-/** Names under the hooks path that a mapping cannot take. */
-export const RESERVED_NAMES = ['wake', 'agent', 'events', 'runs'];
-
 /** Classifies the part of the path after `{hooks.path}/` (no query string). */
 export function routeKind(name: string): RouteKind {
   if (name === '') return 'none';
