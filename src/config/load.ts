@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { BlockList } from 'node:net';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parseDocument } from 'yaml';
@@ -7,6 +7,7 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
 import { configSchema, mappingSchema, type SchemaNode } from './schema.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
+import { addTrusted } from '../http/client-address.js';
 import { routeKind } from '../http/routes-table.js';
 
 type Env = Record<string, string | undefined>;
@@ -60,8 +61,14 @@ export function configFromObject(raw: unknown, file: string, env: Env = process.
   const cfg = data as Config;
   checkHooks(cfg, problems);
   if (isPlainObject(cfg.server) && Array.isArray(cfg.server.trustedProxies)) {
+    const list = new BlockList();
     cfg.server.trustedProxies.forEach((p, i) => {
-      if (typeof p === 'string' && !isIpOrCidr(p)) problems.push({ path: `server.trustedProxies[${i}]`, message: `"${p}" is not an IP address or CIDR range` });
+      if (typeof p !== 'string') return;
+      try {
+        addTrusted(list, p);
+      } catch (err) {
+        problems.push({ path: `server.trustedProxies[${i}]`, message: (err as Error).message });
+      }
     });
   }
   if (problems.length) throw new ConfigError(dedupe(problems));
@@ -322,9 +329,3 @@ function isPlainObject(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function isIpOrCidr(s: string): boolean {
-  const [ip, bits, extra] = s.split('/');
-  if (extra !== undefined || !isIP(ip)) return false;
-  if (bits === undefined) return true;
-  return /^\d+$/.test(bits) && Number(bits) <= (isIP(ip) === 4 ? 32 : 128);
-}

@@ -9,13 +9,7 @@ import type { IncomingMessage } from 'node:http';
  */
 export function createClientAddress(trustedProxies: readonly string[]): (req: IncomingMessage) => string {
   const trusted = new BlockList();
-  for (const entry of trustedProxies) {
-    const [addr, bits] = entry.split('/');
-    const a = fold(addr);
-    const family = isIP(a) === 6 ? 'ipv6' : 'ipv4';
-    if (bits !== undefined) trusted.addSubnet(a, Number(bits), family);
-    else trusted.addAddress(a, family);
-  }
+  for (const entry of trustedProxies) addTrusted(trusted, entry);
   const isTrusted = (a: string) => trustedProxies.length > 0 && isIP(a) !== 0 && trusted.check(a, isIP(a) === 6 ? 'ipv6' : 'ipv4');
 
   return (req) => {
@@ -30,6 +24,24 @@ export function createClientAddress(trustedProxies: readonly string[]): (req: In
     }
     return peer;
   };
+}
+
+/**
+ * Adds one `server.trustedProxies` entry (an address or CIDR range) to `list`; throws when it
+ * is neither. The config loader checks entries with it too, so that what loads is what
+ * `createClientAddress` accepts (`::ffff:10.0.0.0/104` folds to IPv4 with a prefix too long).
+ */
+export function addTrusted(list: BlockList, entry: string): void {
+  const [addr, bits, extra] = entry.split('/');
+  const a = fold(addr!);
+  const version = isIP(a);
+  const family = version === 6 ? 'ipv6' : 'ipv4';
+  const max = version === 6 ? 128 : 32;
+  if (version === 0 || extra !== undefined || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= max))) {
+    throw new Error(`"${entry}" is not an IP address or CIDR range`);
+  }
+  if (bits !== undefined) list.addSubnet(a, Number(bits), family);
+  else list.addAddress(a, family);
 }
 
 /** `::ffff:1.2.3.4` → `1.2.3.4`; anything else unchanged. */
