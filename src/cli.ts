@@ -39,7 +39,7 @@ export async function main(argv: string[]): Promise<void> {
       const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
       const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);
       const log = createLogger(level);
-      const withToken = orExit(() => ensureToken(loaded));
+      const withToken = orExit(() => ensureToken(loaded, { log }));
       await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }));
     });
 

@@ -86,6 +86,13 @@ describe('cli', function () {
     expect((await call(`${gw.hooks}/wake`, { token, json: { text: 'x', mode: 'next-heartbeat' } })).status).to.equal(200);
     expect(await gw.stop()).to.equal(0);
 
+    // A token file others can read is kept, and the log says to fix its mode.
+    fs.chmodSync(tokenFile, 0o644);
+    const again = await startGateway(config, { dir });
+    expect(again.output()).to.include('the token file is readable by other users; chmod 600 it');
+    expect(again.output()).to.not.include(token);
+    expect(await again.stop()).to.equal(0);
+
     const pub = writeConfig(dir, { ...config, server: { host: '0.0.0.0', port } }, 'public.json');
     const r = await run(['serve', '--config', pub]);
     expect(r.code).to.equal(1);
