@@ -12,6 +12,7 @@ const require = createRequire(import.meta.url);
 const configLoader = async (): Promise<typeof import('./config/load.js')> => require('./config/load.ts');
 const tokenModule = async (): Promise<typeof import('./config/token.js')> => require('./config/token.ts');
 const engineModule = async (): Promise<typeof import('./engine/engine.js')> => require('./engine/engine.ts');
+const contextModule = async (): Promise<typeof import('./engine/context.js')> => require('./engine/context.ts');
 const storeModule = async (): Promise<typeof import('./store/open.js')> => require('./store/open.ts');
 const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
 const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
@@ -67,7 +68,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(async (name: string, opts) => {
       const loaded = await load(opts.config);
-      const { createEngine } = await engineModule();
+      const [{ createEngine }, { templateHeaders, templateQuery }] = await Promise.all([engineModule(), contextModule()]);
       const engine = await orExitAsync(() => createEngine(loaded.config));
       let payload: unknown;
       try {
@@ -81,8 +82,8 @@ export async function main(argv: string[]): Promise<void> {
         const result = await engine.map({
           name: name.replace(/^\/+|\/+$/g, ''),
           payload: payload as Record<string, unknown>,
-          headers: pairs(opts.header, '--header', (k) => k.toLowerCase()),
-          query: pairs(opts.query, '--query'),
+          headers: templateHeaders(pairs(opts.header, '--header', (k) => k.toLowerCase())),
+          query: templateQuery(Object.entries(pairs(opts.query, '--query'))),
           url,
           now: new Date(),
         });

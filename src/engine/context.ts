@@ -78,3 +78,31 @@ export function transformInput(req: HookRequest, now: string, item: unknown, ind
   }
   return input;
 }
+
+/** Headers that carry the token never reach templates, transforms or the model. */
+const SECRET_HEADERS = new Set(['authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'proxy-authorization']);
+
+/**
+ * A request's headers as templates and transforms see them (`HookRequest.headers`): the
+ * token-carrying ones left out, repeated ones joined. `serve` and `hookrelay test` both use it,
+ * so a dry run renders what a real request would.
+ */
+export function templateHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k in h) {
+    const v = h[k];
+    if (v === undefined || SECRET_HEADERS.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+/** Query parameters as templates and transforms see them (`HookRequest.query`): never `token`, never a prototype key. */
+export function templateQuery(params: Iterable<[string, string]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of params) {
+    if (k === 'token' || isPrototypeKey(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { HookError } from '../errors.js';
 import type { Action } from '../engine/action.js';
 import type { Engine } from '../engine/engine.js';
-import { isPrototypeKey } from '../engine/prototype-keys.js';
+import { templateHeaders, templateQuery } from '../engine/context.js';
 import type { Store, RunRecord } from '../store/store.js';
 import type { Accepted } from '../dispatch/runtime.js';
 import { hookRoute } from './gate.js';
@@ -21,8 +21,6 @@ export interface RouteDeps {
   onDropped?: (mappingId: string, dropped: number) => void;
 }
 
-/** Headers that carry the token never reach templates, transforms or the model. */
-const SECRET_HEADERS = new Set(['authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'proxy-authorization']);
 const EVENTS_MAX = 1000;
 
 /** The hooks endpoints of CONTRACT.md §5, under `hooks.path`. */
@@ -62,7 +60,7 @@ export function hooksRouter(deps: RouteDeps): Router {
       name,
       payload: ctx.state.body,
       headers: templateHeaders(ctx.req.headers),
-      query: templateQuery(route?.query ?? ''),
+      query: templateQuery(route?.query ? new URLSearchParams(route.query) : []),
       url: ctx.url,
       now: now(),
     });
@@ -115,24 +113,4 @@ function intParam(v: string | string[] | undefined, name: string, dflt: number, 
   const n = Number(Array.isArray(v) ? v[0] : v);
   if (!Number.isInteger(n) || n < min) throw new HookError('invalid_payload', `${name}: must be an integer ≥ ${min}`);
   return Math.min(n, max);
-}
-
-function templateHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k in h) {
-    const v = h[k];
-    if (v === undefined || SECRET_HEADERS.has(k)) continue;
-    out[k] = Array.isArray(v) ? v.join(', ') : v;
-  }
-  return out;
-}
-
-function templateQuery(raw: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (raw === '') return out;
-  for (const [k, v] of new URLSearchParams(raw)) {
-    if (k === 'token' || isPrototypeKey(k)) continue;
-    out[k] = v;
-  }
-  return out;
 }
