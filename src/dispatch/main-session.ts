@@ -129,8 +129,9 @@ export async function heartbeatTurn(deps: MainSessionDeps, signals: TurnSignals)
     [{ role: 'user', content: user }, { role: 'assistant', content: reply }],
     { [HEARTBEAT_CURSOR_KEY]: String(last.seq) },
   );
-  log.info({ events: events.length, cursor: last.seq, ack: isHeartbeatOk(reply) }, 'heartbeat turn done');
-  if (!isHeartbeatOk(reply)) await deliver(deps, reply, signals.delivery);
+  const ack = isHeartbeatOk(reply);
+  log.info({ events: events.length, cursor: last.seq, ack }, 'heartbeat turn done');
+  if (!ack) await deliver(deps, reply, signals.delivery);
   return { more: pending.length > MAX_EVENTS_PER_TURN };
 }
 

@@ -1,10 +1,8 @@
+import type { ProvidersConfig } from '../../config/types.js';
 import { DeliveryError, type Sender } from './sender.js';
 
 /** `providers.telegram`: `botToken`, `apiBase` (default https://api.telegram.org). */
-export interface TelegramConfig {
-  botToken: string;
-  apiBase: string;
-}
+export type TelegramConfig = NonNullable<ProvidersConfig['telegram']>;
 
 /** Telegram's limit on one message's text (Bot API `sendMessage`). */
 export const TELEGRAM_MAX_TEXT = 4096;
