@@ -1,5 +1,5 @@
 import type { HookRequest } from './action.js';
-import { isPrototypeKey } from './prototype-keys.js';
+import { copyWithoutPrototypeKeys, isPrototypeKey } from './prototype-keys.js';
 
 /** What a transform module is called with (CONTRACT.md §6). Treat it as read-only. */
 export interface TransformInput {
@@ -30,7 +30,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function requestContext(req: HookRequest, now: string): Record<string, unknown> {
   const payload = req.payload;
-  const context = isRecord(payload) ? copyOwnFields(payload) : {};
+  const context = isRecord(payload) ? copyWithoutPrototypeKeys(payload) : {};
   context.payload = payload;
   context.headers = req.headers;
   context.query = req.query;
@@ -44,7 +44,7 @@ export function requestContext(req: HookRequest, now: string): Record<string, un
  * `item`, `index` and the request's named keys (`payload`, `headers`, `query`, `path`, `now`).
  */
 export function itemContext(req: HookRequest, now: string, item: unknown, index: number): Record<string, unknown> {
-  const context = isRecord(item) ? copyOwnFields(item) : {};
+  const context = isRecord(item) ? copyWithoutPrototypeKeys(item) : {};
   context.payload = req.payload;
   context.headers = req.headers;
   context.query = req.query;
@@ -53,20 +53,6 @@ export function itemContext(req: HookRequest, now: string, item: unknown, index:
   context.item = item;
   context.index = index;
   return context;
-}
-
-/**
- * A plain loop, not `{...source, payload, …}`: V8 copies a spread fast, but adding keys to
- * the clone afterwards costs microseconds per request (measured: ~6 µs vs ~0.2 µs).
- */
-function copyOwnFields(source: Record<string, unknown>): Record<string, unknown> {
-  const copy: Record<string, unknown> = {};
-  const keys = Object.keys(source);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (!isPrototypeKey(key)) copy[key] = source[key];
-  }
-  return copy;
 }
 
 /** The argument of a transform call; `item` and `index` only under `forEach` (index ≥ 0). */
