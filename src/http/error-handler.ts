@@ -1,7 +1,11 @@
 import type { Context, Next } from 'koa';
 import { ERRORS, HookError, errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
+import { StoreError } from '../store/store.js';
 import { sendJson } from './json.js';
+
+/** Seconds a sender is asked to wait when the store could not take its request. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * First middleware: turns every failure into the contract's JSON error body. A 4xx says
@@ -12,7 +16,8 @@ export function errorHandler(log: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-    } catch (err) {
+    } catch (caught) {
+      const err = caught instanceof StoreError ? storeUnavailable(caught) : caught;
       const e = err instanceof HookError ? err : undefined;
       const code = e?.code ?? 'internal_error';
       const status = ERRORS[code].status;
@@ -27,4 +32,17 @@ export function errorHandler(log: Logger) {
       sendJson(ctx, status, errorBody(code, status < 500 && e ? e.message : ERRORS[code].summary));
     }
   };
+}
+
+/**
+ * A store that failed (disk full, read-only or removed data directory, writer gone) did not
+ * commit the request: 503 with Retry-After tells the sender to send it again, where a 500
+ * would say the request itself is at fault.
+ */
+function storeUnavailable(err: StoreError): HookError {
+  const e = new HookError('unavailable', 'the store cannot take requests right now; retry later', {
+    'retry-after': String(STORE_RETRY_AFTER_SECONDS),
+  });
+  e.cause = err;
+  return e;
 }

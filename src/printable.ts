@@ -1,0 +1,38 @@
+/**
+ * Text that came from outside (a payload, a session key, a stored event) made safe to show on
+ * a terminal or in a log line: every control character (C0, DEL, C1) and the invisible
+ * characters that reorder or split what is shown (bidi controls, line and paragraph
+ * separators) is written as an escape — `\n`, `\x1b`, `\u202e` — so it can neither move the
+ * cursor, recolour the terminal nor forge a second log line; text longer than `max`
+ * characters is cut and ends with `…`.
+ */
+export function printable(text: string, max = Infinity): string {
+  const capped = text.length > max ? `${text.slice(0, cutAt(text, max - 1))}…` : text;
+  return UNPRINTABLE.test(capped) ? capped.replace(UNPRINTABLE_ALL, escape) : capped;
+}
+
+/** Request-derived values in log lines are cut at this many characters. */
+export const LOG_VALUE_MAX = 200;
+
+/** {@link printable} with the log cap: for values that came with a request. */
+export function logValue(text: string | undefined): string | undefined {
+  return text === undefined ? undefined : printable(text, LOG_VALUE_MAX);
+}
+
+const CLASS = '[\\p{Cc}\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]';
+const UNPRINTABLE = new RegExp(CLASS, 'u');
+const UNPRINTABLE_ALL = new RegExp(CLASS, 'gu');
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function escape(ch: string): string {
+  const named = NAMED[ch];
+  if (named) return named;
+  const code = ch.charCodeAt(0);
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** `n`, moved back by one when it would split a surrogate pair. */
+function cutAt(text: string, n: number): number {
+  const code = text.charCodeAt(n - 1);
+  return code >= 0xd800 && code <= 0xdbff ? n - 1 : n;
+}
