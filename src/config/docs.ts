@@ -44,7 +44,8 @@ function rows(parent: SchemaNode, path: string, out: string[]): void {
 }
 
 function row(path: string, node: SchemaNode, required: boolean): string {
-  const description = `${required ? '**Required.** ' : ''}${node.description ?? ''}`;
+  // The `secret` mark is what the loader and the logger act on; say so where users look.
+  const description = `${required ? '**Required.** ' : ''}${node.description ?? ''}${node.secret ? ' Secret: never logged.' : ''}`;
   return `| \`${path}\` | ${cell(typeOf(node))} | ${cell(defaultOf(node))} | ${cell(description)} |`;
 }
 

@@ -5,7 +5,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
-import { configSchema, mappingSchema, type SchemaNode } from './schema.js';
+import { configSchema, mappingSchema, SECRET_KEYS, sessionKeyRule, type SchemaNode } from './schema.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 import { addTrusted } from '../http/client-address.js';
 import { routeKind } from '../http/routes-table.js';
@@ -18,12 +18,11 @@ type Obj = Record<string, any>; // data of any shape, before and while it is che
 // `to: 123456` work: after ${VAR} expansion every such scalar is a string or a number.
 const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: true, verbose: true });
 ajv.addKeyword('defaultDoc');
+ajv.addKeyword('secret');
 const validateShape = ajv.compile(configSchema);
 // Only preset files need it: compiled on first use (~10 ms of start-up otherwise).
 let validateMappingList: ValidateFunction | undefined;
 
-/** Keys whose values are secrets: never echoed in a problem message. */
-const SECRET_KEYS = new Set(['token', 'apiKey', 'botToken', 'accessToken', 'password', 'appPassword', 'secret']);
 const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
 /** The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else `./hookrelay.yaml`. */
@@ -164,11 +163,15 @@ function checkHooks(cfg: Config, problems: ConfigProblem[]): void {
   const prefixes: string[] | undefined = Array.isArray(hooks.allowedSessionKeyPrefixes)
     ? hooks.allowedSessionKeyPrefixes.filter((p: unknown) => typeof p === 'string').map((p: string) => p.toLowerCase())
     : undefined;
+  // The same rule as a session key in a request (CONTRACT.md §5); the prefix check below
+  // quotes the key, so it only runs on a key that passed this one.
+  const keyRule = typeof hooks.defaultSessionKey === 'string' && hooks.defaultSessionKey ? sessionKeyRule(hooks.defaultSessionKey) : undefined;
+  if (keyRule) problems.push({ path: 'hooks.defaultSessionKey', message: keyRule });
   if (prefixes && typeof hooks.defaultSessionKey === 'string') {
     const shown = JSON.stringify(hooks.allowedSessionKeyPrefixes);
     if (!hooks.defaultSessionKey && !prefixes.some((p) => 'hook:'.startsWith(p))) {
       problems.push({ path: 'hooks.allowedSessionKeyPrefixes', message: `must admit keys starting "hook:" (runs without a session key get hook:<uuid>), or set hooks.defaultSessionKey; got ${shown}` });
-    } else if (hooks.defaultSessionKey && !prefixes.some((p) => hooks.defaultSessionKey.toLowerCase().startsWith(p))) {
+    } else if (hooks.defaultSessionKey && !keyRule && !prefixes.some((p) => hooks.defaultSessionKey.toLowerCase().startsWith(p))) {
       problems.push({ path: 'hooks.defaultSessionKey', message: `"${hooks.defaultSessionKey}" does not start with any of hooks.allowedSessionKeyPrefixes ${shown}` });
     }
   }

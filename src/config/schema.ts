@@ -5,7 +5,10 @@
  * Fastify way). `types.ts` mirrors it for the compiler; change both together.
  *
  * `defaultDoc` is an annotation (registered with ajv in `load.ts`) for defaults that are
- * computed at load rather than filled in by ajv, e.g. a mapping's `id`.
+ * computed at load rather than filled in by ajv, e.g. a mapping's `id`. `secret: true` is
+ * another: it marks a credential, and {@link SECRET_KEYS} (derived from these marks) is what
+ * the loader never echoes and the logger redacts, so a new provider credential is covered by
+ * marking it here.
  */
 
 /** The subset of JSON Schema this file uses; `docs.ts` walks it. */
@@ -14,6 +17,8 @@ export interface SchemaNode {
   description?: string;
   default?: unknown;
   defaultDoc?: string;
+  /** A credential: never echoed in a config problem, redacted from logs, "Secret" in the docs. */
+  secret?: boolean;
   enum?: readonly (string | number)[];
   properties?: Record<string, SchemaNode>;
   required?: string[];
@@ -30,6 +35,31 @@ export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
 /** The longest agent run a mapping or a request may ask for (one day). */
 export const MAX_TIMEOUT_SECONDS = 86400;
+/** The longest session key, in characters (CONTRACT.md §5). */
+export const MAX_SESSION_KEY_LENGTH = 200;
+
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+/**
+ * What is wrong with a session key, as a rule to put after its field name, or undefined when
+ * it is acceptable (CONTRACT.md §5). A key names a conversation in the store and is written
+ * to logs and summaries, so it is bounded and may not carry control characters (C0, DEL, C1:
+ * NUL, CR/LF that forge log lines, ESC that drives terminals). Shared by the request
+ * validator and the loader's check of `hooks.defaultSessionKey`; never quotes the key.
+ */
+export function sessionKeyRule(key: string): string | undefined {
+  if (longerThan(key, MAX_SESSION_KEY_LENGTH)) return `must be at most ${MAX_SESSION_KEY_LENGTH} characters`;
+  if (CONTROL_CHARACTER.test(key)) return 'must not contain control characters (C0, DEL or C1, e.g. NUL, CR, LF, ESC)';
+  return undefined;
+}
+
+/** True when `text` has more than `max` characters (code points), counting no further than needed. */
+function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false; // a code point is one or two UTF-16 units
+  let n = 0;
+  for (const _ of text) if (++n > max) return true;
+  return false;
+}
 
 const str = (description: string, dflt?: string, extra: Partial<SchemaNode> = {}): SchemaNode =>
   ({ type: 'string', description, ...(dflt === undefined ? {} : { default: dflt }), ...extra });
@@ -45,6 +75,8 @@ const obj = (description: string, properties: Record<string, SchemaNode>, extra:
 const strList = (description: string, dflt: string[]): SchemaNode =>
   ({ type: 'array', description, items: { type: 'string' }, default: dflt });
 const template = (description: string): SchemaNode => str(`Template. ${description}.`, undefined, { minLength: 1 });
+/** A credential (empty: not configured); see {@link SECRET_KEYS}. */
+const secret = (description: string): SchemaNode => str(description, '', { secret: true });
 
 const providerEnum = [...PROVIDERS];
 
@@ -65,7 +97,7 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   name: template('Label of the run; its summary in the main session is prefixed `[name]`'),
   messageTemplate: template('The agent message (agent mappings need it or a transform)'),
   textTemplate: template('The system event text (wake mappings need it or a transform)'),
-  sessionKey: template('Session of the agent run; must start with one of hooks.allowedSessionKeyPrefixes. Unset: hooks.defaultSessionKey, else hook:<uuid>'),
+  sessionKey: template(`Session of the agent run; the rendered key must start with one of hooks.allowedSessionKeyPrefixes and have at most ${MAX_SESSION_KEY_LENGTH} characters, none a control character. Unset: hooks.defaultSessionKey, else hook:<uuid>`),
   deliver: bool('Send the agent\'s reply to provider/to. Unset means false on mappings.'),
   provider: choice(['last', ...providerEnum], 'Where a delivered reply goes; `last` is the main session\'s last recipient (whatsapp when none is known).', 'last'),
   channel: choice(['last', ...providerEnum], 'Alias of `provider` (OpenClaw\'s name); normalised to provider at load. Give one of the two.'),
@@ -83,13 +115,13 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
 /** `providers.<name>`: the keys of CONTRACT.md §3's provider table. Credentials default to empty (not configured). */
 const providersSchema = obj('Delivery providers; apiBase is overridable for every provider.', {
   whatsapp: obj('WhatsApp Cloud API.', {
-    accessToken: str('Bearer token of the WhatsApp Cloud API.', ''),
+    accessToken: secret('Bearer token of the WhatsApp Cloud API.'),
     phoneNumberId: str('Sender phone number id.', ''),
     apiVersion: str('Graph API version.', 'v21.0'),
     apiBase: str('Graph API base URL.', 'https://graph.facebook.com'),
   }),
   telegram: obj('Telegram Bot API.', {
-    botToken: str('Bot token from @BotFather.', ''),
+    botToken: secret('Bot token from @BotFather.'),
     apiBase: str('Bot API base URL.', 'https://api.telegram.org'),
   }),
   signal: obj('A signal-cli REST API server.', {
@@ -97,20 +129,20 @@ const providersSchema = obj('Delivery providers; apiBase is overridable for ever
     apiBase: str('Base URL of the signal-cli REST API.', undefined, { minLength: 1 }),
   }, { required: ['apiBase'] }),
   imessage: obj('A BlueBubbles server.', {
-    password: str('BlueBubbles server password.', ''),
+    password: secret('BlueBubbles server password.'),
     apiBase: str('Base URL of the BlueBubbles server.', undefined, { minLength: 1 }),
   }, { required: ['apiBase'] }),
   discord: obj('Discord bot.', {
-    botToken: str('Bot token.', ''),
+    botToken: secret('Bot token.'),
     apiBase: str('Discord API base URL.', 'https://discord.com'),
   }),
   slack: obj('Slack app.', {
-    botToken: str('Bot user OAuth token (xoxb-…).', ''),
+    botToken: secret('Bot user OAuth token (xoxb-…).'),
     apiBase: str('Slack API base URL.', 'https://slack.com'),
   }),
   msteams: obj('Microsoft Teams through the Bot Framework.', {
     appId: str('Bot (app) id.', ''),
-    appPassword: str('Bot client secret.', ''),
+    appPassword: secret('Bot client secret.'),
     tokenUrl: str('Client-credentials token endpoint.', 'https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token'),
     serviceUrl: str('Bot Framework service URL of the conversations.', undefined, { minLength: 1 }),
   }, { required: ['serviceUrl'] }),
@@ -135,12 +167,12 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   hooks: obj('The webhook listener and its mappings.', {
     enabled: bool('false: the hooks listener is not exposed at all.', true),
-    token: str('Shared secret every request must carry. Required when enabled; on a loopback host an empty token is generated once into {dataDir}/token.', ''),
+    token: secret('Shared secret every request must carry. Required when enabled; on a loopback host an empty token is generated once into {dataDir}/token.'),
     path: str('Base path of the hooks; "/" is refused and trailing slashes are dropped.', '/hooks', { minLength: 1 }),
     maxBodyBytes: int('Larger bodies get 413.', 262144, 1),
     allowQueryToken: bool('Accept the token as ?token=; false makes a query token 401.', true),
     allowedSessionKeyPrefixes: strList('Session keys must start with one of these (case-insensitive); must admit `hook:` unless defaultSessionKey is set.', ['hook:']),
-    defaultSessionKey: str('Session of agent runs that name none (must match the prefixes); empty: hook:<uuid>.', ''),
+    defaultSessionKey: str(`Session of agent runs that name none (must match the prefixes; at most ${MAX_SESSION_KEY_LENGTH} characters, no control characters); empty: hook:<uuid>.`, ''),
     acceptStatus: choice([202, 200], 'Status of an accepted agent action (200 for senders that accept only 200).', 202),
     mainSummary: choice(['always', 'undelivered'], '`undelivered`: skip the main-session summary when the reply was delivered (failures are always summarised).', 'always'),
     allowUnsafeExternalContent: bool('true: payload text reaches the model without the untrusted-content fence.', false),
@@ -152,7 +184,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   agent: obj('The built-in agent runtime (an OpenAI-compatible Chat Completions endpoint).', {
     baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1 }),
-    apiKey: str('API key sent as Bearer token (empty for servers that need none).', ''),
+    apiKey: secret('API key sent as Bearer token (empty for servers that need none).'),
     model: str('Model used when a run names none.', 'llama3.2', { minLength: 1 }),
     allowedModels: strList('Models a run may ask for (names or aliases); empty: any.', []),
     aliases: {
@@ -176,3 +208,21 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged.', 'info'),
   }, { default: {} }),
 });
+
+/**
+ * The names of the keys marked `secret: true` anywhere in {@link configSchema} (one walk, at
+ * module load): the loader never echoes their values and the logger redacts them by name, at
+ * any of the depths `log.ts` covers. Names, not paths: a log line carries a credential under
+ * its own name wherever it is nested (`{config:{providers:{slack:{botToken}}}}`).
+ */
+export const SECRET_KEYS: ReadonlySet<string> = secretKeysOf(configSchema);
+
+function secretKeysOf(node: SchemaNode, into = new Set<string>()): Set<string> {
+  for (const [key, child] of Object.entries(node.properties ?? {})) {
+    if (child.secret) into.add(key);
+    secretKeysOf(child, into);
+  }
+  if (node.items) secretKeysOf(node.items, into);
+  if (typeof node.additionalProperties === 'object') secretKeysOf(node.additionalProperties, into);
+  return into;
+}

@@ -1,5 +1,6 @@
 import type { Config, Provider, ProviderOrLast } from '../config/types.js';
 import type { Logger } from '../log.js';
+import { logValue } from '../printable.js';
 import { DeliveryError, type Sender } from './providers/sender.js';
 import { createTelegramSender } from './providers/telegram.js';
 
@@ -42,7 +43,7 @@ export function createDelivery(providers: Config['providers'], log: Logger, fetc
         );
       }
       await sender(target.to, text, signal);
-      log.info({ provider: target.provider, to: target.to, chars: text.length }, 'reply delivered');
+      log.info({ provider: target.provider, to: logValue(target.to), chars: text.length }, 'reply delivered');
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Config, Provider } from '../config/types.js';
 import type { Logger } from '../log.js';
+import { logValue } from '../printable.js';
 import type { EventRecord, Store } from '../store/store.js';
 import type { Delivery, DeliveryTarget } from './delivery.js';
 import { formatTarget } from './delivery.js';
@@ -144,6 +145,6 @@ async function deliver(deps: MainSessionDeps, reply: string, signal: AbortSignal
   try {
     await deps.delivery.send(target, reply, signal);
   } catch (err) {
-    deps.log.warn({ to: formatTarget(target), err: (err as Error).message }, 'heartbeat reply delivery failed');
+    deps.log.warn({ to: logValue(formatTarget(target)), err: logValue((err as Error).message) }, 'heartbeat reply delivery failed');
   }
 }

@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { AgentConfig, Thinking } from '../config/types.js';
 import type { Logger } from '../log.js';
+import { logValue } from '../printable.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
 
@@ -86,7 +87,7 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
         // parameter answer 400 naming it; retry once without, and remember the model.
         if (withEffort && !req.signal.aborted && rejectsReasoningEffort(err)) {
           noReasoning.add(req.model);
-          log.info({ model: req.model }, 'model does not take reasoning_effort; retrying without it');
+          log.info({ model: logValue(req.model) }, 'model does not take reasoning_effort; retrying without it');
           return call(req, false);
         }
         throw err;

@@ -1,6 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
+import { logValue } from '../printable.js';
 import type { HistoryMessage, RunEnd, RunRecord, Store } from '../store/store.js';
 import { DeliveryError, formatTarget, resolveTarget, type Delivery } from './delivery.js';
 import { forModel } from './fence.js';
@@ -130,7 +131,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     ];
     const timeoutMs = timeoutSeconds * 1000;
     const timeout = AbortSignal.timeout(timeoutMs);
-    log.info({ runId: run.runId, sessionKey: run.sessionKey }, 'run started');
+    log.info({ runId: run.runId, sessionKey: logValue(run.sessionKey) }, 'run started');
 
     let reply: string;
     try {
@@ -170,7 +171,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     const needLast = run.provider === 'last' || !run.to;
     const resolved = resolveTarget(run, needLast ? await getLastRecipient(store, config) : undefined);
     if ('problem' in resolved) {
-      log.warn({ runId: run.runId, problem: resolved.problem }, 'run reply not delivered');
+      log.warn({ runId: run.runId, problem: logValue(resolved.problem) }, 'run reply not delivered');
       return { kind: 'failed', error: resolved.problem };
     }
     const to = formatTarget(resolved.target);
@@ -181,7 +182,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       const error = signal.aborted
         ? 'aborted: the gateway stopped during delivery'
         : err instanceof DeliveryError ? err.message : 'unexpected delivery error';
-      log.warn({ runId: run.runId, to, error, err: err instanceof DeliveryError ? undefined : err }, 'run reply delivery failed');
+      log.warn({ runId: run.runId, to: logValue(to), error: logValue(error), err: err instanceof DeliveryError ? undefined : err }, 'run reply delivery failed');
       return { kind: 'failed', to, error };
     }
   }
@@ -199,7 +200,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
     const summary = buildSummary(run, outcome, endedAt, config.hooks.mainSummary);
     await store.finishRun(run.runId, end, { summary, history: turns });
-    log.info({ runId: run.runId, status: end.status, deliveredTo: end.deliveredTo }, 'run finished');
+    log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');
     if (summary && run.wakeMode === 'now') deps.onSummary();
   }
 

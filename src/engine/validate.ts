@@ -1,7 +1,7 @@
 import { uuidv7 } from '../ids.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
-import { MAX_TIMEOUT_SECONDS, PROVIDERS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
+import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from './action.js';
 
@@ -132,6 +132,9 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
   function sessionKeyOf(given: string | null | undefined): string {
     if (given === undefined || given === null) return defaultSessionKey || `hook:${uuid()}`;
     const key = given.trim();
+    // Length and control characters first: such a key is malformed whatever its prefix.
+    const rule = sessionKeyRule(key);
+    if (rule) throw invalid(`sessionKey ${rule}`);
     const lower = key.toLowerCase();
     for (const prefix of prefixes) if (lower.startsWith(prefix)) return key;
     throw new HookError('session_key_not_allowed', prefixRule);

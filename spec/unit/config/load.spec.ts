@@ -168,6 +168,11 @@ describe('config/load', () => {
       ['prefixes that do not admit hook:', { hooks: { allowedSessionKeyPrefixes: ['agent:'] } }, 'hooks.allowedSessionKeyPrefixes'],
       ['no prefixes at all', { hooks: { allowedSessionKeyPrefixes: [] } }, 'hooks.allowedSessionKeyPrefixes'],
       ['a defaultSessionKey outside the prefixes', { hooks: { defaultSessionKey: 'main' } }, 'hooks.defaultSessionKey'],
+      ['a defaultSessionKey of 201 characters', { hooks: { defaultSessionKey: `hook:${'k'.repeat(196)}` } }, 'hooks.defaultSessionKey'],
+      ['a defaultSessionKey holding ESC', { hooks: { defaultSessionKey: 'hook:inbox\u001b[2J' } }, 'hooks.defaultSessionKey'],
+      ['a defaultSessionKey holding CR/LF', { hooks: { defaultSessionKey: 'hook:a\r\nb' } }, 'hooks.defaultSessionKey'],
+      ['a defaultSessionKey holding NUL', { hooks: { defaultSessionKey: 'hook:a\u0000' } }, 'hooks.defaultSessionKey'],
+      ['a defaultSessionKey holding a C1 character', { hooks: { defaultSessionKey: 'hook:a\u0085b' } }, 'hooks.defaultSessionKey'],
       ['an unknown preset', { hooks: { presets: ['email', 'fax'] } }, 'hooks.presets[1]'],
       ['provider and channel both given', { hooks: { mappings: [{ ...agentMapping, provider: 'slack', channel: 'slack' }] } }, 'hooks.mappings[0].channel'],
       ['a transform module outside transformsDir', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: '../x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
@@ -191,6 +196,13 @@ describe('config/load', () => {
     it('accepts other prefixes once defaultSessionKey is set and matches one (case-insensitive)', () => {
       const { config } = configFromObject({ hooks: { allowedSessionKeyPrefixes: ['Agent:'], defaultSessionKey: 'AGENT:main' } }, '/x/c.yaml', {});
       expect(config.hooks.defaultSessionKey).to.equal('AGENT:main');
+    });
+    it('holds hooks.defaultSessionKey to the request rule (200 characters, no control character), without quoting it', () => {
+      expect(configFromObject({ hooks: { defaultSessionKey: `hook:${'k'.repeat(195)}` } }, '/x/c.yaml', {}).config.hooks.defaultSessionKey).to.have.length(200);
+      const long = problemsFor({ hooks: { defaultSessionKey: `main:${'k'.repeat(100_000)}` } });
+      expect(long).to.deep.equal([{ path: 'hooks.defaultSessionKey', message: 'must be at most 200 characters' }]);
+      const [control] = problemsFor({ hooks: { defaultSessionKey: 'main\u001b[31m' } });
+      expect(control).to.deep.equal({ path: 'hooks.defaultSessionKey', message: 'must not contain control characters (C0, DEL or C1, e.g. NUL, CR, LF, ESC)' });
     });
     it('lists the known presets when refusing an unknown one', () => {
       expect(problemsFor({ hooks: { presets: ['fax'] } })[0].message).to.equal('unknown preset "fax"; known presets: email, gmail');

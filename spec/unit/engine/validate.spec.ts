@@ -163,6 +163,48 @@ describe('engine/validate', () => {
       expect(real).to.match(/^hook:[0-9a-f-]{36}$/);
     });
 
+    describe('bounds (CONTRACT.md §5): at most 200 characters, no control character', () => {
+      const v = validator();
+      const LENGTH_RULE = /^sessionKey must be at most 200 characters$/;
+      const CONTROL_RULE = /^sessionKey must not contain control characters \(C0, DEL or C1/;
+      const key = (n: number) => `hook:${'k'.repeat(n - 5)}`;
+
+      it('accepts 200 characters, refuses 201 and a 100 KB key, without echoing the key', () => {
+        expect(v.agent({ message: 'm', sessionKey: key(200) }, AGENT, true).sessionKey).to.equal(key(200));
+        for (const n of [201, 100_000]) {
+          const err = rejection(() => v.agent({ message: 'm', sessionKey: key(n) }, AGENT, true));
+          expect(err.code).to.equal('invalid_payload');
+          expect(err.message).to.match(LENGTH_RULE).and.not.include('kkk');
+        }
+      });
+
+      it('counts after trimming, and in characters rather than UTF-16 units', () => {
+        expect(v.agent({ message: 'm', sessionKey: ` \t${key(200)}\r\n ` }, AGENT, true).sessionKey).to.equal(key(200));
+        const emoji = `hook:${'😀'.repeat(195)}`;
+        expect(v.agent({ message: 'm', sessionKey: emoji }, AGENT, true).sessionKey).to.equal(emoji);
+        expectError(() => v.agent({ message: 'm', sessionKey: `${emoji}😀` }, AGENT, true), 'invalid_payload', LENGTH_RULE);
+      });
+
+      it('refuses every control character inside the key: C0 (NUL, CR, LF, ESC, …), DEL and C1', () => {
+        const controls = ['\u0000', '\u0001', '\t', '\n', '\r', '\u001b', '\u001f', '\u007f', '\u0080', '\u0085', '\u009b', '\u009f'];
+        for (const ch of controls) {
+          const err = rejection(() => v.agent({ message: 'm', sessionKey: `hook:a${ch}b` }, AGENT, true));
+          expect(err.code, JSON.stringify(ch)).to.equal('invalid_payload');
+          expect(err.message, JSON.stringify(ch)).to.match(CONTROL_RULE).and.not.include('hook:a');
+        }
+      });
+
+      it('checks the bounds before the prefixes: a malformed key is invalid_payload whatever its start', () => {
+        expectError(() => v.agent({ message: 'm', sessionKey: 'main\u001b[2J' }, AGENT, true), 'invalid_payload', CONTROL_RULE);
+        expectError(() => v.agent({ message: 'm', sessionKey: 'x'.repeat(300) }, AGENT, true), 'invalid_payload', LENGTH_RULE);
+      });
+
+      it('still accepts printable Unicode and still refuses a blank key as before', () => {
+        expect(v.agent({ message: 'm', sessionKey: 'hook:Zürich · 東京 \u00a0x' }, AGENT, true).sessionKey).to.equal('hook:Zürich · 東京 \u00a0x');
+        expectError(() => v.agent({ message: 'm', sessionKey: ' \r\n\t ' }, AGENT, true), 'invalid_payload', /^sessionKey must not be empty or blank$/);
+      });
+    });
+
     it('accepts no key at all when the prefix list is empty', () => {
       const v = validator({ hooks: { allowedSessionKeyPrefixes: [], defaultSessionKey: 'x:1' } });
       expect(v.agent({ message: 'm' }, AGENT, true).sessionKey).to.equal('x:1');

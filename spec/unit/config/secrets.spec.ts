@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
+import { configFromObject } from '../../../src/config/load.js';
+import { configSchema, PROVIDERS, SECRET_KEYS, type SchemaNode } from '../../../src/config/schema.js';
+import { configReference } from '../../../src/config/docs.js';
+
+const SECRET = 'Sup3rSecretValue';
+
+/** Every schema property marked `secret`, as a path of keys. */
+function secretPaths(node: SchemaNode, at: string[] = []): string[][] {
+  return Object.entries(node.properties ?? {}).flatMap(([k, v]) => [
+    ...(v.secret ? [[...at, k]] : []),
+    ...secretPaths(v, [...at, k]),
+    ...(v.items ? secretPaths(v.items, [...at, k, '0']) : []),
+  ]);
+}
+
+function problemsFor(raw: unknown, env: Record<string, string> = {}): ConfigProblem[] {
+  try {
+    configFromObject(raw, '/etc/hookrelay/hookrelay.yaml', env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+/** `{a:{b:{c: value}}}` for the path a.b.c; providers that need one get their required URL. */
+function configWith(path: string[], value: unknown): Record<string, unknown> {
+  const root: Record<string, any> = {};
+  let here = root;
+  path.slice(0, -1).forEach((k) => (here = here[k] ??= {}));
+  here[path.at(-1)!] = value;
+  if (path[0] === 'providers') Object.assign(here, { signal: {}, imessage: { apiBase: 'http://bb' }, msteams: { serviceUrl: 'http://teams' } }[path[1]!] ?? {});
+  return root;
+}
+
+describe('config: secrets are marked once, in the schema', () => {
+  it('SECRET_KEYS is derived from the schema: the hooks token, the API key and every provider credential', () => {
+    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'apiKey', 'appPassword', 'botToken', 'password', 'token']);
+    const marked = secretPaths(configSchema).map((p) => p.join('.'));
+    expect(marked).to.include.members([
+      'hooks.token',
+      'agent.apiKey',
+      'providers.whatsapp.accessToken',
+      'providers.telegram.botToken',
+      'providers.imessage.password',
+      'providers.discord.botToken',
+      'providers.slack.botToken',
+      'providers.msteams.appPassword',
+    ]);
+    // Every key the walk found is one the schema marks, and nothing else.
+    expect(new Set(secretPaths(configSchema).map((p) => p.at(-1)))).to.deep.equal(new Set(SECRET_KEYS));
+  });
+
+  it('every provider with a credential has it marked (a new provider is caught here)', () => {
+    const providers = configSchema.properties!.providers!.properties!;
+    expect(Object.keys(providers)).to.have.members([...PROVIDERS]);
+    const credential = /(token|password|secret|key)$/i; // not tokenUrl
+    for (const [name, node] of Object.entries(providers)) {
+      for (const [key, field] of Object.entries(node.properties ?? {})) {
+        if (credential.test(key)) expect(field.secret, `providers.${name}.${key}`).to.equal(true);
+      }
+    }
+  });
+
+  it('a config error about a bad secret value never echoes it, for every secret key', () => {
+    const paths = secretPaths(configSchema);
+    expect(paths).to.have.length.above(7);
+    for (const path of paths) {
+      for (const bad of [[SECRET], { value: SECRET }, [{ nested: SECRET }]]) {
+        const problems = problemsFor(configWith(path, bad));
+        expect(problems.map((p) => p.path), path.join('.')).to.deep.equal([path.join('.')]);
+        expect(JSON.stringify(problems), path.join('.')).not.to.include(SECRET);
+      }
+    }
+  });
+
+  it('a secret from the environment is not echoed by any problem either', () => {
+    const problems = problemsFor({ hooks: { token: '${TOK}', defaultSessionKey: 'hook:\u001b${TOK}' }, agent: { apiKey: ['${TOK}'] } }, { TOK: SECRET });
+    expect(problems.map((p) => p.path)).to.have.members(['hooks.defaultSessionKey', 'agent.apiKey']);
+    expect(JSON.stringify(problems)).not.to.include(SECRET);
+  });
+
+  it('the generated reference says "Secret" on each marked key, and only there', () => {
+    const rows = configReference().split('\n').filter((l) => l.startsWith('| `'));
+    const secretRows = rows.filter((l) => l.includes('Secret: never logged.')).map((l) => /^\| `([^`]+)`/.exec(l)![1]);
+    expect(secretRows).to.include.members(['hooks.token', 'agent.apiKey', 'providers.whatsapp.accessToken', 'providers.msteams.appPassword']);
+    expect(secretRows).to.have.members(secretPaths(configSchema).map((p) => p.join('.')));
+  });
+});
