@@ -5,6 +5,7 @@
  */
 export const ERRORS = {
   invalid_json: { status: 400, summary: 'the body is not valid JSON (or form data on a mapped hook)' },
+  invalid_path: { status: 400, summary: 'the request path cannot be read (a bad percent-escape or a control character)' },
   invalid_payload: { status: 400, summary: 'a field is missing, blank or of the wrong type; the message names it' },
   model_not_allowed: { status: 400, summary: 'the requested model is not in agent.allowedModels' },
   session_key_not_allowed: { status: 400, summary: 'the sessionKey does not start with one of hooks.allowedSessionKeyPrefixes' },

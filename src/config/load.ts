@@ -8,7 +8,7 @@ import { loadPresets, type MappingValidator } from './presets.js';
 import { configSchema, mappingSchema, SECRET_KEYS, sessionKeyRule, type SchemaNode } from './schema.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 import { addTrusted } from '../http/client-address.js';
-import { routeKind } from '../http/routes-table.js';
+import { parseTarget, routeKind } from '../http/routes-table.js';
 import { TRANSFORM_EXTENSIONS } from '../engine/transform-module.js';
 
 type Env = Record<string, string | undefined>;
@@ -60,6 +60,9 @@ export function configFromObject(raw: unknown, file: string, env: Env = process.
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkHooks(cfg, problems);
+  if (isPlainObject(cfg.server) && cfg.server.headersTimeoutMs > cfg.server.requestTimeoutMs) {
+    problems.push({ path: 'server.requestTimeoutMs', message: `must be at least server.headersTimeoutMs (${cfg.server.headersTimeoutMs}): the headers are part of the request` });
+  }
   if (isPlainObject(cfg.server) && Array.isArray(cfg.server.trustedProxies)) {
     const list = new BlockList();
     cfg.server.trustedProxies.forEach((p, i) => {
@@ -158,6 +161,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[]): void {
     if (!hooks.path.startsWith('/')) problems.push({ path: 'hooks.path', message: `must start with "/" (got "${hooks.path}")` });
     else if (p === '') problems.push({ path: 'hooks.path', message: '"/" is refused: give the hooks their own base path, e.g. /hooks' });
     else if (/[\s?#]/.test(p)) problems.push({ path: 'hooks.path', message: 'must be a plain URL path (no spaces, "?" or "#")' });
+    else if (normalPath(p) !== p) problems.push({ path: 'hooks.path', message: `requests are matched on their normalised path, which this can never be: write it as "${normalPath(p) ?? '/hooks'}"` });
     else hooks.path = p;
   }
   const prefixes: string[] | undefined = Array.isArray(hooks.allowedSessionKeyPrefixes)
@@ -215,7 +219,10 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
   }
   if (isPlainObject(m.match) && typeof m.match.path === 'string') {
     m.match.path = m.match.path.replace(/^\/+|\/+$/g, '');
+    const normal = normalPath(`/${m.match.path}`)?.slice(1);
     if (!m.match.path) problems.push({ path: `${path}.match.path`, message: 'must name the hook, e.g. github for POST {hooks.path}/github' });
+    // The gate decodes percent-escapes and drops empty and dot segments before matching.
+    else if (normal !== m.match.path) problems.push({ path: `${path}.match.path`, message: `requests are matched on their normalised path, so this never matches: write it as "${normal ?? ''}"` });
     // The names the gate routes to the built-in endpoints (README: reserved names), whose
     // mapping could never be reached: wake, agent, events, runs and runs/ID.
     else if (routeKind(m.match.path) !== 'mapped') problems.push({ path: `${path}.match.path`, message: `"${m.match.path}" is a built-in endpoint ({hooks.path}/${m.match.path}); choose another name` });
@@ -236,6 +243,12 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
       problems.push({ path: `${path}.transform.module`, message: `must end in one of ${TRANSFORM_EXTENSIONS.join(', ')}` });
     }
   }
+}
+
+/** The path as the gate matches requests on it (routes-table.ts), or undefined when none could be. */
+function normalPath(path: string): string | undefined {
+  const target = parseTarget(path);
+  return target && target.query === '' ? target.path : undefined;
 }
 
 /**

@@ -158,7 +158,11 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   server: obj('The HTTP listener.', {
     host: str('Address to listen on. Loopback (the default) allows the first-use generated token.', '127.0.0.1', { minLength: 1 }),
     port: int('Port to listen on (0: any free port).', 8788, 0, 65535),
-    trustedProxies: strList('Addresses or CIDR ranges of proxies whose X-Forwarded-For is believed.', []),
+    trustedProxies: strList('Addresses or CIDR ranges of proxies whose X-Forwarded-For is believed (and whose connections are not capped per address).', []),
+    headersTimeoutMs: int('A client must send its request line and headers within this time, or get 408 and be closed (checked every second).', 20000, 1000),
+    requestTimeoutMs: int('A client must send its whole request, body included, within this time, or get 408 and be closed (checked every second); at least headersTimeoutMs.', 60000, 1000),
+    maxConnections: int('Open connections at most; more are closed as they arrive.', 1024, 1),
+    maxConnectionsPerAddress: int('Open connections at most from one address (a trusted proxy excepted); more are answered 503 with Retry-After and closed.', 128, 1),
   }, { default: {} }),
   dataDir: str('Directory of the embedded store and the generated token, relative to the config file.', './.hookrelay', { minLength: 1 }),
   store: obj('The embedded store.', {

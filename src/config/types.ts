@@ -63,7 +63,15 @@ export interface AgentConfig {
 }
 
 export interface Config {
-  server: { host: string; port: number; trustedProxies: string[] };
+  server: {
+    host: string;
+    port: number;
+    trustedProxies: string[];
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    maxConnections: number;
+    maxConnectionsPerAddress: number;
+  };
   dataDir: string;
   store: { kind: 'sqlite'; durability: 'fsync' | 'os' };
   hooks: HooksConfig;

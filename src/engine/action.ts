@@ -56,7 +56,7 @@ export interface HookRequest {
   /** Lower-case header names. */
   headers: Record<string, string>;
   query: Record<string, string>;
-  /** Path and query of the request as received, e.g. `/hooks/github?x=1`. */
+  /** The path the request was routed on and its query, without the token, e.g. `/hooks/github?x=1`. */
   url: string;
   /** Injected clock: ISO text of `now` in templates and transforms. */
   now: Date;

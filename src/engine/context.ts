@@ -9,7 +9,7 @@ export interface TransformInput {
   query: Record<string, string>;
   /** The NAME part of `POST {path}/NAME`. */
   path: string;
-  /** Path and query as received, e.g. `/hooks/github?x=1`. */
+  /** The path the request was routed on and its query, without the token, e.g. `/hooks/github?x=1`. */
   url: string;
   /** ISO time of the request (the injected clock). */
   now: string;
@@ -91,4 +91,20 @@ export function templateQuery(params: Iterable<[string, string]>): Record<string
     out[k] = v;
   }
   return out;
+}
+
+/**
+ * The request's `url` as templates and transforms see it (`HookRequest.url`): the path it was
+ * routed on, percent-encoded, and its query without the token — no `token` parameter, however
+ * its name is escaped (`to%6Ben`, `token+`…: the same decoding as {@link templateQuery}).
+ */
+export function templateUrl(path: string, rawQuery: string): string {
+  const encoded = path.split('/').map(encodeURIComponent).join('/');
+  const query = rawQuery === '' ? '' : rawQuery.split('&').filter((pair) => pair !== '' && !isTokenParam(pair)).join('&');
+  return query === '' ? encoded : `${encoded}?${query}`;
+}
+
+function isTokenParam(pair: string): boolean {
+  for (const [key] of new URLSearchParams(pair)) return key === 'token';
+  return false;
 }

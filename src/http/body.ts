@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import { HookError } from '../errors.js';
 import { dropPrototypeKeys } from '../engine/prototype-keys.js';
-import { hookRoute } from './gate.js';
+import { routeOf } from './gate.js';
+import { ROUTE_METHODS } from './routes-table.js';
 
 /** Quick test for the only keys that need stripping (a full walk only when one may be there). */
 const PROTO_WORD = /__proto__|constructor|prototype/;
@@ -15,10 +16,10 @@ const PROTO_WORD = /__proto__|constructor|prototype/;
  */
 export function bodyParser(maxBodyBytes: number) {
   return async function parseBody(ctx: Context, next: Next): Promise<void> {
-    if (ctx.req.method !== 'POST') return next();
+    const route = routeOf(ctx.req)!;
+    if (ROUTE_METHODS[route.kind] !== 'POST') return next();
     const raw = await readLimited(ctx, maxBodyBytes);
-    const route = hookRoute(ctx.req);
-    const form = route?.kind === 'mapped' && isForm(ctx.get('content-type'));
+    const form = route.kind === 'mapped' && isForm(ctx.get('content-type'));
     let value: unknown;
     if (form) {
       value = parseForm(raw);
@@ -104,12 +105,23 @@ function onEnd(this: Reading): void {
   s.resolve(s.chunks.length === 1 ? s.chunks[0].toString('utf8') : Buffer.concat(s.chunks, s.size).toString('utf8'));
 }
 
-function onError(this: Reading, err: Error): void {
-  done(this).reject(err);
+function onError(this: Reading, err: NodeJS.ErrnoException): void {
+  done(this).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
 }
 
 function onAborted(this: Reading): void {
-  done(this).reject(new Error('request aborted'));
+  done(this).reject(new ClientClosedError());
+}
+
+/**
+ * The client hung up before its body was complete: not a failure of ours (no 500, nothing to
+ * answer — the socket is gone), just something to note in the log.
+ */
+export class ClientClosedError extends Error {
+  constructor() {
+    super('the client closed the connection before its body was complete');
+    this.name = 'ClientClosedError';
+  }
 }
 
 function done(req: Reading): ReadState {

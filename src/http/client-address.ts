@@ -8,10 +8,7 @@ import type { IncomingMessage } from 'node:http';
  * to `1.2.3.4` so that one client cannot get two budgets.
  */
 export function createClientAddress(trustedProxies: readonly string[]): (req: IncomingMessage) => string {
-  const trusted = new BlockList();
-  for (const entry of trustedProxies) addTrusted(trusted, entry);
-  const isTrusted = (a: string) => trustedProxies.length > 0 && isIP(a) !== 0 && trusted.check(a, isIP(a) === 6 ? 'ipv6' : 'ipv4');
-
+  const isTrusted = trustedBy(trustedProxies);
   return (req) => {
     const peer = fold(req.socket.remoteAddress ?? '');
     if (!isTrusted(peer)) return peer;
@@ -24,6 +21,14 @@ export function createClientAddress(trustedProxies: readonly string[]): (req: In
     }
     return peer;
   };
+}
+
+/** True for an address (already folded) inside one of `server.trustedProxies`. */
+export function trustedBy(trustedProxies: readonly string[]): (address: string) => boolean {
+  if (trustedProxies.length === 0) return () => false;
+  const trusted = new BlockList();
+  for (const entry of trustedProxies) addTrusted(trusted, entry);
+  return (a) => isIP(a) !== 0 && trusted.check(a, isIP(a) === 6 ? 'ipv6' : 'ipv4');
 }
 
 /**

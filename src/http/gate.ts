@@ -1,23 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
-import { methodAllowed, ROUTE_METHODS, routeKind, type RouteKind } from './routes-table.js';
+import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route } from './routes-table.js';
 import type { AuthVerdict } from './auth.js';
 import { jsonHeaders } from './json.js';
-
-/** What the gate learnt about a hooks request, handed on to the Koa app. */
-export interface HookRoute {
-  kind: RouteKind;
-  /** The decoded NAME part of `{path}/NAME`. */
-  name: string;
-  /** Raw query string without `?`. */
-  query: string;
-}
+import { printable } from '../printable.js';
 
 const ROUTE = Symbol('hookrelay.route');
+type Routed = IncomingMessage & { [ROUTE]?: Route };
 
-/** The route the gate attached to a request it let through (undefined outside the hooks path). */
-export function hookRoute(req: IncomingMessage): HookRoute | undefined {
-  return (req as IncomingMessage & { [ROUTE]?: HookRoute })[ROUTE];
+/** The route the gate decided for a request it let through (set for every such request). */
+export function routeOf(req: IncomingMessage): Route | undefined {
+  return (req as Routed)[ROUTE];
 }
 
 export interface GateOptions {
@@ -29,59 +22,56 @@ export interface GateOptions {
 }
 
 /**
- * The cheap rejections, answered on the raw request before Koa builds a context: they are
- * what an attacker sends, so they must cost next to nothing (the benchmark holds 401 and 413
- * to 0.8 of a bare node:http server). Order, per CONTRACT.md §4: 405 (not counted against
- * the auth budget) → token (401/429, before any byte of the body is read) → 413 on
- * Content-Length. Everything else goes on to the Koa app.
+ * The one place a request is routed, and the cheap rejections, answered on the raw request
+ * before Koa builds a context: they are what an attacker sends, so they must cost next to
+ * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
+ *
+ * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
+ * against the auth budget) → the token for anything under the hooks path, however it was
+ * spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
+ * read) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes goes on to the Koa app with its
+ * {@link Route}; a request that sent `Expect: 100-continue` is told to continue only then.
  */
 export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: ServerResponse) => void) {
-  const base = opts.hooksPath;
-  const baseSlash = `${base}/`;
-  return function gate(req: IncomingMessage, res: ServerResponse): void {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const pathname = q === -1 ? url : url.slice(0, q);
-    if (!opts.enabled || !(pathname === base || pathname.startsWith(baseSlash))) {
-      next(req, res);
-      return;
-    }
-    let name = pathname.length > base.length ? pathname.slice(base.length + 1) : '';
-    while (name.endsWith('/')) name = name.slice(0, -1);
-    if (name.includes('%')) {
-      try {
-        name = decodeURIComponent(name);
-      } catch {
-        name = '';
-      }
-    }
-    const kind = routeKind(name);
+  const route = createRouting(opts.hooksPath, opts.enabled);
+  return function gate(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
+    const target = parseTarget(req.url ?? '/');
+    const decided = target && route(target);
     const method = req.method ?? 'GET';
-    if (kind !== 'none' && !methodAllowed(kind, method)) {
-      const allow = ROUTE_METHODS[kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[kind];
-      reject(res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
+    if (decided && decided.kind !== 'none' && !methodAllowed(decided.kind, method)) {
+      const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
+      refuse(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
     }
-    const query = q === -1 ? '' : url.slice(q + 1);
-    const verdict = opts.auth(req, query, opts.clientAddress(req));
-    if (!verdict.ok) {
-      if (verdict.code === 'rate_limited') {
-        res.writeHead(429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) });
-        res.end(RATE_LIMITED_BODY);
-      } else {
-        res.writeHead(401, UNAUTHORIZED_HEADERS);
-        res.end(UNAUTHORIZED_BODY);
+    // When in doubt, ask for the token: a target the parser refuses might have named a hook.
+    if (!decided || decided.hooks) {
+      const verdict = opts.enabled ? opts.auth(req, target?.query ?? '', opts.clientAddress(req)) : { ok: true as const };
+      if (!verdict.ok) {
+        if (verdict.code === 'rate_limited') {
+          answer(req, res, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY);
+        } else {
+          answer(req, res, 401, UNAUTHORIZED_HEADERS, UNAUTHORIZED_BODY);
+        }
+        return;
       }
+    }
+    if (!decided) {
+      refuse(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
       return;
     }
-    const length = req.headers['content-length'];
-    if (length !== undefined && Number(length) > opts.maxBodyBytes) {
-      // Close: we will not read (or drain) a body we already refused.
-      reject(res, 'payload_too_large', `the body is larger than hooks.maxBodyBytes (${opts.maxBodyBytes} bytes)`,
-        { connection: 'close' });
+    if (decided.kind === 'none') {
+      refuse(req, res, 'not_found', `no route for ${method} ${printable(decided.path, 200)}`);
       return;
     }
-    (req as IncomingMessage & { [ROUTE]?: HookRoute })[ROUTE] = { kind, name, query };
+    if (decided.hooks) {
+      const length = req.headers['content-length'];
+      if (length !== undefined && Number(length) > opts.maxBodyBytes) {
+        refuse(req, res, 'payload_too_large', `the body is larger than hooks.maxBodyBytes (${opts.maxBodyBytes} bytes)`);
+        return;
+      }
+    }
+    (req as Routed)[ROUTE] = decided;
+    if (expectsContinue) res.writeContinue();
     next(req, res);
   };
 }
@@ -96,9 +86,21 @@ const RATE_LIMITED_BODY = Buffer.from(
 );
 const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
 
-/** Answers with the contract's JSON error body, straight on the raw response (no Koa). */
-export function reject(res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {
+/** Answers a refused request with the contract's JSON error body, straight on the raw response. */
+export function refuse(req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {
   const body = errorBody(code, message);
-  res.writeHead(ERRORS[code].status, { ...jsonHeaders(Buffer.byteLength(body)), ...headers });
+  answer(req, res, ERRORS[code].status, { ...jsonHeaders(Buffer.byteLength(body)), ...headers }, body);
+}
+
+/**
+ * Writes a refusal. A refused request's body is never read: when one may follow (a length or
+ * a chunked body announced), the answer says `Connection: close` and Node closes the socket
+ * once it is flushed — on a kept-alive connection it would read the whole body (however
+ * large, however slowly sent) to find the next request.
+ */
+function answer(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer): void {
+  const h = req.headers;
+  const bodyMayFollow = (h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined;
+  res.writeHead(status, bodyMayFollow ? { ...headers, connection: 'close' } : headers);
   res.end(body);
 }

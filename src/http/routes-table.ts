@@ -1,20 +1,37 @@
 /**
- * The hooks routes and the methods they take. The gate answers 405 from this table before
- * the token check (CONTRACT.md §4), and the router registers its handlers for the same kinds,
- * so the two cannot drift apart.
+ * The one routing decision (STYLE.md #13). Every request's target is parsed and normalised
+ * once, here; the gate decides on the result (405, token, 413) and hands the same {@link Route}
+ * to the Koa app, whose handlers are picked by `route.kind` — nothing routes a second time,
+ * so what the gate guards and what a handler serves cannot drift apart. Later layers read the
+ * route (`routeOf(req)`), never Koa's `ctx.path` or `ctx.url`: those are the raw target.
  */
-export type RouteKind = 'wake' | 'agent' | 'events' | 'run' | 'mapped' | 'none';
+export type RouteKind = 'wake' | 'agent' | 'events' | 'run' | 'mapped' | 'health' | 'none';
 
+/** The method each kind takes (HEAD rides along with GET); `none` takes none. */
 export const ROUTE_METHODS: Record<RouteKind, string> = {
   wake: 'POST',
   agent: 'POST',
   events: 'GET',
   run: 'GET',
   mapped: 'POST',
+  health: 'GET',
   none: '',
 };
 
-/** Classifies the part of the path after `{hooks.path}/` (no query string). */
+/** What the gate decided about a request. */
+export interface Route {
+  kind: RouteKind;
+  /** Under `hooks.path`: the token is required, whatever the kind. */
+  hooks: boolean;
+  /** Under the hooks path: the decoded part after `{hooks.path}/` (`runs/ID` for a run), else ''. */
+  name: string;
+  /** The normalised path the decision was made on. */
+  path: string;
+  /** The raw query string, without `?`. */
+  query: string;
+}
+
+/** Classifies the NAME part of `{hooks.path}/NAME`; also how the loader finds reserved names. */
 export function routeKind(name: string): RouteKind {
   if (name === '') return 'none';
   if (name === 'wake') return 'wake';
@@ -29,4 +46,75 @@ export function routeKind(name: string): RouteKind {
 export function methodAllowed(kind: RouteKind, method: string): boolean {
   const allowed = ROUTE_METHODS[kind];
   return method === allowed || (method === 'HEAD' && allowed === 'GET');
+}
+
+/** The path and query of a request target, normalised. */
+export interface Target {
+  path: string;
+  query: string;
+}
+
+// Absolute-form (RFC 9112 §3.2.2), which Node passes on as the raw URL: the authority is ignored.
+const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+// What only the slow path handles: percent-escapes, backslashes, a fragment, empty or dot
+// segments, a trailing slash. Plain paths (nearly every request) skip all of it.
+const IRREGULAR = /[%\\#]|\/\/|\/\.\.?(?:\/|$)|.\/$/;
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * Parses a raw request target into a normalised path and the raw query, or undefined when it
+ * cannot be one (not origin- or absolute-form, a bad percent-escape, a control character).
+ * The path is percent-decoded once, `\` is read as `/` (as the WHATWG URL parser does for
+ * http), empty and `.` segments are dropped and `..` removes its parent (RFC 3986 §5.2.4), so
+ * every spelling of a path — `/hooks//wake`, `/x/../hooks/wake`, `/%68ooks/wake`,
+ * `http://h/hooks/wake` — is decided on as the one path it names.
+ */
+export function parseTarget(url: string): Target | undefined {
+  let rest = url;
+  if (rest.charCodeAt(0) !== 0x2f) {
+    const authority = ABSOLUTE.exec(rest);
+    if (!authority) return undefined;
+    rest = rest.slice(authority[0].length);
+    if (rest.charCodeAt(0) !== 0x2f) rest = `/${rest}`;
+  }
+  const q = rest.indexOf('?');
+  let raw = q === -1 ? rest : rest.slice(0, q);
+  let query = q === -1 ? '' : rest.slice(q + 1);
+  if (!IRREGULAR.test(raw) && !query.includes('#')) return { path: raw, query };
+  const hash = rest.indexOf('#');
+  if (hash !== -1) {
+    // A fragment is never part of the target (RFC 9110 §7.1); a client that sends one anyway
+    // means the path before it.
+    if (q === -1 || hash < q) [raw, query] = [rest.slice(0, hash), ''];
+    else query = query.slice(0, query.indexOf('#'));
+  }
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw.replaceAll('\\', '/'));
+  } catch {
+    return undefined;
+  }
+  if (CONTROL.test(decoded)) return undefined;
+  const segments: string[] = [];
+  for (const segment of decoded.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  return { path: `/${segments.join('/')}`, query };
+}
+
+/**
+ * The router of one listener: target → {@link Route}, or undefined for a target that cannot
+ * be parsed. `hooksPath` is the configured base path, matched exactly (case-sensitive).
+ */
+export function createRouting(hooksPath: string, hooksEnabled: boolean): (target: Target) => Route {
+  const baseSlash = `${hooksPath}/`;
+  return ({ path, query }) => {
+    if (hooksEnabled && (path === hooksPath || path.startsWith(baseSlash))) {
+      const name = path.slice(baseSlash.length);
+      return { kind: routeKind(name), hooks: true, name, path, query };
+    }
+    return { kind: path === '/healthz' ? 'health' : 'none', hooks: false, name: '', path, query };
+  };
 }

@@ -1,12 +1,11 @@
-import Router from '@koa/router';
 import type { Context } from 'koa';
 import { HookError } from '../errors.js';
 import type { Action } from '../engine/action.js';
 import type { Engine } from '../engine/engine.js';
-import { templateHeaders, templateQuery } from '../engine/context.js';
+import { templateHeaders, templateQuery, templateUrl } from '../engine/context.js';
 import type { Store, RunRecord } from '../store/store.js';
 import type { Accepted } from '../dispatch/runtime.js';
-import { hookRoute } from './gate.js';
+import type { Route, RouteKind } from './routes-table.js';
 import { sendJson } from './json.js';
 
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
@@ -21,66 +20,81 @@ export interface RouteDeps {
   onDropped?: (mappingId: string, dropped: number) => void;
 }
 
+/** A route's handler: the route is the gate's decision (routes-table.ts), never re-derived. */
+export type Handler = (ctx: Context, route: Route) => Promise<void> | void;
+
 const EVENTS_MAX = 1000;
+/**
+ * An answer of `/events` carries at most about this many bytes of event text (and always at
+ * least one event): `limit` alone let one request over large events build a 100 MB answer.
+ * The client pages on with `after`, as it does past `limit`.
+ */
+export const EVENTS_MAX_BYTES = 1024 * 1024;
 
-/** The hooks endpoints of CONTRACT.md §5, under `hooks.path`. */
-export function hooksRouter(deps: RouteDeps): Router {
-  const router = new Router({ prefix: deps.hooksPath });
+/**
+ * The endpoints of CONTRACT.md §5, one handler per route kind. `none` has no handler: the gate
+ * answers 404 for it before Koa.
+ */
+export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Handler> {
   const now = deps.now ?? (() => new Date());
+  return {
+    async wake(ctx) {
+      const action = deps.engine.wake(ctx.state.body);
+      const [done] = await deps.dispatch([action]);
+      ok(ctx, 200, { eventId: idOf(done), mode: action.mode });
+    },
 
-  router.post('/wake', async (ctx) => {
-    const action = deps.engine.wake(ctx.state.body);
-    const [done] = await deps.dispatch([action]);
-    ok(ctx, 200, { eventId: idOf(done), mode: action.mode });
-  });
+    async agent(ctx) {
+      const action = deps.engine.agent(ctx.state.body);
+      const [done] = await deps.dispatch([action]);
+      ok(ctx, deps.acceptStatus, { runId: idOf(done), sessionKey: action.sessionKey });
+    },
 
-  router.post('/agent', async (ctx) => {
-    const action = deps.engine.agent(ctx.state.body);
-    const [done] = await deps.dispatch([action]);
-    ok(ctx, deps.acceptStatus, { runId: idOf(done), sessionKey: action.sessionKey });
-  });
+    async events(ctx, route) {
+      const params = new URLSearchParams(route.query);
+      const after = intParam(params.get('after'), 'after', 0, 0);
+      const limit = intParam(params.get('limit'), 'limit', 100, 1, EVENTS_MAX);
+      const events = await deps.store.listEvents(after, limit, EVENTS_MAX_BYTES);
+      ok(ctx, 200, { events: events.map((e) => ({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })) });
+    },
 
-  router.get('/events', async (ctx) => {
-    const after = intParam(ctx.query.after, 'after', 0, 0);
-    const limit = intParam(ctx.query.limit, 'limit', 100, 1, EVENTS_MAX);
-    const events = await deps.store.listEvents(after, limit);
-    ok(ctx, 200, { events: events.map((e) => ({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })) });
-  });
+    async run(ctx, route) {
+      const id = route.name.slice('runs/'.length);
+      const run = await deps.store.getRun(id);
+      if (!run) throw new HookError('not_found', `no run with id ${JSON.stringify(id.slice(0, 64))}`);
+      ok(ctx, 200, { run: publicRun(run) });
+    },
 
-  router.get('/runs/:id', async (ctx) => {
-    const run = await deps.store.getRun(ctx.params.id);
-    if (!run) throw new HookError('not_found', `no run with id ${JSON.stringify(ctx.params.id.slice(0, 64))}`);
-    ok(ctx, 200, { run: publicRun(run) });
-  });
+    async mapped(ctx, route) {
+      const name = route.name;
+      const result = await deps.engine.map({
+        name,
+        payload: ctx.state.body,
+        headers: templateHeaders(ctx.req.headers),
+        query: templateQuery(new URLSearchParams(route.query)),
+        url: templateUrl(route.path, route.query),
+        now: now(),
+      });
+      if (result.type === 'no_match') throw new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
+      if (result.type === 'skipped') {
+        ctx.status = 204;
+        return;
+      }
+      if (result.dropped) deps.onDropped?.(result.mappingId, result.dropped);
+      const accepted = await deps.dispatch(result.actions);
+      const anyAgent = accepted.some((a) => a.action === 'agent');
+      const status = anyAgent ? deps.acceptStatus : 200;
+      if (!deps.engine.fanOut(result.mappingId)) {
+        ok(ctx, status, { ...accepted[0] });
+        return;
+      }
+      ok(ctx, status, { ...accepted[0], actions: accepted });
+    },
 
-  router.post('/{*name}', async (ctx) => {
-    const route = hookRoute(ctx.req);
-    const name = route?.name ?? '';
-    const result = await deps.engine.map({
-      name,
-      payload: ctx.state.body,
-      headers: templateHeaders(ctx.req.headers),
-      query: templateQuery(route?.query ? new URLSearchParams(route.query) : []),
-      url: ctx.url,
-      now: now(),
-    });
-    if (result.type === 'no_match') throw new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
-    if (result.type === 'skipped') {
-      ctx.status = 204;
-      return;
-    }
-    if (result.dropped) deps.onDropped?.(result.mappingId, result.dropped);
-    const accepted = await deps.dispatch(result.actions);
-    const anyAgent = accepted.some((a) => a.action === 'agent');
-    const status = anyAgent ? deps.acceptStatus : 200;
-    if (!deps.engine.fanOut(result.mappingId)) {
-      ok(ctx, status, { ...accepted[0] });
-      return;
-    }
-    ok(ctx, status, { ...accepted[0], actions: accepted });
-  });
-
-  return router;
+    health(ctx) {
+      sendJson(ctx, 200, { ok: true });
+    },
+  };
 }
 
 function ok(ctx: Context, status: number, body: Record<string, unknown>): void {
@@ -108,9 +122,9 @@ export function publicRun(run: RunRecord) {
   };
 }
 
-function intParam(v: string | string[] | undefined, name: string, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (v === undefined || v === '') return dflt;
-  const n = Number(Array.isArray(v) ? v[0] : v);
+function intParam(v: string | null, name: string, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (v === null || v === '') return dflt;
+  const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new HookError('invalid_payload', `${name}: must be an integer ≥ ${min}`);
   return Math.min(n, max);
 }

@@ -1,11 +1,12 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { createApp } from './app.js';
 import { createAuth } from './auth.js';
-import { createClientAddress } from './client-address.js';
-import { createGate, reject } from './gate.js';
+import { createClientAddress, fold, trustedBy } from './client-address.js';
+import { errorBody } from '../errors.js';
+import { createGate, refuse } from './gate.js';
 import type { RouteDeps } from './routes.js';
 
 export interface Listener {
@@ -17,8 +18,19 @@ export interface Listener {
 }
 
 /**
- * The HTTP listener: the gate (cheap rejections on the raw request) in front of the Koa app.
- * Resolves once it is listening.
+ * Node checks `server.headersTimeoutMs` and `requestTimeoutMs` every
+ * `connectionsCheckingInterval` — 30 s by default, which let a slow client hold a connection
+ * for 53 s (headers) and 83 s (body) against limits of 20 and 60 — so it checks every second.
+ */
+const CHECK_TIMEOUTS_EVERY_MS = 1_000;
+
+/** Sockets answered 503 by the per-address cap: whatever request they still send is not handled. */
+const REFUSED = Symbol('hookrelay.refused');
+type Refusable = Socket & { [REFUSED]?: true };
+
+/**
+ * The HTTP listener: the gate (routing and cheap rejections on the raw request) in front of
+ * the Koa app, and caps on connections. Resolves once it is listening.
  */
 export async function listen(
   config: Readonly<Config>,
@@ -31,7 +43,6 @@ export async function listen(
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     maxBodyBytes: hooks.maxBodyBytes,
-    enabled: hooks.enabled,
     log,
   });
   const koa = app.callback();
@@ -46,17 +57,29 @@ export async function listen(
     },
     (req, res) => void koa(req, res),
   );
-  const server = http.createServer((req, res) => {
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
+    if ((req.socket as Refusable)[REFUSED]) return;
     if (closing) {
-      reject(res, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
+      refuse(req, res, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
       return;
     }
-    gate(req, res);
-  });
-  // Senders time out at 10–30 s; a client that trickles its request for longer is not one.
-  server.requestTimeout = 60_000;
-  server.headersTimeout = 20_000;
-  server.keepAliveTimeout = 5_000;
+    gate(req, res, expectsContinue);
+  };
+  const server = http.createServer(
+    {
+      headersTimeout: config.server.headersTimeoutMs,
+      requestTimeout: config.server.requestTimeoutMs,
+      connectionsCheckingInterval: CHECK_TIMEOUTS_EVERY_MS,
+      keepAliveTimeout: 5_000,
+    },
+    (req, res) => handle(req, res, false),
+  );
+  // Node answers `Expect: 100-continue` with 100 before any handler runs unless someone
+  // listens here; the gate sends it only to a request it lets through, so a refused client
+  // never starts sending its body.
+  server.on('checkContinue', (req, res) => handle(req, res, true));
+  server.maxConnections = config.server.maxConnections;
+  capPerAddress(server, config, log);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -78,4 +101,41 @@ export async function listen(
         server.closeIdleConnections();
       }),
   };
+}
+
+const TOO_MANY = [
+  'HTTP/1.1 503 Service Unavailable',
+  'content-type: application/json; charset=utf-8',
+  'retry-after: 1',
+  'connection: close',
+].join('\r\n');
+
+/**
+ * At most `server.maxConnectionsPerAddress` open connections from one peer address, so that
+ * one client cannot hold every connection (`server.maxConnections` caps them all). A trusted
+ * proxy speaks for many clients and is not capped. A connection past the cap is answered 503
+ * with Retry-After and closed before its request is read.
+ */
+function capPerAddress(server: http.Server, config: Readonly<Config>, log: Logger): void {
+  const cap = config.server.maxConnectionsPerAddress;
+  const isProxy = trustedBy(config.server.trustedProxies);
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = fold(socket.remoteAddress ?? '');
+    if (isProxy(address)) return;
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > cap) {
+      log.debug({ cap }, 'connection past server.maxConnectionsPerAddress refused');
+      const body = errorBody('unavailable', `too many connections from this address (server.maxConnectionsPerAddress is ${cap}); retry later`);
+      (socket as Refusable)[REFUSED] = true;
+      socket.end(`${TOO_MANY}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = open.get(address)! - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }

@@ -86,7 +86,7 @@ describe('config/load', () => {
   describe('defaults and normalisation', () => {
     it('fills every default', () => {
       const { config } = configFromObject({}, '/srv/hr/hookrelay.yaml', {});
-      expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8788, trustedProxies: [] });
+      expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 });
       expect(config.store).to.deep.equal({ kind: 'sqlite', durability: 'fsync' });
       expect(config.log.level).to.equal('info');
       expect(config.heartbeat.everySeconds).to.equal(1800);
@@ -135,7 +135,7 @@ describe('config/load', () => {
     it('lists the allowed keys when no known key is close', () => {
       const [p] = problemsFor({ server: { zzzzzz: 1 } });
       expect(p.path).to.equal('server.zzzzzz');
-      expect(p.message).to.equal('unknown key "zzzzzz"; allowed keys: host, port, trustedProxies');
+      expect(p.message).to.equal('unknown key "zzzzzz"; allowed keys: host, port, trustedProxies, headersTimeoutMs, requestTimeoutMs, maxConnections, maxConnectionsPerAddress');
     });
     it('lists the allowed values of an enum and shows the bad one', () => {
       expect(problemsFor({ hooks: { mappings: [{ ...agentMapping, thinking: 'extreme' }] } }))
@@ -157,6 +157,14 @@ describe('config/load', () => {
       ['hooks.path without a leading slash', { hooks: { path: 'hooks' } }, 'hooks.path'],
       ['hooks.path "/"', { hooks: { path: '/' } }, 'hooks.path'],
       ['hooks.path "//" (only slashes)', { hooks: { path: '//' } }, 'hooks.path'],
+      ['a request time limit shorter than the headers one', { server: { headersTimeoutMs: 5000, requestTimeoutMs: 2000 } }, 'server.requestTimeoutMs'],
+      ['hooks.path with an empty segment (requests are matched normalised)', { hooks: { path: '/api//hooks' } }, 'hooks.path'],
+      ['hooks.path with a dot segment', { hooks: { path: '/api/../hooks' } }, 'hooks.path'],
+      ['hooks.path with a percent-escape', { hooks: { path: '/h%6Foks' } }, 'hooks.path'],
+      ['hooks.path with a backslash', { hooks: { path: '/api\\hooks' } }, 'hooks.path'],
+      ['a match.path with an empty segment', { hooks: { mappings: [{ ...agentMapping, match: { path: 'a//b' } }] } }, 'hooks.mappings[0].match.path'],
+      ['a match.path with a dot segment', { hooks: { mappings: [{ ...agentMapping, match: { path: 'a/./b' } }] } }, 'hooks.mappings[0].match.path'],
+      ['a match.path with a percent-escape', { hooks: { mappings: [{ ...agentMapping, match: { path: 'my%20hook' } }] } }, 'hooks.mappings[0].match.path'],
       ['a duplicate mapping id', { hooks: { mappings: [{ ...agentMapping, id: 'a' }, { ...agentMapping, id: 'a' }] } }, 'hooks.mappings[1].id'],
       ['an explicit id equal to a default one', { hooks: { mappings: [agentMapping, { ...agentMapping, id: 'mapping-1' }] } }, 'hooks.mappings[1].id'],
       ['forEach naming a path', { hooks: { mappings: [{ ...agentMapping, forEach: 'data.items' }] } }, 'hooks.mappings[0].forEach'],

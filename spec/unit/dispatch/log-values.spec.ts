@@ -47,7 +47,7 @@ class Harness {
     this.model = await startFakeModel(rules);
     this.tg = await startFakeTelegram();
     this.config = {
-      server: { host: '127.0.0.1', port: 0, trustedProxies: [] },
+      server: { host: '127.0.0.1', port: 0, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 },
       dataDir: this.dir,
       store: { kind: 'sqlite', durability: 'os' },
       hooks: {

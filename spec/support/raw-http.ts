@@ -1,0 +1,56 @@
+import net from 'node:net';
+
+/** An HTTP/1.1 answer read off a raw socket. */
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** Every status line received, in order (a `100 Continue` comes before the final one). */
+  statusLines: string[];
+}
+
+/**
+ * Sends `head` (request line and headers, without the blank line) and `body` on a new socket
+ * exactly as written — no client library normalises the request line — and reads the final
+ * answer. Used for the spellings of a path that `fetch` would clean up before sending.
+ */
+export function rawRequest(port: number, head: string, body = ''): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${head}\r\n\r\n${body}`));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      const answer = parseAnswer(received);
+      if (answer) {
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error(`connection closed before a complete answer: ${JSON.stringify(received.slice(0, 200))}`)));
+  });
+}
+
+/** The final answer in `text` once it is complete (Content-Length bodies only), else undefined. */
+export function parseAnswer(text: string): RawAnswer | undefined {
+  const statusLines: string[] = [];
+  let rest = text;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) return undefined;
+    const lines = rest.slice(0, end).split('\r\n');
+    statusLines.push(lines[0]!);
+    const status = Number(lines[0]!.split(' ')[1]);
+    rest = rest.slice(end + 4);
+    if (status === 100) continue;
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const i = line.indexOf(':');
+      headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+    }
+    const length = Number(headers['content-length'] ?? 0);
+    if (Buffer.byteLength(rest, 'latin1') < length) return undefined;
+    return { status, headers, body: rest.slice(0, length), statusLines };
+  }
+}
