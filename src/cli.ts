@@ -16,6 +16,8 @@ const contextModule = async (): Promise<typeof import('./engine/context.js')> =>
 const storeModule = async (): Promise<typeof import('./store/open.js')> => require('./store/open.ts');
 const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
 const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
+const routingModule = async (): Promise<typeof import('./http/routes-table.js')> => require('./http/routes-table.ts');
+const printableModule = async (): Promise<typeof import('./printable.js')> => require('./printable.ts');
 
 /**
  * The command line, and the only reader of argv and the environment (STYLE.md).
@@ -68,7 +70,17 @@ export async function main(argv: string[]): Promise<void> {
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(async (name: string, opts) => {
       const loaded = await load(opts.config);
-      const [{ createEngine }, { templateHeaders, templateQuery }] = await Promise.all([engineModule(), contextModule()]);
+      const [{ createEngine }, { templateHeaders, templateQuery, templateUrl }, { createRouting, parseTarget }] =
+        await Promise.all([engineModule(), contextModule(), routingModule()]);
+      // NAME is routed like the path of a real request, so it resolves to what serve would.
+      const base = loaded.config.hooks.path;
+      const target = parseTarget(`${base}/${name}`);
+      const route = target && createRouting(base, true)(target);
+      if (route?.kind !== 'mapped') {
+        fail(route && route.kind !== 'none'
+          ? `${route.name} is a built-in endpoint (${base}/${route.name}), not a mapping: give the NAME of a mapping's match.path`
+          : `${JSON.stringify(name)} is not a hook name: give the NAME in POST ${base}/NAME`);
+      }
       const engine = await orExitAsync(() => createEngine(loaded.config));
       let payload: unknown;
       try {
@@ -77,14 +89,15 @@ export async function main(argv: string[]): Promise<void> {
         fail(`--payload ${opts.payload}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'not valid JSON'}`);
       }
       if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) fail('--payload: the body must be a JSON object');
-      const url = `${loaded.config.hooks.path}/${name}`;
+      const url = `${base}/${route.name}`;
+      const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
       try {
         const result = await engine.map({
-          name: name.replace(/^\/+|\/+$/g, ''),
+          name: route.name,
           payload: payload as Record<string, unknown>,
           headers: templateHeaders(pairs(opts.header, '--header', (k) => k.toLowerCase())),
-          query: templateQuery(Object.entries(pairs(opts.query, '--query'))),
-          url,
+          query: templateQuery(new URLSearchParams(query)),
+          url: templateUrl(route.path, query),
           now: new Date(),
         });
         if (result.type === 'no_match') fail(`no mapping matches POST ${url} with this payload`);
@@ -110,13 +123,14 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'one JSON object per line')
     .action(async (opts) => {
       const loaded = await load(opts.config);
-      const [{ openStore }, { silentLogger }] = await Promise.all([storeModule(), logModule()]);
-      const store = await openStore(loaded.config, silentLogger);
+      const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
+      const store = orFail(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       let after: number = opts.after;
       for (;;) {
         const events = await store.listEvents(after, opts.limit);
         for (const e of events) {
-          process.stdout.write(opts.json ? `${JSON.stringify(e)}\n` : `#${e.seq} ${e.at} ${e.kind} ${e.source}: ${e.text}\n`);
+          process.stdout.write(opts.json ? `${printableJson(e)}\n`
+            : `#${e.seq} ${printable(e.at)} ${printable(e.kind)} ${printable(e.source)}: ${printable(e.text)}\n`);
           after = e.seq;
         }
         if (events.length === opts.limit) continue;
@@ -136,19 +150,19 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'JSON output')
     .action(async (id: string | undefined, opts) => {
       const loaded = await load(opts.config);
-      const [{ openStore }, { silentLogger }] = await Promise.all([storeModule(), logModule()]);
-      const store = await openStore(loaded.config, silentLogger);
+      const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
+      const store = orFail(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       try {
         if (id !== undefined) {
           const run = await store.getRun(id);
-          if (!run) fail(`no run with id ${id}`);
-          process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+          if (!run) fail(`no run with id ${printable(id)}`);
+          process.stdout.write(`${printableJson(run, 2)}\n`);
           return;
         }
         const runs = await store.listRuns({ limit: opts.limit, status: opts.status });
         for (const r of runs) {
-          process.stdout.write(opts.json ? `${JSON.stringify(r)}\n`
-            : `${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${r.error ? ` — ${r.error}` : ''}\n`);
+          process.stdout.write(opts.json ? `${printableJson(r)}\n`
+            : `${printable(r.runId)} ${printable(r.status).padEnd(9)} ${printable(r.createdAt)} ${printable(r.sessionKey)}${r.name ? ` [${printable(r.name)}]` : ''}${r.error ? ` — ${printable(r.error)}` : ''}\n`);
         }
       } finally {
         await store.close();
@@ -186,6 +200,18 @@ function reportConfig(e: unknown): never {
     process.exit(1);
   }
   throw e;
+}
+
+/** A store that cannot be read (none yet, another schema version): its message, exit 1. */
+function orFail<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    // By name: the store module is loaded through require() (above), its StoreError class
+    // is not the one an ESM import here would give.
+    if ((e as Error).name === 'StoreError') fail((e as Error).message);
+    throw e;
+  }
 }
 
 function fail(message: string): never {

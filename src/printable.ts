@@ -19,9 +19,22 @@ export function logValue(text: string | undefined): string | undefined {
   return text === undefined ? undefined : printable(text, LOG_VALUE_MAX);
 }
 
-const CLASS = '[\\p{Cc}\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]';
-const UNPRINTABLE = new RegExp(CLASS, 'u');
-const UNPRINTABLE_ALL = new RegExp(CLASS, 'gu');
+/**
+ * `value` as JSON for a terminal or a pipe: what JSON.stringify leaves raw but a terminal acts
+ * on (DEL and C1 controls, line and paragraph separators, bidi controls) written as `\uXXXX`,
+ * which inside a JSON string means the same character — the line stays valid JSON and parses
+ * back to the same value. (C0 controls JSON.stringify escapes itself.)
+ */
+export function printableJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(BEYOND_C0_ALL, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// C0 controls, and what else a terminal acts on: DEL and C1, bidi controls, line separators.
+const BEYOND_C0 = '\\u007f-\\u009f\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
+const UNPRINTABLE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`);
+const UNPRINTABLE_ALL = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'g');
+// In JSON text a raw C0 character can only be indentation: JSON.stringify escapes them in strings.
+const BEYOND_C0_ALL = new RegExp(`[${BEYOND_C0}]`, 'g');
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 function escape(ch: string): string {

@@ -1,19 +1,47 @@
 import { resolve } from 'node:path';
+import { ConfigError } from '../config/errors.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { SqliteStore } from './sqlite.js';
-import type { Store } from './store.js';
+import { openReadOnlyStore } from './sqlite-reader.js';
+import { StoreError, type Store, type StoreReader } from './store.js';
 
 /**
  * Opens the store that `config.store.kind` names. `config.dataDir` is expected to be
  * absolute already (the config loader resolves it against the config file's directory);
  * a relative one resolves against the working directory.
+ *
+ * A data directory that another process holds is a configuration problem of this one:
+ * a {@link ConfigError} at `dataDir` (so `serve` prints it and exits 1), raised before the
+ * store is touched — the other server's live runs are not "recovered" from under it.
  */
 export async function openStore(config: Config, log: Logger): Promise<Store> {
   const kind = config.store.kind;
   switch (kind) {
     case 'sqlite':
-      return SqliteStore.open({ dataDir: resolve(config.dataDir), durability: config.store.durability, log });
+      try {
+        return await SqliteStore.open({ dataDir: resolve(config.dataDir), durability: config.store.durability, log });
+      } catch (err) {
+        if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
+        throw err;
+      }
+    default: {
+      const never: never = kind;
+      throw new Error(`unknown store kind: ${String(never)}`);
+    }
+  }
+}
+
+/**
+ * Opens the store for reading only, beside a running server: no lock, no writer, no
+ * migration, nothing created. Throws {@link StoreError} `unavailable` saying what to do when
+ * there is no store yet or its schema is not this version's.
+ */
+export function openStoreReadOnly(config: Config): StoreReader {
+  const kind = config.store.kind;
+  switch (kind) {
+    case 'sqlite':
+      return openReadOnlyStore(resolve(config.dataDir));
     default: {
       const never: never = kind;
       throw new Error(`unknown store kind: ${String(never)}`);

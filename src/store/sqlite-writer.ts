@@ -7,6 +7,7 @@
  * `startWriter` (main thread) spawns it; it talks only through the messages typed below.
  * Prints nothing: failures go back to the main thread, which logs them.
  */
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
@@ -37,7 +38,10 @@ export interface WriterPragmas {
   userVersion: number;
 }
 
-/** An error made cloneable: `code` is SQLite's (`SQLITE_CONSTRAINT_UNIQUE`, …) or ours. */
+/**
+ * An error made cloneable: `code` is SQLite's (`SQLITE_CONSTRAINT_UNIQUE`, …) or ours
+ * ({@link STORE_GONE}, `run_not_running`, `constraint`).
+ */
 export interface WireError {
   message: string;
   code?: string;
@@ -64,6 +68,12 @@ export type FromWriter =
   /** Either the outcome of a committed transaction, or one error (nothing committed). */
   | ({ type: 'batch'; error?: WireError; ms: number } & BatchOutcome)
   | { type: 'closed' };
+
+/**
+ * A batch's error code when the database file or its WAL is no longer the one the writer
+ * opened: the batch committed into a removed (or replaced) file and must not be acknowledged.
+ */
+export const STORE_GONE = 'store_gone';
 
 class OpError extends Error {
   constructor(readonly code: string, message: string) {
@@ -274,9 +284,32 @@ function batchRunner(db: Database.Database) {
   };
 }
 
+/**
+ * The identity (device and inode) of the database file and of its WAL, as opened. SQLite
+ * keeps writing through its open descriptors after a file is unlinked or renamed over, so a
+ * removed `hookrelay.db` (or `-wal`) goes unnoticed by SQLite itself: every commit "succeeds"
+ * into a file that is gone at the next start. Comparing with a stat() after each commit is
+ * how the writer notices. Returns the check: undefined while both are in place, else what
+ * changed, for the error.
+ */
+function identityCheck(file: string): () => string | undefined {
+  const paths = [file, `${file}-wal`]; // the WAL exists: the read connection holds it open
+  const opened = paths.map((p) => statSync(p));
+  return () => {
+    for (let i = 0; i < paths.length; i++) {
+      const now = statSync(paths[i]!, { throwIfNoEntry: false });
+      if (!now) return `${paths[i]} was removed`;
+      if (now.ino !== opened[i]!.ino || now.dev !== opened[i]!.dev) return `${paths[i]} was replaced by another file`;
+    }
+    return undefined;
+  };
+}
+
 function serve(port: NonNullable<typeof parentPort>): void {
   let db: Database.Database | undefined;
   let run: ((ops: WriteOp[]) => BatchOutcome) | undefined;
+  let check: (() => string | undefined) | undefined;
+  let gone: string | undefined;
   const send = (msg: FromWriter) => port.postMessage(msg);
 
   port.on('message', (msg: ToWriter) => {
@@ -285,6 +318,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
         try {
           db = openWriter(msg.file, msg.durability);
           run = batchRunner(db);
+          check = identityCheck(msg.file);
           send({ type: 'ready' });
         } catch (err) {
           send({ type: 'fatal', error: toWire(err) });
@@ -294,7 +328,11 @@ function serve(port: NonNullable<typeof parentPort>): void {
         const t0 = performance.now();
         try {
           if (!run) throw new Error('the store writer is not open');
+          if (gone) throw new OpError(STORE_GONE, gone);
           const outcome = run(msg.ops);
+          // After COMMIT, before anyone is told: a commit into a removed file is not acknowledged.
+          gone = check?.();
+          if (gone) throw new OpError(STORE_GONE, gone);
           send({ type: 'batch', ...outcome, ms: performance.now() - t0 });
         } catch (err) {
           send({ type: 'batch', error: toWire(err), ms: performance.now() - t0 });

@@ -4,12 +4,14 @@ import { performance } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
-import { eventValues, migrate, runValues, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
-import { startWriter, type FromWriter, type WireError, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
+import { eventValues, migrate, runValues, toRun, type RunRow } from './sqlite-schema.js';
+import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
+import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
+import { STORE_GONE, startWriter, type FromWriter, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd,
-  type RunRecord, type RunStatus, type Store, type StoreErrorCode,
+  type RunRecord, type RunStatus, type Store,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -21,6 +23,11 @@ export interface SqliteStoreOptions {
   log: Logger;
   /** Most write ops per transaction (default 512): bounds one commit's latency and message size. */
   batchMax?: number;
+  /**
+   * `false` skips the data-directory lock ({@link lockDataDir}). Only for specs that need two
+   * writers on one file (the claim's triggers must hold when another process writes it).
+   */
+  lock?: false;
 }
 
 /** Counters for benchmarks and specs (not part of {@link Store}). */
@@ -47,23 +54,6 @@ interface Pending {
 
 const SLOW_COMMIT_MS = 1000;
 
-/** Maps a writer-side error code to the store's. */
-function toStoreError(e: WireError, fallback: StoreErrorCode = 'failed'): StoreError {
-  const code = e.code ?? '';
-  const kind: StoreErrorCode =
-    code === 'run_not_running' ? 'run_not_running'
-    : code === 'constraint' || code.startsWith('SQLITE_CONSTRAINT') ? 'constraint'
-    : /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(code) ? 'unavailable'
-    : fallback;
-  return new StoreError(kind, e.message, { cause: e });
-}
-
-/** SQLite: a negative LIMIT means none. Anything not a positive number means zero rows. */
-function toLimit(n: number): number {
-  if (n === Number.POSITIVE_INFINITY) return -1;
-  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
-}
-
 /**
  * The embedded store: `{dataDir}/hookrelay.db`, SQLite in WAL mode.
  *
@@ -73,8 +63,12 @@ function toLimit(n: number): number {
  * the next. Reads run here, on a separate read-only connection: WAL lets them proceed beside
  * the writer, and each read sees every commit acknowledged before it started.
  *
- * If the writer thread dies, queued and later writes reject with `unavailable` (reads keep
- * working until {@link close}). An idle writer does not keep the process alive.
+ * The data directory is locked for the store's life ({@link lockDataDir}): one server per
+ * store. If the writer thread dies, queued and later writes reject with `unavailable` (reads
+ * keep working until {@link close}). If the database file or its WAL is removed or replaced
+ * under the running store, the writer notices after the next commit: that batch and every
+ * later call, reads included, reject with `unavailable` until a restart, and one error line
+ * says so. An idle writer does not keep the process alive.
  */
 export class SqliteStore implements Store {
   private readonly queue: Pending[] = [];
@@ -84,29 +78,21 @@ export class SqliteStore implements Store {
   private state: 'open' | 'closing' | 'closed' = 'open';
   private closing: Promise<void> | undefined;
   private writerError: StoreError | undefined;
+  /** Set once the database file is found removed or replaced: every call rejects with it. */
+  private goneError: StoreError | undefined;
   private lastWorkerError: Error | undefined;
   private stopping = false;
   private readonly counters: SqliteStoreStats;
-  private readonly q;
 
   private constructor(
-    private readonly db: Database.Database,
+    private readonly reader: SqliteReader,
     private readonly worker: Worker,
+    private readonly lock: DataDirLock | undefined,
     private readonly log: Logger,
     private readonly batchMax: number,
     writerStartMs: number,
   ) {
     this.counters = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0, writerStartMs };
-    this.q = {
-      events: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
-      run: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?'),
-      runs: db.prepare<[number], RunRow>('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
-      runsWith: db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE status = ? ORDER BY seq DESC LIMIT ?'),
-      history: db.prepare<[string, number], { role: string; content: string }>(
-        'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
-      ),
-      state: db.prepare<[string], { value: string }>('SELECT value FROM state WHERE key = ?'),
-    };
     worker.on('message', (msg: FromWriter) => this.onMessage(msg));
     worker.on('error', (err) => (this.lastWorkerError = err));
     worker.on('exit', (code) => this.onExit(code));
@@ -114,12 +100,15 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Opens (creating and migrating when needed) `{dataDir}/hookrelay.db` and starts the
-   * writer. The read connection migrates while the writer thread boots.
+   * Locks the data directory, then opens (creating and migrating when needed)
+   * `{dataDir}/hookrelay.db` and starts the writer. The read connection migrates while the
+   * writer thread boots. Rejects with {@link StoreError} `locked` when another process (or
+   * another store in this one) has the directory, before touching the database.
    */
   static async open(opts: SqliteStoreOptions): Promise<SqliteStore> {
     mkdirSync(opts.dataDir, { recursive: true });
-    const file = join(opts.dataDir, 'hookrelay.db');
+    const lock = opts.lock === false ? undefined : lockDataDir(opts.dataDir);
+    const file = join(opts.dataDir, DB_FILE);
     const t0 = performance.now();
     let db: Database.Database | undefined;
     try {
@@ -132,9 +121,10 @@ export class SqliteStore implements Store {
         if (from !== to) opts.log.info({ file, from, to }, 'store schema migrated');
         db.pragma('query_only = ON'); // every write goes through the writer thread
       });
-      return new SqliteStore(db!, worker, opts.log, opts.batchMax ?? 512, performance.now() - t0);
+      return new SqliteStore(new SqliteReader(db!), worker, lock, opts.log, opts.batchMax ?? 512, performance.now() - t0);
     } catch (err) {
       db?.close();
+      lock?.release();
       throw err;
     }
   }
@@ -144,22 +134,16 @@ export class SqliteStore implements Store {
     return this.write({ kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) });
   }
 
-  listEvents(after: number, limit: number): Promise<EventRecord[]> {
-    return this.read(() => this.q.events.all(Number(after) || 0, toLimit(limit)).map(toEvent));
+  listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]> {
+    return this.read(() => this.reader.listEvents(after, limit, maxBytes));
   }
 
   getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.read(() => {
-      const row = this.q.run.get(runId);
-      return row && toRun(row);
-    });
+    return this.read(() => this.reader.getRun(runId));
   }
 
   listRuns(opts: { limit: number; status?: RunStatus }): Promise<RunRecord[]> {
-    const limit = toLimit(opts.limit);
-    return this.read(() =>
-      (opts.status ? this.q.runsWith.all(opts.status, limit) : this.q.runs.all(limit)).map(toRun),
-    );
+    return this.read(() => this.reader.listRuns(opts));
   }
 
   async claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {
@@ -177,7 +161,7 @@ export class SqliteStore implements Store {
   }
 
   history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
-    return this.read(() => this.q.history.all(sessionKey, toLimit(limit)).map(toHistory));
+    return this.read(() => this.reader.history(sessionKey, limit));
   }
 
   appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>): Promise<void> {
@@ -185,7 +169,7 @@ export class SqliteStore implements Store {
   }
 
   getState(key: string): Promise<string | undefined> {
-    return this.read(() => this.q.state.get(key)?.value);
+    return this.read(() => this.reader.getState(key));
   }
 
   /** The writer connection's journal mode, synchronous level and schema version, read back. */
@@ -209,8 +193,9 @@ export class SqliteStore implements Store {
       this.idleWaiters.push(resolve);
       this.notifyIdle();
     });
-    this.db.close();
+    this.reader.close();
     if (!this.writerError) await this.stopWriter();
+    this.lock?.release(); // last: the database is closed, the next owner may take it
     this.state = 'closed';
   }
 
@@ -232,16 +217,13 @@ export class SqliteStore implements Store {
 
   private read<T>(fn: () => T): Promise<T> {
     if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      const e = err as Error & { code?: string };
-      return Promise.reject(toStoreError({ message: e.message, code: e.code }));
-    }
+    if (this.goneError) return Promise.reject(this.goneError);
+    return readWith(fn);
   }
 
   private write<T = void>(op: WriteOp): Promise<T> {
     if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
+    if (this.goneError) return Promise.reject(this.goneError);
     if (this.writerError) return Promise.reject(this.writerError);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
@@ -258,7 +240,7 @@ export class SqliteStore implements Store {
   }
 
   private flush(): void {
-    if (this.inFlight || this.queue.length === 0 || this.writerError) return;
+    if (this.inFlight || this.queue.length === 0 || this.writerError || this.goneError) return;
     const batch = this.queue.splice(0, this.batchMax);
     try {
       this.worker.postMessage({ type: 'batch', ops: batch.map((p) => p.op) });
@@ -300,6 +282,8 @@ export class SqliteStore implements Store {
         if (error) batch[i]!.reject(toStoreError(error));
         else batch[i]!.resolve(msg.values?.[i]);
       }
+    } else if (msg.error.code === STORE_GONE) {
+      this.storeGone(msg.error.message, batch);
     } else {
       const err = toStoreError(msg.error, 'unavailable');
       this.log.error({ err, ops: batch.length }, 'store commit failed; the whole batch is rolled back');
@@ -311,6 +295,22 @@ export class SqliteStore implements Store {
     this.flush();
     if (!this.inFlight) this.worker.unref();
     this.notifyIdle();
+  }
+
+  /**
+   * The database file (or its WAL) is not the one opened: what was committed since went into
+   * a removed file. Fails the batch, the queue and every later call; says so once.
+   */
+  private storeGone(what: string, batch: Pending[]): void {
+    this.goneError = new StoreError(
+      'unavailable',
+      `${what} while the store was open; nothing more is stored until hookrelay is restarted`,
+    );
+    this.log.error(
+      { what },
+      'store database file removed or replaced under the running server: requests that need the store get 503 from now on; stop hookrelay, put the file back from a backup if you have one, and start it again (a start without it creates an empty store)',
+    );
+    for (const p of [...batch, ...this.queue.splice(0)]) p.reject(this.goneError);
   }
 
   private onExit(code: number): void {
@@ -327,7 +327,7 @@ export class SqliteStore implements Store {
   }
 
   private notifyIdle(): void {
-    if (this.inFlight || (this.queue.length > 0 && !this.writerError)) return;
+    if (this.inFlight || (this.queue.length > 0 && !this.writerError && !this.goneError)) return;
     const waiters = this.idleWaiters.splice(0);
     for (const w of waiters) w();
   }

@@ -14,8 +14,14 @@ export interface Store {
    */
   accept(events: NewEvent[], runs: NewRun[]): Promise<void>;
 
-  /** The main session's events with seq > after, oldest first, at most `limit`. */
-  listEvents(after: number, limit: number): Promise<EventRecord[]>;
+  /**
+   * The main session's events with seq > after, oldest first: at most `limit`, and with
+   * `maxBytes`, only as many as fit in that many bytes of text (the UTF-8 size of each event's
+   * string fields; an answer's JSON adds its own overhead) — but always at least one when
+   * there is one, so that paging on with the last `seq` as `after` never stalls. Rows are read
+   * one at a time, so neither memory nor the page grows with `limit` under a budget.
+   */
+  listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** Newest first. */
   listRuns(opts: { limit: number; status?: RunStatus }): Promise<RunRecord[]>;
@@ -45,13 +51,20 @@ export interface Store {
   /** Small durable key/value state: heartbeat cursor, the main session's last recipient. */
   getState(key: string): Promise<string | undefined>;
 
-  /** Flushes pending commits and closes; later calls reject. */
+  /** Flushes pending commits and closes (releasing the data directory); later calls reject. */
   close(): Promise<void>;
 }
 
 /**
+ * The read side of a store, opened without taking it over (no writer, no migration, no lock):
+ * what `hookrelay events` and `hookrelay runs` use beside a running server.
+ */
+export type StoreReader = Pick<Store, 'listEvents' | 'getRun' | 'listRuns' | 'close'>;
+
+/**
  * Why a store call failed. `closed`: after {@link Store.close}; `unavailable`: the backend
- * cannot write (its writer died, the disk failed) — answer 503 and retry later;
+ * cannot write (its writer died, the disk failed, its database file was removed) — answer
+ * 503 and retry later; `locked`: at open, another process (or store) holds the data directory;
  * `constraint`: the data broke a rule (duplicate id, bad enum value); `run_not_running`:
  * see {@link Store.finishRun}; `failed`: anything else.
  *
@@ -68,7 +81,7 @@ export class StoreError extends Error {
   }
 }
 
-export type StoreErrorCode = 'closed' | 'unavailable' | 'constraint' | 'run_not_running' | 'failed';
+export type StoreErrorCode = 'closed' | 'unavailable' | 'locked' | 'constraint' | 'run_not_running' | 'failed';
 
 export type EventKind = 'wake' | 'summary';
 

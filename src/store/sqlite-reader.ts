@@ -1,0 +1,149 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { WireError } from './sqlite-writer.js';
+import { SCHEMA_VERSION, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
+import {
+  StoreError,
+  type EventRecord, type HistoryMessage, type RunRecord, type RunStatus, type StoreErrorCode, type StoreReader,
+} from './store.js';
+
+/** The database file, in the data directory. */
+export const DB_FILE = 'hookrelay.db';
+
+/** Maps a SQLite (or writer-side) error code to the store's. */
+export function toStoreError(e: WireError, fallback: StoreErrorCode = 'failed'): StoreError {
+  const code = e.code ?? '';
+  const kind: StoreErrorCode =
+    code === 'run_not_running' ? 'run_not_running'
+    : code === 'constraint' || code.startsWith('SQLITE_CONSTRAINT') ? 'constraint'
+    : /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(code) ? 'unavailable'
+    : fallback;
+  return new StoreError(kind, e.message, { cause: e });
+}
+
+/** SQLite: a negative LIMIT means none. Anything not a positive number means zero rows. */
+export function toLimit(n: number): number {
+  if (n === Number.POSITIVE_INFINITY) return -1;
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+}
+
+/** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings. */
+function eventBytes(row: EventRow): number {
+  return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
+}
+
+/**
+ * The read queries of the embedded store, prepared once on one connection: the one place
+ * they are written. {@link SqliteStore} builds on it (over its read connection, beside the
+ * writer thread); `hookrelay events` and `runs` open it alone, read-only
+ * ({@link SqliteReader.openReadOnly}). Synchronous: callers wrap it in their own promises.
+ */
+export class SqliteReader {
+  private readonly q;
+
+  constructor(readonly db: Database.Database) {
+    this.q = {
+      events: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      run: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?'),
+      runs: db.prepare<[number], RunRow>('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
+      runsWith: db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE status = ? ORDER BY seq DESC LIMIT ?'),
+      history: db.prepare<[string, number], { role: string; content: string }>(
+        'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
+      ),
+      state: db.prepare<[string], { value: string }>('SELECT value FROM state WHERE key = ?'),
+    };
+  }
+
+  /**
+   * Opens `{dataDir}/hookrelay.db` read-only: creates nothing (not the folder, not the file),
+   * takes no lock, migrates nothing — so it works beside a running server, whose commits each
+   * read sees (WAL). Refuses, with what to do, a missing store or one at another schema version.
+   */
+  static openReadOnly(dataDir: string): SqliteReader {
+    const file = join(dataDir, DB_FILE);
+    if (!existsSync(file)) {
+      throw new StoreError('unavailable', `no store yet at ${dataDir} (\`hookrelay serve\` creates it there)`);
+    }
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 5000');
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version < SCHEMA_VERSION) {
+        throw new StoreError('unavailable', `the store at ${file} has schema v${version}, this hookrelay reads v${SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
+      }
+      if (version > SCHEMA_VERSION) {
+        throw new StoreError('unavailable', `the store at ${file} has schema v${version}, newer than this hookrelay understands (v${SCHEMA_VERSION}): upgrade hookrelay`);
+      }
+      return new SqliteReader(db);
+    } catch (err) {
+      db?.close();
+      if (err instanceof StoreError) throw err;
+      const e = err as Error & { code?: string };
+      throw new StoreError('unavailable', `cannot read the store at ${file}: ${e.message}`, { cause: err });
+    }
+  }
+
+  /** See {@link Store.listEvents}: rows are iterated, so a budget stops the read early. */
+  listEvents(after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): EventRecord[] {
+    const out: EventRecord[] = [];
+    let bytes = 0;
+    for (const row of this.q.events.iterate(Number(after) || 0, toLimit(limit))) {
+      const size = eventBytes(row);
+      if (out.length > 0 && bytes + size > maxBytes) break; // `break` ends the statement (iterator.return)
+      out.push(toEvent(row));
+      bytes += size;
+    }
+    return out;
+  }
+
+  getRun(runId: string): RunRecord | undefined {
+    const row = this.q.run.get(runId);
+    return row && toRun(row);
+  }
+
+  listRuns(opts: { limit: number; status?: RunStatus }): RunRecord[] {
+    const limit = toLimit(opts.limit);
+    return (opts.status ? this.q.runsWith.all(opts.status, limit) : this.q.runs.all(limit)).map(toRun);
+  }
+
+  history(sessionKey: string, limit: number): HistoryMessage[] {
+    return this.q.history.all(sessionKey, toLimit(limit)).map(toHistory);
+  }
+
+  getState(key: string): string | undefined {
+    return this.q.state.get(key)?.value;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** Runs a read, turning a SQLite error into a {@link StoreError}. */
+export function readWith<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    return Promise.reject(err instanceof StoreError ? err : toStoreError({ message: e.message, code: e.code }));
+  }
+}
+
+/** A {@link StoreReader} over {@link SqliteReader.openReadOnly}: for the read-only commands. */
+export function openReadOnlyStore(dataDir: string): StoreReader {
+  const reader = SqliteReader.openReadOnly(dataDir);
+  let open = true;
+  const read = <T>(fn: () => T): Promise<T> =>
+    open ? readWith(fn) : Promise.reject(new StoreError('closed', 'the store is closed'));
+  return {
+    listEvents: (after, limit, maxBytes) => read(() => reader.listEvents(after, limit, maxBytes)),
+    getRun: (runId) => read(() => reader.getRun(runId)),
+    listRuns: (opts) => read(() => reader.listRuns(opts)),
+    close: async () => {
+      if (open) reader.close();
+      open = false;
+    },
+  };
+}
