@@ -29,18 +29,20 @@ export interface GateOptions {
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
  * against the auth budget) → the token for anything under the hooks path, however it was
  * spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
- * read) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes goes on to the Koa app with its
- * {@link Route}; a request that sent `Expect: 100-continue` is told to continue only then.
+ * read) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes
+ * goes on to the Koa app with its {@link Route}; a request that sent `Expect: 100-continue`
+ * is told to continue only then.
  */
 export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: ServerResponse) => void) {
   const route = createRouting(opts.hooksPath, opts.enabled);
+  const drainable = opts.maxBodyBytes;
   return function gate(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
     const target = parseTarget(req.url ?? '/');
     const decided = target && route(target);
     const method = req.method ?? 'GET';
     if (decided && decided.kind !== 'none' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
-      refuse(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
+      refuse(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow }, drainable);
       return;
     }
     // When in doubt, ask for the token: a target the parser refuses might have named a hook.
@@ -48,19 +50,19 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
       const verdict = opts.enabled ? opts.auth(req, target?.query ?? '', opts.clientAddress(req)) : { ok: true as const };
       if (!verdict.ok) {
         if (verdict.code === 'rate_limited') {
-          answer(req, res, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY);
+          answer(req, res, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
         } else {
-          answer(req, res, 401, UNAUTHORIZED_HEADERS, UNAUTHORIZED_BODY);
+          answer(req, res, 401, UNAUTHORIZED_HEADERS, UNAUTHORIZED_BODY, drainable);
         }
         return;
       }
     }
     if (!decided) {
-      refuse(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
+      refuse(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters', undefined, drainable);
       return;
     }
     if (decided.kind === 'none') {
-      refuse(req, res, 'not_found', `no route for ${method} ${printable(decided.path, 200)}`);
+      refuse(req, res, 'not_found', `no route for ${method} ${printable(decided.path, 200)}`, undefined, drainable);
       return;
     }
     if (decided.hooks) {
@@ -86,21 +88,27 @@ const RATE_LIMITED_BODY = Buffer.from(
 );
 const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
 
-/** Answers a refused request with the contract's JSON error body, straight on the raw response. */
-export function refuse(req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>): void {
+/**
+ * Answers a refused request with the contract's JSON error body, straight on the raw response.
+ * `drainable`: the largest announced body a kept-alive connection may still drain (see
+ * {@link answer}); 0 closes the connection whenever a body may follow.
+ */
+export function refuse(req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>, drainable = 0): void {
   const body = errorBody(code, message);
-  answer(req, res, ERRORS[code].status, { ...jsonHeaders(Buffer.byteLength(body)), ...headers }, body);
+  answer(req, res, ERRORS[code].status, { ...jsonHeaders(Buffer.byteLength(body)), ...headers }, body, drainable);
 }
 
 /**
- * Writes a refusal. A refused request's body is never read: when one may follow (a length or
- * a chunked body announced), the answer says `Connection: close` and Node closes the socket
- * once it is flushed — on a kept-alive connection it would read the whole body (however
- * large, however slowly sent) to find the next request.
+ * Writes a refusal. Node reads whatever a refused request still sends, to find the next
+ * request on a kept-alive connection. An announced body up to `drainable` bytes (the body
+ * limit) costs little to drain and spares the client a new connection — token guessers and the
+ * benchmark's 401s send small bodies; a larger or unannounced (chunked) body is never read:
+ * the answer says `Connection: close`, and Node closes the socket once it is flushed.
  */
-function answer(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer): void {
+function answer(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer, drainable: number): void {
   const h = req.headers;
-  const bodyMayFollow = (h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined;
-  res.writeHead(status, bodyMayFollow ? { ...headers, connection: 'close' } : headers);
+  const length = h['content-length'];
+  const close = h['transfer-encoding'] !== undefined || (length !== undefined && !(Number(length) <= drainable));
+  res.writeHead(status, close ? { ...headers, connection: 'close' } : headers);
   res.end(body);
 }
