@@ -1,42 +1,74 @@
 import jsonata from 'jsonata';
+import {
+  EVALUATION_STATE, guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, newEvaluationState, stepCheck, tooLong,
+} from './jsonata-guard.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
 /** A compiled JSONata template field: context in, text out (rejects on a guard trip or an evaluation error). */
 export type EvaluateText = (context: Record<string, unknown>) => Promise<string>;
 
-/** Guardrails for one evaluation (STYLE.md principle 8; JSONata's own `timeout`/`stack` options). */
+/** Guardrails for one evaluation (STYLE.md principle 8; JSONata's own `timeout`/`stack`/`sequence` options). */
 export interface JsonataLimits {
   /** Wall-clock budget of one evaluation. JSONata never yields to the event loop, so keep it short. */
   timeoutMs: number;
   /** Maximum nesting of JSONata's evaluator: stops non-tail recursion long before the JS stack. */
   maxDepth: number;
+  /** Longest string (as String.length counts) any step may build, and the longest rendered text. */
+  maxStringLength: number;
+  /** Most characters of strings one evaluation may build in all (its steps' string results summed). */
+  maxBuiltLength: number;
+  /** Longest sequence (JSONata's `sequence` option): stops `[1..1e6].[1..1e6]`-style explosions. */
+  maxSequenceLength: number;
 }
 
 /** Defaults until the config schema grows `hooks.jsonata` settings. */
-export const DEFAULT_JSONATA_LIMITS: Readonly<JsonataLimits> = Object.freeze({ timeoutMs: 250, maxDepth: 500 });
+export const DEFAULT_JSONATA_LIMITS: Readonly<JsonataLimits> = Object.freeze({
+  timeoutMs: 250,
+  maxDepth: 500,
+  maxStringLength: 1_048_576,
+  maxBuiltLength: 16_777_216,
+  maxSequenceLength: 1_000_000,
+});
 
-// Name steps are looked up with hasOwnProperty, so a Symbol key never matches any JSON data.
-const NEVER = Symbol('hookrelay.never');
+// JSONata calls the function bound to this symbol after every evaluation step, with the result.
+const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
 
 /**
- * Compiles a JSONata expression once (at load); throws an Error with the position on a
- * syntax error. JSONata only reads own properties, so `constructor` and `prototype` never
- * reach the prototype chain; in addition every name step spelling `__proto__`,
- * `prototype` or `constructor` is made unresolvable and `$lookup` refuses those keys, so
- * own keys of those names never resolve by name either.
+ * Compiles a JSONata expression once (at load); throws an Error saying what to change on a
+ * syntax error, on `$eval`, or on a regex that cannot run in linear time. Evaluations are
+ * bounded in time and depth (JSONata's guardrails) and, inside a step, by jsonata-guard.ts:
+ * linear-time regexes, `$pad`/`$join`/`$string` sized before they build, a linear
+ * `$distinct`, no string past `maxStringLength` and no more than `maxBuiltLength` built in all. JSONata only reads own properties, so
+ * `constructor` and `prototype` never reach the prototype chain; in addition every name step
+ * spelling `__proto__`, `prototype` or `constructor` is made unresolvable and `$lookup`
+ * refuses those keys, so own keys of those names never resolve by name either.
  */
-export function compileJsonata(source: string, limits: JsonataLimits = DEFAULT_JSONATA_LIMITS): EvaluateText {
+export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
+  const { timeoutMs, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   let expression: jsonata.Expression;
   try {
-    expression = jsonata(source, { timeout: limits.timeoutMs, stack: limits.maxDepth });
+    expression = jsonata(source, {
+      timeout: timeoutMs,
+      stack: maxDepth,
+      sequence: maxSequenceLength,
+      RegexEngine: LinearRegExp as unknown as RegExpConstructor,
+    });
   } catch (err) {
     const e = err as { message?: string; position?: number };
     throw new Error(`JSONata syntax error at position ${e.position ?? 0}: ${e.message ?? String(err)}`);
   }
-  neutralisePrototypeNames(expression.ast());
+  inspectExpression(expression.ast());
   expression.registerFunction('lookup', safeLookup, '<x-s:x>');
-  return async (context) => toText(await expression.evaluate(context));
+  for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
+  expression.assign(STEP_EXIT as unknown as string, stepCheck(maxStringLength, maxBuiltLength));
+  const render = (value: unknown): string => {
+    if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
+    const text = toText(value);
+    if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
+    return text;
+  };
+  return async (context) => render(await expression.evaluate(context, { [EVALUATION_STATE]: newEvaluationState() }));
 }
 
 /** JSONata's `$lookup` (same array semantics), refusing prototype keys. */
@@ -55,22 +87,4 @@ function safeLookup(this: jsonata.Focus, input: unknown, key: string): unknown {
   }
   if (input === null || typeof input !== 'object' || !Object.hasOwn(input, key)) return undefined;
   return (input as Record<string, unknown>)[key];
-}
-
-/** Walks the parsed expression (once, at load) and points prototype-named steps at nothing. */
-function neutralisePrototypeNames(root: unknown): void {
-  const stack: unknown[] = [root];
-  const seen = new Set<object>(); // the parent operator (`%`) shares nodes between branches
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (node === null || typeof node !== 'object' || seen.has(node)) continue;
-    seen.add(node);
-    if (Array.isArray(node)) {
-      stack.push(...node);
-      continue;
-    }
-    const record = node as Record<string, unknown>;
-    if (record.type === 'name' && isPrototypeKey(record.value)) record.value = NEVER;
-    for (const key of Object.keys(record)) stack.push(record[key]);
-  }
 }

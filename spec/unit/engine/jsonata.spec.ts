@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { compileJsonata } from '../../../src/engine/jsonata.js';
+import jsonata from 'jsonata';
+import { compileJsonata, DEFAULT_JSONATA_LIMITS } from '../../../src/engine/jsonata.js';
 
 const FAST = { timeoutMs: 100, maxDepth: 200 };
 
@@ -49,5 +50,144 @@ describe('engine/jsonata', () => {
     const evaluate = compileJsonata('user.name');
     const results = await Promise.all(['a', 'b', 'c'].map((name) => evaluate({ user: { name } })));
     expect(results).to.deep.equal(['a', 'b', 'c']);
+  });
+});
+
+describe('engine/jsonata: no payload crashes or stalls the process (jsonata-guard.ts)', () => {
+  const LIMIT = DEFAULT_JSONATA_LIMITS.maxStringLength;
+  // Long enough that a backtracking engine needs a minute or more for it (~2^33 steps), so
+  // the old code fails these specs by the mocha timeout.
+  const EVIL = `${'a'.repeat(32)}!`;
+
+  async function failure(promise: Promise<unknown>): Promise<{ code?: string; message?: string } | undefined> {
+    return promise.then(() => undefined, (e: { code?: string; message?: string }) => e);
+  }
+  /** JSONata's own answer (or error code), rendered the way compileJsonata renders. */
+  async function reference(expression: string, input: unknown = {}): Promise<string> {
+    try {
+      const value: unknown = await jsonata(expression).evaluate(input);
+      if (value === undefined || value === null) return '';
+      return typeof value === 'string' ? value : JSON.stringify(value);
+    } catch (err) {
+      return `error ${(err as { code: string }).code}`;
+    }
+  }
+  async function ours(expression: string, input: unknown = {}): Promise<string> {
+    return compileJsonata(expression)(input as Record<string, unknown>).catch((err: { code: string }) => `error ${err.code}`);
+  }
+  async function expectSameAsJsonata(expressions: string[], input: unknown = {}): Promise<void> {
+    for (const e of expressions) expect(await ours(e, input), e).to.equal(await reference(e, input));
+  }
+
+  describe('$pad', () => {
+    it("refuses a width past maxStringLength before building anything; within it, gives JSONata's own results", async () => {
+      const err = await failure(compileJsonata('$pad("x", n, "-")')({ n: 200_000_000 }));
+      expect(err?.code).to.equal('string_too_long');
+      expect(err?.message).to.include('$pad').and.include(String(LIMIT));
+      expect((await failure(compileJsonata('$pad("x", n)')({ n: -(LIMIT + 1) })))?.code).to.equal('string_too_long');
+      await expectSameAsJsonata([
+        '$pad("abc", 6)', '$pad("abc", -6)', '$pad("abc", 2)', '$pad("abc", 5.9)', '$pad("abc", -5.9)', '$pad("abc", 0)',
+        '$pad("abc", 8, "xy")', '$pad("abc", -8, "#*")', '$pad("abc", 9, "")', '$pad("abc", 7, "😀")', '$pad("abc", -7, "é😀z")',
+        '$pad("😀😀", 5, "-")', '$pad("😀😀", -5, "ab")', '$pad(missing, 5)', '$pad("", 4, "°")',
+      ]);
+    });
+
+    it('refuses more than maxBuiltLength of text built in one evaluation, however it is split', async () => {
+      const items = Array.from({ length: 100 }, () => ({ w: 1_000_000 }));
+      expect((await failure(compileJsonata('items.$pad("", w)')({ items })))?.code).to.equal('built_too_much');
+      expect(await compileJsonata('items.$pad("", w)')({ items: [{ w: 3 }, { w: 2 }] })).to.equal('["   ","  "]');
+      // A large payload string copied once per item would fill the heap within the time budget.
+      const copies = compileJsonata('$count(rows.($uppercase($$.big)))');
+      expect((await failure(copies({ big: 'x'.repeat(256 * 1024), rows: Array.from({ length: 200 }, (_, i) => i) })))?.code).to.equal('built_too_much');
+      expect(await copies({ big: 'x'.repeat(256 * 1024), rows: [1, 2, 3] })).to.equal('3');
+    });
+  });
+
+  describe('regexes run in linear time', () => {
+    it("answers a catastrophic regex on a hostile payload at once; ordinary regexes as JSONata does", async () => {
+      const context = { s: EVIL };
+      expect(await compileJsonata('$contains(s, /(a+)+$/)')(context)).to.equal('false');
+      expect(await compileJsonata('$replace(s, /(a+)+$/, "-")')(context)).to.equal(EVIL);
+      expect(await compileJsonata('$count($split(s, /(a|aa)+$/))')(context)).to.equal('1');
+      expect(await compileJsonata('$match(s, /(a+)+!$/).match')(context)).to.equal(EVIL);
+      await expectSameAsJsonata([
+        '$match(s, /Order ([A-Z])-([0-9]+)/)', '$replace(s, /([A-Z])-([0-9]+)/, "$2/$1")', '$split(csv, /\\s*,\\s*/)',
+        '$contains(s, /^Order B/m)', '$contains(s, /^Order B/)', '$replace(s, /\\s+/, " ", 2)', 's ~> $match(/[0-9]+/)', '$match(s, /x?/)',
+      ], { s: 'Order A-17 shipped\nOrder B-4 held', csv: 'a, b,c ,d' });
+    });
+
+    it('refuses at load a regex that cannot run in linear time, saying why', () => {
+      const why = /cannot run in linear time: backreferences and lookaround are not allowed, because payload text could stall the gateway/;
+      for (const e of ['$contains(s, /(a)\\1/)', '$contains(s, /a(?=b)/)', '$contains(s, /(?<!a)b/)', '$replace(s, /(?<q>["\'])x\\k<q>/, "")']) {
+        expect(() => compileJsonata(e), e).to.throw(why);
+      }
+      expect(() => compileJsonata('$contains(s, /abc/i)')).to.throw(/cannot run in linear time: the i flag .*\$lowercase/);
+      expect(() => compileJsonata('$contains(s, /[0-9a-f]{40}/)')).to.throw(/cannot run in linear time: counted repetitions/);
+    });
+  });
+
+  describe('bounded sizes', () => {
+    it('stops strings that grow step by step (recursion, variables, $replace) at maxStringLength', async () => {
+      const recursion = compileJsonata('($f := function($s, $n) { $n = 0 ? $s : $f($s & $s, $n - 1) }; $f(s, 40))');
+      expect((await failure(recursion({ s: 'ab' })))?.code).to.equal('string_too_long');
+      const chain = compileJsonata('($a := s & s; $b := $a & $a; $c := $b & $b; $d := $c & $c; $uppercase($d))');
+      expect((await failure(chain({ s: 'x'.repeat(200_000) })))?.code).to.equal('string_too_long');
+      expect(await chain({ s: 'x' })).to.equal('XXXXXXXXXXXXXXXX');
+      const replace = compileJsonata('$replace(s, "a", r)');
+      expect((await failure(replace({ s: 'a'.repeat(2000), r: 'x'.repeat(1000) })))?.code).to.equal('string_too_long');
+
+    });
+
+    it('stops range explosions at maxSequenceLength', async () => {
+      expect((await failure(compileJsonata('$count([1..1e7].[1..1e7])')({})))?.code).to.equal('D2015');
+      expect((await failure(compileJsonata('$count([1..n])')({ n: 5_000_000 })))?.code).to.equal('D2015');
+      expect(await compileJsonata('$count([1..n])')({ n: 1_000_000 })).to.equal('1000000');
+    });
+
+    it("refuses $join and $string results past the limit before building them; below it, gives JSONata's own results", async () => {
+      const join = await failure(compileJsonata('$join(items, sep)')({ items: new Array(60_000).fill(''), sep: 'x'.repeat(100_000) }));
+      expect(join?.code).to.equal('string_too_long');
+      const shared = { items: Array.from({ length: 30 }, (_, n) => ({ n })), t: 'y'.repeat(100_000) };
+      expect((await failure(compileJsonata('$string(items.($$.t & n))')(shared)))?.code).to.equal('string_too_long');
+      const deep = JSON.parse(`${'['.repeat(2000)}${']'.repeat(2000)}`);
+      expect((await failure(compileJsonata('$string(x, true)')({ x: deep })))?.code).to.equal('string_too_long');
+      await expectSameAsJsonata([
+        '$join(names, ", ")', '$join(names)', '$join(one, "-")', '$join([], "-")', '$join(missing)',
+        '$string(n)', '$string(big)', '$string(obj)', '$string(obj, true)', '$string(names)', '$string("text")', '$string(true)',
+        '$string(null)', '$string($sum)', '$string(function($x) { $x })', '$string({"f": $sum, "n": 1.23456789012345678})', '$string($)',
+        '$string(missing)', '$string(1/0)', '$string(names.$)',
+      ], { names: ['ann', 'bob'], one: 'solo', n: 0.1 + 0.2, big: 1e21, obj: { b: [1, 2.5, 1 / 3], a: { x: null, y: true } } });
+    });
+
+    it('checks the rendered text, objects included, against the limit', async () => {
+      const shared = { items: Array.from({ length: 30 }, (_, n) => ({ n })), t: 'y'.repeat(100_000) };
+      expect((await failure(compileJsonata('items.($$.t & n)')(shared)))?.code).to.equal('string_too_long');
+      expect((await failure(compileJsonata('t & t', { maxStringLength: 150_000 })(shared)))?.code).to.equal('string_too_long');
+    });
+  });
+
+  it("$distinct handles 100 k items (JSONata compares every pair: minutes) and gives JSONata's own results on mixed inputs", async () => {
+    const many = Array.from({ length: 100_000 }, (_, i) => ({ a: i % 1000, b: [i % 7] }));
+    expect(await compileJsonata('$count($distinct(items))')({ items: many })).to.equal('7000');
+    await expectSameAsJsonata([
+      '$distinct(mixed)', '$distinct(objects)', '$distinct(arrays)', '$distinct(nested)', '$distinct(items.v)',
+      '$distinct(twice.v)', '$distinct(5)', '$distinct([])', '$distinct([7])', '$distinct(missing)', '$distinct(items)',
+      '$distinct([$sum, $sum, $count])',
+    ], {
+      mixed: [1, '1', 1, true, 'true', null, null, 1.5, 1.5, 0, -0, 'a', 'a', false],
+      objects: [{ a: 1, b: 2 }, { b: 2, a: 1 }, { a: 1, b: 3 }, { a: { x: [1, 2] } }, { a: { x: [1, 2] } }, { a: { x: [2, 1] } }, {}, {}],
+      arrays: [[1, 2], [1, 2], [2, 1], [[1], [2]], [[1], [2]], [], [], ['1', 2], [1, '2']],
+      nested: [{ a: [{ b: 1, c: 2 }] }, { a: [{ c: 2, b: 1 }] }, { a: [{ c: 2, b: '1' }] }, '{"a":1}', { a: 1 }, '[1]', [1], [1]],
+      items: [{ v: 1 }, { v: 1 }, { v: 2 }, { v: [3, 3] }, { v: 3 }],
+      twice: [{ v: 'x' }, { v: 'x' }],
+    });
+  });
+
+  it('refuses $eval at load, called or referenced: payloads never supply code', () => {
+    const why = /\$eval is not allowed: expressions are compiled and checked at load, and payloads must never supply code/;
+    expect(() => compileJsonata('$eval(code)')).to.throw(why);
+    expect(() => compileJsonata('($f := $eval; $f("1"))')).to.throw(why);
+    expect(() => compileJsonata('$map(["1"], $eval)')).to.throw(why);
+    expect(() => compileJsonata('code ~> $eval')).to.throw(why);
   });
 });

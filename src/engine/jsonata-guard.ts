@@ -1,0 +1,293 @@
+import v8 from 'node:v8';
+import type jsonata from 'jsonata';
+import { isPrototypeKey } from './prototype-keys.js';
+
+/**
+ * What JSONata's own guardrails (the `timeout` and `stack` options of jsonata 2.2, checked by
+ * jsonata.js `evaluate()` on entering each step) do not cover: work done inside one step. A
+ * built-in can build a string of any size or run a regex for seconds in a single step, and a
+ * payload chooses the sizes. Here regexes run on a linear-time engine, the built-ins that can
+ * amplify are sized before they build or replaced by linear ones, every step's string is
+ * bounded and so is the sum of the strings one evaluation builds (a large payload string
+ * copied once per array item would otherwise fill the heap within the time budget), and code
+ * from payloads is refused.
+ */
+
+// V8's non-backtracking engine ("An additional non-backtracking RegExp engine",
+// https://v8.dev/blog/non-backtracking-regexp) runs regexes with the `l` flag in time linear
+// in the subject. It sits behind this flag; the flag only makes `l` legal and changes no
+// other regex, so setting it at run time (Node 20, V8 11.3) is safe.
+v8.setFlagsFromString('--enable-experimental-regexp-engine');
+const LINEAR_ENGINE = (() => {
+  try {
+    return new RegExp('a', 'l').flags.includes('l');
+  } catch {
+    return false;
+  }
+})();
+
+/** A guard trip: an ordinary evaluation error (500 transform_failed); never carries payload text. */
+export class JsonataGuardError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'JsonataGuardError';
+    this.code = code;
+  }
+}
+
+/** The error of a string past `maxStringLength`; `what` names the step, never its content. */
+export function tooLong(what: string, limit: number): JsonataGuardError {
+  return new JsonataGuardError('string_too_long', `${what} would exceed maxStringLength (${limit} characters); bound the sizes the template builds from the payload`);
+}
+
+/**
+ * JSONata's `RegexEngine` option: JSONata calls `new RegexEngine(regexLiteral)` at each
+ * evaluation of a regex and then drives `lastIndex`/`exec`; this returns the same regex on
+ * the linear-time engine. Every literal was checked at load (`inspectExpression`).
+ */
+export function LinearRegExp(pattern: RegExp): RegExp {
+  return new RegExp(pattern.source, pattern.flags.includes('l') ? pattern.flags : `${pattern.flags}l`);
+}
+
+// Name steps are looked up with hasOwnProperty, so a Symbol key never matches any JSON data.
+const NEVER = Symbol('hookrelay.never');
+
+/**
+ * The one load-time walk over a parsed expression: points name steps spelling a prototype key
+ * at nothing, and refuses `$eval` and regexes that cannot run in linear time (throws an Error
+ * saying what to change).
+ */
+export function inspectExpression(root: unknown): void {
+  const stack: unknown[] = [root];
+  const seen = new Set<object>(); // the parent operator (`%`) shares nodes between branches
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object' || seen.has(node) || node instanceof RegExp) continue;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    const record = node as Record<string, unknown>;
+    if (record.type === 'name' && isPrototypeKey(record.value)) record.value = NEVER;
+    if (record.type === 'variable' && record.value === 'eval') {
+      throw new Error('$eval is not allowed: expressions are compiled and checked at load, and payloads must never supply code; write the expression itself into the template');
+    }
+    if (record.type === 'regex') checkLinear(record.value as RegExp, record.position as number | undefined);
+    for (const key of Object.keys(record)) stack.push(record[key]);
+  }
+}
+
+/** Throws a config error naming why a regex literal cannot run on the linear-time engine. */
+function checkLinear(regex: RegExp, position: number | undefined): void {
+  const where = `JSONata regex /${regex.source}/ at position ${position ?? 0}`;
+  if (!LINEAR_ENGINE) throw new Error(`${where} cannot run: this Node.js has no linear-time regex engine (V8 flag --enable-experimental-regexp-engine)`);
+  try {
+    LinearRegExp(regex);
+    return;
+  } catch {
+    // classified below
+  }
+  const tail = 'because payload text could stall the gateway';
+  if (regex.flags.includes('i')) {
+    throw new Error(`${where} cannot run in linear time: the i flag is not supported by the linear-time engine, ${tail}; match $lowercase(text) against a lower-case pattern instead`);
+  }
+  // An escape is a backslash after an even run of backslashes (`\\1` is a backslash and a 1).
+  if (/(?:^|[^\\])(?:\\\\)*(?:\\[1-9]|\\k<|\(\?<?[=!])/.test(regex.source)) {
+    throw new Error(`${where} cannot run in linear time: backreferences and lookaround are not allowed, ${tail}`);
+  }
+  throw new Error(`${where} cannot run in linear time: counted repetitions are limited (e.g. {1,16}; nest fewer or use + and *), ${tail}`);
+}
+
+/** Per-evaluation state, passed as a binding no expression can name (the key is not a JSONata name). */
+export const EVALUATION_STATE = 'hookrelay guard state';
+interface EvaluationState {
+  /** Characters of every string a step of this evaluation produced. */
+  built: number;
+}
+export function newEvaluationState(): EvaluationState {
+  return { built: 0 };
+}
+
+/**
+ * The check JSONata runs after every step (bound to `Symbol.for('jsonata.__evaluate_exit')`):
+ * no string past `maxStringLength`, and no more than `maxBuiltLength` characters of strings in
+ * one evaluation (strings a step only passes on count too, so the budget is generous).
+ * Measured at 6–11 % of a short evaluation, about 1 µs.
+ */
+export function stepCheck(maxStringLength: number, maxBuiltLength: number) {
+  return (_expr: unknown, _input: unknown, environment: { lookup(name: string): unknown }, result: unknown): void => {
+    if (typeof result !== 'string') return;
+    if (result.length > maxStringLength) throw tooLong('a step', maxStringLength);
+    const state = environment.lookup(EVALUATION_STATE) as EvaluationState;
+    state.built += result.length;
+    if (state.built > maxBuiltLength) {
+      throw new JsonataGuardError('built_too_much', `one evaluation would build more than ${maxBuiltLength} characters of text (maxBuiltLength); bound the work the template does per payload item`);
+    }
+  };
+}
+
+type Focus = jsonata.Focus;
+type NativeFunction = (this: Focus, ...args: any[]) => unknown;
+
+/** The built-ins that replace JSONata's own in every compiled expression, with their JSONata signatures. */
+export function guardedFunctions(maxStringLength: number): [string, NativeFunction, string][] {
+  /**
+   * JSONata's `$pad` (same results: positive width pads right, negative left, default
+   * padding ' ', widths in code points, a longer padding string cut to fit), refusing a width
+   * past the limit before building anything.
+   */
+  function pad(str: string | undefined, width: number, char?: string): string | undefined {
+    if (str === undefined) return undefined;
+    const padding = char === undefined || char.length === 0 ? ' ' : char;
+    const target = Math.abs(Math.trunc(width));
+    const padLength = target - codePointLength(str);
+    if (!(padLength > 0)) return str;
+    if (target > maxStringLength) throw tooLong('$pad', maxStringLength);
+    const unit = [...padding];
+    const built = padding.repeat(Math.floor(padLength / unit.length)) + unit.slice(0, padLength % unit.length).join('');
+    return width > 0 ? str + built : built + str;
+  }
+
+  /** JSONata's `$join`, refusing a result past the limit before building it. */
+  function join(strs: string[] | undefined, separator?: string): string | undefined {
+    if (strs === undefined) return undefined;
+    const sep = separator ?? '';
+    let total = sep.length * Math.max(0, strs.length - 1);
+    for (const s of strs) total += s.length;
+    if (total > maxStringLength) throw tooLong('$join', maxStringLength);
+    return strs.join(sep);
+  }
+
+  /** JSONata's `$string` (same output), refusing JSON text past the limit before building it. */
+  function string(arg: unknown, prettify = false): string | undefined {
+    if (arg === undefined) return undefined;
+    if (typeof arg === 'string') return arg;
+    if (isJsonataFunction(arg)) return '';
+    if (typeof arg === 'number' && !Number.isFinite(arg)) throw { code: 'D3001', value: arg, stack: new Error().stack };
+    let value = arg;
+    if (Array.isArray(value) && (value as { outerWrapper?: boolean }).outerWrapper) value = value[0];
+    if (jsonExceeds(value, maxStringLength, prettify ? 2 : 0)) throw tooLong('$string', maxStringLength);
+    return JSON.stringify(value, jsonataReplacer, prettify ? 2 : 0);
+  }
+
+  return [
+    ['pad', pad, '<s-ns?:s>'],
+    ['join', join, '<a<s>s?:s>'],
+    ['string', string, '<x-b?:s>'],
+    ['distinct', distinct, '<x:x>'],
+    // Refused at load already; this catches any indirect way to the name.
+    ['eval', () => { throw new JsonataGuardError('eval_refused', '$eval is not allowed: payloads must never supply code'); }, '<sx?:x>'],
+  ];
+}
+
+/** JSONata's `$string` replacer: numbers to 15 significant digits, functions as ''. */
+function jsonataReplacer(_key: string, val: unknown): unknown {
+  if (typeof val === 'number') {
+    if (Number.isNaN(val)) return val;
+    if (!Number.isFinite(val)) throw { code: 'D1001', value: val, stack: new Error().stack };
+    return Number.isInteger(val) ? val : Number(val.toPrecision(15));
+  }
+  return val && isJsonataFunction(val) ? '' : val;
+}
+
+function isJsonataFunction(value: unknown): boolean {
+  if (typeof value === 'function') return true;
+  const record = value as { _jsonata_function?: unknown; _jsonata_lambda?: unknown } | null;
+  return typeof value === 'object' && record !== null && (record._jsonata_function === true || record._jsonata_lambda === true);
+}
+
+function codePointLength(str: string): number {
+  let n = 0;
+  for (const _ of str) n++;
+  return n;
+}
+
+/**
+ * True when the JSON text of `value` (indented by `indent` when pretty) would be longer than
+ * `limit`. Estimated from below (strings and keys by length, anything else by one
+ * character) without building anything, and stopping as soon as it is past `limit`, so it
+ * costs at most O(limit) even for a structure that shares one big string many times; the
+ * text itself is checked again once built.
+ */
+export function jsonExceeds(value: unknown, limit: number, indent = 0): boolean {
+  let size = 0;
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
+    size += 1 + indent * depth;
+    if (typeof v === 'string') size += v.length + 1;
+    else if (v !== null && typeof v === 'object' && !isJsonataFunction(v)) {
+      if (Array.isArray(v)) {
+        for (const item of v) {
+          values.push(item);
+          depths.push(depth + 1);
+        }
+      } else {
+        for (const key of Object.keys(v)) {
+          size += key.length + 3;
+          values.push((v as Record<string, unknown>)[key]);
+          depths.push(depth + 1);
+        }
+      }
+    }
+    if (size > limit) return true;
+  }
+  return false;
+}
+
+/**
+ * JSONata's `$distinct` in linear time. JSONata compares each item with every kept one
+ * (deepEquals, O(n²): 40 k items block for seconds). Same results for JSON values: scalars
+ * are equal when `===` (a Set; 0 and -0 alike), arrays and objects when their canonical
+ * text is (object keys sorted); the first occurrence is kept, and a sequence stays one.
+ * Functions compare by identity.
+ */
+function distinct(this: Focus, arr: unknown): unknown {
+  if (arr === undefined) return undefined;
+  if (!Array.isArray(arr) || arr.length <= 1) return arr;
+  // The focus of a native function carries createSequence (jsonata.js applyInner), untyped.
+  const results = (arr as { sequence?: boolean }).sequence === true ? (this as unknown as { createSequence(): unknown[] }).createSequence() : [];
+  const scalars = new Set<unknown>();
+  const structures = new Set<string>();
+  const ids = new Map<unknown, number>();
+  for (const value of arr) {
+    if (value !== null && typeof value === 'object' && !isJsonataFunction(value)) {
+      const key = canonical(value, ids);
+      if (structures.has(key)) continue;
+      structures.add(key);
+    } else {
+      if (scalars.has(value)) continue;
+      scalars.add(value);
+    }
+    results.push(value);
+  }
+  return results;
+}
+
+/** A text equal for deep-equal JSON values and different otherwise (JSON with sorted keys). */
+function canonical(value: unknown, ids: Map<unknown, number>): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') return String(value); // String(-0) is "0", as -0 === 0
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'object' && !isJsonataFunction(value)) {
+    let text: string;
+    if (Array.isArray(value)) {
+      text = '[';
+      for (let i = 0; i < value.length; i++) text += (i > 0 ? ',' : '') + canonical(value[i], ids);
+      return `${text}]`;
+    }
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record).sort();
+    text = '{';
+    for (let i = 0; i < keys.length; i++) text += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonical(record[keys[i]!], ids)}`;
+    return `${text}}`;
+  }
+  if (!ids.has(value)) ids.set(value, ids.size);
+  return `#${ids.get(value)}`;
+}
