@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
 import type { AgentAction, WakeAction } from '../../../src/engine/action.js';
 import { createLogger, silentLogger } from '../../../src/log.js';
@@ -46,25 +47,15 @@ class Harness {
   async open(rules: ModelRule[], session: Config['session'] = { provider: 'telegram', to: '123' }): Promise<this> {
     this.model = await startFakeModel(rules);
     this.tg = await startFakeTelegram();
-    this.config = {
-      server: { host: '127.0.0.1', port: 0, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 },
+    // Through the real loader: its defaults, not a hand-kept copy of them.
+    this.config = configFromObject({
       dataDir: this.dir,
-      store: { kind: 'sqlite', durability: 'os' },
-      hooks: {
-        enabled: true, token: 't', path: '/hooks', maxBodyBytes: 262144, allowQueryToken: true,
-        allowedSessionKeyPrefixes: ['hook:'], defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always',
-        allowUnsafeExternalContent: false, maxFanOut: 200, presets: [], transformsDir: this.dir, transformTimeoutMs: 5000,
-        mappings: [],
-      },
-      agent: {
-        baseUrl: this.model.baseUrl, apiKey: '', model: 'spec-model', allowedModels: [], aliases: {},
-        timeoutSeconds: 30, maxConcurrent: 4, historyTurns: 10, systemPrompt: 'spec',
-      },
-      heartbeat: { everySeconds: 1800 },
+      store: { durability: 'os' },
+      hooks: { token: 't' },
+      agent: { baseUrl: this.model.baseUrl, model: 'spec-model', historyTurns: 10, systemPrompt: 'spec' },
       session,
       providers: { telegram: { botToken: '42:TOKEN', apiBase: this.tg.apiBase } },
-      log: { level: 'info' },
-    };
+    }, path.join(this.dir, 'hookrelay.yaml'), {}).config as Config;
     this.store = await openStore(this.config, silentLogger);
     const log = createLogger('info', { write: (line: string) => void this.raw.push(line) });
     this.runtime = createRuntime({ config: this.config, store: this.store, log });
