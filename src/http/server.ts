@@ -4,9 +4,10 @@ import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { createApp } from './app.js';
 import { createAuth } from './auth.js';
-import { createClientAddress, fold, trustedBy } from './client-address.js';
 import { errorBody } from '../errors.js';
+import { createClientAddress, fold, trustedBy } from './client-address.js';
 import { createGate, refuse } from './gate.js';
+import { jsonHeaders } from './json.js';
 import type { RouteDeps } from './routes.js';
 
 export interface Listener {
@@ -103,13 +104,6 @@ export async function listen(
   };
 }
 
-const TOO_MANY = [
-  'HTTP/1.1 503 Service Unavailable',
-  'content-type: application/json; charset=utf-8',
-  'retry-after: 1',
-  'connection: close',
-].join('\r\n');
-
 /**
  * At most `server.maxConnectionsPerAddress` open connections from one peer address, so that
  * one client cannot hold every connection (`server.maxConnections` caps them all). A trusted
@@ -119,6 +113,9 @@ const TOO_MANY = [
 function capPerAddress(server: http.Server, config: Readonly<Config>, log: Logger): void {
   const cap = config.server.maxConnectionsPerAddress;
   const isProxy = trustedBy(config.server.trustedProxies);
+  const body = errorBody('unavailable', `too many connections from this address (server.maxConnectionsPerAddress is ${cap}); retry later`);
+  const headers = { ...jsonHeaders(Buffer.byteLength(body)), 'retry-after': '1', connection: 'close' };
+  const refusal = `HTTP/1.1 503 Service Unavailable\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`;
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const address = fold(socket.remoteAddress ?? '');
@@ -126,9 +123,8 @@ function capPerAddress(server: http.Server, config: Readonly<Config>, log: Logge
     const count = (open.get(address) ?? 0) + 1;
     if (count > cap) {
       log.debug({ cap }, 'connection past server.maxConnectionsPerAddress refused');
-      const body = errorBody('unavailable', `too many connections from this address (server.maxConnectionsPerAddress is ${cap}); retry later`);
       (socket as Refusable)[REFUSED] = true;
-      socket.end(`${TOO_MANY}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.end(refusal);
       return;
     }
     open.set(address, count);
