@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { ConfigError } from './config/errors.js';
 import { HookError } from './errors.js';
+import { StoreError } from './store/store.js';
 import type { LoadedConfig } from './config/types.js';
 
 // Each command loads what it needs when it runs: `--help` and `check` should not pay for
@@ -70,14 +71,14 @@ export async function main(argv: string[]): Promise<void> {
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(async (name: string, opts) => {
       const loaded = await load(opts.config);
-      const [{ createEngine }, { templateHeaders, templateQuery, templateUrl }, { createRouting, parseTarget }] =
+      const [{ createEngine }, { templateHeaders, templateQuery, templateUrl, withoutToken }, { createRouting, parseTarget }] =
         await Promise.all([engineModule(), contextModule(), routingModule()]);
       // NAME is routed like the path of a real request, so it resolves to what serve would.
       const base = loaded.config.hooks.path;
       const target = parseTarget(`${base}/${name}`);
       const route = target && createRouting(base, true)(target);
       if (route?.kind !== 'mapped') {
-        fail(route && route.kind !== 'none'
+        fail(route?.hooks && route.kind !== 'none'
           ? `${route.name} is a built-in endpoint (${base}/${route.name}), not a mapping: give the NAME of a mapping's match.path`
           : `${JSON.stringify(name)} is not a hook name: give the NAME in POST ${base}/NAME`);
       }
@@ -90,13 +91,13 @@ export async function main(argv: string[]): Promise<void> {
       }
       if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) fail('--payload: the body must be a JSON object');
       const url = `${base}/${route.name}`;
-      const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
+      const query = withoutToken(new URLSearchParams(pairs(opts.query, '--query')).toString());
       try {
         const result = await engine.map({
           name: route.name,
           payload: payload as Record<string, unknown>,
           headers: templateHeaders(pairs(opts.header, '--header', (k) => k.toLowerCase())),
-          query: templateQuery(new URLSearchParams(query)),
+          query: templateQuery(query),
           url: templateUrl(route.path, query),
           now: new Date(),
         });
@@ -124,13 +125,13 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (opts) => {
       const loaded = await load(opts.config);
       const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-      const store = orFail(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+      const store = orExit(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       let after: number = opts.after;
       for (;;) {
         const events = await store.listEvents(after, opts.limit);
         for (const e of events) {
           process.stdout.write(opts.json ? `${printableJson(e)}\n`
-            : `#${e.seq} ${printable(e.at)} ${printable(e.kind)} ${printable(e.source)}: ${printable(e.text)}\n`);
+            : `${printable(`#${e.seq} ${e.at} ${e.kind} ${e.source}: ${e.text}`)}\n`);
           after = e.seq;
         }
         if (events.length === opts.limit) continue;
@@ -151,7 +152,7 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (id: string | undefined, opts) => {
       const loaded = await load(opts.config);
       const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-      const store = orFail(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+      const store = orExit(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       try {
         if (id !== undefined) {
           const run = await store.getRun(id);
@@ -162,7 +163,7 @@ export async function main(argv: string[]): Promise<void> {
         const runs = await store.listRuns({ limit: opts.limit, status: opts.status });
         for (const r of runs) {
           process.stdout.write(opts.json ? `${printableJson(r)}\n`
-            : `${printable(r.runId)} ${printable(r.status).padEnd(9)} ${printable(r.createdAt)} ${printable(r.sessionKey)}${r.name ? ` [${printable(r.name)}]` : ''}${r.error ? ` — ${printable(r.error)}` : ''}\n`);
+            : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${r.error ? ` — ${r.error}` : ''}`)}\n`);
         }
       } finally {
         await store.close();
@@ -177,7 +178,7 @@ async function load(flag: string | undefined): Promise<LoadedConfig> {
   return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
 }
 
-/** Config problems: one per line with its path, exit 1. Anything else is a bug: rethrow. */
+/** Config problems: one per line with its path, exit 1; a store that cannot be opened: its message, exit 1. Anything else is a bug: rethrow. */
 function orExit<T>(fn: () => T): T {
   try {
     return fn();
@@ -199,19 +200,9 @@ function reportConfig(e: unknown): never {
     for (const p of e.problems) process.stderr.write(`${p.path}: ${p.message}\n`);
     process.exit(1);
   }
+  // A store that cannot be read (none yet, another schema version): its message says what to do.
+  if (e instanceof StoreError) fail(e.message);
   throw e;
-}
-
-/** A store that cannot be read (none yet, another schema version): its message, exit 1. */
-function orFail<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    // By name: the store module is loaded through require() (above), its StoreError class
-    // is not the one an ESM import here would give.
-    if ((e as Error).name === 'StoreError') fail((e as Error).message);
-    throw e;
-  }
 }
 
 function fail(message: string): never {

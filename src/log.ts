@@ -1,13 +1,8 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { SECRET_KEYS } from './config/schema.js';
+import { SECRET_HEADERS, SECRET_KEYS } from './config/schema.js';
 
 export type { Logger };
 
-/**
- * Request headers that carry the hooks token (CONTRACT.md §4) or the console's session
- * (§11): redacted wherever a logged object nests them (`headers.x`, `req.headers.x`, …).
- */
-export const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'set-cookie'] as const;
 
 /** How many objects deep below the logged one a secret is still found. */
 const REDACT_DEPTH = 6;
@@ -37,10 +32,15 @@ export function redact(value: unknown, depth = 0): unknown {
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
     const r = SECRET_NAMES.has(key) ? CENSOR : redact(v, depth + 1);
-    // An error is replaced by what pino's err serializer would have made of it, redacted.
-    if (r !== v) (out ??= isError ? pino.stdSerializers.err(value as Error) : { ...value })[key] = r;
+    // An error is copied with its prototype, so pino's err serializer (which runs after this
+    // formatter) still sees an Error of its class.
+    if (r !== v) (out ??= isError ? copyError(value as Error) : { ...value })[key] = r;
   }
   return out ?? value;
+}
+
+function copyError(err: Error): Record<string, unknown> {
+  return Object.create(Object.getPrototypeOf(err), Object.getOwnPropertyDescriptors(err)) as Record<string, unknown>;
 }
 
 function isPlainObject(value: object): boolean {

@@ -77,6 +77,15 @@ describe('cli', function () {
     const none = await run(['test', 'gitlab', '--payload', payload, '--config', file]);
     expect(none.code).to.equal(1);
     expect(none.stderr).to.include('no mapping matches');
+    // NAME is routed like a request path: a spelling of github reaches it, built-ins and
+    // names outside the hooks path are said to be what they are.
+    expect((await run(['test', '/x/../github//', '--payload', payload, '--config', file])).code).to.equal(0);
+    const builtIn = await run(['test', 'wake', '--payload', payload, '--config', file]);
+    expect(builtIn.code).to.equal(1);
+    expect(builtIn.stderr).to.include('wake is a built-in endpoint (/hooks/wake)');
+    const outside = await run(['test', '../healthz', '--payload', payload, '--config', file]);
+    expect(outside.code).to.equal(1);
+    expect(outside.stderr).to.include('"../healthz" is not a hook name');
   });
 
   it('serve: generates a first-use token on loopback (0600), refuses a public host without one, exits 0 on SIGTERM', async () => {

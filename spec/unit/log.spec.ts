@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { SECRET_KEYS } from '../../src/config/schema.js';
-import { createLogger, redact, SECRET_HEADERS } from '../../src/log.js';
+import { SECRET_HEADERS, SECRET_KEYS } from '../../src/config/schema.js';
+import { createLogger, redact } from '../../src/log.js';
 
 const SECRET = 'Sup3rSecretValue';
 
@@ -89,7 +89,19 @@ describe('log: redaction built from the config schema', () => {
     expect(raw).not.to.include(SECRET);
     expect(lines[0]!.err.headers.authorization).to.equal('[redacted]');
     expect(lines[0]!.err.message).to.equal('upstream refused');
+    expect(lines[0]!.err.type, 'still serialised as an error of its class').to.equal('Error');
     expect(lines[2]!.component).to.equal('runtime');
+  });
+
+  it('keeps a redacted error an error: its class, message and cause are serialised once', () => {
+    class UpstreamError extends Error {}
+    const err = Object.assign(new UpstreamError('outer'), { config: { apiKey: SECRET } });
+    err.cause = new Error('inner');
+    const { raw, lines } = captured((log) => log.error({ err }, 'failed'));
+    expect(raw).not.to.include(SECRET);
+    expect(lines[0]!.err.type).to.equal('UpstreamError');
+    expect(lines[0]!.err.message, "pino's own cause chain, once").to.equal('outer: inner');
+    expect(lines[0]!.err.config.apiKey).to.equal('[redacted]');
   });
 
   it('takes its key names from the schema, and redacts every header name, at every depth down to six', () => {

@@ -36,7 +36,7 @@ export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as co
 /** The longest agent run a mapping or a request may ask for (one day). */
 export const MAX_TIMEOUT_SECONDS = 86400;
 /** The longest session key, in characters (CONTRACT.md §5). */
-export const MAX_SESSION_KEY_LENGTH = 200;
+const MAX_SESSION_KEY_LENGTH = 200;
 
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
@@ -212,6 +212,12 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged.', 'info'),
   }, { default: {} }),
 });
+
+/**
+ * Request headers that carry a credential: the hooks token (CONTRACT.md §4), cookies, proxy
+ * credentials. Never handed to templates or transforms, redacted from logs.
+ */
+export const SECRET_HEADERS: readonly string[] = ['authorization', 'proxy-authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'set-cookie'];
 
 /**
  * The names of the keys marked `secret: true` anywhere in {@link configSchema} (one walk, at

@@ -1,4 +1,5 @@
 import type { HookRequest } from './action.js';
+import { SECRET_HEADERS } from '../config/schema.js';
 import { copyWithoutPrototypeKeys, isPrototypeKey } from './prototype-keys.js';
 
 /** What a transform module is called with (CONTRACT.md §6). Treat it as read-only. */
@@ -65,8 +66,8 @@ export function transformInput(req: HookRequest, now: string, item: unknown, ind
   return input;
 }
 
-/** Headers that carry the token never reach templates, transforms or the model. */
-const SECRET_HEADERS = new Set(['authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'proxy-authorization']);
+/** Headers that carry the token (or another credential) never reach templates, transforms or the model. */
+const HIDDEN_HEADERS: ReadonlySet<string> = new Set(SECRET_HEADERS);
 
 /**
  * A request's headers as templates and transforms see them (`HookRequest.headers`): the
@@ -77,17 +78,32 @@ export function templateHeaders(h: Record<string, string | string[] | undefined>
   const out: Record<string, string> = {};
   for (const k in h) {
     const v = h[k];
-    if (v === undefined || SECRET_HEADERS.has(k)) continue;
+    if (v === undefined || HIDDEN_HEADERS.has(k)) continue;
     out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
 }
 
-/** Query parameters as templates and transforms see them (`HookRequest.query`): never `token`, never a prototype key. */
-export function templateQuery(params: Iterable<[string, string]>): Record<string, string> {
+/**
+ * The raw query string without any `token` parameter, however its name is escaped (`to%6Ben`:
+ * names are decoded as URLSearchParams does). The gate applies it once the token has been
+ * checked, so that no later layer sees the token, and `hookrelay test` to its `--query`.
+ */
+export function withoutToken(rawQuery: string): string {
+  if (rawQuery === '') return rawQuery;
+  return rawQuery.split('&').filter((pair) => pair !== '' && !isTokenParam(pair)).join('&');
+}
+
+function isTokenParam(pair: string): boolean {
+  for (const [key] of new URLSearchParams(pair)) return key === 'token';
+  return false;
+}
+
+/** Query parameters as templates and transforms see them (`HookRequest.query`), from a token-free query: never a prototype key. */
+export function templateQuery(tokenFreeQuery: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of params) {
-    if (k === 'token' || isPrototypeKey(k)) continue;
+  for (const [k, v] of new URLSearchParams(tokenFreeQuery)) {
+    if (isPrototypeKey(k)) continue;
     out[k] = v;
   }
   return out;
@@ -95,16 +111,9 @@ export function templateQuery(params: Iterable<[string, string]>): Record<string
 
 /**
  * The request's `url` as templates and transforms see it (`HookRequest.url`): the path it was
- * routed on, percent-encoded, and its query without the token — no `token` parameter, however
- * its name is escaped (`to%6Ben`, `token+`…: the same decoding as {@link templateQuery}).
+ * routed on, percent-encoded, and its token-free query.
  */
-export function templateUrl(path: string, rawQuery: string): string {
+export function templateUrl(path: string, tokenFreeQuery: string): string {
   const encoded = path.split('/').map(encodeURIComponent).join('/');
-  const query = rawQuery === '' ? '' : rawQuery.split('&').filter((pair) => pair !== '' && !isTokenParam(pair)).join('&');
-  return query === '' ? encoded : `${encoded}?${query}`;
-}
-
-function isTokenParam(pair: string): boolean {
-  for (const [key] of new URLSearchParams(pair)) return key === 'token';
-  return false;
+  return tokenFreeQuery === '' ? encoded : `${encoded}?${tokenFreeQuery}`;
 }

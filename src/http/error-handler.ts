@@ -34,8 +34,9 @@ export function errorHandler(log: Logger) {
         // A transform's or template's error can quote the payload: its text is logged at
         // debug level only; the error level gets what failed and where.
         const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
-        log.error({ code, route: routeLabel(ctx), what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
-        log.debug({ code, route: routeLabel(ctx), err: cause }, 'request failed: cause');
+        const route = routeLabel(ctx);
+        log.error({ code, route, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
+        log.debug({ code, route, err: cause }, 'request failed: cause');
       }
       if (e?.headers) ctx.set(e.headers);
       sendJson(ctx, status, errorBody(code, status < 500 && e ? e.message : ERRORS[code].summary));

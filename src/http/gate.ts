@@ -4,6 +4,7 @@ import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route } 
 import type { AuthVerdict } from './auth.js';
 import { jsonHeaders } from './json.js';
 import { printable } from '../printable.js';
+import { withoutToken } from '../engine/context.js';
 
 const ROUTE = Symbol('hookrelay.route');
 type Routed = IncomingMessage & { [ROUTE]?: Route };
@@ -35,14 +36,17 @@ export interface GateOptions {
  */
 export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: ServerResponse) => void) {
   const route = createRouting(opts.hooksPath, opts.enabled);
+  // A refused request's announced body up to the body limit may be drained (see answer()).
   const drainable = opts.maxBodyBytes;
+  const deny = (req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>) =>
+    refuse(req, res, code, message, headers, drainable);
   return function gate(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
     const target = parseTarget(req.url ?? '/');
     const decided = target && route(target);
     const method = req.method ?? 'GET';
     if (decided && decided.kind !== 'none' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
-      refuse(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow }, drainable);
+      deny(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
     }
     // When in doubt, ask for the token: a target the parser refuses might have named a hook.
@@ -58,20 +62,22 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
       }
     }
     if (!decided) {
-      refuse(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters', undefined, drainable);
+      deny(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
       return;
     }
     if (decided.kind === 'none') {
-      refuse(req, res, 'not_found', `no route for ${method} ${printable(decided.path, 200)}`, undefined, drainable);
+      deny(req, res, 'not_found', `no route for ${method} ${printable(decided.path, 200)}`);
       return;
     }
     if (decided.hooks) {
       const length = req.headers['content-length'];
       if (length !== undefined && Number(length) > opts.maxBodyBytes) {
-        refuse(req, res, 'payload_too_large', `the body is larger than hooks.maxBodyBytes (${opts.maxBodyBytes} bytes)`);
+        deny(req, res, 'payload_too_large', `the body is larger than hooks.maxBodyBytes (${opts.maxBodyBytes} bytes)`);
         return;
       }
     }
+    // The token has done its work: no later layer (handlers, templates, transforms, logs) sees it.
+    decided.query = withoutToken(decided.query);
     (req as Routed)[ROUTE] = decided;
     if (expectsContinue) res.writeContinue();
     next(req, res);

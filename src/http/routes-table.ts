@@ -27,7 +27,7 @@ export interface Route {
   name: string;
   /** The normalised path the decision was made on. */
   path: string;
-  /** The raw query string, without `?`. */
+  /** The raw query string, without `?` — and, once the gate let the request through, without the token. */
   query: string;
 }
 

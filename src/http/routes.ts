@@ -71,7 +71,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
         name,
         payload: ctx.state.body,
         headers: templateHeaders(ctx.req.headers),
-        query: templateQuery(new URLSearchParams(route.query)),
+        query: templateQuery(route.query),
         url: templateUrl(route.path, route.query),
         now: now(),
       });
