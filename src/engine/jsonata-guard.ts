@@ -100,15 +100,10 @@ function checkLinear(regex: RegExp, position: number | undefined): void {
   throw new Error(`${where} cannot run in linear time: counted repetitions are limited (e.g. {1,16}; nest fewer or use + and *), ${tail}`);
 }
 
-/** Per-evaluation state, passed as a binding no expression can name (the key is not a JSONata name). */
-export const EVALUATION_STATE = 'hookrelay guard state';
-interface EvaluationState {
-  /** Characters of every string a step of this evaluation produced. */
-  built: number;
-}
-export function newEvaluationState(): EvaluationState {
-  return { built: 0 };
-}
+// Characters of every string a step of one evaluation produced, kept on that evaluation's
+// own environment (JSONata makes a fresh `environment.base` per evaluate() and points every
+// frame of it there).
+const BUILT = Symbol('hookrelay.built');
 
 /**
  * The check JSONata runs after every step (bound to `Symbol.for('jsonata.__evaluate_exit')`):
@@ -117,14 +112,15 @@ export function newEvaluationState(): EvaluationState {
  * Measured at 6–11 % of a short evaluation, about 1 µs.
  */
 export function stepCheck(maxStringLength: number, maxBuiltLength: number) {
-  return (_expr: unknown, _input: unknown, environment: { lookup(name: string): unknown }, result: unknown): void => {
+  return (_expr: unknown, _input: unknown, environment: { base: { [BUILT]?: number } }, result: unknown): void => {
     if (typeof result !== 'string') return;
     if (result.length > maxStringLength) throw tooLong('a step', maxStringLength);
-    const state = environment.lookup(EVALUATION_STATE) as EvaluationState;
-    state.built += result.length;
-    if (state.built > maxBuiltLength) {
+    const base = environment.base;
+    const built = (base[BUILT] ?? 0) + result.length;
+    if (built > maxBuiltLength) {
       throw new JsonataGuardError('built_too_much', `one evaluation would build more than ${maxBuiltLength} characters of text (maxBuiltLength); bound the work the template does per payload item`);
     }
+    base[BUILT] = built;
   };
 }
 
@@ -177,6 +173,7 @@ export function guardedFunctions(maxStringLength: number): [string, NativeFuncti
     ['join', join, '<a<s>s?:s>'],
     ['string', string, '<x-b?:s>'],
     ['distinct', distinct, '<x:x>'],
+    ['sort', sort, '<af?:a>'],
     // Refused at load already; this catches any indirect way to the name.
     ['eval', () => { throw new JsonataGuardError('eval_refused', '$eval is not allowed: payloads must never supply code'); }, '<sx?:x>'],
   ];
@@ -241,53 +238,108 @@ export function jsonExceeds(value: unknown, limit: number, indent = 0): boolean 
 
 /**
  * JSONata's `$distinct` in linear time. JSONata compares each item with every kept one
- * (deepEquals, O(n²): 40 k items block for seconds). Same results for JSON values: scalars
- * are equal when `===` (a Set; 0 and -0 alike), arrays and objects when their canonical
- * text is (object keys sorted); the first occurrence is kept, and a sequence stays one.
- * Functions compare by identity.
+ * (deepEquals, O(n²): 40 k items block for seconds). Same results for JSON values: two values
+ * are equal when their ids from {@link valueIds} are; the first occurrence is kept, and a
+ * sequence stays one.
  */
 function distinct(this: Focus, arr: unknown): unknown {
   if (arr === undefined) return undefined;
   if (!Array.isArray(arr) || arr.length <= 1) return arr;
   // The focus of a native function carries createSequence (jsonata.js applyInner), untyped.
   const results = (arr as { sequence?: boolean }).sequence === true ? (this as unknown as { createSequence(): unknown[] }).createSequence() : [];
-  const scalars = new Set<unknown>();
-  const structures = new Set<string>();
-  const ids = new Map<unknown, number>();
+  const idOf = valueIds();
+  const seen = new Set<number>();
   for (const value of arr) {
-    if (value !== null && typeof value === 'object' && !isJsonataFunction(value)) {
-      const key = canonical(value, ids);
-      if (structures.has(key)) continue;
-      structures.add(key);
-    } else {
-      if (scalars.has(value)) continue;
-      scalars.add(value);
-    }
+    const id = idOf(value);
+    if (seen.has(id)) continue;
+    seen.add(id);
     results.push(value);
   }
   return results;
 }
 
-/** A text equal for deep-equal JSON values and different otherwise (JSON with sorted keys). */
-function canonical(value: unknown, ids: Map<unknown, number>): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') return String(value); // String(-0) is "0", as -0 === 0
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'object' && !isJsonataFunction(value)) {
-    let text: string;
-    if (Array.isArray(value)) {
-      text = '[';
-      for (let i = 0; i < value.length; i++) text += (i > 0 ? ',' : '') + canonical(value[i], ids);
-      return `${text}]`;
+/**
+ * Numbers JSON values by deep equality: equal scalars (`===`; 0 and -0 alike) and arrays or
+ * objects with equal members (object keys in any order) get one id. An array's or object's id
+ * comes from its members' ids, computed once per object (memoised by identity, iteratively),
+ * so a structure shared or repeated across the items costs nothing more and every key stays
+ * short. Functions are equal only to themselves.
+ */
+function valueIds(): (value: unknown) => number {
+  const byKey = new Map<string, number>();
+  const byObject = new Map<object, number>();
+  const intern = (key: string): number => {
+    let id = byKey.get(key);
+    if (id === undefined) byKey.set(key, (id = byKey.size));
+    return id;
+  };
+  const isStructure = (v: unknown): v is object => v !== null && typeof v === 'object' && !isJsonataFunction(v);
+  const scalarId = (v: unknown): number => {
+    if (typeof v === 'function' || (v !== null && typeof v === 'object')) {
+      let id = byObject.get(v as object);
+      if (id === undefined) byObject.set(v as object, (id = intern(`f${byObject.size}`)));
+      return id;
     }
-    const record = value as Record<string, unknown>;
-    const keys = Object.keys(record).sort();
-    text = '{';
-    for (let i = 0; i < keys.length; i++) text += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonical(record[keys[i]!], ids)}`;
-    return `${text}}`;
+    return intern(typeof v === 'string' ? `s${v}` : typeof v === 'number' ? `n${v === 0 ? 0 : v}` : String(v));
+  };
+  const memberId = (v: unknown): number => (isStructure(v) ? byObject.get(v)! : scalarId(v));
+  return (root) => {
+    if (!isStructure(root)) return scalarId(root);
+    const stack: object[] = [root];
+    while (stack.length > 0) {
+      const node = stack[stack.length - 1]!;
+      if (byObject.has(node)) {
+        stack.pop();
+        continue;
+      }
+      const keys = Array.isArray(node) ? undefined : Object.keys(node).sort();
+      const members: unknown[] = keys ? keys.map((k) => (node as Record<string, unknown>)[k]) : (node as unknown[]);
+      const waiting = members.filter((m): m is object => isStructure(m) && !byObject.has(m));
+      if (waiting.length > 0) {
+        stack.push(...waiting);
+        continue;
+      }
+      const ids = members.map(memberId);
+      byObject.set(node, intern(keys ? `o${keys.map((k, i) => `${JSON.stringify(k)}:${ids[i]}`).join(',')}` : `a${ids.join(',')}`));
+      stack.pop();
+    }
+    return byObject.get(root)!;
+  };
+}
+
+/**
+ * JSONata's `$sort` (same results: stable; without a comparator only all-number or all-string
+ * arrays, ascending; with one, `comparator(a, b)` true puts b first), in O(n log n) time and
+ * O(n) memory. JSONata's own merges by recursing on `array.slice(1)`: O(n²) memory, and with the
+ * default comparator it never returns to the evaluator, so its time guard never runs — 40 k
+ * numbers took 18 s and 3.4 GB. A comparator given by the template is a JSONata function, so
+ * each call of it is checked against the time limit.
+ */
+async function sort(arr: unknown[] | undefined, comparator?: (a: unknown, b: unknown) => unknown): Promise<unknown[] | undefined> {
+  if (arr === undefined) return undefined;
+  if (arr.length <= 1) return arr;
+  if (comparator === undefined) {
+    const numbers = arr.every((v) => typeof v === 'number' && !Number.isNaN(v));
+    if (!numbers && !arr.every((v) => typeof v === 'string')) throw { code: 'D3070', index: 1, stack: new Error().stack };
+    if (numbers && arr.some((v) => !Number.isFinite(v as number))) throw { code: 'D1001', value: arr.find((v) => !Number.isFinite(v as number)), stack: new Error().stack };
+    // Array.prototype.sort is stable (ES2019); JSONata keeps equal items in order too.
+    return arr.slice().sort((a, b) => ((a as number) > (b as number) ? 1 : (a as number) < (b as number) ? -1 : 0));
   }
-  if (!ids.has(value)) ids.set(value, ids.size);
-  return `#${ids.get(value)}`;
+  // Bottom-up merge sort over two buffers: a pair is swapped only when the comparator says so.
+  let from = arr.slice();
+  let to: unknown[] = new Array(arr.length);
+  for (let width = 1; width < from.length; width *= 2) {
+    for (let lo = 0; lo < from.length; lo += 2 * width) {
+      const mid = Math.min(lo + width, from.length);
+      const hi = Math.min(lo + 2 * width, from.length);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) to[k++] = (await comparator(from[i], from[j])) ? from[j++] : from[i++];
+      while (i < mid) to[k++] = from[i++];
+      while (j < hi) to[k++] = from[j++];
+    }
+    [from, to] = [to, from];
+  }
+  return from;
 }

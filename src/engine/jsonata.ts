@@ -1,7 +1,5 @@
 import jsonata from 'jsonata';
-import {
-  EVALUATION_STATE, guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, newEvaluationState, stepCheck, tooLong,
-} from './jsonata-guard.js';
+import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
@@ -68,7 +66,7 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
     if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
     return text;
   };
-  return async (context) => render(await expression.evaluate(context, { [EVALUATION_STATE]: newEvaluationState() }));
+  return async (context) => render(await expression.evaluate(context));
 }
 
 /** JSONata's `$lookup` (same array semantics), refusing prototype keys. */
