@@ -4,11 +4,10 @@ import Database from 'better-sqlite3';
 import { StoreError } from './store.js';
 
 /** The lock file, beside `hookrelay.db` in the data directory. */
-export const LOCK_FILE = 'hookrelay.lock';
+const LOCK_FILE = 'hookrelay.lock';
 
 /** A held data-directory lock (see {@link lockDataDir}). */
 export interface DataDirLock {
-  readonly file: string;
   /** Gives the lock up; idempotent. */
   release(): void;
 }
@@ -42,9 +41,12 @@ const held = new Set<string>();
 export function lockDataDir(dataDir: string): DataDirLock {
   const file = join(dataDir, LOCK_FILE);
   const db = new Database(file, { timeout: 0 }); // busy_timeout 0: a held lock is SQLITE_BUSY at once
+  let key: string;
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     db.pragma(`user_version = ${process.pid}`); // the first write takes the EXCLUSIVE lock, kept after COMMIT
+    const st = statSync(file);
+    key = `${st.dev}:${st.ino}`;
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY') {
@@ -56,12 +58,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
     }
     throw err;
   }
-  const st = statSync(file);
-  const key = `${st.dev}:${st.ino}`;
   held.add(key);
   let released = false;
   return {
-    file,
     release: () => {
       if (released) return;
       released = true;

@@ -42,6 +42,7 @@ function eventBytes(row: EventRow): number {
 export class SqliteReader {
   private readonly q;
 
+  /** `db`: the connection the queries are prepared on (specs check that it writes nothing). */
   constructor(readonly db: Database.Database) {
     this.q = {
       events: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
@@ -56,18 +57,21 @@ export class SqliteReader {
   }
 
   /**
-   * Opens `{dataDir}/hookrelay.db` read-only: creates nothing (not the folder, not the file),
-   * takes no lock, migrates nothing — so it works beside a running server, whose commits each
-   * read sees (WAL). Refuses, with what to do, a missing store or one at another schema version.
+   * Opens `{dataDir}/hookrelay.db` for reading: creates no store (not the folder, not the
+   * database), takes no lock, migrates nothing — so it works beside a running server, whose
+   * commits each read sees (WAL). Refuses, with what to do, a missing store or one at another
+   * schema version. The connection may write nothing (`query_only`), but it is not opened
+   * read-only: a read-only connection that finds no `-wal`/`-shm` leaves them behind, owned
+   * by whoever ran the command; this one, when it is the last to close, removes them again.
    */
   static openReadOnly(dataDir: string): SqliteReader {
     const file = join(dataDir, DB_FILE);
-    if (!existsSync(file)) {
-      throw new StoreError('unavailable', `no store yet at ${dataDir} (\`hookrelay serve\` creates it there)`);
-    }
+    // better-sqlite3 refuses a missing folder before SQLite does, with a message of its own.
+    if (!existsSync(file)) throw new StoreError('unavailable', `no store yet at ${dataDir} (\`hookrelay serve\` creates it there)`);
     let db: Database.Database | undefined;
     try {
-      db = new Database(file, { readonly: true, fileMustExist: true });
+      db = new Database(file, { fileMustExist: true });
+      db.pragma('query_only = ON');
       db.pragma('busy_timeout = 5000');
       const version = db.pragma('user_version', { simple: true }) as number;
       if (version < SCHEMA_VERSION) {

@@ -309,7 +309,6 @@ function serve(port: NonNullable<typeof parentPort>): void {
   let db: Database.Database | undefined;
   let run: ((ops: WriteOp[]) => BatchOutcome) | undefined;
   let check: (() => string | undefined) | undefined;
-  let gone: string | undefined;
   const send = (msg: FromWriter) => port.postMessage(msg);
 
   port.on('message', (msg: ToWriter) => {
@@ -328,10 +327,10 @@ function serve(port: NonNullable<typeof parentPort>): void {
         const t0 = performance.now();
         try {
           if (!run) throw new Error('the store writer is not open');
-          if (gone) throw new OpError(STORE_GONE, gone);
           const outcome = run(msg.ops);
-          // After COMMIT, before anyone is told: a commit into a removed file is not acknowledged.
-          gone = check?.();
+          // After COMMIT, before anyone is told: a commit into a removed file is not acknowledged
+          // (and the main thread sends no batch after it hears of one).
+          const gone = check?.();
           if (gone) throw new OpError(STORE_GONE, gone);
           send({ type: 'batch', ...outcome, ms: performance.now() - t0 });
         } catch (err) {

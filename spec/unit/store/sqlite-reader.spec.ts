@@ -85,6 +85,17 @@ describe('store/sqlite: reads', () => {
       }
     });
 
+    it('leaves no -wal or -shm file behind when it was the only one open', async () => {
+      await store.accept([ev('e1')], []);
+      await store.close();
+      expect(existsSync(join(dir, 'hookrelay.db-wal')), 'a clean close removes the WAL').to.equal(false);
+      const reader = SqliteReader.openReadOnly(dir);
+      expect(reader.listEvents(0, 10).map((e) => e.id)).to.deep.equal(['e1']);
+      reader.close();
+      expect(existsSync(join(dir, 'hookrelay.db-wal'))).to.equal(false);
+      expect(existsSync(join(dir, 'hookrelay.db-shm'))).to.equal(false);
+    });
+
     it('creates nothing where there is no store, and says what to do', () => {
       const missing = join(root, 'nowhere', 'data');
       expect(() => SqliteReader.openReadOnly(missing)).to.throw(`no store yet at ${missing}`).with.property('code', 'unavailable');
