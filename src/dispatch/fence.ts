@@ -19,8 +19,25 @@ const NAME = 'untrustedcontent';
  */
 const LT_CHARS =
   '<\u00AB\u02C2\u1438\u1444\u1445\u150C\u16B2\u2039\u226A\u226E\u22D6\u22D8\u2329\u276C\u276E\u2770\u27E8\u27EA\u29FC\u2AA5\u2CB4\u2CB5\u3008\u300A\u304F\u3050\u31DB\uFE3D\uFE3F\uFE64\uFF1C\u{1D236}\u{21FE8}\u{E003C}';
-const LT_LIKE = new RegExp(`[${LT_CHARS}]`, 'u');
 const LT_CODES = new Set([...LT_CHARS].map((c) => c.codePointAt(0)!));
+/**
+ * `<` written as an escape a model may read through: an HTML entity (`&lt;`, `&#60;`, `&#x3c;`,
+ * as an HTML mail turned into text keeps them), a JSON or JavaScript escape (`\u003c`,
+ * `\x3c`), a URL escape (`%3C`). Read as one `<`-like character.
+ */
+const ESCAPED_LT = /&(?:lt|#0*60|#x0*3c);?|\\(?:u003c|x3c)|%3c/iy;
+const LT_LIKE = new RegExp(`[${LT_CHARS}]|${ESCAPED_LT.source}`, 'iu');
+
+/** The length of the `<`-like character or escape at `i`, or 0 when there is none. */
+function ltAt(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  if (code === 0x26 || code === 0x5c || code === 0x25) {
+    ESCAPED_LT.lastIndex = i;
+    return ESCAPED_LT.test(text) ? ESCAPED_LT.lastIndex - i : 0;
+  }
+  const cp = text.codePointAt(i)!;
+  return LT_CODES.has(cp) ? (cp > 0xffff ? 2 : 1) : 0;
+}
 
 /** Marks and default-ignorable code points (zero-width characters, soft hyphen, BOM, tags): invisible or attached. */
 const INVISIBLE = /[\p{M}\p{Default_Ignorable_Code_Point}]/gu;
@@ -81,13 +98,12 @@ const BLANK: Reading = { lt: false, sep: true, parts: [] };
 const BREAK: Reading = { lt: false, sep: false, parts: [] };
 
 /**
- * Readings by code point. Folding costs microseconds, so each code point is folded once: the bound
- * covers every code point that reaches the fold (planes 0–2 and 14, see `readingsOf`), and all but
+ * Readings by code point. Folding costs microseconds, so each code point is folded once: the map
+ * holds at most the code points that reach the fold (planes 0–2 and 14, see `readingsOf`), and all but
  * a few thousand entries share `BLANK` or `BREAK`, so even a flood of distinct characters costs
  * a few megabytes once rather than a fold per character per request.
  */
 const cache = new Map<number, Reading>();
-const CACHE_MAX = 1 << 18;
 
 /**
  * How a character may read once normalised: the skeleton of its compatibility form (NFKD, marks
@@ -110,30 +126,33 @@ function readingsOf(cp: number): Reading {
   const sep = all.has('');
   const parts = readings.filter((r) => r !== '' && NAME.includes(r));
   reading = lt || parts.length > 0 ? { lt, sep, parts } : sep ? BLANK : BREAK;
-  if (cache.size >= CACHE_MAX) cache.clear();
   cache.set(cp, reading);
   return reading;
 }
 
 /**
- * Reads forward from a `<`-like character at `from`, tracking every prefix of the name that
- * the characters so far can spell (bit i: i letters read; a bit set, not one position, so no
- * choice between readings can hide a match). `<`-like characters and separators keep the read
- * letters; a letter that continues no prefix ends the scan. Returns where the scan stopped and,
- * when the name was spelt out, the offsets of the `<`-like characters met on the way.
+ * Reads forward from a `<`-like character (or escape) at `from`, tracking every prefix of the
+ * name that the characters so far can spell (bit i: i letters read; a bit set, not one
+ * position, so no choice between readings can hide a match). `<`-likes and separators keep the
+ * read letters; a letter that continues no prefix ends the scan. Returns where the scan stopped
+ * and, when the name was spelt out, the `<`-likes met on the way as [offset, length].
  */
-function scan(text: string, from: number): { end: number; cut: number[] } {
+function scan(text: string, from: number): { end: number; cut: [number, number][] } {
   const full = 1 << NAME.length;
   let states = 0;
-  const lts: number[] = [];
+  const lts: [number, number][] = [];
   for (let i = from; i < text.length; ) {
+    const lt = ltAt(text, i);
+    if (lt > 0) {
+      lts.push([i, lt]);
+      states |= 1;
+      i += lt;
+      continue;
+    }
     const cp = text.codePointAt(i)!;
     const r = readingsOf(cp);
-    let next = r.sep || r.lt ? states : 0;
-    if (r.lt) {
-      next |= 1;
-      lts.push(i);
-    }
+    // (Every character that reads as `<` is in LT_CHARS, so ltAt() took it above.)
+    let next = r.sep ? states : 0;
     for (const part of r.parts) {
       for (let rest = states; rest !== 0; rest &= rest - 1) {
         const read = 31 - Math.clz32(rest & -rest);
@@ -149,11 +168,11 @@ function scan(text: string, from: number): { end: number; cut: number[] } {
 }
 
 /**
- * Replaces with `‹` every `<`-like character that starts a fence-like tag in `text`, so the
- * payload cannot close or reopen the fence: a `<` or look-alike, then, past any separators and
- * invisible characters, `untrusted` and `content` in any case, script look-alike, compatibility
- * form or spacing. The rest of the text is kept. Linear: each character is read by one scan at
- * most. Idempotent: `‹` reads as `<` itself.
+ * Replaces with `‹` every `<`-like character (or escaped `<`) that starts a fence-like tag in
+ * `text`, so the payload cannot close or reopen the fence: a `<`, a look-alike or an escape of
+ * it, then, past any separators and invisible characters, `untrusted` and `content` in any
+ * case, script look-alike, compatibility form or spacing. The rest of the text is kept.
+ * Linear: each character is read by one scan at most. Idempotent: `‹` reads as `<` itself.
  */
 export function neutralise(text: string): string {
   const first = LT_LIKE.exec(text);
@@ -161,15 +180,14 @@ export function neutralise(text: string): string {
   let out = '';
   let done = 0;
   for (let i = first.index; i < text.length; ) {
-    const cp = text.codePointAt(i)!;
-    if (!LT_CODES.has(cp)) {
-      i += cp > 0xffff ? 2 : 1;
+    if (ltAt(text, i) === 0) {
+      i += text.codePointAt(i)! > 0xffff ? 2 : 1;
       continue;
     }
     const { end, cut } = scan(text, i);
-    for (const at of cut) {
+    for (const [at, length] of cut) {
       out += text.slice(done, at) + NEUTRAL_LT;
-      done = at + (text.codePointAt(at)! > 0xffff ? 2 : 1);
+      done = at + length;
     }
     i = end;
   }
