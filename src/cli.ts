@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from './config/errors.js';
 import { HookError } from './errors.js';
 import { StoreError } from './store/store.js';
+import type { ConfigOverrides } from './config/load.js';
 import type { LoadedConfig } from './config/types.js';
 
 // Each command loads what it needs when it runs: `--help` and `check` should not pay for
@@ -37,9 +38,12 @@ export async function main(argv: string[]): Promise<void> {
     .command('serve')
     .description('validate the config, load presets, templates and transforms, and listen until SIGINT/SIGTERM')
     .addOption(configOption())
+    .option('--fallback-config <file>', 'config to serve when neither --config, $HOOKRELAY_CONFIG nor ./hookrelay.yaml is there (npm start passes the example)')
+    .option('--host <address>', 'address to listen on, over server.host (a non-loopback address needs a configured token)')
+    .option('--port <n>', 'port to listen on, over server.port (0: any free port)', portNumber)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
     .action(async (opts) => {
-      const loaded = await load(opts.config);
+      const loaded = await load(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
       const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
       const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);
       const log = createLogger(level);
@@ -173,9 +177,16 @@ export async function main(argv: string[]): Promise<void> {
   await program.parseAsync(argv);
 }
 
-async function load(flag: string | undefined): Promise<LoadedConfig> {
+async function load(flag: string | undefined, overrides?: ConfigOverrides, fallback?: string): Promise<LoadedConfig> {
   const { loadConfig, resolveConfigPath } = await configLoader();
-  return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
+  return orExit(() => loadConfig(resolveConfigPath(flag, process.env, fallback), process.env, overrides));
+}
+
+/** `--port`: commander hands over text; a typo should name the option, not `server.port`. */
+function portNumber(text: string): number {
+  const n = Number(text);
+  if (!/^\d{1,5}$/.test(text) || n > 65535) throw new InvalidArgumentError('must be a port number, 0–65535');
+  return n;
 }
 
 /** Config problems: one per line with its path, exit 1; a store that cannot be opened: its message, exit 1. Anything else is a bug: rethrow. */

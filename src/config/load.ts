@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -25,16 +25,29 @@ let validateMappingList: ValidateFunction | undefined;
 
 const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
-/** The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else `./hookrelay.yaml`. */
-export function resolveConfigPath(flag?: string, env: Env = process.env): string {
-  return flag || env.HOOKRELAY_CONFIG || './hookrelay.yaml';
+/**
+ * The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else
+ * `./hookrelay.yaml`. `fallback` (what `npm start` passes: the example config) is used only
+ * when none of those was given and `./hookrelay.yaml` does not exist, so a user's own file
+ * always wins over the example.
+ */
+export function resolveConfigPath(flag?: string, env: Env = process.env, fallback?: string): string {
+  const chosen = flag || env.HOOKRELAY_CONFIG;
+  if (chosen) return chosen;
+  return fallback && !existsSync('./hookrelay.yaml') ? fallback : './hookrelay.yaml';
+}
+
+/** Command-line settings that take precedence over the file's (`serve --host/--port`). */
+export interface ConfigOverrides {
+  host?: string;
+  port?: number;
 }
 
 /**
  * Reads, expands, validates and freezes a config file (`.json` as JSON, anything else as YAML).
  * @throws ConfigError listing every problem found, each with its YAML path.
  */
-export function loadConfig(file: string, env: Env = process.env): LoadedConfig {
+export function loadConfig(file: string, env: Env = process.env, overrides: ConfigOverrides = {}): LoadedConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -42,7 +55,23 @@ export function loadConfig(file: string, env: Env = process.env): LoadedConfig {
     const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file (give --config or set HOOKRELAY_CONFIG)' : (e as Error).message;
     throw new ConfigError([{ path: file, message: `cannot read the config file: ${why}` }]);
   }
-  return configFromObject(extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file), file, env);
+  const raw = extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file);
+  return configFromObject(withOverrides(raw, overrides), file, env);
+}
+
+/**
+ * The overrides applied to the parsed file, before validation: `--port 0` or `--host 0.0.0.0`
+ * are checked like the file's own values (a non-loopback host still needs a token).
+ */
+function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
+  if (host === undefined && port === undefined) return raw;
+  if (raw !== null && raw !== undefined && !isPlainObject(raw)) return raw; // reported by configFromObject
+  const doc = { ...(raw as Obj | undefined) };
+  const server = isPlainObject(doc.server) ? { ...doc.server } : {};
+  if (host !== undefined) server.host = host;
+  if (port !== undefined) server.port = port;
+  doc.server = server;
+  return doc;
 }
 
 /**
