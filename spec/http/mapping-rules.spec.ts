@@ -49,3 +49,17 @@ describe('http: mapping rules over the real listener (match.headers, schema, for
     expect(notList.status).to.equal(400);
   });
 });
+
+describe('http: a failing template says where its cause is', () => {
+  it('500 transform_failed points to the gateway log at debug level, with no payload text and no stack', async () => {
+    const gw = await startInProcess({ hooks: { mappings: [{ id: 'boom', match: { path: 'boom' }, engine: 'jsonata', messageTemplate: '$error("secret-" & word)' }] } });
+    try {
+      const r = await call(`${gw.hooks}/boom`, { token: TOKEN, json: { word: 'payload-text' } });
+      expect(r.status).to.equal(500);
+      expect(r.data.error).to.deep.equal({ code: 'transform_failed', message: 'a mapping template or transform module failed; see the gateway log at debug level for the cause' });
+      expect(r.text).to.not.match(/payload-text|secret-|\bat \S+ \(|\.[mc]?[jt]s:\d+/);
+    } finally {
+      await gw.stop();
+    }
+  });
+});

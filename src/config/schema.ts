@@ -199,7 +199,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1 }),
     apiKey: secret('API key sent as Bearer token (empty for servers that need none).'),
     model: str('Model used when a run names none.', 'llama3.2', { minLength: 1 }),
-    allowedModels: strList('Models a run may ask for (names or aliases); empty: any.', []),
+    allowedModels: strList('Models a run may ask for (names or aliases; a listed alias admits its target by name too); empty: any.', []),
     aliases: {
       type: 'object', description: 'Short names for models, e.g. `fast: vendor/model`.', default: {},
       additionalProperties: { type: 'string', minLength: 1 },
