@@ -57,6 +57,7 @@ export async function main(argv: string[]): Promise<void> {
       orExit(() => ensureToken(loaded, { dryRun: true }));
       const { createEngine } = await engineModule();
       const engine = await orExitAsync(() => createEngine(loaded.config));
+      await engine.close();
       const n = loaded.config.hooks.mappings.length;
       process.stdout.write(`ok: ${loaded.file} is valid (${n} mapping${n === 1 ? '' : 's'}: ${engine.mappings.join(', ') || 'none'})\n`);
     });
@@ -111,6 +112,8 @@ export async function main(argv: string[]): Promise<void> {
       } catch (e) {
         if (e instanceof HookError) fail(`${e.code}: ${e.message}`);
         throw e;
+      } finally {
+        await engine.close(); // fail() exits at once: its workers end with the process
       }
     });
 

@@ -3,7 +3,7 @@ import type { Config } from '../config/types.js';
 import type { Action, AgentAction, HookRequest, MapResult, WakeAction } from './action.js';
 import { compileMapping, type CompiledMapping, type MappingDeps } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
-import { createTransformLoader } from './transform-module.js';
+import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
 import { createValidator } from './validate.js';
 
 /** Injection points for specs, `hookrelay test` and the benchmark. */
@@ -31,6 +31,8 @@ export interface Engine {
   agent(body: unknown): AgentAction;
   /** True when the mapping has `forEach` (its answer lists `actions`, CONTRACT.md §6). */
   fanOut(mappingId: string): boolean;
+  /** Stops the transform workers (serve's stop, and the CLI's test and check). */
+  close(): Promise<void>;
 }
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
@@ -44,11 +46,12 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
   const validator = createValidator(config, opts.uuid);
+  const transformSpecs = hooks.mappings.flatMap((m) => (m.transform ? [m.transform] : []));
+  const transforms = await createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs);
   const deps: MappingDeps = {
     validator,
-    loadTransform: createTransformLoader(hooks.transformsDir),
+    loadTransform: transforms.load,
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
-    transformTimeoutMs: hooks.transformTimeoutMs,
     allowUnsafeExternalContent: hooks.allowUnsafeExternalContent,
   };
   const perMapping = await Promise.all(
@@ -59,7 +62,10 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     }),
   );
   const problems = perMapping.flatMap((m) => m.problems);
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) {
+    await transforms.close();
+    throw new ConfigError(problems);
+  }
   const mappings = perMapping.map((m) => m.compiled!);
   const match = createMatcher(mappings);
   const maxFanOut = hooks.maxFanOut;
@@ -94,6 +100,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     wake: (body) => validator.wake(body, direct.wake),
     agent: (body) => validator.agent(body, direct.agent, true),
     fanOut: (mappingId) => fanOutIds.has(mappingId),
+    close: transforms.close,
   };
 }
 
