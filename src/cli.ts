@@ -63,6 +63,7 @@ export async function main(argv: string[]): Promise<void> {
       orExit(() => ensureToken(loaded, { dryRun: true }));
       const { createEngine } = await engineModule();
       const engine = await orExitAsync(() => createEngine(loaded.config));
+      await engine.close();
       const n = loaded.config.hooks.mappings.length;
       process.stdout.write(`ok: ${loaded.file} is valid (${n} mapping${n === 1 ? '' : 's'}: ${engine.mappings.join(', ') || 'none'})\n`);
     });
@@ -130,6 +131,8 @@ export async function main(argv: string[]): Promise<void> {
           process.stderr.write(`cause: ${cause instanceof Error ? cause.stack ?? String(cause) : String(cause)}\n`);
         }
         fail(`${e.code}: ${e.message}`);
+      } finally {
+        await engine.close(); // fail() exits at once: its workers end with the process
       }
     });
 

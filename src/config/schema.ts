@@ -192,7 +192,8 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     maxFanOut: int('forEach acts on at most this many items; the rest are dropped and logged.', 200, 1),
     presets: strList('Built-in mapping sets to enable (see presets/); their mappings come after yours.', []),
     transformsDir: str('Directory transform modules must resolve inside, relative to the config file.', './transforms', { minLength: 1 }),
-    transformTimeoutMs: int('Time limit of one transform call.', 5000, 1),
+    transformTimeoutMs: int('Time limit of one transform call, async work included; past it the worker running it is stopped and replaced, and the request gets 500 transform_failed.', 5000, 1),
+    transformPoolSize: { ...int('Worker threads that run transform calls (one call at a time each); none are started without transforms.', undefined, 1, 64), defaultDoc: 'min(2, available CPUs)' },
     mappings: { type: 'array', description: 'Your mappings, in match order (the first match wins).', items: mappingSchema, default: [] },
   }, { default: {} }),
   agent: obj('The built-in agent runtime (an OpenAI-compatible Chat Completions endpoint).', {

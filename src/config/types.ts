@@ -50,6 +50,8 @@ export interface HooksConfig {
   presets: string[];
   transformsDir: string;
   transformTimeoutMs: number;
+  /** Transform worker threads; unset: min(2, available CPUs). */
+  transformPoolSize?: number;
   /** User mappings first, then the enabled presets' mappings (first match wins). */
   mappings: MappingConfig[];
 }
