@@ -1,4 +1,5 @@
 import { ERRORS } from '../errors.js';
+import { RUN_ERRORS } from '../run-errors.js';
 import { configSchema, type SchemaNode } from './schema.js';
 
 /**
@@ -81,4 +82,10 @@ function cell(text: string): string {
 export function errorCatalog(): string {
   const rows = Object.entries(ERRORS).map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.summary} |`);
   return ['| status | code | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** The run error catalog as a Markdown table (README "Run errors"). */
+export function runErrorCatalog(): string {
+  const rows = Object.entries(RUN_ERRORS).map(([code, e]) => `| \`${code}\` | \`${e.status}\` | ${e.summary} |`);
+  return ['| errorCode | run status | meaning |', '|---|---|---|', ...rows].join('\n');
 }

@@ -177,6 +177,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   store: obj('The embedded store.', {
     kind: choice(['sqlite'], 'Store implementation.', 'sqlite'),
     durability: choice(['fsync', 'os'], '`fsync`: answer 2xx only once the commit is on disk; `os`: once the OS has it (faster, loses the last writes on power failure).', 'fsync'),
+    retainDays: int('Days ended runs, conversation turns and events are kept; older ones are purged in the background (hourly, in small batches; queued and running runs are never purged, and event seq numbers are never reused). 0 keeps everything.', 30, 0),
   }, { default: {} }),
   hooks: obj('The webhook listener and its mappings.', {
     enabled: bool('false: the hooks listener is not exposed at all.', true),

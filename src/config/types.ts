@@ -79,7 +79,7 @@ export interface Config {
     maxConnectionsPerAddress: number;
   };
   dataDir: string;
-  store: { kind: 'sqlite'; durability: 'fsync' | 'os' };
+  store: { kind: 'sqlite'; durability: 'fsync' | 'os'; retainDays: number };
   hooks: HooksConfig;
   agent: AgentConfig;
   heartbeat: { everySeconds: number };

@@ -21,7 +21,7 @@ export function makeConfig(input: ConfigInput = {}): Config {
   return {
     server: { host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 },
     dataDir: '/tmp/hookrelay-spec',
-    store: { kind: 'sqlite', durability: 'fsync' },
+    store: { kind: 'sqlite', durability: 'fsync', retainDays: 30 },
     hooks: {
       enabled: true,
       token: 'spec-token',
