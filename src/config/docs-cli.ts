@@ -1,14 +1,15 @@
 /**
  * `npm run docs`: regenerates the README's generated sections in place — the configuration
- * reference (from the schema) and the error catalog (from src/errors.ts). Specs check that
+ * reference (from the schema), the error catalog (from src/errors.ts) and the delivery
+ * provider guide (from src/dispatch/providers/). Specs check that
  * the README matches, so the docs cannot drift from the code.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { configReference, errorCatalog } from './docs.js';
+import { configReference, errorCatalog, providersGuide } from './docs.js';
 
 const file = new URL('../../README.md', import.meta.url);
 let readme = readFileSync(file, 'utf8');
-for (const [name, text] of [['config-reference', configReference()], ['error-catalog', errorCatalog()]] as const) {
+for (const [name, text] of [['config-reference', configReference()], ['error-catalog', errorCatalog()], ['providers', providersGuide()]] as const) {
   const start = `<!-- ${name}:start -->`;
   const end = `<!-- ${name}:end -->`;
   const a = readme.indexOf(start);
@@ -17,4 +18,4 @@ for (const [name, text] of [['config-reference', configReference()], ['error-cat
   readme = `${readme.slice(0, a + start.length)}\n${text.trim()}\n${readme.slice(b)}`;
 }
 writeFileSync(file, readme);
-process.stdout.write('README.md: config reference and error catalog regenerated\n');
+process.stdout.write('README.md: config reference, error catalog and provider guide regenerated\n');
