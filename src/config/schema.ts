@@ -8,8 +8,10 @@
  * computed at load rather than filled in by ajv, e.g. a mapping's `id`. `secret: true` is
  * another: it marks a credential, and {@link SECRET_KEYS} (derived from these marks) is what
  * the loader never echoes and the logger redacts, so a new provider credential is covered by
- * marking it here.
+ * marking it (in the provider's own file, src/dispatch/providers/).
  */
+
+import { PROVIDER_DESCRIPTORS } from '../dispatch/providers/index.js';
 
 /** The subset of JSON Schema this file uses; `docs.ts` walks it. */
 export interface SchemaNode {
@@ -121,41 +123,25 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   allowUnsafeExternalContent: bool('Overrides hooks.allowUnsafeExternalContent for this mapping.'),
 });
 
-/** `providers.<name>`: the keys of CONTRACT.md §3's provider table. Credentials default to empty (not configured). */
-const providersSchema = obj('Delivery providers; apiBase is overridable for every provider.', {
-  whatsapp: obj('WhatsApp Cloud API.', {
-    accessToken: secret('Bearer token of the WhatsApp Cloud API.'),
-    phoneNumberId: str('Sender phone number id.', ''),
-    apiVersion: str('Graph API version.', 'v21.0'),
-    apiBase: str('Graph API base URL.', 'https://graph.facebook.com'),
-  }),
-  telegram: obj('Telegram Bot API.', {
-    botToken: secret('Bot token from @BotFather.'),
-    apiBase: str('Bot API base URL.', 'https://api.telegram.org'),
-  }),
-  signal: obj('A signal-cli REST API server.', {
-    number: str('The registered sender number.', ''),
-    apiBase: str('Base URL of the signal-cli REST API.', undefined, { minLength: 1 }),
-  }, { required: ['apiBase'] }),
-  imessage: obj('A BlueBubbles server.', {
-    password: secret('BlueBubbles server password.'),
-    apiBase: str('Base URL of the BlueBubbles server.', undefined, { minLength: 1 }),
-  }, { required: ['apiBase'] }),
-  discord: obj('Discord bot.', {
-    botToken: secret('Bot token.'),
-    apiBase: str('Discord API base URL.', 'https://discord.com'),
-  }),
-  slack: obj('Slack app.', {
-    botToken: secret('Bot user OAuth token (xoxb-…).'),
-    apiBase: str('Slack API base URL.', 'https://slack.com'),
-  }),
-  msteams: obj('Microsoft Teams through the Bot Framework.', {
-    appId: str('Bot (app) id.', ''),
-    appPassword: secret('Bot client secret.'),
-    tokenUrl: str('Client-credentials token endpoint.', 'https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token'),
-    serviceUrl: str('Bot Framework service URL of the conversations.', undefined, { minLength: 1 }),
-  }, { required: ['serviceUrl'] }),
-}, { default: {} });
+/**
+ * `providers.<name>`: each provider owns its schema beside its code (src/dispatch/providers/).
+ * Credentials default to empty (not configured).
+ */
+const providersSchema = obj('Delivery providers; apiBase is overridable for every provider.',
+  Object.fromEntries(PROVIDER_DESCRIPTORS.map((p) => [p.name, p.schema])), { default: {} });
+
+/**
+ * Why `provider` cannot deliver with this config (`providers.slack.botToken is empty`), or
+ * undefined when it is configured: every key its descriptor requires is a non-empty string.
+ * The loader (mappings, `session.provider`) and the request validator both ask this.
+ */
+export function unconfiguredProvider(provider: string, providers: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  const descriptor = PROVIDER_DESCRIPTORS.find((p) => p.name === provider);
+  if (!descriptor) return undefined;
+  const cfg = providers?.[provider] as Record<string, unknown> | undefined;
+  const missing = descriptor.required.find((key) => typeof cfg?.[key] !== 'string' || cfg[key] === '');
+  return missing === undefined ? undefined : `providers.${provider}.${missing} is empty`;
+}
 
 export const DEFAULT_SYSTEM_PROMPT =
   'You are the assistant behind hookrelay: you receive events from external systems (webhooks, e-mail) and act on them for your user. ' +

@@ -93,7 +93,7 @@ export interface ProvidersConfig {
   whatsapp?: { accessToken: string; phoneNumberId: string; apiVersion: string; apiBase: string };
   telegram?: { botToken: string; apiBase: string };
   signal?: { number: string; apiBase: string };
-  imessage?: { password: string; apiBase: string };
+  imessage?: { password: string; apiBase: string; method: 'apple-script' | 'private-api' };
   discord?: { botToken: string; apiBase: string };
   slack?: { botToken: string; apiBase: string };
   msteams?: { appId: string; appPassword: string; tokenUrl: string; serviceUrl: string };
