@@ -249,7 +249,8 @@ describe('config/load', () => {
     });
 
     it('deliver: true with an explicit provider needs to (provider last, or a transform, may leave it out)', () => {
-      const ps = problemsFor({ hooks: { token: 't', mappings: [{ ...agentMapping, deliver: true, provider: 'telegram' }, { ...agentMapping, deliver: true, channel: 'slack' }] } });
+      const providers = { telegram: { botToken: 'b' }, slack: { botToken: 'b' } };
+      const ps = problemsFor({ providers, hooks: { token: 't', mappings: [{ ...agentMapping, deliver: true, provider: 'telegram' }, { ...agentMapping, deliver: true, channel: 'slack' }] } });
       expect(ps).to.deep.equal([
         { path: 'hooks.mappings[0].to', message: 'is required with deliver: true and provider: telegram (or use provider: last, or a transform that returns to)' },
         { path: 'hooks.mappings[1].to', message: 'is required with deliver: true and provider: slack (or use provider: last, or a transform that returns to)' },
