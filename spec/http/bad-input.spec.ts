@@ -153,8 +153,9 @@ describe('http: bad input never hurts the gateway', function () {
       expect(jsonOf(x).error).to.deep.equal({ code: 'request_timeout', message: `the body did not arrive within hooks.bodyTimeoutMs (${BODY_TIMEOUT_MS} ms)` });
       expect(x.answer!.headers.connection).to.equal('close');
       expect(x.closed).to.equal(true);
-      // 500 ms, swept every 100 ms (server.requestTimeoutMs, 60 s here, is not what answers).
-      expect(x.afterMs).to.be.within(BODY_TIMEOUT_MS - 50, BODY_TIMEOUT_MS + 700);
+      // 500 ms, swept every 100 ms (server.requestTimeoutMs, 60 s here, is not what answers;
+      // the slack is for a loaded machine).
+      expect(x.afterMs).to.be.within(BODY_TIMEOUT_MS - 50, BODY_TIMEOUT_MS + 2000);
       await stillServing();
     });
 
@@ -176,7 +177,7 @@ describe('http: bad input never hurts the gateway', function () {
       });
       expect(x.answer?.status).to.equal(408);
       expect(jsonOf(x).error.code).to.equal('request_timeout');
-      expect(x.afterMs).to.be.below(BODY_TIMEOUT_MS + 700);
+      expect(x.afterMs).to.be.below(BODY_TIMEOUT_MS + 2000);
       await stillServing();
     });
 
@@ -249,7 +250,7 @@ describe('http: bad input never hurts the gateway', function () {
           expect(x.answer?.status, x.received.slice(0, 200)).to.equal(413);
           expect(jsonOf(x).error.code).to.equal('payload_too_large');
           expect(x.closed).to.equal(true);
-          expect(Date.now() - since).to.be.below(1000);
+          expect(Date.now() - since).to.be.below(3000); // the decoded-bytes count below is the proof
           await new Promise((r) => setTimeout(r, 100)); // a decoder that kept going would count on
           // Stopped within one zlib output chunk or so of the limit, not at mib MiB.
           expect(counter.bytes, 'decoded bytes before the stop').to.be.within(LIMIT, LIMIT + 128 * 1024);
@@ -357,13 +358,15 @@ describe('http: bad input never hurts the gateway', function () {
       ['a header name with a space', `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nBad Name: 1\r\nContent-Length: 2\r\n\r\n{}`],
       ['two Content-Lengths that disagree', `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n{}`],
     ];
+    /** Wake events only: the summaries of the runs accepted earlier arrive whenever those runs end. */
+    const wakes = async () => (await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).data.events.filter((e: any) => e.kind === 'wake').length;
     for (const [what, raw] of cases) {
       it(`${what}: 400, closed, nothing acted on`, async () => {
-        const before = (await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).data.events.length;
+        const before = await wakes();
         const x = await exchange([raw]);
         expect(x.received, 'an answer').to.match(/^HTTP\/1\.1 400 /);
         expect(x.closed).to.equal(true);
-        expect((await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).data.events.length).to.equal(before);
+        expect(await wakes()).to.equal(before);
         await stillServing();
       });
     }
