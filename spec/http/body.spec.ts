@@ -1,4 +1,5 @@
 import http from 'node:http';
+import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { call } from '../support/gateway.js';
 import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
@@ -88,6 +89,52 @@ describe('http: bodies, payload errors and the answers of every route', () => {
     expect(r.status).to.equal(413);
     expect(JSON.parse(r.body).error.code).to.equal('payload_too_large');
     await expectError({ status: 413, data: JSON.parse(r.body), text: r.body } as any, 413, 'payload_too_large');
+  });
+
+  /** POSTs `body` bytes as they are (no client-side encoding) with the given headers. */
+  function postBytes(sub: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number; data: any }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(new URL(`${gw.hooks}${sub}`), { method: 'POST', headers: { ...auth, 'content-length': String(body.length), ...headers } }, (res) => {
+        let text = '';
+        res.on('data', (d) => { text += d; });
+        res.on('end', () => resolve({ status: res.statusCode!, data: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  const compressed: [string, (b: Buffer) => Buffer][] = [
+    ['gzip', zlib.gzipSync],
+    ['x-gzip', zlib.gzipSync],
+    ['GZIP', zlib.gzipSync],
+    ['deflate', zlib.deflateSync],
+    ['deflate', zlib.deflateRawSync],
+    ['br', zlib.brotliCompressSync],
+    ['identity', (b) => b],
+  ];
+  for (const [encoding, encode] of compressed) {
+    it(`takes a body sent with Content-Encoding: ${encoding}${encode === zlib.deflateRawSync ? ' (raw deflate, no zlib header)' : ''}, and stores its decoded text`, async () => {
+      const small = `decoded ${encoding} ${encode.name} ✓ ${'z'.repeat(150)}`;
+      const r = await postBytes('/wake', encode(Buffer.from(JSON.stringify({ text: small, mode: 'next-heartbeat' }))), { 'content-encoding': encoding });
+      expect(r.status, JSON.stringify(r.data)).to.equal(200);
+      const ev = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+      expect(ev.data.events.find((e: any) => e.id === r.data.eventId).text).to.equal(small);
+    });
+  }
+
+  it('applies maxBodyBytes to the decoded bytes: a small gzip body that inflates past it is 413', async () => {
+    const body = zlib.gzipSync(Buffer.from(JSON.stringify({ text: 'x'.repeat(5000) })));
+    expect(body.length).to.be.below(1024);
+    const r = await postBytes('/wake', body, { 'content-encoding': 'gzip' });
+    expect(r.status).to.equal(413);
+    expect(r.data.error.code).to.equal('payload_too_large');
+    expect(r.data.error.message).to.include('decoded');
+  });
+
+  it('an empty body with a Content-Encoding is an empty body', async () => {
+    const r = await postBytes('/wake', Buffer.alloc(0), { 'content-encoding': 'gzip' });
+    await expectError({ status: r.status, data: r.data, text: JSON.stringify(r.data) } as any, 400, 'invalid_payload', 'text');
   });
 
   it('takes JSON whatever the Content-Type', async () => {

@@ -40,6 +40,7 @@ export interface HooksConfig {
   token: string;
   path: string;
   maxBodyBytes: number;
+  bodyTimeoutMs: number;
   allowQueryToken: boolean;
   allowedSessionKeyPrefixes: string[];
   defaultSessionKey: string;
@@ -76,6 +77,7 @@ export interface Config {
     headersTimeoutMs: number;
     requestTimeoutMs: number;
     maxConnections: number;
+    maxHeaderBytes: number;
     maxConnectionsPerAddress: number;
   };
   dataDir: string;

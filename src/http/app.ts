@@ -11,12 +11,12 @@ import { handlers, type RouteDeps } from './routes.js';
  * front of Koa: every request that reaches the app carries the gate's route, and the handler
  * is picked by its kind — the app does not route again.
  */
-export function createApp(deps: RouteDeps & { maxBodyBytes: number; log: Logger }): Koa {
+export function createApp(deps: RouteDeps & { maxBodyBytes: number; bodyTimeoutMs: number; log: Logger }): Koa {
   const app = new Koa();
   app.silent = true; // errorHandler logs; Koa's default handler would print stacks to stderr
   const byKind = handlers(deps);
   app.use(errorHandler(deps.log));
-  app.use(bodyParser(deps.maxBodyBytes));
+  app.use(bodyParser(deps.maxBodyBytes, deps.bodyTimeoutMs));
   app.use(async (ctx) => {
     const route = routeOf(ctx.req)!;
     await byKind[route.kind as keyof typeof byKind](ctx, route);

@@ -1,70 +1,158 @@
 import type { IncomingMessage } from 'node:http';
+import type { Transform } from 'node:stream';
+import zlib from 'node:zlib';
 import type { Context, Next } from 'koa';
 import { HookError } from '../errors.js';
+import { printable } from '../printable.js';
 import { routeOf } from './gate.js';
 import { parsePayload } from './payload.js';
 import { ROUTE_METHODS } from './routes-table.js';
 
 /**
- * Reads the request body with a hard byte limit (413 past `maxBodyBytes`, also for streamed
- * bodies without Content-Length) and turns it into the payload (payload.ts: JSON whatever the
- * Content-Type, form data on mapped hooks, an empty body as `{}`).
+ * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
+ * streamed bodies; 408 past `bodyTimeoutMs`) and turns it into the payload (payload.ts: JSON
+ * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`).
  */
-export function bodyParser(maxBodyBytes: number) {
+export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number) {
   return async function parseBody(ctx: Context, next: Next): Promise<void> {
     const route = routeOf(ctx.req)!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
-    const raw = await readLimited(ctx, maxBodyBytes);
-    ctx.state.body = parsePayload(typeof raw === 'string' ? Buffer.from(raw) : raw, ctx.get('content-type'), route.kind === 'mapped');
+    const bytes = await readLimited(ctx, maxBodyBytes, bodyTimeoutMs);
+    ctx.state.body = parsePayload(bytes, ctx.get('content-type'), route.kind === 'mapped');
     return next();
   };
+}
+
+/**
+ * The body codings a sender may use (RFC 9110 §8.4.1); `deflate` is zlib-wrapped per the RFC,
+ * but a raw deflate stream (what some clients send) is told apart by its first two bytes.
+ */
+const DECODERS: Record<string, (first: Buffer) => zlib.Zlib & Transform> = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: (first) => (isZlibHeader(first) ? zlib.createInflate() : zlib.createInflateRaw()),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/** A zlib stream starts with CMF/FLG: compression method 8 and a multiple of 31 (RFC 1950 §2.2). */
+function isZlibHeader(b: Buffer): boolean {
+  return b.length < 2 || ((b[0]! & 0x0f) === 8 && ((b[0]! << 8) | b[1]!) % 31 === 0);
 }
 
 /** Per-request read state, kept on the request so the listeners below can be shared. */
 interface ReadState {
   chunks: Buffer[];
+  /** Body bytes kept so far (decoded, when the body is encoded). */
   size: number;
+  /** Bytes received on the wire. */
+  wire: number;
   limit: number;
+  /** `Date.now()` past which the body is late (408). */
+  deadline: number;
+  timeoutMs: number;
   ctx: Context;
   resolve: (bytes: Buffer) => void;
   reject: (err: Error) => void;
+  /** The Content-Encoding, lower-cased; undefined for identity. */
+  encoding?: string;
+  /** Made on the first byte (an empty encoded body is an empty body). */
+  decoder?: zlib.Zlib & Transform;
 }
 
 const READ = Symbol('hookrelay.read');
+const OWNER = Symbol('hookrelay.owner');
 type Reading = IncomingMessage & { [READ]?: ReadState };
+type Decoding = Transform & { [OWNER]?: Reading };
 
 /**
- * Reads the raw body, at most `limit` bytes. The listeners are module-level functions (the
- * emitter is `this`), not closures made per request: this runs on every accepted request.
+ * Reads the body as bytes, decoded when it came with a Content-Encoding: at most `limit`
+ * bytes on the wire and at most `limit` decoded (a compression bomb is stopped at the limit,
+ * not inflated), within `timeoutMs`. The listeners are module-level functions (the emitter is
+ * `this`), not closures made per request: this runs on every accepted request.
  */
-function readLimited(ctx: Context, limit: number): Promise<Buffer> {
+function readLimited(ctx: Context, limit: number, timeoutMs: number): Promise<Buffer> {
   const req = ctx.req as Reading;
+  const header = req.headers['content-encoding'];
+  let encoding: string | undefined = header?.trim().toLowerCase();
+  if (encoding === '' || encoding === 'identity') encoding = undefined;
+  if (encoding !== undefined && !Object.hasOwn(DECODERS, encoding)) {
+    ctx.set('connection', 'close');
+    return Promise.reject(new HookError('unsupported_encoding',
+      `Content-Encoding ${JSON.stringify(printable(header!, 40))} is not supported: send the body as identity (no encoding), gzip, deflate or br, one encoding only`));
+  }
   return new Promise((resolve, reject) => {
-    req[READ] = { chunks: [], size: 0, limit, ctx, resolve, reject };
+    req[READ] = { chunks: [], size: 0, wire: 0, limit, deadline: Date.now() + timeoutMs, timeoutMs, ctx, resolve, reject, encoding };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
+    watch(req);
   });
 }
 
 function onData(this: Reading, chunk: Buffer): void {
   const s = this[READ]!;
-  s.size += chunk.length;
-  if (s.size > s.limit) {
-    done(this);
-    this.pause();
-    // Do not drain the rest of an oversized body: answer and close.
-    s.ctx.set('connection', 'close');
-    s.reject(new HookError('payload_too_large', `the body is larger than hooks.maxBodyBytes (${s.limit} bytes)`));
-    return;
+  s.wire += chunk.length;
+  if (s.wire > s.limit) return tooLarge(this);
+  if (s.encoding === undefined) return keep(this, s, chunk);
+  if (!s.decoder) {
+    const d = (s.decoder = DECODERS[s.encoding]!(chunk)) as Decoding;
+    d[OWNER] = this;
+    d.on('data', onDecoded);
+    d.on('end', onDecodedEnd);
+    d.on('error', onDecodeError);
+    d.on('drain', onDrain);
   }
-  s.chunks.push(chunk);
+  if (!s.decoder.write(chunk)) this.pause();
+}
+
+function keep(req: Reading, s: ReadState, bytes: Buffer): void {
+  s.size += bytes.length;
+  if (s.size > s.limit) return tooLarge(req);
+  s.chunks.push(bytes);
 }
 
 function onEnd(this: Reading): void {
-  const s = done(this);
-  s.resolve(s.chunks.length === 1 ? s.chunks[0] : Buffer.concat(s.chunks, s.size));
+  const s = this[READ]!;
+  if (s.decoder) s.decoder.end(); // settles in onDecodedEnd or onDecodeError
+  else finish(this);
+}
+
+function onDecoded(this: Decoding, bytes: Buffer): void {
+  const req = this[OWNER]!;
+  keep(req, req[READ]!, bytes);
+}
+
+function onDecodedEnd(this: Decoding): void {
+  finish(this[OWNER]!);
+}
+
+function onDecodeError(this: Decoding): void {
+  const req = this[OWNER]!;
+  const s = done(req);
+  req.pause();
+  // zlib's message says nothing a sender can act on; the connection may hold the rest of the stream.
+  s.ctx.set('connection', 'close');
+  s.reject(new HookError('invalid_json', `the ${s.encoding} body cannot be decoded`));
+}
+
+function onDrain(this: Decoding): void {
+  this[OWNER]!.resume();
+}
+
+function ignore(): void {}
+
+function finish(req: Reading): void {
+  const s = done(req);
+  s.resolve(s.chunks.length === 1 ? s.chunks[0]! : Buffer.concat(s.chunks, s.size));
+}
+
+/** Past the limit (on the wire or decoded): answer and close, without reading or inflating the rest. */
+function tooLarge(req: Reading): void {
+  const s = done(req);
+  req.pause();
+  s.ctx.set('connection', 'close');
+  s.reject(new HookError('payload_too_large', `the body is larger than hooks.maxBodyBytes (${s.limit} bytes${s.encoding ? ', decoded' : ''})`));
 }
 
 function onError(this: Reading, err: NodeJS.ErrnoException): void {
@@ -93,5 +181,51 @@ function done(req: Reading): ReadState {
   req.off('end', onEnd);
   req.off('error', onError);
   req.off('aborted', onAborted);
+  unwatch(req);
+  const d = s.decoder;
+  if (d) {
+    d.off('data', onDecoded);
+    d.off('end', onDecodedEnd);
+    d.off('drain', onDrain);
+    d.off('error', onDecodeError);
+    // Stops inflating now; a late zlib error after destroy() must not be unhandled.
+    d.on('error', ignore);
+    d.destroy();
+  }
   return s;
+}
+
+/*
+ * hooks.bodyTimeoutMs: one shared timer sweeps the bodies being read, instead of a timer per
+ * request; it runs only while some body is being read. A body that is late gets 408 and its
+ * connection is closed (the rest of it is never read).
+ */
+const SWEEP_EVERY_MS = 100;
+const reading = new Set<Reading>();
+let sweeper: NodeJS.Timeout | undefined;
+
+function watch(req: Reading): void {
+  reading.add(req);
+  if (!sweeper) sweeper = setInterval(sweep, SWEEP_EVERY_MS).unref();
+}
+
+function unwatch(req: Reading): void {
+  reading.delete(req);
+}
+
+function sweep(): void {
+  // Stopped by the sweep, not by the last unwatch: one-at-a-time traffic keeps one timer.
+  if (reading.size === 0) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+    return;
+  }
+  const now = Date.now();
+  for (const req of reading) {
+    if (req[READ]!.deadline > now) continue;
+    const s = done(req);
+    req.pause();
+    s.ctx.set('connection', 'close');
+    s.reject(new HookError('request_timeout', `the body did not arrive within hooks.bodyTimeoutMs (${s.timeoutMs} ms)`));
+  }
 }

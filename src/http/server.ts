@@ -44,6 +44,7 @@ export async function listen(
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     maxBodyBytes: hooks.maxBodyBytes,
+    bodyTimeoutMs: hooks.bodyTimeoutMs,
     log,
   });
   const koa = app.callback();
@@ -60,6 +61,7 @@ export async function listen(
   );
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
     if ((req.socket as Refusable)[REFUSED]) return;
+    (req.socket as Answering)[ANSWERING] = res;
     if (closing) {
       refuse(req, res, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
       return;
@@ -71,6 +73,8 @@ export async function listen(
       headersTimeout: config.server.headersTimeoutMs,
       requestTimeout: config.server.requestTimeoutMs,
       connectionsCheckingInterval: CHECK_TIMEOUTS_EVERY_MS,
+      // Node answers a larger head 431 and closes the connection (its default is 16 KiB too).
+      maxHeaderSize: config.server.maxHeaderBytes,
       keepAliveTimeout: 5_000,
     },
     (req, res) => handle(req, res, false),
@@ -79,6 +83,7 @@ export async function listen(
   // listens here; the gate sends it only to a request it lets through, so a refused client
   // never starts sending its body.
   server.on('checkContinue', (req, res) => handle(req, res, true));
+  server.on('clientError', onClientError);
   server.maxConnections = config.server.maxConnections;
   capPerAddress(server, config, log);
 
@@ -102,6 +107,43 @@ export async function listen(
         server.closeIdleConnections();
       }),
   };
+}
+
+/** The last response begun on a connection (see {@link onClientError}). */
+const ANSWERING = Symbol('hookrelay.answering');
+type Answering = Socket & { [ANSWERING]?: http.ServerResponse };
+
+/** Node's own answers to what its parser refuses (lib/_http_server.js); then the connection is closed. */
+const CLIENT_ERROR_ANSWERS: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n',
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+};
+const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
+
+/**
+ * What Node does with bytes its parser refuses (a malformed request, a head past
+ * `server.maxHeaderBytes`, a time-out), with one change: when they follow a complete request
+ * on the same connection — a body longer than its Content-Length — Node would answer 400 at
+ * once and close, and the sender of that request, which may have been accepted and stored,
+ * would never hear so. Here its answer is sent first, then the 400.
+ */
+function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  const res = (socket as Answering)[ANSWERING];
+  if (res && !res.writableFinished && res.req.complete && err.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
+    res.once('finish', () => refuseBytes(err, socket));
+    res.once('close', () => refuseBytes(err, socket));
+    return;
+  }
+  refuseBytes(err, socket);
+}
+
+function refuseBytes(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (socket.destroyed) return;
+  const res = (socket as Answering)[ANSWERING];
+  // Never into the middle of an answer (Node's rule too).
+  if (socket.writable && !(res && res.headersSent && !res.writableFinished)) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
+  socket.destroy();
 }
 
 /**

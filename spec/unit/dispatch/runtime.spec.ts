@@ -37,11 +37,11 @@ class Harness {
     this.model = await startFakeModel(rules);
     this.tg = await startFakeTelegram();
     this.config = {
-      server: { host: '127.0.0.1', port: 0, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 },
+      server: { host: '127.0.0.1', port: 0, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128 },
       dataDir: this.dir,
       store: { kind: 'sqlite', durability: 'os', retainDays: 30 },
       hooks: {
-        enabled: true, token: 't', path: '/hooks', maxBodyBytes: 262144, allowQueryToken: true,
+        enabled: true, token: 't', path: '/hooks', maxBodyBytes: 262144, bodyTimeoutMs: 30000, allowQueryToken: true,
         allowedSessionKeyPrefixes: ['hook:'], defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always',
         allowUnsafeExternalContent: false, maxFanOut: 200, presets: [], transformsDir: this.dir, transformTimeoutMs: 5000,
         mappings: [], ...over.hooks,

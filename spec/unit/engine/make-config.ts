@@ -32,7 +32,7 @@ export interface ConfigInput {
 export function makeConfig(input: ConfigInput = {}): Config {
   const { mappings = [], ...hooks } = input.hooks ?? {};
   return {
-    server: { host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 },
+    server: { host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128 },
     dataDir: '/tmp/hookrelay-spec',
     store: { kind: 'sqlite', durability: 'fsync', retainDays: 30 },
     hooks: {
@@ -40,6 +40,7 @@ export function makeConfig(input: ConfigInput = {}): Config {
       token: 'spec-token',
       path: '/hooks',
       maxBodyBytes: 262144,
+      bodyTimeoutMs: 30000,
       allowQueryToken: true,
       allowedSessionKeyPrefixes: ['hook:'],
       defaultSessionKey: '',
