@@ -257,7 +257,7 @@ describe('config/load', () => {
       ]);
       for (const m of [{ deliver: true }, { deliver: true, provider: 'last' }, { deliver: false, provider: 'telegram' }, { deliver: true, provider: 'telegram', to: '1' },
         { deliver: true, provider: 'telegram', transform: { module: 'pick-chat.ts' } }]) {
-        expect(() => configFromObject({ hooks: { token: 't', mappings: [{ ...agentMapping, ...m }] } }, '/x/h.yaml', {}), JSON.stringify(m)).to.not.throw();
+        expect(() => configFromObject({ providers, hooks: { token: 't', mappings: [{ ...agentMapping, ...m }] } }, '/x/h.yaml', {}), JSON.stringify(m)).to.not.throw();
       }
     });
   });
