@@ -85,6 +85,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     async map(req) {
       const mapping = match(req.name, req.payload);
       if (!mapping) return NO_MATCH;
+      req.admit?.(mapping.id);
       const now = (req.now ?? clock()).toISOString();
       if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);
       const action = await mapping.act(req, now, undefined, -1);

@@ -4,6 +4,7 @@ import { HookError } from '../errors.js';
 import { dropPrototypeKeys } from '../engine/prototype-keys.js';
 import { routeOf } from './gate.js';
 import { ROUTE_METHODS } from './routes-table.js';
+import type { Signatures } from './signatures.js';
 
 /** Quick test for the only keys that need stripping (a full walk only when one may be there). */
 const PROTO_WORD = /__proto__|constructor|prototype/;
@@ -14,11 +15,15 @@ const PROTO_WORD = /__proto__|constructor|prototype/;
  * on mapped hooks, an empty body as `{}`. The result must be an object. Own `__proto__`,
  * `constructor` and `prototype` keys are dropped so no template or transform can resolve them.
  */
-export function bodyParser(maxBodyBytes: number) {
+export function bodyParser(maxBodyBytes: number, signatures: Pick<Signatures, 'check'>) {
   return async function parseBody(ctx: Context, next: Next): Promise<void> {
     const route = routeOf(ctx.req)!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
     const raw = await readLimited(ctx, maxBodyBytes);
+    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts).
+    // Until the reader hands over its bytes, the text is encoded again, which is not
+    // byte-exact for a body that is not valid UTF-8.
+    ctx.state.signedBy = signatures.check(ctx.req, route, Buffer.from(raw));
     const form = route.kind === 'mapped' && isForm(ctx.get('content-type'));
     let value: unknown;
     if (form) {

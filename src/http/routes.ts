@@ -7,6 +7,7 @@ import type { Store, RunRecord } from '../store/store.js';
 import type { Accepted } from '../dispatch/runtime.js';
 import type { Route, RouteKind } from './routes-table.js';
 import { sendJson } from './json.js';
+import type { SignedBy, Signatures } from './signatures.js';
 
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
 export interface RouteDeps {
@@ -15,6 +16,8 @@ export interface RouteDeps {
   engine: Pick<Engine, 'map' | 'wake' | 'agent' | 'fanOut'>;
   dispatch(actions: Action[]): Promise<Accepted[]>;
   store: Pick<Store, 'getRun' | 'listEvents'>;
+  /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
+  signatures: Pick<Signatures, 'check' | 'admit'>;
   now?: () => Date;
   /** Logs what a mapping dropped past hooks.maxFanOut. */
   onDropped?: (mappingId: string, dropped: number) => void;
@@ -67,6 +70,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
 
     async mapped(ctx, route) {
       const name = route.name;
+      const signedBy: SignedBy | undefined = ctx.state.signedBy;
       const result = await deps.engine.map({
         name,
         payload: ctx.state.body,
@@ -74,6 +78,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
         query: templateQuery(route.query),
         url: templateUrl(route.path, route.query),
         now: now(),
+        admit: signedBy && ((mappingId) => deps.signatures.admit(route, signedBy, mappingId)),
       });
       if (result.type === 'no_match') throw new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
       if (result.type === 'skipped') {
