@@ -61,18 +61,12 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       if (list === undefined) return undefined;
       const now = Math.floor(clock() / 1000);
       let signed: Set<string> | undefined;
-      let failure: SignatureFailure | undefined;
-      const reasons = new Set<string>();
+      let failed: SignatureFailure[] | undefined;
       for (const e of list) {
         if (route.bySignature && !e.standsIn) continue;
         const f = e.verify(req.headers, body, now);
-        if (f === undefined) {
-          (signed ??= new Set()).add(e.id);
-        } else {
-          // A stale but authentic signature says more than a wrong one: it is the answer.
-          if (failure === undefined || f.code === 'stale_signature') failure = f;
-          reasons.add(f.message);
-        }
+        if (f === undefined) (signed ??= new Set()).add(e.id);
+        else (failed ??= []).push(f);
       }
       if (route.bySignature) {
         if (signed) {
@@ -85,8 +79,11 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
         }
       }
       if (signed) return signed;
-      const message = failure!.code === 'stale_signature' || reasons.size === 1 ? failure!.message : [...reasons].join('; and ');
-      throw new HookError(failure!.code, `POST ${route.path} needs a valid signature: ${message}`);
+      // A stale but authentic signature says more than a wrong one: it is the answer.
+      const fails = failed ?? [];
+      const stale = fails.find((f) => f.code === 'stale_signature');
+      const message = stale?.message ?? [...new Set(fails.map((f) => f.message))].join('; and ');
+      throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `POST ${route.path} needs a valid signature: ${message}`);
     },
 
     admit(route, signedBy, mappingId) {
