@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from './config/errors.js';
 import { HookError } from './errors.js';
 import { StoreError } from './store/store.js';
+import type { ConfigOverrides } from './config/load.js';
 import type { LoadedConfig } from './config/types.js';
+import type { Action } from './engine/action.js';
 
 // Each command loads what it needs when it runs: `--help` and `check` should not pay for
 // Koa, SQLite and the model client (start-up time is one of the benchmark's figures).
@@ -19,6 +21,7 @@ const logModule = async (): Promise<typeof import('./log.js')> => require('./log
 const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
 const routingModule = async (): Promise<typeof import('./http/routes-table.js')> => require('./http/routes-table.ts');
 const warningsModule = async (): Promise<typeof import('./config/warnings.js')> => require('./config/warnings.ts');
+const payloadModule = async (): Promise<typeof import('./http/payload.js')> => require('./http/payload.ts');
 const printableModule = async (): Promise<typeof import('./printable.js')> => require('./printable.ts');
 
 /**
@@ -38,9 +41,12 @@ export async function main(argv: string[]): Promise<void> {
     .command('serve')
     .description('validate the config, load presets, templates and transforms, and listen until SIGINT/SIGTERM')
     .addOption(configOption())
+    .option('--fallback-config <file>', 'config to serve when neither --config, $HOOKRELAY_CONFIG nor ./hookrelay.yaml is there (npm start passes the example)')
+    .option('--host <address>', 'address to listen on, over server.host (a non-loopback address needs a configured token)')
+    .option('--port <n>', 'port to listen on, over server.port (0: any free port)', portNumber)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
     .action(async (opts) => {
-      const loaded = await load(opts.config);
+      const loaded = await load(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
       const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
       const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);
       const log = createLogger(level);
@@ -68,14 +74,14 @@ export async function main(argv: string[]): Promise<void> {
     .command('test')
     .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as JSON; dispatches nothing')
     .argument('<name>', 'the hook name, i.e. the NAME in POST {hooks.path}/NAME')
-    .requiredOption('-p, --payload <file>', 'JSON file with the request body')
+    .requiredOption('-p, --payload <file>', 'the request body, read as the listener reads it: JSON, or form data with --header content-type=application/x-www-form-urlencoded')
     .addOption(configOption())
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(async (name: string, opts) => {
       const loaded = await load(opts.config);
-      const [{ createEngine }, { templateHeaders, templateQuery, templateUrl, withoutToken }, { createRouting, parseTarget }] =
-        await Promise.all([engineModule(), contextModule(), routingModule()]);
+      const [{ createEngine }, { templateHeaders, templateQuery, templateUrl, withoutToken }, { createRouting, parseTarget }, { parsePayload }] =
+        await Promise.all([engineModule(), contextModule(), routingModule(), payloadModule()]);
       // NAME is routed like the path of a real request, so it resolves to what serve would.
       const base = loaded.config.hooks.path;
       const target = parseTarget(`${base}/${name}`);
@@ -86,20 +92,28 @@ export async function main(argv: string[]): Promise<void> {
           : `${JSON.stringify(name)} is not a hook name: give the NAME in POST ${base}/NAME`);
       }
       const engine = await orExitAsync(() => createEngine(loaded.config));
-      let payload: unknown;
+      const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());
+      let bytes: Buffer;
       try {
-        payload = JSON.parse(readFileSync(opts.payload, 'utf8'));
+        bytes = readFileSync(opts.payload);
       } catch (e) {
-        fail(`--payload ${opts.payload}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'not valid JSON'}`);
+        fail(`--payload ${opts.payload}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
       }
-      if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) fail('--payload: the body must be a JSON object');
+      let payload: Record<string, unknown>;
+      try {
+        // The listener's own reading of the same bytes: JSON, or form data by --header content-type=….
+        payload = parsePayload(bytes, headers['content-type'], true);
+      } catch (e) {
+        if (e instanceof HookError) fail(`--payload ${opts.payload}: ${e.code}: ${e.message}`);
+        throw e;
+      }
       const url = `${base}/${route.name}`;
       const query = withoutToken(new URLSearchParams(pairs(opts.query, '--query')).toString());
       try {
         const result = await engine.map({
           name: route.name,
-          payload: payload as Record<string, unknown>,
-          headers: templateHeaders(pairs(opts.header, '--header', (k) => k.toLowerCase())),
+          payload,
+          headers: templateHeaders(headers),
           query: templateQuery(query),
           url: templateUrl(route.path, query),
           now: new Date(),
@@ -108,12 +122,17 @@ export async function main(argv: string[]): Promise<void> {
         const out = result.type === 'skipped'
           ? { mapping: result.mappingId, skipped: true }
           : engine.fanOut(result.mappingId)
-            ? { mapping: result.mappingId, actions: result.actions, ...(result.dropped ? { dropped: result.dropped } : {}) }
-            : { mapping: result.mappingId, action: result.actions[0] };
+            ? { mapping: result.mappingId, actions: result.actions.map(requestBody), ...(result.dropped ? { dropped: result.dropped } : {}) }
+            : { mapping: result.mappingId, ...requestBody(result.actions[0]) };
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       } catch (e) {
-        if (e instanceof HookError) fail(`${e.code}: ${e.message}`);
-        throw e;
+        if (!(e instanceof HookError)) throw e;
+        // The author's own tool: the cause of a failing template or transform, stack and
+        // all, is what they need (the listener only logs it, at debug level).
+        for (let cause = e.cause; cause !== undefined; cause = (cause as Error)?.cause) {
+          process.stderr.write(`cause: ${cause instanceof Error ? cause.stack ?? String(cause) : String(cause)}\n`);
+        }
+        fail(`${e.code}: ${e.message}`);
       }
     });
 
@@ -176,9 +195,16 @@ export async function main(argv: string[]): Promise<void> {
   await program.parseAsync(argv);
 }
 
-async function load(flag: string | undefined): Promise<LoadedConfig> {
+async function load(flag: string | undefined, overrides?: ConfigOverrides, fallback?: string): Promise<LoadedConfig> {
   const { loadConfig, resolveConfigPath } = await configLoader();
-  return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
+  return orExit(() => loadConfig(resolveConfigPath(flag, process.env, fallback), process.env, overrides));
+}
+
+/** `--port`: commander hands over text; a typo should name the option, not `server.port`. */
+function portNumber(text: string): number {
+  const n = Number(text);
+  if (!/^\d{1,5}$/.test(text) || n > 65535) throw new InvalidArgumentError('must be a port number, 0–65535');
+  return n;
 }
 
 /** Config problems: one per line with its path, exit 1; a store that cannot be opened: its message, exit 1. Anything else is a bug: rethrow. */
@@ -211,6 +237,17 @@ function reportConfig(e: unknown): never {
 function fail(message: string): never {
   process.stderr.write(`hookrelay: ${message}\n`);
   process.exit(1);
+}
+
+/**
+ * An action as the body of the request that would ask for it directly — `/wake`'s
+ * `{text, mode}`, `/agent`'s `{message, name, sessionKey, …}` — with `action` naming which, so
+ * that a dry run reads like what the listener will do (and can be sent to that endpoint).
+ */
+function requestBody(action: Action): Record<string, unknown> {
+  if (action.kind === 'wake') return { action: 'wake', text: action.text, mode: action.mode };
+  const { kind: _kind, source: _source, unsafe: _unsafe, ...body } = action;
+  return { action: 'agent', ...body };
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -1,7 +1,8 @@
 /**
  * The one catalog of error codes hookrelay answers with (CONTRACT.md §5, §8).
- * A code is never reused for another meaning; `spec/unit/errors.spec.ts` checks that
- * every code is unique and documented in the README.
+ * A code is never reused for another meaning; `spec/unit/errors.spec.ts` checks that no
+ * code is written twice here (a repeated key would silently replace the first) and that every
+ * code is documented in the README.
  */
 export const ERRORS = {
   invalid_json: { status: 400, summary: 'the body is not valid JSON (or form data on a mapped hook)' },
@@ -17,7 +18,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, summary: 'the route does not take this method; see the Allow header' },
   payload_too_large: { status: 413, summary: 'the body is larger than hooks.maxBodyBytes' },
   rate_limited: { status: 429, summary: 'too many failed token attempts from this address; see Retry-After' },
-  transform_failed: { status: 500, summary: 'a mapping template or transform module threw; details are in the log only' },
+  transform_failed: { status: 500, summary: 'a mapping template or transform module failed; see the gateway log at debug level for the cause' },
   internal_error: { status: 500, summary: 'an unexpected failure; details are in the log only' },
   unavailable: { status: 503, summary: 'the gateway is shutting down or its store is unavailable; retry later' },
 } as const;

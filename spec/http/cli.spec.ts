@@ -64,8 +64,8 @@ describe('cli', function () {
     expect(r.code, r.stderr).to.equal(0);
     const out = JSON.parse(r.stdout);
     expect(out.mapping).to.equal('gh');
-    expect(out.action).to.include({ kind: 'agent', sessionKey: 'hook:gh:7' });
-    expect(out.action.message).to.match(/^Push to acme\/api by/);
+    expect(out).to.include({ action: 'agent', sessionKey: 'hook:gh:7' });
+    expect(out.message).to.match(/^Push to acme\/api by/);
     expect(fs.existsSync(path.join(dir, 'data')), 'a dry run opens no store').to.equal(false);
     // As over HTTP, the token never reaches a template: not as a header, not as ?token.
     const secret = writeConfig(dir, { dataDir: path.join(dir, 'data'), hooks: { token: 't', mappings: [
@@ -73,7 +73,7 @@ describe('cli', function () {
     ] } }, 'secret.json');
     const s = await run(['test', 's', '--payload', payload, '--config', secret, '-H', 'Authorization=Bearer t', '-H', 'Cookie=c=1', '-H', 'X-GitHub-Event=push', '-q', 'token=t', '-q', 'x=1']);
     expect(s.code, s.stderr).to.equal(0);
-    expect(JSON.parse(s.stdout).action.text).to.equal('auth=[] cookie=[] q=[] x=[1] ev=[push]');
+    expect(JSON.parse(s.stdout).text).to.equal('auth=[] cookie=[] q=[] x=[1] ev=[push]');
     const none = await run(['test', 'gitlab', '--payload', payload, '--config', file]);
     expect(none.code).to.equal(1);
     expect(none.stderr).to.include('no mapping matches');

@@ -73,7 +73,7 @@ describe('http: the token never reaches a transform, whichever way it came', () 
       execFile(process.execPath, [BIN, 'test', 'spy', '--payload', payload, '--config', config, '-q', `token=${TOKEN}`, '-q', 'x=1', '-H', `Authorization=Bearer ${TOKEN}`], { cwd: ROOT }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
     });
     expect(out).to.not.include(TOKEN);
-    const seenByTransform = JSON.parse(JSON.parse(out).action.text);
+    const seenByTransform = JSON.parse(JSON.parse(out).text);
     expect(seenByTransform.url).to.equal('/hooks/spy?x=1');
     expect(seenByTransform.query).to.deep.equal({ x: '1' });
   });

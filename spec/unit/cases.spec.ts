@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../src/config/errors.js';
+import { configFromObject } from '../../src/config/load.js';
 import { HookError } from '../../src/errors.js';
 import type { MapResult } from '../../src/engine/action.js';
 import { createEngine } from '../../src/engine/engine.js';
@@ -22,6 +23,8 @@ import { makeConfig, type ConfigInput } from './engine/make-config.js';
  *             | { "configError": ["hooks.mappings[0].messageTemplate", …] } }
  *
  * Session keys made up by the engine are `hook:uuid-1`; `now` is 2024-01-01T00:00:00.000Z.
+ * A config that names `hooks.presets` goes through the real loader (which reads the shipped
+ * preset files); the others are merged onto the defaults without it.
  */
 interface Case {
   name: string;
@@ -62,7 +65,10 @@ function loadCases(): Map<string, { file: string; spec: Case }[]> {
 }
 
 async function run(spec: Case): Promise<MapResult | Record<string, unknown>> {
-  const engine = await createEngine(makeConfig(spec.config), { uuid: () => 'uuid-1', now: () => NOW, jsonata: { timeoutMs: 100 } });
+  const config = spec.config?.hooks?.presets
+    ? configFromObject({ hooks: { token: 't', ...spec.config.hooks }, agent: spec.config.agent }, '/srv/hookrelay/hookrelay.yaml', {}).config
+    : makeConfig(spec.config);
+  const engine = await createEngine(config, { uuid: () => 'uuid-1', now: () => NOW, jsonata: { timeoutMs: 100 } });
   const r = spec.request;
   if (r.direct === 'wake') return { type: 'actions', actions: [engine.wake(r.body)] };
   if (r.direct === 'agent') return { type: 'actions', actions: [engine.agent(r.body)] };

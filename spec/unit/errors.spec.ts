@@ -23,6 +23,22 @@ describe('errors: the catalog', () => {
     }
   });
 
+  it('writes each code once: a repeated key in src/errors.ts would silently replace the first', () => {
+    const source = readFileSync(new URL('../../src/errors.ts', import.meta.url), 'utf8');
+    const catalog = source.slice(source.indexOf('export const ERRORS = {'), source.indexOf('} as const;'));
+    const written = [...catalog.matchAll(/^\s+([a-z_]+): \{ status:/gm)].map((m) => m[1]);
+    expect(written.length, 'codes found in the source').to.be.greaterThan(10);
+    expect(written.filter((c, i) => written.indexOf(c) !== i), 'codes written twice').to.deep.equal([]);
+    expect([...written].sort()).to.deep.equal(Object.keys(ERRORS).sort());
+    const summaries = Object.values(ERRORS).map((e) => e.summary);
+    expect(summaries.filter((t, i) => summaries.indexOf(t) !== i), 'two codes with one meaning').to.deep.equal([]);
+  });
+
+  it('names every code, with its status, in the README', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const [code, e] of Object.entries(ERRORS)) expect(readme, code).to.include(`| ${e.status} | \`${code}\` |`);
+  });
+
   it('is documented: the README carries the generated catalog (npm run docs)', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const start = readme.indexOf('<!-- error-catalog:start -->');

@@ -8,7 +8,7 @@ import { configSchema, type SchemaNode } from './schema.js';
  * prints it and `spec/unit/config/docs.spec.ts` keeps the two in step.
  *
  * One section per top-level key, one row per key path: the leaves, plus the nested maps and
- * lists of maps (so that e.g. `hooks.email` and `hooks.mappings` have their description);
+ * lists of maps (so that e.g. `hooks.mappings` and `hooks.mappings[].match` have their description);
  * a list's item keys are written `hooks.mappings[].id`.
  */
 export function configReference(): string {

@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
-import { configSchema, mappingSchema, SECRET_KEYS, sessionKeyRule, type SchemaNode } from './schema.js';
+import { configSchema, mappingSchema, SECRET_HEADERS, SECRET_KEYS, sessionKeyRule, type SchemaNode } from './schema.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 import { addTrusted } from '../http/client-address.js';
 import { parseTarget, routeKind } from '../http/routes-table.js';
@@ -26,16 +26,29 @@ let validateMappingList: ValidateFunction | undefined;
 
 const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
-/** The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else `./hookrelay.yaml`. */
-export function resolveConfigPath(flag?: string, env: Env = process.env): string {
-  return flag || env.HOOKRELAY_CONFIG || './hookrelay.yaml';
+/**
+ * The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else
+ * `./hookrelay.yaml`. `fallback` (what `npm start` passes: the example config) is used only
+ * when none of those was given and `./hookrelay.yaml` does not exist, so a user's own file
+ * always wins over the example.
+ */
+export function resolveConfigPath(flag?: string, env: Env = process.env, fallback?: string): string {
+  const chosen = flag || env.HOOKRELAY_CONFIG;
+  if (chosen) return chosen;
+  return fallback && !existsSync('./hookrelay.yaml') ? fallback : './hookrelay.yaml';
+}
+
+/** Command-line settings that take precedence over the file's (`serve --host/--port`). */
+export interface ConfigOverrides {
+  host?: string;
+  port?: number;
 }
 
 /**
  * Reads, expands, validates and freezes a config file (`.json` as JSON, anything else as YAML).
  * @throws ConfigError listing every problem found, each with its YAML path.
  */
-export function loadConfig(file: string, env: Env = process.env): LoadedConfig {
+export function loadConfig(file: string, env: Env = process.env, overrides: ConfigOverrides = {}): LoadedConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -43,7 +56,23 @@ export function loadConfig(file: string, env: Env = process.env): LoadedConfig {
     const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file (give --config or set HOOKRELAY_CONFIG)' : (e as Error).message;
     throw new ConfigError([{ path: file, message: `cannot read the config file: ${why}` }]);
   }
-  return configFromObject(extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file), file, env);
+  const raw = extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file);
+  return configFromObject(withOverrides(raw, overrides), file, env);
+}
+
+/**
+ * The overrides applied to the parsed file, before validation: `--port 0` or `--host 0.0.0.0`
+ * are checked like the file's own values (a non-loopback host still needs a token).
+ */
+function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
+  if (host === undefined && port === undefined) return raw;
+  if (raw !== null && raw !== undefined && !isPlainObject(raw)) return raw; // reported by configFromObject
+  const doc = { ...(raw as Obj | undefined) };
+  const server = isPlainObject(doc.server) ? { ...doc.server } : {};
+  if (host !== undefined) server.host = host;
+  if (port !== undefined) server.port = port;
+  doc.server = server;
+  return doc;
 }
 
 /**
@@ -56,8 +85,9 @@ export function configFromObject(raw: unknown, file: string, env: Env = process.
   if (raw !== null && raw !== undefined && !isPlainObject(raw)) {
     throw new ConfigError([{ path: file, message: 'the config must be a map of keys (server, hooks, agent…)' }]);
   }
-  const data = prepare(raw ?? {}, env) as Obj;
-  const problems = channelConflicts(data.hooks?.mappings, 'hooks.mappings');
+  const unset: ConfigProblem[] = [];
+  const data = prepare(raw ?? {}, env, '', unset) as Obj;
+  const problems = [...unset, ...channelConflicts(data.hooks?.mappings, 'hooks.mappings')];
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkHooks(cfg, problems);
@@ -93,13 +123,17 @@ export function deepFreeze<T>(value: T): T {
 
 /**
  * `${VAR}` and `${VAR:-default}` in a string (the default also replaces an empty value, as in
- * the shell); `$${X}` is a literal `${X}`; an unset variable without default is empty.
+ * the shell); `$${X}` is a literal `${X}`. A variable that is unset and has no default is
+ * passed to `missing` (and expands to nothing): a config that names a variable means it to be
+ * set, and an empty token or key in its place would change what the config does unnoticed.
  */
-export function expandEnv(s: string, env: Env): string {
+export function expandEnv(s: string, env: Env, missing: (name: string) => void = () => {}): string {
   return s.replace(/\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, escaped: string, name: string, dflt?: string) => {
     if (escaped) return whole.slice(1);
     const value = env[name];
-    return dflt === undefined ? (value ?? '') : value || dflt;
+    if (dflt !== undefined) return value || dflt;
+    if (value === undefined) missing(name);
+    return value ?? '';
   });
 }
 
@@ -129,16 +163,19 @@ function locate(file: string, pos: { line: number; col: number } | undefined, me
 
 /**
  * Expands `${VAR}` in string values (never in keys; `env` null: no expansion) and drops
- * null-valued keys, so that YAML's empty value means "unset" and the default applies.
+ * null-valued keys, so that YAML's empty value means "unset" and the default applies. An
+ * unset variable without default is a problem at the key's path.
  */
-function prepare(value: unknown, env: Env | null): unknown {
-  if (typeof value === 'string') return env ? expandEnv(value, env) : value;
-  if (Array.isArray(value)) return value.map((v) => prepare(v, env));
+function prepare(value: unknown, env: Env | null, path = '', problems: ConfigProblem[] = []): unknown {
+  if (typeof value === 'string') {
+    return env ? expandEnv(value, env, (name) => problems.push({ path: path || '(top level)', message: `\${${name}} is not set: set ${name}, or write \${${name}:-} (empty) or \${${name}:-default}` })) : value;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => prepare(v, env, `${path}[${i}]`, problems));
   if (!isPlainObject(value)) return value;
   const out: Obj = {};
   for (const [k, v] of Object.entries(value)) {
     // defineProperty: a `__proto__` key stays an ordinary (and then unknown) key.
-    if (v !== null && v !== undefined) Object.defineProperty(out, k, { value: prepare(v, env), enumerable: true, writable: true, configurable: true });
+    if (v !== null && v !== undefined) Object.defineProperty(out, k, { value: prepare(v, env, join(path, k), problems), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -229,6 +266,12 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
     // mapping could never be reached: wake, agent, events, runs and runs/ID.
     else if (routeKind(m.match.path) !== 'mapped') problems.push({ path: `${path}.match.path`, message: `"${m.match.path}" is a built-in endpoint ({hooks.path}/${m.match.path}); choose another name` });
   }
+  if (isPlainObject(m.match) && isPlainObject(m.match.headers)) m.match.headers = headerConditions(m.match.headers, `${path}.match.headers`, problems);
+  // A reply for an explicit provider needs its recipient; only a transform could still give
+  // one, per request (`last` finds its own, CONTRACT.md §5).
+  if (m.deliver === true && typeof m.provider === 'string' && m.provider !== 'last' && m.to === undefined && m.transform === undefined) {
+    problems.push({ path: `${path}.to`, message: `is required with deliver: true and provider: ${m.provider} (or use provider: last, or a transform that returns to)` });
+  }
   problems.push(...verifyProblems(m, path));
   if (typeof m.forEach === 'string') {
     if (/[.[\]]/.test(m.forEach)) problems.push({ path: `${path}.forEach`, message: `must be a top-level key of the payload, not a path (got "${m.forEach}")` });
@@ -246,6 +289,22 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
       problems.push({ path: `${path}.transform.module`, message: `must end in one of ${TRANSFORM_EXTENSIONS.join(', ')}` });
     }
   }
+}
+
+/**
+ * `match.headers` with lower-case names, as requests carry them. Two spellings of one name,
+ * or a token header (removed before mappings see a request, so it could never match), are
+ * problems.
+ */
+function headerConditions(headers: Obj, path: string, problems: ConfigProblem[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (SECRET_HEADERS.includes(lower)) problems.push({ path: join(path, name), message: 'credential headers never reach mappings, so this can never match; match on another header' });
+    else if (Object.hasOwn(out, lower)) problems.push({ path: join(path, name), message: `"${lower}" is given twice (header names are case-insensitive)` });
+    else Object.defineProperty(out, lower, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }
 
 /** The path as the gate matches requests on it (routes-table.ts), or undefined when none could be. */

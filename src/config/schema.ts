@@ -114,7 +114,16 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   match: obj('When the mapping applies; every condition given must hold, none given matches every NAME.', {
     path: str('The NAME in POST {hooks.path}/NAME (leading and trailing slashes are ignored).', undefined, { minLength: 1 }),
     source: str('Required value of the payload\'s top-level `source` field.', undefined, { minLength: 1 }),
+    headers: {
+      type: 'object',
+      description: 'Required request headers, name → exact value, e.g. `x-github-event: push`; names are case-insensitive, values are compared exactly. The token headers (authorization, x-hookrelay-token, …) never reach mappings and cannot be matched.',
+      additionalProperties: { type: 'string' },
+    },
   }, { default: {} }),
+  schema: {
+    type: 'object',
+    description: 'A JSON Schema (draft 2020-12, formats such as `email` and `date-time` included) the payload must satisfy, checked before anything is rendered; a failing payload is 400 invalid_payload naming the first failing path, e.g. `payload/messages/0/from: must have required property \'from\'`. Compiled at start: a bad schema is a config error.',
+  },
   forEach: str('Top-level array of the payload: one action per item (at most hooks.maxFanOut), rendered with the item\'s fields at the top level plus `item`, `index` and `payload`. A plain key, not a path.', undefined, { minLength: 1 }),
   action: choice(['wake', 'agent'], '`wake`: a system event for the main session; `agent`: one isolated agent turn.', 'agent'),
   wakeMode: choice(WAKE_MODES, '`now` triggers a heartbeat at once; `next-heartbeat` waits for the periodic one.', 'now'),
@@ -218,7 +227,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1 }),
     apiKey: secret('API key sent as Bearer token (empty for servers that need none).'),
     model: str('Model used when a run names none.', 'llama3.2', { minLength: 1 }),
-    allowedModels: strList('Models a run may ask for (names or aliases); empty: any.', []),
+    allowedModels: strList('Models a run may ask for (names or aliases; a listed alias admits its target by name too); empty: any.', []),
     aliases: {
       type: 'object', description: 'Short names for models, e.g. `fast: vendor/model`.', default: {},
       additionalProperties: { type: 'string', minLength: 1 },

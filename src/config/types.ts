@@ -6,15 +6,19 @@ export type Provider = 'whatsapp' | 'telegram' | 'signal' | 'imessage' | 'discor
 export type ProviderOrLast = Provider | 'last';
 export type WakeMode = 'now' | 'next-heartbeat';
 export type Thinking = 'off' | 'minimal' | 'low' | 'medium' | 'high';
-export type Engine = 'handlebars' | 'jsonata';
+/** A mapping's template language (`engine:` in the config). */
+export type TemplateLanguage = 'handlebars' | 'jsonata';
 
 export interface MappingConfig {
   id: string;
-  match: { path?: string; source?: string };
+  /** `headers` names are lower-case after load. */
+  match: { path?: string; source?: string; headers?: Record<string, string> };
+  /** A JSON Schema (draft 2020-12) the payload must satisfy. */
+  schema?: Record<string, unknown>;
   forEach?: string;
   action: 'wake' | 'agent';
   wakeMode: WakeMode;
-  engine: Engine;
+  engine: TemplateLanguage;
   name?: string;
   messageTemplate?: string;
   textTemplate?: string;

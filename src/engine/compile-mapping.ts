@@ -8,13 +8,18 @@ import { compileJsonata, type JsonataLimits } from './jsonata.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { callTransform, stepFailed, type TransformOverride } from './transform-call.js';
 import type { LoadedTransform, TransformFn } from './transform-module.js';
+import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
 
 /** A mapping ready for requests: everything compiled, its transform loaded. */
 export interface CompiledMapping {
   id: string;
   match: { path?: string; source?: string };
+  /** `match.headers` as [lower-case name, exact value] pairs; empty when none. */
+  headers: readonly (readonly [string, string])[];
   forEach?: string;
+  /** The mapping's `schema:`, checked before anything is rendered (CONTRACT.md §6). */
+  checkPayload?: PayloadCheck;
   /**
    * One validated action for the request (`index` -1) or for item `index` of the forEach
    * array, or null when the transform skipped it. Errors under forEach name the item.
@@ -29,6 +34,7 @@ export interface MappingDeps {
   jsonataLimits: JsonataLimits;
   transformTimeoutMs: number;
   allowUnsafeExternalContent: boolean;
+  compileSchema: (schema: unknown) => PayloadCheck;
 }
 
 type Body = Record<string, unknown>;
@@ -95,6 +101,14 @@ export async function compileMapping(
       problems.push({ path: `${at}.textTemplate`, message: 'is required for action: wake (or add a transform that returns text)' });
     }
   }
+  let checkPayload: PayloadCheck | undefined;
+  if (mapping.schema !== undefined) {
+    try {
+      checkPayload = deps.compileSchema(mapping.schema);
+    } catch (err) {
+      problems.push({ path: `${at}.schema`, message: `not a usable JSON Schema (draft 2020-12): ${(err as Error).message}` });
+    }
+  }
   let transform: TransformFn | undefined;
   if (mapping.transform) {
     const loaded = await deps.loadTransform(mapping.transform);
@@ -102,7 +116,7 @@ export async function compileMapping(
     else transform = loaded.fn;
   }
   if (problems.length > before) return undefined;
-  return buildMapping(mapping, deps, agentFields, wakeFields, transform);
+  return buildMapping(mapping, deps, agentFields, wakeFields, transform, checkPayload);
 }
 
 function buildMapping(
@@ -111,6 +125,7 @@ function buildMapping(
   agentFields: Field[],
   wakeFields: Field[],
   transform: TransformFn | undefined,
+  checkPayload: PayloadCheck | undefined,
 ): CompiledMapping {
   const { id, action: defaultKind, wakeMode } = mapping;
   const origin: ActionOrigin = {
@@ -173,7 +188,9 @@ function buildMapping(
   return {
     id,
     match: mapping.match,
+    headers: Object.entries(mapping.match.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value] as const),
     forEach: mapping.forEach,
+    checkPayload,
     async act(req, now, item, index) {
       if (index < 0) return produce(req, now, item, index);
       try {

@@ -4,7 +4,9 @@ import type { Action, AgentAction, HookRequest, MapResult, WakeAction } from './
 import { compileMapping, type CompiledMapping, type MappingDeps } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { createTransformLoader } from './transform-module.js';
+import { createSchemaCompiler } from './payload-schema.js';
 import { createValidator } from './validate.js';
+import { HookError } from '../errors.js';
 
 /** Injection points for specs, `hookrelay test` and the benchmark. */
 export interface EngineOptions {
@@ -50,6 +52,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
     transformTimeoutMs: hooks.transformTimeoutMs,
     allowUnsafeExternalContent: hooks.allowUnsafeExternalContent,
+    compileSchema: createSchemaCompiler(),
   };
   const perMapping = await Promise.all(
     hooks.mappings.map(async (mapping, i) => {
@@ -69,7 +72,11 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string): Promise<MapResult> {
     const payload = req.payload;
     const list = payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key) ? payload[key] : undefined;
-    if (!Array.isArray(list) || list.length === 0) return { type: 'skipped', mappingId: mapping.id };
+    // Missing (or null) and empty mean "nothing to do"; any other value is a sender's mistake
+    // that a 204 would hide (CONTRACT.md §6).
+    if (list === undefined || list === null) return { type: 'skipped', mappingId: mapping.id };
+    if (!Array.isArray(list)) throw new HookError('invalid_payload', `payload/${key}: must be an array (the mapping's forEach)`);
+    if (list.length === 0) return { type: 'skipped', mappingId: mapping.id };
     const count = Math.min(list.length, maxFanOut);
     const pending: Promise<Action | null>[] = new Array(count);
     for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i);
@@ -83,9 +90,10 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
     async map(req) {
-      const mapping = match(req.name, req.payload);
+      const mapping = match(req);
       if (!mapping) return NO_MATCH;
       req.admit?.(mapping.id);
+      mapping.checkPayload?.(req.payload);
       const now = (req.now ?? clock()).toISOString();
       if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);
       const action = await mapping.act(req, now, undefined, -1);
@@ -99,11 +107,12 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
 }
 
 /**
- * First mapping in order whose `match.path` (if given) equals the hook name and whose
- * `match.source` (if given) equals `payload.source`. Candidates per name are listed at
- * load, so a request scans only the mappings that can match its name.
+ * First mapping in order whose `match.path` (if given) equals the hook name, whose
+ * `match.source` (if given) equals `payload.source` and whose `match.headers` (if given) are
+ * all there with exactly those values. Candidates per name are listed at load, so a request
+ * scans only the mappings that can match its name.
  */
-export function createMatcher(mappings: CompiledMapping[]): (name: string, payload: Record<string, unknown>) => CompiledMapping | undefined {
+export function createMatcher(mappings: CompiledMapping[]): (req: Pick<HookRequest, 'name' | 'payload' | 'headers'>) => CompiledMapping | undefined {
   const anyName = mappings.filter((m) => m.match.path === undefined);
   const byName = new Map<string, CompiledMapping[]>();
   for (const m of mappings) {
@@ -112,13 +121,19 @@ export function createMatcher(mappings: CompiledMapping[]): (name: string, paylo
       byName.set(path, mappings.filter((c) => c.match.path === undefined || c.match.path === path));
     }
   }
-  return (name, payload) => {
+  return ({ name, payload, headers }) => {
     const candidates = byName.get(name) ?? anyName;
     for (const m of candidates) {
-      if (m.match.source === undefined || sourceOf(payload) === m.match.source) return m;
+      if ((m.match.source === undefined || sourceOf(payload) === m.match.source) && headersHold(m.headers, headers)) return m;
     }
     return undefined;
   };
+}
+
+/** Every required header is present with exactly the given value (names are lower-case on both sides). */
+function headersHold(required: CompiledMapping['headers'], headers: Record<string, string>): boolean {
+  for (const [name, value] of required) if (!Object.hasOwn(headers, name) || headers[name] !== value) return false;
+  return true;
 }
 
 /** `payload.source` as text for comparison; only scalars count. */

@@ -126,7 +126,9 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       : 'sessionKey is not accepted: hooks.allowedSessionKeyPrefixes is empty';
   const defaultSessionKey = config.hooks.defaultSessionKey;
   const aliases = config.agent.aliases;
-  const allowedModels = new Set(config.agent.allowedModels);
+  // An allowed alias admits its target too: `allowedModels: [fast]` with `fast: tiny-1b`
+  // allows asking for tiny-1b by name (README "agent.allowedModels").
+  const allowedModels = new Set(config.agent.allowedModels.flatMap((m) => (Object.hasOwn(aliases, m) ? [m, aliases[m]!] : [m])));
   const modelRule = `model is not in agent.allowedModels (allowed: ${config.agent.allowedModels.join(', ')})`;
 
   function sessionKeyOf(given: string | null | undefined): string {

@@ -1,19 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import { HookError } from '../errors.js';
-import { dropPrototypeKeys } from '../engine/prototype-keys.js';
 import { routeOf } from './gate.js';
+import { parsePayload } from './payload.js';
 import { ROUTE_METHODS } from './routes-table.js';
 import type { Signatures } from './signatures.js';
 
-/** Quick test for the only keys that need stripping (a full walk only when one may be there). */
-const PROTO_WORD = /__proto__|constructor|prototype/;
-
 /**
  * Reads the request body with a hard byte limit (413 past `maxBodyBytes`, also for streamed
- * bodies without Content-Length) and parses it: JSON whatever the Content-Type, form-urlencoded
- * on mapped hooks, an empty body as `{}`. The result must be an object. Own `__proto__`,
- * `constructor` and `prototype` keys are dropped so no template or transform can resolve them.
+ * bodies without Content-Length) and turns it into the payload (payload.ts: JSON whatever the
+ * Content-Type, form data on mapped hooks, an empty body as `{}`).
  */
 export function bodyParser(maxBodyBytes: number, signatures: Pick<Signatures, 'check'>) {
   return async function parseBody(ctx: Context, next: Next): Promise<void> {
@@ -21,46 +17,10 @@ export function bodyParser(maxBodyBytes: number, signatures: Pick<Signatures, 'c
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
     const raw = await readLimited(ctx, maxBodyBytes);
     // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts).
-    // Until the reader hands over its bytes, the text is encoded again, which is not
-    // byte-exact for a body that is not valid UTF-8.
-    ctx.state.signedBy = signatures.check(ctx.req, route, Buffer.from(raw));
-    const form = route.kind === 'mapped' && isForm(ctx.get('content-type'));
-    let value: unknown;
-    if (form) {
-      value = parseForm(raw);
-    } else if (raw.trim() === '') {
-      value = {};
-    } else {
-      try {
-        value = JSON.parse(raw);
-      } catch {
-        // V8's message quotes the body, and error bodies never carry payload text.
-        throw new HookError('invalid_json', 'the body is not valid JSON');
-      }
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new HookError('invalid_payload', 'body: must be a JSON object');
-    }
-    if (PROTO_WORD.test(raw)) dropPrototypeKeys(value);
-    ctx.state.body = value as Record<string, unknown>;
+    ctx.state.signedBy = signatures.check(ctx.req, route, raw);
+    ctx.state.body = parsePayload(raw, ctx.get('content-type'), route.kind === 'mapped');
     return next();
   };
-}
-
-function isForm(contentType: string): boolean {
-  return contentType.toLowerCase().startsWith('application/x-www-form-urlencoded');
-}
-
-/** Form fields as an object; a repeated field becomes an array. */
-function parseForm(raw: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of new URLSearchParams(raw)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
-    else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
-  }
-  return out;
 }
 
 /** Per-request read state, kept on the request so the listeners below can be shared. */
@@ -69,7 +29,7 @@ interface ReadState {
   size: number;
   limit: number;
   ctx: Context;
-  resolve: (text: string) => void;
+  resolve: (bytes: Buffer) => void;
   reject: (err: Error) => void;
 }
 
@@ -80,7 +40,7 @@ type Reading = IncomingMessage & { [READ]?: ReadState };
  * Reads the raw body, at most `limit` bytes. The listeners are module-level functions (the
  * emitter is `this`), not closures made per request: this runs on every accepted request.
  */
-function readLimited(ctx: Context, limit: number): Promise<string> {
+function readLimited(ctx: Context, limit: number): Promise<Buffer> {
   const req = ctx.req as Reading;
   return new Promise((resolve, reject) => {
     req[READ] = { chunks: [], size: 0, limit, ctx, resolve, reject };
@@ -107,7 +67,7 @@ function onData(this: Reading, chunk: Buffer): void {
 
 function onEnd(this: Reading): void {
   const s = done(this);
-  s.resolve(s.chunks.length === 1 ? s.chunks[0].toString('utf8') : Buffer.concat(s.chunks, s.size).toString('utf8'));
+  s.resolve(s.chunks.length === 1 ? s.chunks[0] : Buffer.concat(s.chunks, s.size));
 }
 
 function onError(this: Reading, err: NodeJS.ErrnoException): void {

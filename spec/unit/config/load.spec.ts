@@ -37,8 +37,19 @@ describe('config/load', () => {
 
   describe('${VAR} expansion', () => {
     const env = { SET: 'value', EMPTY: '' };
-    it('expands ${VAR}, and an unset variable to empty text', () => {
-      expect(expandEnv('a ${SET} b ${UNSET} c', env)).to.equal('a value b  c');
+    it('expands ${VAR}, and reports an unset variable without default', () => {
+      const missing: string[] = [];
+      expect(expandEnv('a ${SET} b ${UNSET} c ${EMPTY}', env, (name) => missing.push(name))).to.equal('a value b  c ');
+      expect(missing).to.deep.equal(['UNSET']);
+    });
+    it('refuses a config whose ${VAR} is unset and has no default, naming the key and the variable', () => {
+      const ps = problemsFor({ hooks: { token: '${HOOKRELAY_TOKEN}', mappings: [{ ...agentMapping, to: 'x${CHAT}' }] }, agent: { apiKey: '${KEY:-}' } }, {});
+      expect(ps).to.deep.equal([
+        { path: 'hooks.token', message: '${HOOKRELAY_TOKEN} is not set: set HOOKRELAY_TOKEN, or write ${HOOKRELAY_TOKEN:-} (empty) or ${HOOKRELAY_TOKEN:-default}' },
+        { path: 'hooks.mappings[0].to', message: '${CHAT} is not set: set CHAT, or write ${CHAT:-} (empty) or ${CHAT:-default}' },
+      ]);
+      // Set, even to empty, is not missing; ${VAR:-} asks for an empty default.
+      expect(configFromObject({ hooks: { token: '${T}' }, agent: { apiKey: '${KEY:-}' } }, '/x/h.yaml', { T: '' }).config.hooks.token).to.equal('');
     });
     it('uses the :- default when the variable is unset or empty, as the shell does', () => {
       expect(expandEnv('${UNSET:-d1} ${EMPTY:-d2} ${SET:-d3} ${UNSET:-}', env)).to.equal('d1 d2 value ');
@@ -218,6 +229,35 @@ describe('config/load', () => {
     it('says what to change', () => {
       const [p] = problemsFor({ hooks: { mappings: [{ action: 'wake', match: { path: 'ci' } }] } });
       expect(p.message).to.equal('a wake mapping needs textTemplate or transform');
+    });
+  });
+
+  describe('mapping rules checked at load', () => {
+    it('match.headers: names lower-cased; a name given twice or a credential header is refused at its path', () => {
+      const { config } = configFromObject({ hooks: { token: 't', mappings: [{ ...agentMapping, match: { path: 'gh', headers: { 'X-GitHub-Event': 'push', 'x-n': 7 } } }] } }, '/x/h.yaml', {});
+      expect(config.hooks.mappings[0].match.headers).to.deep.equal({ 'x-github-event': 'push', 'x-n': '7' });
+      expect(paths(problemsFor({ hooks: { token: 't', mappings: [{ ...agentMapping, match: { headers: { 'X-A': '1', 'x-a': '2', Authorization: 'Bearer t' } } }] } })))
+        .to.deep.equal(['hooks.mappings[0].match.headers.x-a', 'hooks.mappings[0].match.headers.Authorization']);
+      expect(paths(problemsFor({ hooks: { token: 't', mappings: [{ ...agentMapping, match: { headers: { a: ['x'] } } }] } }))).to.deep.equal(['hooks.mappings[0].match.headers.a']);
+    });
+
+    it('schema: a map is taken (the engine compiles it); anything else is refused at its path', () => {
+      const schema = { type: 'object', required: ['a'] };
+      const { config } = configFromObject({ hooks: { token: 't', mappings: [{ ...agentMapping, schema }] } }, '/x/h.yaml', {});
+      expect(config.hooks.mappings[0].schema).to.deep.equal(schema);
+      expect(paths(problemsFor({ hooks: { token: 't', mappings: [{ ...agentMapping, schema: 'object' }] } }))).to.deep.equal(['hooks.mappings[0].schema']);
+    });
+
+    it('deliver: true with an explicit provider needs to (provider last, or a transform, may leave it out)', () => {
+      const ps = problemsFor({ hooks: { token: 't', mappings: [{ ...agentMapping, deliver: true, provider: 'telegram' }, { ...agentMapping, deliver: true, channel: 'slack' }] } });
+      expect(ps).to.deep.equal([
+        { path: 'hooks.mappings[0].to', message: 'is required with deliver: true and provider: telegram (or use provider: last, or a transform that returns to)' },
+        { path: 'hooks.mappings[1].to', message: 'is required with deliver: true and provider: slack (or use provider: last, or a transform that returns to)' },
+      ]);
+      for (const m of [{ deliver: true }, { deliver: true, provider: 'last' }, { deliver: false, provider: 'telegram' }, { deliver: true, provider: 'telegram', to: '1' },
+        { deliver: true, provider: 'telegram', transform: { module: 'pick-chat.ts' } }]) {
+        expect(() => configFromObject({ hooks: { token: 't', mappings: [{ ...agentMapping, ...m }] } }, '/x/h.yaml', {}), JSON.stringify(m)).to.not.throw();
+      }
     });
   });
 

@@ -17,7 +17,7 @@ describe('config/presets', () => {
       const [email] = load({ presets: ['email'] });
       expect(email).to.deep.include({
         id: 'email', match: { path: 'email' }, forEach: 'messages', action: 'agent', name: 'Email',
-        sessionKey: 'hook:email:{{id}}', engine: 'handlebars', wakeMode: 'now', provider: 'last',
+        sessionKey: 'hook:email:{{#if threadId}}{{threadId}}{{else}}{{id}}{{/if}}', engine: 'handlebars', wakeMode: 'now', provider: 'last',
       });
       expect(email.messageTemplate).to.equal('New email from {{from}}\nSubject: {{subject}}\n{{snippet}}\n{{body}}');
       expect(email.deliver).to.equal(undefined);

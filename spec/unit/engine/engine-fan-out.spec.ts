@@ -25,10 +25,19 @@ describe('engine/engine: forEach and transforms', () => {
       expect(exact).to.not.have.property('dropped');
     });
 
-    it('skips a missing, empty or non-array field', async () => {
+    it('skips a missing, null or empty field', async () => {
       const engine = await engineWith([mapping]);
-      for (const payload of [{}, { messages: [] }, { messages: 'x' }, { messages: { 0: {} } }]) {
+      for (const payload of [{}, { messages: null }, { messages: [] }]) {
         expect(await engine.map(request('email', payload))).to.deep.equal({ type: 'skipped', mappingId: 'mail' });
+      }
+    });
+
+    it('refuses a field that is there but not an array: 400 invalid_payload naming it (a 204 would hide the mistake)', async () => {
+      const engine = await engineWith([mapping]);
+      for (const messages of ['x', { 0: {} }, 3, true]) {
+        const err = await mapError(engine, request('email', { messages }));
+        expect(err.code, JSON.stringify(messages)).to.equal('invalid_payload');
+        expect(err.message).to.equal("payload/messages: must be an array (the mapping's forEach)");
       }
     });
 

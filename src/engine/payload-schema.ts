@@ -1,0 +1,35 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { HookError } from '../errors.js';
+
+/** Checks a payload against a mapping's `schema:`; throws HookError `invalid_payload`. */
+export type PayloadCheck = (payload: Record<string, unknown>) => void;
+
+/**
+ * An ajv for the users' payload schemas (JSON Schema draft 2020-12), one per engine. Strict
+ * about the schema itself — an unknown keyword or format is a config error, since it is
+ * usually a typo that would silently check nothing — but not about type combinations, which
+ * are the author's business. allErrors off: the first failure is all a caller is told.
+ */
+export function createSchemaCompiler(): (schema: unknown) => PayloadCheck {
+  const ajv = new Ajv2020({ allErrors: false, strict: true, strictTypes: false, strictTuples: false, strictRequired: false });
+  addFormats.default(ajv);
+  return (schema) => {
+    // ajv keeps a reference to the schema it compiles; the config is frozen, so hand it a copy.
+    const validate: ValidateFunction = ajv.compile(structuredClone(schema) as object);
+    return (payload) => {
+      if (!validate(payload)) throw new HookError('invalid_payload', schemaProblem(validate.errors![0]!));
+    };
+  };
+}
+
+/**
+ * `payload/messages/0/from: must have required property 'from'`: where the payload failed
+ * (a JSON Pointer under `payload`) and ajv's rule. Never a value from the payload: ajv's
+ * messages quote the schema (limits, patterns, allowed values), not the data.
+ */
+function schemaProblem(e: ErrorObject): string {
+  let at = `payload${e.instancePath}`;
+  if (e.keyword === 'required') at += `/${(e.params as { missingProperty: string }).missingProperty}`;
+  return `${at}: ${e.message ?? 'is invalid'}`;
+}
