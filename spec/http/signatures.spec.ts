@@ -125,6 +125,17 @@ describe('http: signatures (verify) and auth: signature', () => {
       expect(noToken.status).to.equal(401);
     });
 
+    it('checks the bytes as they arrived: a signed body that is not UTF-8 verifies, then fails to parse', async () => {
+      const latin1 = Buffer.from([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]); // {"id":"é"} in Latin-1
+      const signature = (await import('node:crypto')).createHmac('sha256', 'admin-secret').update(latin1).digest('hex');
+      const send = (sig: string) => fetch(`${gw.hooks}/svix`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'x-admin-signature': sig }, body: latin1 });
+      const signed = await send(signature);
+      expect(signed.status).to.equal(400);
+      expect((await signed.json()).error.code).to.equal('invalid_json');
+      const unsigned = await send('0'.repeat(64));
+      expect(unsigned.status).to.equal(401);
+    });
+
     it('keeps the body limit for a request without the token (413)', async () => {
       const big = json({ pad: 'x'.repeat(300_000) });
       const r = await call(`${gw.hooks}/stripe`, { raw: big, headers: { 'stripe-signature': stripeHeader(big) } });
