@@ -5,6 +5,7 @@ import { ConfigError } from './config/errors.js';
 import { HookError } from './errors.js';
 import { StoreError } from './store/store.js';
 import type { ConfigOverrides } from './config/load.js';
+import { EVENTS_LIMIT, RUNS_LIMIT } from './http/limits.js';
 import type { LoadedConfig } from './config/types.js';
 import type { Action } from './engine/action.js';
 
@@ -22,6 +23,7 @@ const serveModule = async (): Promise<typeof import('./serve.js')> => require('.
 const routingModule = async (): Promise<typeof import('./http/routes-table.js')> => require('./http/routes-table.ts');
 const warningsModule = async (): Promise<typeof import('./config/warnings.js')> => require('./config/warnings.ts');
 const payloadModule = async (): Promise<typeof import('./http/payload.js')> => require('./http/payload.ts');
+const LIMITS = { events: EVENTS_LIMIT, runs: RUNS_LIMIT };
 const printableModule = async (): Promise<typeof import('./printable.js')> => require('./printable.ts');
 
 /**
@@ -64,6 +66,7 @@ export async function main(argv: string[]): Promise<void> {
       orExit(() => ensureToken(loaded, { dryRun: true }));
       const { createEngine } = await engineModule();
       const engine = await orExitAsync(() => createEngine(loaded.config));
+      await engine.close();
       const { configWarnings } = await warningsModule();
       for (const line of configWarnings(loaded.config)) process.stderr.write(`warning: ${line}\n`);
       const n = loaded.config.hooks.mappings.length;
@@ -133,15 +136,17 @@ export async function main(argv: string[]): Promise<void> {
           process.stderr.write(`cause: ${cause instanceof Error ? cause.stack ?? String(cause) : String(cause)}\n`);
         }
         fail(`${e.code}: ${e.message}`);
+      } finally {
+        await engine.close(); // fail() exits at once: its workers end with the process
       }
     });
 
   program
     .command('events')
-    .description("print the main session's system events from the store")
+    .description("print the main session's events (wake, summary, reply) from the store")
     .addOption(configOption())
     .option('--after <seq>', 'only events after this sequence number', toInt, 0)
-    .option('--limit <n>', 'at most this many per page', toInt, 100)
+    .option('--limit <n>', `at most this many per page (1–${LIMITS.events.max})`, (v) => toLimit(v, LIMITS.events.max), LIMITS.events.default)
     .option('-f, --follow', 'keep printing new events as they arrive (Ctrl-C to stop)')
     .option('--json', 'one JSON object per line')
     .action(async (opts) => {
@@ -165,11 +170,12 @@ export async function main(argv: string[]): Promise<void> {
 
   program
     .command('runs')
-    .description('list agent runs (newest first), or show one run')
+    .description('list agent runs (most recently accepted first), or show one run')
     .argument('[id]', 'a run id')
     .addOption(configOption())
-    .option('--limit <n>', 'at most this many', toInt, 20)
+    .option('--limit <n>', `at most this many (1–${LIMITS.runs.max})`, (v) => toLimit(v, LIMITS.runs.max), LIMITS.runs.default)
     .addOption(new Option('--status <status>', 'only runs in this state').choices(['queued', 'running', 'succeeded', 'failed', 'timed_out']))
+    .option('--before <id>', 'only runs accepted before this one (page on with the last id listed)')
     .option('--json', 'JSON output')
     .action(async (id: string | undefined, opts) => {
       const loaded = await load(opts.config);
@@ -182,10 +188,12 @@ export async function main(argv: string[]): Promise<void> {
           process.stdout.write(`${printableJson(run, 2)}\n`);
           return;
         }
-        const runs = await store.listRuns({ limit: opts.limit, status: opts.status });
+        if (opts.before !== undefined && !(await store.getRun(opts.before))) fail(`--before: no run with id ${printable(opts.before)}`);
+        const runs = await store.listRuns({ limit: opts.limit, status: opts.status, before: opts.before });
         for (const r of runs) {
+          const error = r.error ? ` — ${r.errorCode ? `[${r.errorCode}] ` : ''}${r.error}` : '';
           process.stdout.write(opts.json ? `${printableJson(r)}\n`
-            : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${r.error ? ` — ${r.error}` : ''}`)}\n`);
+            : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${error}`)}\n`);
         }
       } finally {
         await store.close();
@@ -262,6 +270,13 @@ function pairs(list: string[], flag: string, key: (k: string) => string = (k) =>
     out[key(item.slice(0, i))] = item.slice(i + 1);
   }
   return out;
+}
+
+/** `--limit`: the same rule as the endpoints' `limit` (1 to the maximum; past it is an error, not a clamp). */
+function toLimit(v: string, max: number): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > max) fail(`--limit: expected a whole number from 1 to ${max}, got ${v}`);
+  return n;
 }
 
 function toInt(v: string): number {

@@ -36,6 +36,7 @@ export async function start(loaded: LoadedConfig, log: Logger): Promise<Running>
   ).catch(async (err: NodeJS.ErrnoException) => {
     await runtime.stop();
     await store.close();
+    await engine.close();
     throw listenProblem(err, config);
   });
   let stopping: Promise<void> | undefined;
@@ -46,6 +47,7 @@ export async function start(loaded: LoadedConfig, log: Logger): Promise<Running>
         await listener.close();
         await runtime.stop();
         await store.close();
+        await engine.close();
       })()),
   };
 }

@@ -10,30 +10,10 @@
  * A transform returns a partial action that overrides the mapping's templates, `null` to
  * skip the request (204), or `undefined` to keep the template result as it is. It is loaded
  * once at start-up; keep it fast and free of I/O — it runs on every request.
- * Copy it into your own transformsDir and adapt it; it imports nothing from hookrelay.
+ * Copy it into your own transformsDir and adapt it. It imports only hookrelay's types (erased
+ * when it runs), so it type-checks against the real contract: TransformInput, TransformResult.
  */
-
-/** What hookrelay passes to a transform (all read-only). */
-interface TransformInput {
-  payload: Record<string, unknown>;
-  /** Lower-case header names. */
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  /** The NAME of `POST {hooks.path}/NAME`. */
-  path: string;
-  url: string;
-  /** ISO time of the request. */
-  now: string;
-}
-
-/** The fields a transform may set; everything is validated exactly like a `/agent` body. */
-interface PartialAction {
-  kind?: 'wake' | 'agent';
-  message?: string;
-  name?: string;
-  sessionKey?: string;
-  deliver?: boolean;
-}
+import type { Transform } from 'hookrelay';
 
 interface Commit {
   id?: string;
@@ -53,7 +33,7 @@ interface PushEvent {
 const MAX_LISTED = 20;
 const BRANCH_PREFIX = /^refs\/heads\//;
 
-export default function githubPush({ payload, headers }: TransformInput): PartialAction | null {
+const githubPush: Transform = ({ payload, headers }) => {
   // GitHub sends `ping` when the webhook is created, and other events if subscribed: skip them.
   const event = headers['x-github-event'];
   if (event !== undefined && event !== 'push') return null;
@@ -77,4 +57,5 @@ export default function githubPush({ payload, headers }: TransformInput): Partia
     sessionKey: `hook:github:${push.repository?.id ?? repo}`,
     message: [header, ...lines, push.compare ? `Compare: ${push.compare}` : ''].filter(Boolean).join('\n'),
   };
-}
+};
+export default githubPush;

@@ -15,7 +15,11 @@
 
 const DOWN = 0;
 
-/** @param {{ payload: any }} input */
+/**
+ * hookrelay's types (for editors; a .mjs file imports nothing to run):
+ * @param {import('hookrelay').TransformInput} input
+ * @returns {import('hookrelay').TransformResult}
+ */
 export function transform({ payload }) {
   const status = payload?.heartbeat?.status;
   if (status === undefined) return null; // a test notification without a heartbeat: nothing to do

@@ -61,7 +61,7 @@ describe('http: one routing decision for every spelling of a path', () => {
     });
   }
 
-  for (const target of ['/hooks/events', 'http://x/hooks/events', '/hooks//events', '/hooks/%65vents', '/x/../hooks/runs/abc', 'http://x/hooks/runs/abc']) {
+  for (const target of ['/hooks/events', 'http://x/hooks/events', '/hooks//events', '/hooks/%65vents', '/x/../hooks/runs/abc', 'http://x/hooks/runs/abc', '/hooks/runs', '/hooks//runs/', '/hooks/%72uns', 'http://x/hooks/runs?status=failed']) {
     it(`401 without the token: GET ${target}`, async () => {
       const r = await get(target);
       expect(r.status, r.body).to.equal(401);
@@ -83,7 +83,7 @@ describe('http: one routing decision for every spelling of a path', () => {
     });
   }
 
-  for (const [method, target] of [['POST', '/HOOKS/wake'], ['POST', '/Hooks/agent'], ['GET', '/HOOKS/events'], ['GET', '/HOOKS/runs/abc'], ['POST', 'http://x/HOOKS/wake']] as const) {
+  for (const [method, target] of [['POST', '/HOOKS/wake'], ['POST', '/Hooks/agent'], ['GET', '/HOOKS/events'], ['GET', '/HOOKS/runs/abc'], ['GET', '/HOOKS/runs'], ['POST', 'http://x/HOOKS/wake']] as const) {
     it(`the hooks path is case-sensitive: ${method} ${target} is 404 not_found, token or not`, async () => {
       for (const headers of ['', withToken]) {
         const r = method === 'POST' ? await post(target, headers) : await get(target, headers);
@@ -111,7 +111,7 @@ describe('http: one routing decision for every spelling of a path', () => {
     });
   }
 
-  for (const [method, target, allow] of [['GET', '/hooks//wake', 'POST'], ['PUT', 'http://x/hooks/agent', 'POST'], ['POST', '/hooks/%65vents', 'GET, HEAD'], ['POST', '/healthz', 'GET, HEAD']] as const) {
+  for (const [method, target, allow] of [['GET', '/hooks//wake', 'POST'], ['PUT', 'http://x/hooks/agent', 'POST'], ['POST', '/hooks/%65vents', 'GET, HEAD'], ['POST', '/hooks/runs/', 'GET, HEAD'], ['POST', '/hooks/runs/abc', 'GET, HEAD'], ['POST', '/healthz', 'GET, HEAD']] as const) {
     it(`405 with Allow: ${allow} to ${method} ${target}, decided on the normalised path before the token`, async () => {
       const r = await rawRequest(port, `${method} ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 0`);
       expect(r.status, r.body).to.equal(405);

@@ -13,6 +13,8 @@ export interface ModelRequestRecord {
   headers: IncomingMessage['headers'];
   /** The last user message's content (what rules match on). */
   user: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /**
@@ -60,7 +62,7 @@ export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ModelRequestRecord['body'];
     const users = body.messages.filter((m) => m.role === 'user');
-    const record: ModelRequestRecord = { body, headers: req.headers, user: users[users.length - 1]?.content ?? '' };
+    const record: ModelRequestRecord = { body, headers: req.headers, user: users[users.length - 1]?.content ?? '', at: Date.now() };
     requests.push(record);
     recorder.recorded();
 

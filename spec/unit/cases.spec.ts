@@ -70,10 +70,14 @@ async function run(spec: Case): Promise<MapResult | Record<string, unknown>> {
     : makeConfig(spec.config);
   const engine = await createEngine(config, { uuid: () => 'uuid-1', now: () => NOW, jsonata: { timeoutMs: 100 } });
   const r = spec.request;
-  if (r.direct === 'wake') return { type: 'actions', actions: [engine.wake(r.body)] };
-  if (r.direct === 'agent') return { type: 'actions', actions: [engine.agent(r.body)] };
-  const name = r.name ?? '';
-  return engine.map({ name, payload: r.payload ?? {}, headers: r.headers ?? {}, query: r.query ?? {}, url: `/hooks/${name}`, now: NOW });
+  try {
+    if (r.direct === 'wake') return { type: 'actions', actions: [engine.wake(r.body)] };
+    if (r.direct === 'agent') return { type: 'actions', actions: [engine.agent(r.body)] };
+    const name = r.name ?? '';
+    return await engine.map({ name, payload: r.payload ?? {}, headers: r.headers ?? {}, query: r.query ?? {}, url: `/hooks/${name}`, now: NOW });
+  } finally {
+    await engine.close(); // its transform workers
+  }
 }
 
 function check(spec: Case, outcome: unknown): void {

@@ -1,4 +1,6 @@
 import { ERRORS } from '../errors.js';
+import { RUN_ERRORS } from '../run-errors.js';
+import { PROVIDER_DESCRIPTORS } from '../dispatch/providers/index.js';
 import { configSchema, type SchemaNode } from './schema.js';
 
 /**
@@ -81,4 +83,26 @@ function cell(text: string): string {
 export function errorCatalog(): string {
   const rows = Object.entries(ERRORS).map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.summary} |`);
   return ['| status | code | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** The run error catalog as a Markdown table (README "Run errors"). */
+export function runErrorCatalog(): string {
+  const rows = Object.entries(RUN_ERRORS).map(([code, e]) => `| \`${code}\` | \`${e.status}\` | ${e.summary} |`);
+  return ['| errorCode | run status | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/**
+ * One README section per delivery provider (README "Delivery providers"), from the
+ * descriptors beside the code: where the credentials come from, the length limit and a
+ * working config example.
+ */
+export function providersGuide(): string {
+  const out = ['<!-- generated from src/dispatch/providers/*.ts by `npm run docs`; edit the descriptors, not this text -->', ''];
+  for (const p of PROVIDER_DESCRIPTORS) {
+    out.push(`### \`${p.name}\`: ${(p.schema.description ?? '').replace(/\.$/, '')}`, '');
+    out.push(p.summary, '');
+    out.push(`Configured when ${p.required.map((k) => `\`providers.${p.name}.${k}\``).join(' and ')} ${p.required.length > 1 ? 'are' : 'is'} set. Replies longer than ${p.limit} characters go out as several messages, in order.`, '');
+    out.push('```yaml', p.example, '```', '');
+  }
+  return `${out.join('\n').trimEnd()}\n`;
 }

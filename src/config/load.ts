@@ -5,7 +5,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
-import { configSchema, mappingSchema, SECRET_HEADERS, SECRET_KEYS, sessionKeyRule, type SchemaNode } from './schema.js';
+import { configSchema, mappingSchema, SECRET_HEADERS, SECRET_KEYS, sessionKeyRule, unconfiguredProvider, type SchemaNode } from './schema.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 import { addTrusted } from '../http/client-address.js';
 import { parseTarget, routeKind } from '../http/routes-table.js';
@@ -91,6 +91,7 @@ export function configFromObject(raw: unknown, file: string, env: Env = process.
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkHooks(cfg, problems);
+  checkProviders(cfg, problems);
   if (isPlainObject(cfg.server) && cfg.server.headersTimeoutMs > cfg.server.requestTimeoutMs) {
     problems.push({ path: 'server.requestTimeoutMs', message: `must be at least server.headersTimeoutMs (${cfg.server.headersTimeoutMs}): the headers are part of the request` });
   }
@@ -323,6 +324,22 @@ function sessionKeyNeverAllowed(m: Obj, prefixes: string[]): boolean {
   return !prefixes.some((p) => literal.startsWith(p) || p.startsWith(literal));
 }
 
+
+/**
+ * A provider named in the config itself must be able to deliver (CONTRACT.md §9): a mapping's
+ * `provider` (or `channel`, folded into it by now) and `session.provider`. `last` is decided
+ * per run and is not checked here.
+ */
+function checkProviders(cfg: Config, problems: ConfigProblem[]): void {
+  const providers = isPlainObject(cfg.providers) ? cfg.providers : {};
+  const check = (name: unknown, path: string) => {
+    const problem = typeof name === 'string' && name !== 'last' ? unconfiguredProvider(name, providers) : undefined;
+    if (problem) problems.push({ path, message: `provider ${name} is not configured: ${problem}` });
+  };
+  const mappings: unknown[] = isPlainObject(cfg.hooks) && Array.isArray(cfg.hooks.mappings) ? cfg.hooks.mappings : [];
+  mappings.forEach((m, i) => isPlainObject(m) && check(m.provider, `hooks.mappings[${i}].provider`));
+  if (isPlainObject(cfg.session)) check(cfg.session.provider, 'session.provider');
+}
 
 /** Two spellings of one key in a mapping: `channel` is only an alias of `provider`. */
 function channelConflicts(mappings: unknown, path: string): ConfigProblem[] {

@@ -8,8 +8,10 @@
  * computed at load rather than filled in by ajv, e.g. a mapping's `id`. `secret: true` is
  * another: it marks a credential, and {@link SECRET_KEYS} (derived from these marks) is what
  * the loader never echoes and the logger redacts, so a new provider credential is covered by
- * marking it here.
+ * marking it (in the provider's own file, src/dispatch/providers/).
  */
+
+import { PROVIDER_DESCRIPTORS } from '../dispatch/providers/index.js';
 
 /** The subset of JSON Schema this file uses; `docs.ts` walks it. */
 export interface SchemaNode {
@@ -148,41 +150,25 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   auth: choice(['token', 'signature'], '`signature`: a valid signature (verify) stands in for the hooks token on requests to this mapping\'s match.path.', 'token'),
 });
 
-/** `providers.<name>`: the keys of CONTRACT.md §3's provider table. Credentials default to empty (not configured). */
-const providersSchema = obj('Delivery providers; apiBase is overridable for every provider.', {
-  whatsapp: obj('WhatsApp Cloud API.', {
-    accessToken: secret('Bearer token of the WhatsApp Cloud API.'),
-    phoneNumberId: str('Sender phone number id.', ''),
-    apiVersion: str('Graph API version.', 'v21.0'),
-    apiBase: str('Graph API base URL.', 'https://graph.facebook.com'),
-  }),
-  telegram: obj('Telegram Bot API.', {
-    botToken: secret('Bot token from @BotFather.'),
-    apiBase: str('Bot API base URL.', 'https://api.telegram.org'),
-  }),
-  signal: obj('A signal-cli REST API server.', {
-    number: str('The registered sender number.', ''),
-    apiBase: str('Base URL of the signal-cli REST API.', undefined, { minLength: 1 }),
-  }, { required: ['apiBase'] }),
-  imessage: obj('A BlueBubbles server.', {
-    password: secret('BlueBubbles server password.'),
-    apiBase: str('Base URL of the BlueBubbles server.', undefined, { minLength: 1 }),
-  }, { required: ['apiBase'] }),
-  discord: obj('Discord bot.', {
-    botToken: secret('Bot token.'),
-    apiBase: str('Discord API base URL.', 'https://discord.com'),
-  }),
-  slack: obj('Slack app.', {
-    botToken: secret('Bot user OAuth token (xoxb-…).'),
-    apiBase: str('Slack API base URL.', 'https://slack.com'),
-  }),
-  msteams: obj('Microsoft Teams through the Bot Framework.', {
-    appId: str('Bot (app) id.', ''),
-    appPassword: secret('Bot client secret.'),
-    tokenUrl: str('Client-credentials token endpoint.', 'https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token'),
-    serviceUrl: str('Bot Framework service URL of the conversations.', undefined, { minLength: 1 }),
-  }, { required: ['serviceUrl'] }),
-}, { default: {} });
+/**
+ * `providers.<name>`: each provider owns its schema beside its code (src/dispatch/providers/).
+ * Credentials default to empty (not configured).
+ */
+const providersSchema = obj('Delivery providers; apiBase is overridable for every provider.',
+  Object.fromEntries(PROVIDER_DESCRIPTORS.map((p) => [p.name, p.schema])), { default: {} });
+
+/**
+ * Why `provider` cannot deliver with this config (`providers.slack.botToken is empty`), or
+ * undefined when it is configured: every key its descriptor requires is a non-empty string.
+ * The loader (mappings, `session.provider`) and the request validator both ask this.
+ */
+export function unconfiguredProvider(provider: string, providers: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  const descriptor = PROVIDER_DESCRIPTORS.find((p) => p.name === provider);
+  if (!descriptor) return undefined;
+  const cfg = providers?.[provider] as Record<string, unknown> | undefined;
+  const missing = descriptor.required.find((key) => typeof cfg?.[key] !== 'string' || cfg[key] === '');
+  return missing === undefined ? undefined : `providers.${provider}.${missing} is empty`;
+}
 
 export const DEFAULT_SYSTEM_PROMPT =
   'You are the assistant behind hookrelay: you receive events from external systems (webhooks, e-mail) and act on them for your user. ' +
@@ -204,6 +190,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   store: obj('The embedded store.', {
     kind: choice(['sqlite'], 'Store implementation.', 'sqlite'),
     durability: choice(['fsync', 'os'], '`fsync`: answer 2xx only once the commit is on disk; `os`: once the OS has it (faster, loses the last writes on power failure).', 'fsync'),
+    retainDays: int('Days ended runs, conversation turns and events are kept; older ones are purged in the background (hourly, in small batches; queued and running runs are never purged, and event seq numbers are never reused). 0 keeps everything.', 30, 0),
   }, { default: {} }),
   hooks: obj('The webhook listener and its mappings.', {
     enabled: bool('false: the hooks listener is not exposed at all.', true),
@@ -220,7 +207,8 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     maxFanOut: int('forEach acts on at most this many items; the rest are dropped and logged.', 200, 1),
     presets: strList('Built-in mapping sets to enable (see presets/); their mappings come after yours.', []),
     transformsDir: str('Directory transform modules must resolve inside, relative to the config file.', './transforms', { minLength: 1 }),
-    transformTimeoutMs: int('Time limit of one transform call.', 5000, 1),
+    transformTimeoutMs: int('Time limit of one transform call, async work included; past it the worker running it is stopped and replaced, and the request gets 500 transform_failed.', 5000, 1),
+    transformPoolSize: { ...int('Worker threads that run transform calls (one call at a time each); none are started without transforms.', undefined, 1, 64), defaultDoc: 'min(2, available CPUs)' },
     mappings: { type: 'array', description: 'Your mappings, in match order (the first match wins).', items: mappingSchema, default: [] },
   }, { default: {} }),
   agent: obj('The built-in agent runtime (an OpenAI-compatible Chat Completions endpoint).', {

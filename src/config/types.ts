@@ -70,6 +70,8 @@ export interface HooksConfig {
   presets: string[];
   transformsDir: string;
   transformTimeoutMs: number;
+  /** Transform worker threads; unset: min(2, available CPUs). */
+  transformPoolSize?: number;
   /** User mappings first, then the enabled presets' mappings (first match wins). */
   mappings: MappingConfig[];
 }
@@ -97,7 +99,7 @@ export interface Config {
     maxConnectionsPerAddress: number;
   };
   dataDir: string;
-  store: { kind: 'sqlite'; durability: 'fsync' | 'os' };
+  store: { kind: 'sqlite'; durability: 'fsync' | 'os'; retainDays: number };
   hooks: HooksConfig;
   agent: AgentConfig;
   heartbeat: { everySeconds: number };
@@ -111,7 +113,7 @@ export interface ProvidersConfig {
   whatsapp?: { accessToken: string; phoneNumberId: string; apiVersion: string; apiBase: string };
   telegram?: { botToken: string; apiBase: string };
   signal?: { number: string; apiBase: string };
-  imessage?: { password: string; apiBase: string };
+  imessage?: { password: string; apiBase: string; method: 'apple-script' | 'private-api' };
   discord?: { botToken: string; apiBase: string };
   slack?: { botToken: string; apiBase: string };
   msteams?: { appId: string; appPassword: string; tokenUrl: string; serviceUrl: string };

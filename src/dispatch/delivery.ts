@@ -1,8 +1,10 @@
 import type { Config, Provider, ProviderOrLast } from '../config/types.js';
+import { unconfiguredProvider } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
+import { PROVIDER_DESCRIPTORS } from './providers/index.js';
 import { DeliveryError, type Sender } from './providers/sender.js';
-import { createTelegramSender } from './providers/telegram.js';
+import { splitText } from './providers/split.js';
 
 export { DeliveryError };
 
@@ -22,30 +24,56 @@ export function formatTarget(t: DeliveryTarget): string {
   return `${t.provider}:${t.to}`;
 }
 
+/** Per-request time-out when none is given (CONTRACT.md §9, `delivery.timeoutSeconds`). */
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** A Retry-After up to this long is waited out once in process; a longer one fails the delivery. */
+const MAX_GRACE_MS = 10_000;
+
 /**
- * The delivery registry built from `config.providers`. Telegram is wired today; the other
- * providers of CONTRACT.md §3 answer "not available yet" until they are added behind
- * {@link Sender}.
+ * The delivery registry built from `config.providers`: one {@link Sender} per configured
+ * provider. A reply longer than the provider's limit goes out as several messages, in order;
+ * a part that fails retryably with a short Retry-After is tried once more after that wait
+ * (a small in-process grace for flood control), any other failure ends the delivery.
  */
-export function createDelivery(providers: Config['providers'], log: Logger, fetchImpl?: typeof fetch): Delivery {
-  const senders = new Map<Provider, Sender>();
-  const telegram = providers.telegram;
-  if (telegram?.botToken) senders.set('telegram', createTelegramSender(telegram, fetchImpl));
+export function createDelivery(
+  providers: Config['providers'],
+  log: Logger,
+  fetchImpl: typeof fetch = fetch,
+  options: { timeoutMs?: number } = {},
+): Delivery {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const senders = new Map<Provider, { send: Sender; limit: number }>();
+  for (const p of PROVIDER_DESCRIPTORS) {
+    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, { send: p.create(providers[p.name], fetchImpl), limit: p.limit });
+  }
 
   return {
     async send(target, text, signal) {
       const sender = senders.get(target.provider);
       if (!sender) {
-        throw new DeliveryError(
-          target.provider === 'telegram'
-            ? 'provider telegram is not configured (providers.telegram.botToken is empty)'
-            : `provider ${target.provider} is not available yet`,
-        );
+        throw new DeliveryError(`provider ${target.provider} is not configured (${unconfiguredProvider(target.provider, providers) ?? `providers.${target.provider} is missing`})`);
       }
-      await sender(target.to, text, signal);
-      log.info({ provider: target.provider, to: logValue(target.to), chars: text.length }, 'reply delivered');
+      const parts = splitText(text, sender.limit);
+      for (const part of parts) {
+        try {
+          await sender.send(target.to, part, { signal, timeoutMs });
+        } catch (err) {
+          const wait = err instanceof DeliveryError && err.retryable ? err.retryAfterMs : undefined;
+          if (wait === undefined || wait > MAX_GRACE_MS || signal?.aborted) throw err;
+          await sleep(wait, signal);
+          await sender.send(target.to, part, { signal, timeoutMs });
+        }
+      }
+      log.info({ provider: target.provider, to: logValue(target.to), chars: text.length, parts: parts.length }, 'reply delivered');
     },
   };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(t); reject(new DeliveryError('aborted', { retryable: true })); }, { once: true });
+  });
 }
 
 /** Where a run's reply goes, or why it cannot go anywhere. */

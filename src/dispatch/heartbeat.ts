@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js';
+import { stopWithGrace } from './grace.js';
 import type { TurnSignals } from './main-session.js';
 
 /**
@@ -97,13 +98,7 @@ export function createHeartbeat(opts: HeartbeatOptions): Heartbeat {
       clearTimeout(pending);
       pending = undefined;
       modelCtl.abort(new Error('gateway stopping'));
-      if (!running) return;
-      const current = running;
-      const timer = new Promise<'late'>((resolve) => setTimeout(resolve, graceMs, 'late').unref());
-      if ((await Promise.race([current.then(() => 'done' as const), timer])) === 'late') {
-        deliveryCtl.abort(new Error('gateway stopping'));
-        await current;
-      }
+      if (running) await stopWithGrace(running, graceMs, () => deliveryCtl.abort(new Error('gateway stopping')));
     },
   };
 }

@@ -1,12 +1,13 @@
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Config, Provider } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
-import type { EventRecord, Store } from '../store/store.js';
+import { uuidv7 } from '../ids.js';
+import type { EventRecord, NewEvent, Store } from '../store/store.js';
 import type { Delivery, DeliveryTarget } from './delivery.js';
 import { formatTarget } from './delivery.js';
 import { forModel } from './fence.js';
-import { describeModelError, type ModelClient } from './model.js';
+import type { ModelClient } from './model.js';
+import { modelTurn } from './model-turn.js';
 
 /** The main session's conversation key in the store. */
 export const MAIN_SESSION_KEY = 'main';
@@ -34,7 +35,12 @@ export interface MainSessionDeps {
   log: Logger;
   model: ModelClient;
   delivery: Delivery;
+  /** Time of the `reply` events. */
+  clock: () => Date;
 }
+
+/** Source of the main session's `reply` events. */
+export const REPLY_SOURCE = 'heartbeat';
 
 /**
  * True when a reply is only the acknowledgment. Light markdown or punctuation around it
@@ -76,9 +82,19 @@ async function readCursor(store: Store): Promise<number> {
   return Number((await store.getState(HEARTBEAT_CURSOR_KEY)) ?? '0') || 0;
 }
 
-/** True when events wait after the heartbeat cursor. */
+/**
+ * A heartbeat's own `reply` events are the main session's output, not system events queued
+ * for it: the heartbeat passes over them (they are committed after the cursor of their turn,
+ * so it reads them once more) and never hands them back to the model.
+ */
+function isQueued(e: EventRecord): boolean {
+  return e.kind !== 'reply';
+}
+
+/** True when system events wait after the heartbeat cursor. */
 export async function hasPendingEvents(store: Store): Promise<boolean> {
-  return (await store.listEvents(await readCursor(store), 1)).length > 0;
+  // Replies after the cursor: at most one per turn still to come, each after that turn's events.
+  return (await store.listEvents(await readCursor(store), MAX_EVENTS_PER_TURN + 1)).some(isQueued);
 }
 
 /** Signals of one turn: `model` aborts the model call, `delivery` the sending of the reply. */
@@ -88,50 +104,49 @@ export interface TurnSignals {
 }
 
 /**
- * One heartbeat turn: reads events after the cursor (none: no turn), asks the model, stores
- * the exchange and the new cursor in one `appendHistory`, then delivers the reply to the last
- * recipient unless it is {@link HEARTBEAT_OK}. A model failure leaves the cursor where it was,
- * so the next trigger retries the same events. The cursor is committed before delivery: a
- * crash in between loses that one message rather than sending it twice.
+ * One heartbeat turn: reads system events after the cursor (none: no turn), asks the model,
+ * stores the exchange, the new cursor and the reply as a `reply` event (unless it is
+ * {@link HEARTBEAT_OK}) in one `appendHistory`, then delivers the reply to the last recipient.
+ * A model failure leaves the cursor where it was, so the next trigger retries the same events.
+ * The cursor is committed before delivery: a crash in between loses that one message rather
+ * than sending it twice.
  *
  * @returns `more` when events beyond {@link MAX_EVENTS_PER_TURN} are still waiting.
  */
 export async function heartbeatTurn(deps: MainSessionDeps, signals: TurnSignals): Promise<{ more: boolean }> {
   const { store, config, log } = deps;
   const pending = await store.listEvents(await readCursor(store), MAX_EVENTS_PER_TURN + 1);
-  if (pending.length === 0) return { more: false };
-  const events = pending.slice(0, MAX_EVENTS_PER_TURN);
+  const consumed = pending.slice(0, MAX_EVENTS_PER_TURN);
+  const events = consumed.filter(isQueued);
+  if (events.length === 0) return { more: false };
   const user = formatEvents(events);
-  const history = await store.history(MAIN_SESSION_KEY, config.agent.historyTurns * 2);
-  const system = [config.agent.systemPrompt, HEARTBEAT_INSTRUCTIONS].filter(Boolean).join('\n\n');
-  const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: system }, ...history, { role: 'user', content: user }];
-
-  const timeoutMs = config.agent.timeoutSeconds * 1000;
-  let reply: string;
-  try {
-    reply = await deps.model.complete({
-      model: config.agent.model,
-      messages,
-      signal: AbortSignal.any([signals.model, AbortSignal.timeout(timeoutMs)]),
-      timeoutMs,
-    });
-  } catch (err) {
-    if (signals.model.aborted) log.info('heartbeat model call aborted by shutdown; events stay queued');
-    else {
-      log.warn({ error: describeModelError(err), events: events.length }, 'heartbeat model call failed; will retry on the next trigger');
-      log.debug({ err }, 'model error detail');
-    }
+  const result = await modelTurn({ store, model: deps.model, log }, {
+    sessionKey: MAIN_SESSION_KEY,
+    historyTurns: config.agent.historyTurns,
+    system: [config.agent.systemPrompt, HEARTBEAT_INSTRUCTIONS].filter(Boolean).join('\n\n'),
+    user,
+    model: config.agent.model,
+    timeoutSeconds: config.agent.timeoutSeconds,
+    stop: signals.model,
+  });
+  if (result.kind === 'stopped') {
+    log.info('heartbeat model call aborted by shutdown; events stay queued');
+    return { more: false };
+  }
+  if (result.kind !== 'reply') {
+    log.warn({ errorCode: result.error.code, error: result.error.message, events: events.length }, 'heartbeat model call failed; will retry on the next trigger');
     return { more: false };
   }
 
-  const last = events[events.length - 1]!;
-  await store.appendHistory(
-    MAIN_SESSION_KEY,
-    [{ role: 'user', content: user }, { role: 'assistant', content: reply }],
-    { [HEARTBEAT_CURSOR_KEY]: String(last.seq) },
-  );
+  const { reply } = result;
+  const cursor = consumed[consumed.length - 1]!.seq;
   const ack = isHeartbeatOk(reply);
-  log.info({ events: events.length, cursor: last.seq, ack }, 'heartbeat turn done');
+  const replyEvents: NewEvent[] = ack ? [] : [
+    // The model's own text, stored as it came (unsafe: it is not listener text to fence).
+    { id: uuidv7(), kind: 'reply', text: reply, source: REPLY_SOURCE, at: deps.clock().toISOString(), unsafe: true },
+  ];
+  await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents);
+  log.info({ events: events.length, cursor, ack }, 'heartbeat turn done');
   if (!ack) await deliver(deps, reply, signals.delivery);
   return { more: pending.length > MAX_EVENTS_PER_TURN };
 }

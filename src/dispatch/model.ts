@@ -3,6 +3,7 @@ import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam
 import type { AgentConfig, Thinking } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
+import type { RunError } from '../run-errors.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
 
@@ -34,15 +35,37 @@ export interface ModelRequest {
   timeoutMs: number;
 }
 
-/** The model seam used by the heartbeat and the runner. */
+/** The model seam used by the heartbeat and the runner (through `model-turn.ts`). */
 export interface ModelClient {
-  /** Resolves with the assistant's text; rejects on any failure (see {@link describeModelError}). */
+  /**
+   * Resolves with the assistant's text. Connection errors, 408, 429 and 5xx are retried with
+   * exponential backoff (a server's Retry-After is waited out) until `signal` aborts or the
+   * attempts are used up; rejects on any other failure (see {@link ModelClient.explain}).
+   */
   complete(req: ModelRequest): Promise<string>;
+  /**
+   * A failure as a run shows it: a stable code and a short text naming the model server by
+   * host (from `agent.baseUrl`) — never the API key, the URL's path or query, or the server's
+   * own message (it may quote the prompt).
+   */
+  explain(err: unknown): RunError;
 }
+
+/** How failed model calls are retried. */
+export interface RetryPolicy {
+  /** Calls at most, the first included. */
+  attempts: number;
+  /** The first retry waits this long, each next one twice as long (plus 0–20 % jitter)… */
+  baseMs: number;
+  /** …but at most this long, unless the server's Retry-After asks for longer. */
+  maxMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 500, maxMs: 30_000 };
 
 /** Failures that are ours rather than the server's (empty reply, refusal). */
 export class ModelReplyError extends Error {
-  constructor(message: string) {
+  constructor(readonly code: 'model_empty_reply' | 'model_refused', message: string) {
     super(message);
     this.name = 'ModelReplyError';
   }
@@ -52,15 +75,17 @@ export class ModelReplyError extends Error {
  * Creates the one OpenAI client of the process (official `openai` package, pointed at
  * `agent.baseUrl`, so any OpenAI-compatible server works: Ollama, vLLM, LM Studio, …).
  */
-export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: typeof fetch): ModelClient {
+export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: typeof fetch, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
+  // Only the host names the server in errors: the URL's userinfo, path or query may hold secrets.
+  const host = hostOf(agent.baseUrl);
   let client: OpenAI | undefined;
   const getClient = async (): Promise<OpenAI> =>
     (client ??= new (await loadSdk())({
       baseURL: agent.baseUrl,
       // Local servers take no key, but the SDK refuses to start without one.
       apiKey: agent.apiKey || 'none',
-      // One retry for 429/5xx/connection resets; the caller's AbortSignal bounds the total time.
-      maxRetries: 1,
+      // Retries are ours (below): bounded by the caller's signal, and a Retry-After is honoured.
+      maxRetries: 0,
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     }));
   // Models that answered 400 to `reasoning_effort`: later calls leave it out up front.
@@ -71,29 +96,88 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
     if (withEffort && req.thinking && req.thinking !== 'off') body.reasoning_effort = req.thinking;
     const res = await abortable((await getClient()).chat.completions.create(body, { signal: req.signal, timeout: req.timeoutMs + SDK_TIMEOUT_SLACK_MS }), req.signal);
     const message = res.choices?.[0]?.message;
-    if (message?.refusal) throw new ModelReplyError('the model refused to answer');
+    if (message?.refusal) throw new ModelReplyError('model_refused', 'the model refused to answer');
     const text = typeof message?.content === 'string' ? message.content : '';
-    if (text.trim() === '') throw new ModelReplyError('the model returned an empty reply');
+    if (text.trim() === '') throw new ModelReplyError('model_empty_reply', 'the model returned an empty reply');
     return text;
   }
 
+  async function once(req: ModelRequest): Promise<string> {
+    const withEffort = !noReasoning.has(req.model) && req.thinking !== undefined && req.thinking !== 'off';
+    try {
+      return await call(req, withEffort);
+    } catch (err) {
+      // "thinking … where the model takes it": servers and models that do not know the
+      // parameter answer 400 naming it; retry once without, and remember the model.
+      if (withEffort && !req.signal.aborted && rejectsReasoningEffort(err)) {
+        noReasoning.add(req.model);
+        log.info({ model: logValue(req.model) }, 'model does not take reasoning_effort; retrying without it');
+        return call(req, false);
+      }
+      throw err;
+    }
+  }
+
+  const explain = (err: unknown): RunError => explainModelError(err, host);
+
   return {
+    explain,
     async complete(req) {
-      const withEffort = !noReasoning.has(req.model) && req.thinking !== undefined && req.thinking !== 'off';
-      try {
-        return await call(req, withEffort);
-      } catch (err) {
-        // "thinking … where the model takes it": servers and models that do not know the
-        // parameter answer 400 naming it; retry once without, and remember the model.
-        if (withEffort && !req.signal.aborted && rejectsReasoningEffort(err)) {
-          noReasoning.add(req.model);
-          log.info({ model: logValue(req.model) }, 'model does not take reasoning_effort; retrying without it');
-          return call(req, false);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once(req);
+        } catch (err) {
+          const wait = attempt < retry.attempts && !req.signal.aborted ? retryDelay(err, attempt, retry) : undefined;
+          if (wait === undefined) throw err;
+          log.info({ attempt, waitMs: Math.round(wait), error: explain(err).message }, 'model call failed; retrying');
+          await sleep(wait, req.signal); // the caller's time limit ends the wait too
         }
-        throw err;
       }
     },
   };
+}
+
+/** `agent.baseUrl`'s host (and port), for messages. */
+function hostOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host || 'agent.baseUrl';
+  } catch {
+    return 'agent.baseUrl';
+  }
+}
+
+/**
+ * How long to wait before retrying a failed call, or undefined when it is not worth retrying:
+ * connection failures, 408, 429 and 5xx are (the server may come back, or asked us to slow
+ * down); any other answer would be the same again. A Retry-After (`retry-after-ms`, seconds or
+ * an HTTP date, RFC 9110 §10.2.3) is waited out in full, even past `maxMs`: the caller's time
+ * limit still ends the wait.
+ */
+export function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number | undefined {
+  if (!sdk || !(err instanceof sdk.APIError)) return undefined;
+  const status = err.status;
+  const retryable = err instanceof sdk.APIConnectionError || status === 408 || status === 429 || (status !== undefined && status >= 500);
+  if (!retryable) return undefined;
+  const asked = retryAfterMs(err.headers);
+  if (asked !== undefined) return asked;
+  const backoff = Math.min(policy.baseMs * 2 ** (attempt - 1), policy.maxMs);
+  return backoff * (1 + Math.random() * 0.2);
+}
+
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return abortable(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
 }
 
 function rejectsReasoningEffort(err: unknown): boolean {
@@ -122,17 +206,16 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
 }
 
 /**
- * A short, caller-safe description of a model failure: the HTTP status and the server's
- * error code, never the server's message (it may quote the prompt) nor the API key.
+ * A model failure as a run shows it (see {@link ModelClient.explain}): the HTTP status and the
+ * server's error code, never the server's message nor the API key.
  */
-export function describeModelError(err: unknown): string {
-  if (err instanceof ModelReplyError) return err.message;
-  if (!sdk) return 'the model call failed';
-  if (err instanceof sdk.APIConnectionTimeoutError) return 'the model server did not answer in time';
-  if (err instanceof sdk.APIConnectionError) return 'could not reach the model server';
-  if (err instanceof sdk.APIError && err.status !== undefined) {
+export function explainModelError(err: unknown, host: string): RunError {
+  if (err instanceof ModelReplyError) return { code: err.code, message: err.message };
+  if (sdk && err instanceof sdk.APIConnectionTimeoutError) return { code: 'model_unreachable', message: `the model server at ${host} did not answer in time` };
+  if (sdk && err instanceof sdk.APIConnectionError) return { code: 'model_unreachable', message: `could not reach the model server at ${host}` };
+  if (sdk && err instanceof sdk.APIError && err.status !== undefined) {
     const code = typeof err.code === 'string' && /^[\w.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
-    return `the model server answered HTTP ${err.status}${code}`;
+    return { code: 'model_http', message: `the model server at ${host} answered HTTP ${err.status}${code}` };
   }
-  return 'the model call failed';
+  return { code: 'model_failed', message: `the model call to ${host} failed` };
 }

@@ -1,18 +1,21 @@
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
+import type { RunError } from '../run-errors.js';
 import type { HistoryMessage, RunEnd, RunRecord, Store } from '../store/store.js';
 import { DeliveryError, formatTarget, resolveTarget, type Delivery } from './delivery.js';
 import { forModel } from './fence.js';
 import { getLastRecipient, isHeartbeatOk } from './main-session.js';
-import { describeModelError, type ModelClient } from './model.js';
+import { stopWithGrace } from './grace.js';
+import type { ModelClient } from './model.js';
+import { modelTurn } from './model-turn.js';
 import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.js';
 
 /** Catches runs queued by another path (another process sharing the store, a missed kick). */
 export const SAFETY_POLL_MS = 2_000;
 /** The error of runs found `running` at start (see {@link Runner.recover}). */
 export const INTERRUPTED = 'interrupted: the gateway stopped while this run was in progress';
+const INTERRUPTED_ERROR = { code: 'interrupted', message: INTERRUPTED } as const;
 
 export interface RunnerDeps {
   store: Store;
@@ -121,48 +124,32 @@ export function createRunner(deps: RunnerDeps): Runner {
   }
 
   async function execute(run: RunRecord, entry: Active): Promise<void> {
-    const timeoutSeconds = run.timeoutSeconds ?? agent.timeoutSeconds;
     const user = forModel(run.message, run.source, run.unsafe);
-    const history = await store.history(run.sessionKey, agent.historyTurns * 2);
-    const messages: ChatCompletionMessageParam[] = [
-      ...(agent.systemPrompt ? [{ role: 'system' as const, content: agent.systemPrompt }] : []),
-      ...history,
-      { role: 'user', content: user },
-    ];
-    const timeoutMs = timeoutSeconds * 1000;
-    const timeout = AbortSignal.timeout(timeoutMs);
     log.info({ runId: run.runId, sessionKey: logValue(run.sessionKey) }, 'run started');
-
-    let reply: string;
-    try {
-      reply = await deps.model.complete({
-        model: run.model ?? agent.model,
-        messages,
-        thinking: run.thinking,
-        signal: AbortSignal.any([entry.modelCtl.signal, timeout]),
-        timeoutMs,
-      });
-    } catch (err) {
-      if (entry.modelCtl.signal.aborted) {
+    const result = await modelTurn({ store, model: deps.model, log }, {
+      sessionKey: run.sessionKey,
+      historyTurns: agent.historyTurns,
+      system: agent.systemPrompt,
+      user,
+      model: run.model ?? agent.model,
+      thinking: run.thinking,
+      timeoutSeconds: run.timeoutSeconds ?? agent.timeoutSeconds,
+      stop: entry.modelCtl.signal,
+    });
+    switch (result.kind) {
+      case 'stopped':
         await store.requeueRuns([run.runId]);
         log.info({ runId: run.runId }, 'run requeued at shutdown; it resumes on next start');
         return;
-      }
-      if (timeout.aborted) return finish(run, { status: 'timed_out', afterSeconds: timeoutSeconds });
-      const error = describeModelError(err);
-      log.warn({ runId: run.runId, error }, 'run failed');
-      // The server's own message may quote the prompt: debug level only (STYLE.md "expose or log").
-      log.debug({ runId: run.runId, err }, 'model error detail');
-      return finish(run, { status: 'failed', error });
+      case 'timed_out':
+        return finish(run, { status: 'timed_out', afterSeconds: result.afterSeconds });
+      case 'failed':
+        log.warn({ runId: run.runId, errorCode: result.error.code, error: result.error.message }, 'run failed');
+        return finish(run, { status: 'failed', error: result.error });
+      case 'reply':
+        entry.phase = 'delivering';
+        return finish(run, { status: 'succeeded', reply: result.reply, delivery: await deliver(run, result.reply, entry.deliveryCtl.signal) }, result.turns);
     }
-
-    entry.phase = 'delivering';
-    const delivery = await deliver(run, reply, entry.deliveryCtl.signal);
-    const turns: HistoryMessage[] = [
-      { role: 'user', content: user },
-      { role: 'assistant', content: reply },
-    ];
-    await finish(run, { status: 'succeeded', reply, delivery }, turns);
   }
 
   async function deliver(run: RunRecord, reply: string, signal: AbortSignal): Promise<DeliveryOutcome> {
@@ -172,17 +159,17 @@ export function createRunner(deps: RunnerDeps): Runner {
     const resolved = resolveTarget(run, needLast ? await getLastRecipient(store, config) : undefined);
     if ('problem' in resolved) {
       log.warn({ runId: run.runId, problem: logValue(resolved.problem) }, 'run reply not delivered');
-      return { kind: 'failed', error: resolved.problem };
+      return { kind: 'failed', error: { code: 'no_recipient', message: resolved.problem } };
     }
     const to = formatTarget(resolved.target);
     try {
       await deps.delivery.send(resolved.target, reply, signal);
       return { kind: 'delivered', to };
     } catch (err) {
-      const error = signal.aborted
-        ? 'aborted: the gateway stopped during delivery'
-        : err instanceof DeliveryError ? err.message : 'unexpected delivery error';
-      log.warn({ runId: run.runId, to: logValue(to), error: logValue(error), err: err instanceof DeliveryError ? undefined : err }, 'run reply delivery failed');
+      const error: RunError = signal.aborted
+        ? { code: 'delivery_aborted', message: 'aborted: the gateway stopped during delivery' }
+        : { code: 'delivery_failed', message: err instanceof DeliveryError ? err.message : 'unexpected delivery error' };
+      log.warn({ runId: run.runId, to: logValue(to), error: logValue(error.message), err: err instanceof DeliveryError ? undefined : err }, 'run reply delivery failed');
       return { kind: 'failed', to, error };
     }
   }
@@ -194,9 +181,16 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (outcome.status === 'succeeded') {
       end.reply = outcome.reply;
       if (outcome.delivery.kind === 'delivered') end.deliveredTo = outcome.delivery.to;
-      if (outcome.delivery.kind === 'failed') end.error = `delivery failed: ${outcome.delivery.error}`;
+      if (outcome.delivery.kind === 'failed') {
+        end.error = `delivery failed: ${outcome.delivery.error.message}`;
+        end.errorCode = outcome.delivery.error.code;
+      }
+    } else if (outcome.status === 'failed') {
+      end.error = outcome.error.message;
+      end.errorCode = outcome.error.code;
     } else {
-      end.error = outcome.status === 'failed' ? outcome.error : `timed out after ${outcome.afterSeconds} s`;
+      end.error = `timed out after ${outcome.afterSeconds} s`;
+      end.errorCode = 'model_timeout';
     }
     const summary = buildSummary(run, outcome, endedAt, config.hooks.mainSummary);
     await store.finishRun(run.runId, end, { summary, history: turns });
@@ -218,7 +212,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         if (stuck.length === 0) return seen.size;
         for (const run of stuck) {
           seen.add(run.runId);
-          await finish(run, { status: 'failed', error: INTERRUPTED });
+          await finish(run, { status: 'failed', error: INTERRUPTED_ERROR });
           log.warn({ runId: run.runId }, 'run interrupted by a crash marked failed');
         }
       }
@@ -235,12 +229,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       clearInterval(poll);
       await claiming;
       for (const entry of active.values()) if (entry.phase === 'model') entry.modelCtl.abort(new Error('gateway stopping'));
-      const all = Promise.all([...active.values()].map((e) => e.done));
-      const late = new Promise<'late'>((resolve) => setTimeout(resolve, graceMs, 'late').unref());
-      if ((await Promise.race([all.then(() => 'done' as const), late])) === 'late') {
+      await stopWithGrace(Promise.all([...active.values()].map((e) => e.done)), graceMs, () => {
         for (const entry of active.values()) entry.deliveryCtl.abort(new Error('gateway stopping'));
-        await all;
-      }
+      });
     },
   };
 }

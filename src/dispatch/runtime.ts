@@ -6,7 +6,7 @@ import type { NewEvent, NewRun, Store } from '../store/store.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
 import { hasPendingEvents, heartbeatTurn } from './main-session.js';
-import { createModelClient } from './model.js';
+import { createModelClient, DEFAULT_RETRY, type RetryPolicy } from './model.js';
 import { createRunner } from './runner.js';
 
 /** How long stop() lets a delivery (run or heartbeat) already under way finish before aborting it. */
@@ -23,6 +23,8 @@ export interface RuntimeOptions {
   clock?: () => Date;
   /** For the model client and delivery; defaults to the global fetch. */
   fetch?: typeof fetch;
+  /** How failed model calls are retried (default {@link DEFAULT_RETRY}). */
+  modelRetry?: RetryPolicy;
 }
 
 /** The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery. */
@@ -48,11 +50,11 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, store } = opts;
   const clock = opts.clock ?? (() => new Date());
   const log = opts.log.child({ component: 'runtime' });
-  const model = createModelClient(config.agent, log, opts.fetch);
+  const model = createModelClient(config.agent, log, opts.fetch, opts.modelRetry ?? DEFAULT_RETRY);
   const delivery = createDelivery(config.providers, log, opts.fetch);
   const heartbeat = createHeartbeat({
     everyMs: config.heartbeat.everySeconds * 1000,
-    turn: (signals) => heartbeatTurn({ store, config, model, delivery, log: log.child({ part: 'heartbeat' }) }, signals),
+    turn: (signals) => heartbeatTurn({ store, config, model, delivery, clock, log: log.child({ part: 'heartbeat' }) }, signals),
     log,
   });
   const runner = createRunner({

@@ -1,5 +1,6 @@
 import { uuidv7 } from '../ids.js';
 import type { HooksConfig } from '../config/types.js';
+import type { RunError } from '../run-errors.js';
 import type { NewEvent, RunRecord } from '../store/store.js';
 import { neutralise } from './fence.js';
 
@@ -9,14 +10,14 @@ export const EXCERPT_CHARS = 300;
 /** What happened to a run's reply after the model call. */
 export type DeliveryOutcome =
   | { kind: 'delivered'; to: string }
-  | { kind: 'failed'; to?: string; error: string }
+  | { kind: 'failed'; to?: string; error: RunError }
   | { kind: 'not_requested' }
   | { kind: 'heartbeat_ok' };
 
 /** How a run ended, as the summary tells it. */
 export type RunOutcome =
   | { status: 'succeeded'; reply: string; delivery: DeliveryOutcome }
-  | { status: 'failed'; error: string }
+  | { status: 'failed'; error: RunError }
   | { status: 'timed_out'; afterSeconds: number };
 
 type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name'>;
@@ -31,7 +32,7 @@ export function summaryText(run: SummaryRun, outcome: RunOutcome): string {
   const head = `${prefix}Agent run ${run.runId} (session ${run.sessionKey})`;
   switch (outcome.status) {
     case 'failed':
-      return `${head} failed: ${outcome.error}.`;
+      return `${head} failed: ${outcome.error.message}.`;
     case 'timed_out':
       return `${head} timed out after ${outcome.afterSeconds} s.`;
     case 'succeeded':
@@ -44,7 +45,7 @@ function deliveryText(d: DeliveryOutcome): string {
     case 'delivered':
       return `Delivered to ${d.to}: the user already has this reply, do not send it again.`;
     case 'failed':
-      return `Delivery${d.to ? ` to ${d.to}` : ''} failed: ${d.error}.`;
+      return `Delivery${d.to ? ` to ${d.to}` : ''} failed: ${d.error.message}.`;
     case 'heartbeat_ok':
       return 'The reply was only HEARTBEAT_OK, so nothing was delivered.';
     case 'not_requested':

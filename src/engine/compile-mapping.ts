@@ -6,6 +6,7 @@ import { itemContext, requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
 import { isPrototypeKey } from './prototype-keys.js';
+import { OVERRIDE_KEYS } from '../transform-types.js';
 import { callTransform, stepFailed, type TransformOverride } from './transform-call.js';
 import type { LoadedTransform, TransformFn } from './transform-module.js';
 import type { PayloadCheck } from './payload-schema.js';
@@ -30,9 +31,8 @@ export interface CompiledMapping {
 /** What compiling a mapping needs from the engine. */
 export interface MappingDeps {
   validator: ActionValidator;
-  loadTransform: (spec: { module: string; export?: string }) => Promise<LoadedTransform>;
+  loadTransform: (spec: { module: string; export?: string }) => LoadedTransform;
   jsonataLimits: JsonataLimits;
-  transformTimeoutMs: number;
   allowUnsafeExternalContent: boolean;
   compileSchema: (schema: unknown) => PayloadCheck;
 }
@@ -57,12 +57,6 @@ const AGENT_FIELDS = [
   ['model', 'model'],
 ] as const;
 const WAKE_FIELDS = [['text', 'textTemplate']] as const;
-
-/** The partial-action keys a transform may set (CONTRACT.md §6); anything else is ignored. */
-const OVERRIDE_KEYS = [
-  'text', 'mode', 'message', 'name', 'sessionKey', 'wakeMode', 'deliver',
-  'provider', 'to', 'model', 'thinking', 'timeoutSeconds',
-] as const;
 
 /** Compiles one mapping; problems go to `problems` with their YAML paths, and then it returns undefined. */
 export async function compileMapping(
@@ -111,7 +105,7 @@ export async function compileMapping(
   }
   let transform: TransformFn | undefined;
   if (mapping.transform) {
-    const loaded = await deps.loadTransform(mapping.transform);
+    const loaded = deps.loadTransform(mapping.transform);
     if ('problem' in loaded) problems.push({ path: `${at}.transform.${loaded.key}`, message: loaded.problem });
     else transform = loaded.fn;
   }
@@ -134,7 +128,7 @@ function buildMapping(
   };
   const deliverDefault = mapping.deliver ?? false;
   const isAsync = mapping.engine === 'jsonata';
-  const { validator, transformTimeoutMs } = deps;
+  const { validator } = deps;
 
   function baseBody(kind: 'wake' | 'agent'): Body {
     if (kind === 'wake') return { mode: wakeMode };
@@ -165,7 +159,7 @@ function buildMapping(
     let kind = defaultKind;
     let override: TransformOverride | null | undefined;
     if (transform) {
-      override = await callTransform(transform, transformInput(req, now, item, index), transformTimeoutMs, id);
+      override = await callTransform(transform, transformInput(req, now, item, index), id);
       if (override === null) return null;
       if (override !== undefined && override.kind != null) {
         if (override.kind !== 'wake' && override.kind !== 'agent') {

@@ -1,23 +1,10 @@
 import type { HookRequest } from './action.js';
+import type { TransformInput } from '../transform-types.js';
 import { SECRET_HEADERS } from '../config/schema.js';
 import { copyWithoutPrototypeKeys, isPrototypeKey } from './prototype-keys.js';
 
-/** What a transform module is called with (CONTRACT.md §6). Treat it as read-only. */
-export interface TransformInput {
-  payload: Record<string, unknown>;
-  /** Lower-case header names. */
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  /** The NAME part of `POST {path}/NAME`. */
-  path: string;
-  /** The path the request was routed on and its query, without the token, e.g. `/hooks/github?x=1`. */
-  url: string;
-  /** ISO time of the request (the injected clock). */
-  now: string;
-  /** Under `forEach`: the current item and its index. */
-  item?: unknown;
-  index?: number;
-}
+/** What a transform module is called with: the package's public type (transform-types.ts). */
+export type { TransformInput };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -3,8 +3,8 @@ import type { Config } from '../config/types.js';
 import type { Action, AgentAction, HookRequest, MapResult, WakeAction } from './action.js';
 import { compileMapping, type CompiledMapping, type MappingDeps } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
-import { createTransformLoader } from './transform-module.js';
 import { createSchemaCompiler } from './payload-schema.js';
+import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
 import { createValidator } from './validate.js';
 import { HookError } from '../errors.js';
 
@@ -33,6 +33,8 @@ export interface Engine {
   agent(body: unknown): AgentAction;
   /** True when the mapping has `forEach` (its answer lists `actions`, CONTRACT.md §6). */
   fanOut(mappingId: string): boolean;
+  /** Stops the transform workers (serve's stop, and the CLI's test and check). */
+  close(): Promise<void>;
 }
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
@@ -46,11 +48,12 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
   const validator = createValidator(config, opts.uuid);
+  const transformSpecs = hooks.mappings.flatMap((m) => (m.transform ? [m.transform] : []));
+  const transforms = await createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs);
   const deps: MappingDeps = {
     validator,
-    loadTransform: createTransformLoader(hooks.transformsDir),
+    loadTransform: transforms.load,
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
-    transformTimeoutMs: hooks.transformTimeoutMs,
     allowUnsafeExternalContent: hooks.allowUnsafeExternalContent,
     compileSchema: createSchemaCompiler(),
   };
@@ -62,7 +65,10 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     }),
   );
   const problems = perMapping.flatMap((m) => m.problems);
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) {
+    await transforms.close();
+    throw new ConfigError(problems);
+  }
   const mappings = perMapping.map((m) => m.compiled!);
   const match = createMatcher(mappings);
   const maxFanOut = hooks.maxFanOut;
@@ -103,6 +109,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     wake: (body) => validator.wake(body, direct.wake),
     agent: (body) => validator.agent(body, direct.agent, true),
     fanOut: (mappingId) => fanOutIds.has(mappingId),
+    close: transforms.close,
   };
 }
 

@@ -1,8 +1,11 @@
 import { HookError } from '../errors.js';
-import type { TransformInput } from './context.js';
+import type { TransformInput } from '../transform-types.js';
 import type { TransformFn } from './transform-module.js';
 
-/** What a transform may return: a partial action (CONTRACT.md §6); unknown keys are ignored. */
+/**
+ * A transform's result as the engine receives it: any object, checked key by key when applied
+ * (what `TransformFields` promises authors is not trusted); unknown keys are ignored.
+ */
 export type TransformOverride = Record<string, unknown>;
 
 /**
@@ -17,21 +20,15 @@ export function stepFailed(mappingId: string, step: string, cause: unknown): Hoo
 }
 
 /**
- * Calls a preloaded transform, bounded by `timeoutMs` when it returns a promise (a
- * synchronous loop cannot be interrupted in-process). Resolves to the override object,
- * `null` (skip) or `undefined` (no override: the template result stands); anything else,
- * a throw, a rejection or a timeout is `transform_failed`.
+ * Calls a loaded transform (transform-pool.ts runs it in a worker, bounded by
+ * `hooks.transformTimeoutMs`). Resolves to the override object, `null` (skip) or `undefined`
+ * (no override: the template result stands); anything else, a throw, a rejection, a
+ * time-out or a crash of its worker is `transform_failed`.
  */
-export async function callTransform(
-  fn: TransformFn,
-  input: TransformInput,
-  timeoutMs: number,
-  mappingId: string,
-): Promise<TransformOverride | null | undefined> {
+export async function callTransform(fn: TransformFn, input: TransformInput, mappingId: string): Promise<TransformOverride | null | undefined> {
   let result: unknown;
   try {
-    result = fn(input);
-    if (isThenable(result)) result = await withTimeout(result, timeoutMs);
+    result = await fn(input);
   } catch (cause) {
     throw stepFailed(mappingId, 'transform', cause);
   }
@@ -41,24 +38,4 @@ export async function callTransform(
     throw stepFailed(mappingId, 'transform', new TypeError(`transform returned ${kind}; expected an object, null or undefined`));
   }
   return result as TransformOverride;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
-}
-
-function withTimeout<T>(promise: PromiseLike<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`transform timed out after ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }

@@ -2,9 +2,12 @@ import { createRequire } from 'node:module';
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { TransformInput } from './context.js';
+import type { TransformInput } from '../transform-types.js';
 
-/** A transform's callable export. May be async; returns a partial action, `null` or `undefined`. */
+/**
+ * A transform's callable export, as the engine sees it: may be async; returns a partial
+ * action, `null` or `undefined` — or anything else, which callTransform refuses.
+ */
 export type TransformFn = (input: TransformInput) => unknown;
 
 /** The extensions a transform module may have (TypeScript loads through tsx). */
@@ -110,29 +113,3 @@ function listExports(sources: Record<string, unknown>[]): string {
 
 /** A transform that loaded, or the problem and the config key it belongs to. */
 export type LoadedTransform = { fn: TransformFn } | { problem: string; key: 'module' | 'export' };
-
-/**
- * One loader per engine: resolves, imports (once per real file, however many mappings
- * share it) and picks the export of each `transform` spec.
- */
-export function createTransformLoader(transformsDir: string): (spec: { module: string; export?: string }) => Promise<LoadedTransform> {
-  const modules = new Map<string, Promise<Record<string, unknown>>>();
-  return async (spec) => {
-    const resolved = await resolveTransformModule(spec.module, transformsDir);
-    if ('problem' in resolved) return { problem: resolved.problem, key: 'module' };
-    let loading = modules.get(resolved.file);
-    if (!loading) {
-      loading = importModule(resolved.file);
-      modules.set(resolved.file, loading);
-    }
-    let mod: Record<string, unknown>;
-    try {
-      mod = await loading;
-    } catch (err) {
-      return { problem: (err as Error).message, key: 'module' };
-    }
-    const picked = pickExport(mod, spec.export);
-    if ('problem' in picked) return { problem: picked.problem, key: spec.export !== undefined ? 'export' : 'module' };
-    return picked;
-  };
-}

@@ -1,7 +1,7 @@
 import { uuidv7 } from '../ids.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
-import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
+import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES } from '../config/schema.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from './action.js';
 
@@ -130,6 +130,12 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
   // allows asking for tiny-1b by name (README "agent.allowedModels").
   const allowedModels = new Set(config.agent.allowedModels.flatMap((m) => (Object.hasOwn(aliases, m) ? [m, aliases[m]!] : [m])));
   const modelRule = `model is not in agent.allowedModels (allowed: ${config.agent.allowedModels.join(', ')})`;
+  // A provider that cannot deliver is refused up front (CONTRACT.md §9), with what to configure.
+  const providerRules = new Map<string, string>();
+  for (const p of PROVIDERS) {
+    const problem = unconfiguredProvider(p, config.providers);
+    if (problem) providerRules.set(p, `provider ${p} is not configured: ${problem}`);
+  }
 
   function sessionKeyOf(given: string | null | undefined): string {
     if (given === undefined || given === null) return defaultSessionKey || `hook:${uuid()}`;
@@ -171,6 +177,9 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       if (deliver && provider !== 'last' && to === undefined) {
         throw invalid(`to is required when deliver is true and provider is ${provider}`);
       }
+      // Only a reply that will be sent needs its provider (OpenClaw clients name one anyway).
+      const providerRule = deliver ? providerRules.get(provider) : undefined;
+      if (providerRule) throw invalid(providerRule);
       // Built key by key so the JSON of `hookrelay test` reads in a stable, natural order.
       const action = { kind: 'agent', message: b.message.trim() } as AgentAction;
       const name = optionalText(b.name);

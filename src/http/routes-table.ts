@@ -5,13 +5,14 @@
  * so what the gate guards and what a handler serves cannot drift apart. Later layers read the
  * route (`routeOf(req)`), never Koa's `ctx.path` or `ctx.url`: those are the raw target.
  */
-export type RouteKind = 'wake' | 'agent' | 'events' | 'run' | 'mapped' | 'health' | 'none';
+export type RouteKind = 'wake' | 'agent' | 'events' | 'runs' | 'run' | 'mapped' | 'health' | 'none';
 
 /** The method each kind takes (HEAD rides along with GET); `none` takes none. */
 export const ROUTE_METHODS: Record<RouteKind, string> = {
   wake: 'POST',
   agent: 'POST',
   events: 'GET',
+  runs: 'GET',
   run: 'GET',
   mapped: 'POST',
   health: 'GET',
@@ -40,7 +41,7 @@ export function routeKind(name: string): RouteKind {
   if (name === 'agent') return 'agent';
   if (name === 'events') return 'events';
   if (name.startsWith('runs/') && name.length > 5 && name.indexOf('/', 5) === -1) return 'run';
-  if (name === 'runs') return 'none';
+  if (name === 'runs') return 'runs';
   return 'mapped';
 }
 

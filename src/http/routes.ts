@@ -3,10 +3,11 @@ import { HookError } from '../errors.js';
 import type { Action } from '../engine/action.js';
 import type { Engine } from '../engine/engine.js';
 import { templateHeaders, templateQuery, templateUrl } from '../engine/context.js';
-import type { Store, RunRecord } from '../store/store.js';
+import { RUN_STATUSES, type RunRecord, type RunStatus, type Store } from '../store/store.js';
 import type { Accepted } from '../dispatch/runtime.js';
 import type { Route, RouteKind } from './routes-table.js';
 import { sendJson } from './json.js';
+import { EVENTS_LIMIT, RUNS_LIMIT } from './limits.js';
 import type { SignedBy, Signatures } from './signatures.js';
 
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
@@ -15,7 +16,7 @@ export interface RouteDeps {
   acceptStatus: number;
   engine: Pick<Engine, 'map' | 'wake' | 'agent' | 'fanOut'>;
   dispatch(actions: Action[]): Promise<Accepted[]>;
-  store: Pick<Store, 'getRun' | 'listEvents'>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns'>;
   /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
   signatures: Pick<Signatures, 'check' | 'admit'>;
   now?: () => Date;
@@ -26,7 +27,6 @@ export interface RouteDeps {
 /** A route's handler: the route is the gate's decision (routes-table.ts), never re-derived. */
 export type Handler = (ctx: Context, route: Route) => Promise<void> | void;
 
-const EVENTS_MAX = 1000;
 /**
  * An answer of `/events` carries at most about this many bytes of event text (and always at
  * least one event): `limit` alone let one request over large events build a 100 MB answer.
@@ -56,9 +56,24 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
     async events(ctx, route) {
       const params = new URLSearchParams(route.query);
       const after = intParam(params.get('after'), 'after', 0, 0);
-      const limit = intParam(params.get('limit'), 'limit', 100, 1, EVENTS_MAX);
+      const limit = intParam(params.get('limit'), 'limit', EVENTS_LIMIT.default, 1, EVENTS_LIMIT.max);
       const events = await deps.store.listEvents(after, limit, EVENTS_MAX_BYTES);
       ok(ctx, 200, { events: events.map((e) => ({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })) });
+    },
+
+    async runs(ctx, route) {
+      const params = new URLSearchParams(route.query);
+      const limit = intParam(params.get('limit'), 'limit', RUNS_LIMIT.default, 1, RUNS_LIMIT.max);
+      const status = params.get('status') || undefined;
+      if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus)) {
+        throw new HookError('invalid_payload', `status: must be one of ${RUN_STATUSES.join(', ')}`);
+      }
+      const before = params.get('before') || undefined;
+      if (before !== undefined && !(await deps.store.getRun(before))) {
+        throw new HookError('invalid_payload', `before: no run with id ${JSON.stringify(before.slice(0, 64))} (page on with the runId of a listed run)`);
+      }
+      const runs = await deps.store.listRuns({ limit, status: status as RunStatus | undefined, before });
+      ok(ctx, 200, { runs: runs.map(publicRun) });
     },
 
     async run(ctx, route) {
@@ -123,6 +138,7 @@ export function publicRun(run: RunRecord) {
     endedAt: run.endedAt,
     reply: run.reply,
     error: run.error,
+    errorCode: run.errorCode,
     deliveredTo: run.deliveredTo,
   };
 }
@@ -130,6 +146,8 @@ export function publicRun(run: RunRecord) {
 function intParam(v: string | null, name: string, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (v === null || v === '') return dflt;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new HookError('invalid_payload', `${name}: must be an integer ≥ ${min}`);
-  return Math.min(n, max);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new HookError('invalid_payload', max === Number.MAX_SAFE_INTEGER ? `${name}: must be an integer ≥ ${min}` : `${name}: must be an integer from ${min} to ${max}`);
+  }
+  return n;
 }

@@ -20,7 +20,12 @@ export async function openStore(config: Config, log: Logger): Promise<Store> {
   switch (kind) {
     case 'sqlite':
       try {
-        return await SqliteStore.open({ dataDir: resolve(config.dataDir), durability: config.store.durability, log });
+        return await SqliteStore.open({
+          dataDir: resolve(config.dataDir),
+          durability: config.store.durability,
+          retainDays: config.store.retainDays,
+          log,
+        });
       } catch (err) {
         if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
         throw err;

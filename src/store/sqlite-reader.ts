@@ -5,7 +5,7 @@ import type { WireError } from './sqlite-writer.js';
 import { SCHEMA_VERSION, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
 import {
   StoreError,
-  type EventRecord, type HistoryMessage, type RunRecord, type RunStatus, type StoreErrorCode, type StoreReader,
+  type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
 } from './store.js';
 
 /** The database file, in the data directory. */
@@ -47,8 +47,9 @@ export class SqliteReader {
     this.q = {
       events: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
       run: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?'),
-      runs: db.prepare<[number], RunRow>('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
-      runsWith: db.prepare<[string, number], RunRow>('SELECT * FROM runs WHERE status = ? ORDER BY seq DESC LIMIT ?'),
+      runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE run_id = ?'),
+      runs: db.prepare<[number, number], RunRow>('SELECT * FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT ?'),
+      runsWith: db.prepare<[string, number, number], RunRow>('SELECT * FROM runs WHERE status = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
       history: db.prepare<[string, number], { role: string; content: string }>(
         'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
       ),
@@ -107,9 +108,15 @@ export class SqliteReader {
     return row && toRun(row);
   }
 
-  listRuns(opts: { limit: number; status?: RunStatus }): RunRecord[] {
+  listRuns(opts: ListRunsOptions): RunRecord[] {
     const limit = toLimit(opts.limit);
-    return (opts.status ? this.q.runsWith.all(opts.status, limit) : this.q.runs.all(limit)).map(toRun);
+    let below = Number.MAX_SAFE_INTEGER;
+    if (opts.before !== undefined) {
+      const from = this.q.runSeq.get(opts.before);
+      if (!from) return [];
+      below = from.seq;
+    }
+    return (opts.status ? this.q.runsWith.all(opts.status, below, limit) : this.q.runs.all(below, limit)).map(toRun);
   }
 
   history(sessionKey: string, limit: number): HistoryMessage[] {

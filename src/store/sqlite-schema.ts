@@ -123,6 +123,36 @@ export const MIGRATIONS: readonly string[] = [
       ORDER BY seq LIMIT 1;
   END;
   `,
+  // v3
+  `
+  -- A failed run's stable code beside its text (src/run-errors.ts).
+  ALTER TABLE runs ADD COLUMN error_code TEXT;
+
+  -- When a conversation turn was stored, for retention (store.retainDays). Turns stored before
+  -- this version count from the upgrade.
+  ALTER TABLE history ADD COLUMN at TEXT;
+  UPDATE history SET at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now');
+
+  -- events.kind gains 'reply' (a heartbeat turn's answer). A CHECK cannot be altered, so the
+  -- table is rebuilt (https://www.sqlite.org/lang_altertable.html#otheralter). Its AUTOINCREMENT
+  -- counter is carried over as it was, not recomputed from the rows: seq is the /events cursor
+  -- and must never go back, even when the newest events had been purged.
+  CREATE TABLE events_v3 (
+    seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+    id     TEXT NOT NULL UNIQUE,
+    kind   TEXT NOT NULL CHECK (kind IN ('wake', 'summary', 'reply')),
+    text   TEXT NOT NULL,
+    source TEXT NOT NULL,
+    at     TEXT NOT NULL,
+    unsafe INTEGER NOT NULL CHECK (unsafe IN (0, 1))
+  ) STRICT;
+  INSERT INTO events_v3 (seq, id, kind, text, source, at, unsafe) SELECT seq, id, kind, text, source, at, unsafe FROM events;
+  DELETE FROM sqlite_sequence WHERE name = 'events_v3';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'events_v3', seq FROM sqlite_sequence WHERE name = 'events';
+  DROP TABLE events;
+  -- RENAME also renames the table's sqlite_sequence row.
+  ALTER TABLE events_v3 RENAME TO events;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
@@ -182,6 +212,7 @@ export interface RunRow {
   reply: string | null;
   error: string | null;
   delivered_to: string | null;
+  error_code: string | null;
 }
 
 /** One bound value: what an INSERT below takes per column. */
@@ -259,6 +290,7 @@ export function toRun(row: RunRow): RunRecord {
   if (row.ended_at !== null) run.endedAt = row.ended_at;
   if (row.reply !== null) run.reply = row.reply;
   if (row.error !== null) run.error = row.error;
+  if (row.error_code !== null) run.errorCode = row.error_code as RunRecord['errorCode'];
   if (row.delivered_to !== null) run.deliveredTo = row.delivered_to;
   return run;
 }

@@ -24,10 +24,23 @@ import { StoreError, type HistoryMessage, type RunEffects, type RunEnd } from '.
 export type WriteOp =
   | { kind: 'accept'; events: Bind[][]; runs: Bind[][] }
   | { kind: 'claim'; limit: number; startedAt: string }
-  | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects }
+  | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
   | { kind: 'requeue'; runIds: string[] }
-  | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string> }
+  | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; at: string }
+  | { kind: 'purge'; table: PurgeTable; before: string; after: number; max: number }
   | { kind: 'inspect' };
+
+/** What retention purges, one table per op (sqlite.ts walks them in turn). */
+export type PurgeTable = 'runs' | 'events' | 'history';
+
+/**
+ * One purge op's outcome: rows deleted, and where the next op resumes (`next`: the last seq
+ * looked at), or undefined when the table holds nothing more that is old enough.
+ */
+export interface PurgeStep {
+  deleted: number;
+  next?: number;
+}
 
 /** What `inspect` returns: the writer connection's settings, read back from SQLite. */
 export interface WriterPragmas {
@@ -184,16 +197,18 @@ function handlers(db: Database.Database) {
     WHERE seq IN (SELECT seq FROM ready ORDER BY seq LIMIT @limit)
     RETURNING *`);
   const finish = db.prepare<Record<string, string | null>, { session_key: string }>(`
-    UPDATE runs SET status = @status, ended_at = @ended_at, reply = @reply, error = @error, delivered_to = @delivered_to
+    UPDATE runs SET status = @status, ended_at = @ended_at, reply = @reply, error = @error, error_code = @error_code,
+      delivered_to = @delivered_to
     WHERE run_id = @run_id AND status = 'running'
     RETURNING session_key`);
   const requeue = db.prepare("UPDATE runs SET status = 'queued', started_at = NULL WHERE run_id = ? AND status = 'running'");
-  const insertHistory = db.prepare('INSERT INTO history (session_key, role, content) VALUES (?, ?, ?)');
+  const insertHistory = db.prepare('INSERT INTO history (session_key, role, content, at) VALUES (?, ?, ?, ?)');
   const setState = db.prepare('INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
 
-  const appendHistory = (sessionKey: string, messages: readonly HistoryMessage[]) => {
-    for (const m of messages) insertHistory.run(sessionKey, m.role, m.content);
+  const appendHistory = (sessionKey: string, messages: readonly HistoryMessage[], at: string) => {
+    for (const m of messages) insertHistory.run(sessionKey, m.role, m.content, at);
   };
+  const purge = purgeSteps(db);
 
   return (op: WriteOp): unknown => {
     switch (op.kind) {
@@ -215,20 +230,24 @@ function handlers(db: Database.Database) {
           ended_at: end.endedAt,
           reply: end.reply ?? null,
           error: end.error ?? null,
+          error_code: end.errorCode ?? null,
           delivered_to: end.deliveredTo ?? null,
         });
         if (!row) throw new OpError('run_not_running', `run ${op.runId} is not running`);
         if (op.effects.summary) insertEvent.run(eventValues(op.effects.summary));
-        appendHistory(row.session_key, op.effects.history ?? []);
+        appendHistory(row.session_key, op.effects.history ?? [], op.at);
         return undefined;
       }
       case 'requeue':
         for (const id of op.runIds) requeue.run(id);
         return undefined;
       case 'append':
-        appendHistory(op.sessionKey, op.messages);
+        appendHistory(op.sessionKey, op.messages, op.at);
         for (const [key, value] of Object.entries(op.state ?? {})) setState.run(key, value);
+        for (const e of op.events) insertEvent.run(e);
         return undefined;
+      case 'purge':
+        return purge[op.table](op.before, op.after, op.max);
       case 'inspect':
         return {
           journalMode: db.pragma('journal_mode', { simple: true }),
@@ -237,6 +256,50 @@ function handlers(db: Database.Database) {
           userVersion: db.pragma('user_version', { simple: true }),
         } satisfies Record<keyof WriterPragmas, unknown>;
     }
+  };
+}
+
+/**
+ * Retention's steps, one per table. Each looks at no more than `max` rows — the oldest after
+ * `after`, in seq order — and deletes those that are old enough, so that one op never holds
+ * the writer for long, however large the table or however little of it is old. Rows are
+ * stored in time order (seq follows acceptance), so the walk stops at the first row that is
+ * too young: everything after it is younger still. A run is judged by its end, but no run
+ * accepted after `before` can have ended before it, so its acceptance time stops the walk;
+ * queued and running runs are never deleted. Deleting a run fires no trigger (`ready` only
+ * holds queued runs). Events keep their seq counter (AUTOINCREMENT): seq is never reused.
+ */
+function purgeSteps(db: Database.Database): Record<PurgeTable, (before: string, after: number, max: number) => PurgeStep> {
+  const window = {
+    events: db.prepare<[number, number], { seq: number; t: string }>('SELECT seq, at AS t FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+    history: db.prepare<[number, number], { seq: number; t: string | null }>('SELECT seq, at AS t FROM history WHERE seq > ? ORDER BY seq LIMIT ?'),
+    runs: db.prepare<[number, number], { seq: number; t: string; status: string; ended_at: string | null }>(
+      'SELECT seq, created_at AS t, status, ended_at FROM runs WHERE seq > ? ORDER BY seq LIMIT ?',
+    ),
+  };
+  const remove = {
+    events: db.prepare('DELETE FROM events WHERE seq = ?'),
+    history: db.prepare('DELETE FROM history WHERE seq = ?'),
+    runs: db.prepare('DELETE FROM runs WHERE seq = ?'),
+  };
+  const ended = new Set(['succeeded', 'failed', 'timed_out']);
+  const step = <R extends { seq: number; t: string | null }>(table: PurgeTable, old: (row: R, before: string) => boolean) =>
+    (before: string, after: number, max: number): PurgeStep => {
+      const rows = (window[table] as Database.Statement<[number, number], R>).all(after, max);
+      let deleted = 0;
+      for (const row of rows) {
+        if (row.t !== null && row.t >= before) return { deleted };
+        if (old(row, before)) deleted += remove[table].run(row.seq).changes;
+      }
+      return rows.length < max ? { deleted } : { deleted, next: rows[rows.length - 1]!.seq };
+    };
+  return {
+    events: step('events', () => true),
+    history: step('history', (row) => row.t !== null),
+    runs: step<{ seq: number; t: string; status: string; ended_at: string | null }>(
+      'runs',
+      (row, before) => ended.has(row.status) && row.ended_at !== null && row.ended_at < before,
+    ),
   };
 }
 

@@ -7,11 +7,11 @@ import type { Logger } from '../log.js';
 import { eventValues, migrate, runValues, toRun, type RunRow } from './sqlite-schema.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
-import { STORE_GONE, startWriter, type FromWriter, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
+import { STORE_GONE, startWriter, type FromWriter, type PurgeStep, type PurgeTable, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
 import {
   StoreError,
-  type EventRecord, type HistoryMessage, type NewEvent, type NewRun, type RunEffects, type RunEnd,
-  type RunRecord, type RunStatus, type Store,
+  type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewRun, type RunEffects, type RunEnd,
+  type RunRecord, type Store,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -23,6 +23,15 @@ export interface SqliteStoreOptions {
   log: Logger;
   /** Most write ops per transaction (default 512): bounds one commit's latency and message size. */
   batchMax?: number;
+  /**
+   * `store.retainDays`: ended runs, conversation turns and events older than this many days
+   * are purged in the background ({@link SqliteStore.purgeExpired}); 0 or absent keeps everything.
+   */
+  retainDays?: number;
+  /** What "now" is for retention and for the time of stored conversation turns (specs inject it). */
+  clock?: () => Date;
+  /** How often retention runs (default hourly); the first pass runs this long after open, at most a minute. */
+  purgeEveryMs?: number;
   /**
    * `false` skips the data-directory lock ({@link lockDataDir}). Only for specs that need two
    * writers on one file (the claim's triggers must hold when another process writes it).
@@ -53,6 +62,13 @@ interface Pending {
 }
 
 const SLOW_COMMIT_MS = 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Rows one purge op looks at: each op is one short write among the others, never a long hold. */
+export const PURGE_BATCH = 500;
+const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events'];
+
+/** Rows removed by one retention pass. */
+export type PurgeCounts = Record<PurgeTable, number>;
 
 /**
  * The embedded store: `{dataDir}/hookrelay.db`, SQLite in WAL mode.
@@ -83,6 +99,9 @@ export class SqliteStore implements Store {
   private lastWorkerError: Error | undefined;
   private stopping = false;
   private readonly counters: SqliteStoreStats;
+  private readonly clock: () => Date;
+  private purgeTimer: NodeJS.Timeout | undefined;
+  private purging: Promise<PurgeCounts> | undefined;
 
   private constructor(
     private readonly reader: SqliteReader,
@@ -91,12 +110,17 @@ export class SqliteStore implements Store {
     private readonly log: Logger,
     private readonly batchMax: number,
     writerStartMs: number,
+    private readonly retainDays: number,
+    clock: (() => Date) | undefined,
+    purgeEveryMs: number,
   ) {
     this.counters = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0, writerStartMs };
+    this.clock = clock ?? (() => new Date());
     worker.on('message', (msg: FromWriter) => this.onMessage(msg));
     worker.on('error', (err) => (this.lastWorkerError = err));
     worker.on('exit', (code) => this.onExit(code));
     worker.unref(); // referenced only while a batch is in flight
+    if (retainDays > 0) this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
   }
 
   /**
@@ -121,7 +145,10 @@ export class SqliteStore implements Store {
         if (from !== to) opts.log.info({ file, from, to }, 'store schema migrated');
         db.pragma('query_only = ON'); // every write goes through the writer thread
       });
-      return new SqliteStore(new SqliteReader(db!), worker, lock, opts.log, opts.batchMax ?? 512, performance.now() - t0);
+      return new SqliteStore(
+        new SqliteReader(db!), worker, lock, opts.log, opts.batchMax ?? 512, performance.now() - t0,
+        opts.retainDays ?? 0, opts.clock, opts.purgeEveryMs ?? 60 * 60 * 1000,
+      );
     } catch (err) {
       db?.close();
       lock?.release();
@@ -142,7 +169,7 @@ export class SqliteStore implements Store {
     return this.read(() => this.reader.getRun(runId));
   }
 
-  listRuns(opts: { limit: number; status?: RunStatus }): Promise<RunRecord[]> {
+  listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
     return this.read(() => this.reader.listRuns(opts));
   }
 
@@ -153,7 +180,7 @@ export class SqliteStore implements Store {
   }
 
   finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void> {
-    return this.write({ kind: 'finish', runId, end, effects });
+    return this.write({ kind: 'finish', runId, end, effects, at: this.clock().toISOString() });
   }
 
   requeueRuns(runIds: string[]): Promise<void> {
@@ -164,8 +191,50 @@ export class SqliteStore implements Store {
     return this.read(() => this.reader.history(sessionKey, limit));
   }
 
-  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>): Promise<void> {
-    return this.write({ kind: 'append', sessionKey, messages, state });
+  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events: NewEvent[] = []): Promise<void> {
+    return this.write({ kind: 'append', sessionKey, messages, state, events: events.map(eventValues), at: this.clock().toISOString() });
+  }
+
+  /**
+   * One retention pass (`store.retainDays`, CONTRACT.md §3): deletes ended runs, conversation
+   * turns and events older than that, as a series of small write ops ({@link PURGE_BATCH} rows
+   * looked at each) that take turns with the other writes, so that requests never wait behind
+   * a long delete. Queued and running runs stay. A pass already under way is joined.
+   */
+  purgeExpired(): Promise<PurgeCounts> {
+    this.purging ??= this.purgePass().finally(() => (this.purging = undefined));
+    return this.purging;
+  }
+
+  private async purgePass(): Promise<PurgeCounts> {
+    const counts: PurgeCounts = { runs: 0, history: 0, events: 0 };
+    if (this.retainDays <= 0) return counts;
+    const before = new Date(this.clock().getTime() - this.retainDays * DAY_MS).toISOString();
+    for (const table of PURGE_TABLES) {
+      let after: number | undefined = 0;
+      while (after !== undefined) {
+        const step: PurgeStep = await this.write({ kind: 'purge', table, before, after, max: PURGE_BATCH });
+        counts[table] += step.deleted;
+        after = step.next;
+      }
+    }
+    if (counts.runs + counts.history + counts.events > 0) this.log.info({ ...counts, before }, 'store retention: old rows purged');
+    return counts;
+  }
+
+  private schedulePurge(firstMs: number, everyMs: number): void {
+    this.purgeTimer = setTimeout(() => {
+      if (this.state !== 'open') return;
+      this.purgeExpired().then(
+        () => this.schedulePurge(everyMs, everyMs),
+        (err) => {
+          // A closed store stops here; anything else is retried at the next interval.
+          if (!(err instanceof StoreError && err.code === 'closed')) this.log.warn({ err }, 'store retention pass failed; retrying later');
+          if (this.state === 'open') this.schedulePurge(everyMs, everyMs);
+        },
+      );
+    }, firstMs);
+    this.purgeTimer.unref();
   }
 
   getState(key: string): Promise<string | undefined> {
@@ -188,6 +257,7 @@ export class SqliteStore implements Store {
   }
 
   private async shutdown(): Promise<void> {
+    clearTimeout(this.purgeTimer);
     this.state = 'closing'; // new calls reject from here on; queued writes still commit
     await new Promise<void>((resolve) => {
       this.idleWaiters.push(resolve);

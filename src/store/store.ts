@@ -1,4 +1,5 @@
 import type { Provider, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
+import type { RunErrorCode } from '../run-errors.js';
 
 /**
  * The store seam. Everything the gateway answered 2xx for is behind this interface, and
@@ -23,8 +24,11 @@ export interface Store {
    */
   listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]>;
   getRun(runId: string): Promise<RunRecord | undefined>;
-  /** Newest first. */
-  listRuns(opts: { limit: number; status?: RunStatus }): Promise<RunRecord[]>;
+  /**
+   * Most recently accepted first; `before`: only runs accepted before that run (paging on
+   * with the last run id of a page). An unknown `before` gives no runs.
+   */
+  listRuns(opts: ListRunsOptions): Promise<RunRecord[]>;
 
   /**
    * Atomically moves up to `limit` queued runs to `running` and returns them: the oldest
@@ -46,8 +50,11 @@ export interface Store {
 
   /** The last `limit` messages of a session's conversation, oldest first. */
   history(sessionKey: string, limit: number): Promise<HistoryMessage[]>;
-  /** Appends to a conversation and sets state keys in the same transaction. */
-  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>): Promise<void>;
+  /**
+   * Appends to a conversation, sets state keys and appends events to the main session, all in
+   * the same transaction (a heartbeat turn: its exchange, its cursor and its `reply` event).
+   */
+  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events?: NewEvent[]): Promise<void>;
   /** Small durable key/value state: heartbeat cursor, the main session's last recipient. */
   getState(key: string): Promise<string | undefined>;
 
@@ -83,13 +90,14 @@ export class StoreError extends Error {
 
 export type StoreErrorCode = 'closed' | 'unavailable' | 'locked' | 'constraint' | 'run_not_running' | 'failed';
 
-export type EventKind = 'wake' | 'summary';
+/** `reply`: what a heartbeat turn answered (not only HEARTBEAT_OK); never fed back to the heartbeat. */
+export type EventKind = 'wake' | 'summary' | 'reply';
 
 export interface NewEvent {
   id: string;
   kind: EventKind;
   text: string;
-  /** `wake`, `mapping:<id>` for listener text; `run:<runId>` for summaries. */
+  /** `wake`, `mapping:<id>` for listener text; `run:<runId>` for summaries; `heartbeat` for replies. */
   source: string;
   /** ISO time. */
   at: string;
@@ -102,6 +110,14 @@ export interface EventRecord extends NewEvent {
 }
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out';
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+
+export interface ListRunsOptions {
+  limit: number;
+  status?: RunStatus;
+  /** A run id: only runs accepted before it. */
+  before?: string;
+}
 
 export interface NewRun {
   runId: string;
@@ -128,6 +144,8 @@ export interface RunRecord extends NewRun {
   endedAt?: string;
   reply?: string;
   error?: string;
+  /** The stable code of `error` (src/run-errors.ts); absent on runs ended before codes existed. */
+  errorCode?: RunErrorCode;
   /** `provider:to` when the reply was delivered. */
   deliveredTo?: string;
 }
@@ -137,6 +155,7 @@ export interface RunEnd {
   endedAt: string;
   reply?: string;
   error?: string;
+  errorCode?: RunErrorCode;
   deliveredTo?: string;
 }
 

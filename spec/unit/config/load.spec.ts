@@ -98,7 +98,7 @@ describe('config/load', () => {
     it('fills every default', () => {
       const { config } = configFromObject({}, '/srv/hr/hookrelay.yaml', {});
       expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 });
-      expect(config.store).to.deep.equal({ kind: 'sqlite', durability: 'fsync' });
+      expect(config.store).to.deep.equal({ kind: 'sqlite', durability: 'fsync', retainDays: 30 });
       expect(config.log.level).to.equal('info');
       expect(config.heartbeat.everySeconds).to.equal(1800);
       expect(config.hooks).to.include({ enabled: true, token: '', path: '/hooks', maxBodyBytes: 262144, allowQueryToken: true, defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always', allowUnsafeExternalContent: false, maxFanOut: 200, transformTimeoutMs: 5000 });
@@ -107,7 +107,7 @@ describe('config/load', () => {
       expect(config.agent.systemPrompt).to.be.a('string').and.not.equal('');
     });
     it('fills mapping defaults, numbers ids by position and folds channel into provider', () => {
-      const { config } = configFromObject({ hooks: { mappings: [agentMapping, { id: 'own', action: 'wake', textTemplate: 't', channel: 'slack' }] } }, '/x/c.yaml', {});
+      const { config } = configFromObject({ hooks: { mappings: [agentMapping, { id: 'own', action: 'wake', textTemplate: 't', channel: 'slack' }] }, providers: { slack: { botToken: 'xoxb-1' } } }, '/x/c.yaml', {});
       const [a, b] = config.hooks.mappings;
       expect(a).to.include({ id: 'mapping-1', action: 'agent', wakeMode: 'now', engine: 'handlebars', provider: 'last' });
       expect(a.deliver).to.equal(undefined);
@@ -193,7 +193,7 @@ describe('config/load', () => {
       ['a defaultSessionKey holding NUL', { hooks: { defaultSessionKey: 'hook:a\u0000' } }, 'hooks.defaultSessionKey'],
       ['a defaultSessionKey holding a C1 character', { hooks: { defaultSessionKey: 'hook:a\u0085b' } }, 'hooks.defaultSessionKey'],
       ['an unknown preset', { hooks: { presets: ['email', 'fax'] } }, 'hooks.presets[1]'],
-      ['provider and channel both given', { hooks: { mappings: [{ ...agentMapping, provider: 'slack', channel: 'slack' }] } }, 'hooks.mappings[0].channel'],
+      ['provider and channel both given', { hooks: { mappings: [{ ...agentMapping, provider: 'last', channel: 'last' }] } }, 'hooks.mappings[0].channel'],
       ['a transform module outside transformsDir', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: '../x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
       ['a transform module of another kind', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'x.py' } }] } }, 'hooks.mappings[0].transform.module'],
       ['a timeoutSeconds past one day (every request would be refused)', { hooks: { mappings: [{ ...agentMapping, timeoutSeconds: 86401 }] } }, 'hooks.mappings[0].timeoutSeconds'],

@@ -8,6 +8,7 @@ import { silentLogger } from '../../../src/log.js';
 import { createRuntime, type Accepted, type Runtime } from '../../../src/dispatch/runtime.js';
 import { INTERRUPTED } from '../../../src/dispatch/runner.js';
 import { HEARTBEAT_CURSOR_KEY } from '../../../src/dispatch/main-session.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../../../src/dispatch/model.js';
 import { openStore } from '../../../src/store/open.js';
 import type { RunRecord, Store } from '../../../src/store/store.js';
 import { startFakeModel, type FakeModel, type ModelRule } from '../../support/fake-model.js';
@@ -38,7 +39,7 @@ class Harness {
     this.config = {
       server: { host: '127.0.0.1', port: 0, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 },
       dataDir: this.dir,
-      store: { kind: 'sqlite', durability: 'os' },
+      store: { kind: 'sqlite', durability: 'os', retainDays: 30 },
       hooks: {
         enabled: true, token: 't', path: '/hooks', maxBodyBytes: 262144, allowQueryToken: true,
         allowedSessionKeyPrefixes: ['hook:'], defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always',
@@ -59,8 +60,8 @@ class Harness {
   }
 
   /** A started runtime (several may be made in one spec to model a restart). */
-  async runtime(): Promise<Runtime> {
-    const rt = createRuntime({ config: this.config, store: this.store, log: silentLogger });
+  async runtime(modelRetry?: RetryPolicy): Promise<Runtime> {
+    const rt = createRuntime({ config: this.config, store: this.store, log: silentLogger, modelRetry });
     this.runtimes.push(rt);
     await rt.start();
     return rt;
@@ -245,7 +246,17 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       const [a] = await rt.dispatch([agent('x', { deliver: true, provider: 'telegram', to: '9' })]);
       const run = await h.run(runIdOf(a!), 'succeeded');
       expect(run.error).to.equal('delivery failed: telegram: Bad Request: chat not found');
+      expect(run.errorCode).to.equal('delivery_failed');
       expect((await h.summaries())[0]!.text).to.include('Delivery to telegram:9 failed: telegram: Bad Request: chat not found');
+    });
+
+    it('a reply with no recipient: the run succeeds with errorCode no_recipient', async () => {
+      h = await new Harness().open({ session: {} });
+      const rt = await h.runtime();
+      const [a] = await rt.dispatch([agent('x', { deliver: true })]);
+      const run = await h.run(runIdOf(a!), 'succeeded');
+      expect(run.errorCode).to.equal('no_recipient');
+      expect(run.error).to.match(/^delivery failed: no known last recipient/);
     });
 
     it('times out a slow model call: timed_out, summarised, next run of the session still runs', async () => {
@@ -256,20 +267,70 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       const run = await h.run(runIdOf(a!), 'timed_out');
       expect(Date.now() - t0).to.be.below(2500);
       expect(run.error).to.match(/timed out after 1 s/);
+      expect(run.errorCode).to.equal('model_timeout');
       await h.run(runIdOf(b!), 'succeeded');
       const s = (await h.summaries()).find((e) => e.source === `run:${run.runId}`)!;
       expect(s.text).to.match(/^\[Slow\] /).and.include('timed out after 1 s');
     });
 
-    it('fails a run when the model answers 500 (after the one SDK retry), without server text', async () => {
+    it('fails a run when the model keeps answering 500 (after every retry), without server text', async () => {
       h = await new Harness().open({}, [{ status: 500, error: { message: 'secret prompt echo' }, headers: { 'retry-after-ms': '1' } }]);
       const rt = await h.runtime();
       const [a] = await rt.dispatch([agent('boom', { wakeMode: 'now' })]);
       const run = await h.run(runIdOf(a!), 'failed');
-      expect(run.error).to.equal('the model server answered HTTP 500');
-      expect(h.model.requests.filter((r) => r.user.includes('boom'))).to.have.length(2);
+      const host = new URL(h.model.baseUrl).host;
+      expect(run.error).to.equal(`the model server at ${host} answered HTTP 500`);
+      expect(run.errorCode).to.equal('model_http');
+      expect(h.model.requests.filter((r) => r.user.includes('boom'))).to.have.length(DEFAULT_RETRY.attempts);
       const [s] = await h.summaries();
-      expect(s!.text).to.include('failed: the model server answered HTTP 500').and.not.include('secret');
+      expect(s!.text).to.include(`failed: the model server at ${host} answered HTTP 500`).and.not.include('secret');
+    });
+
+    it('a 4xx other than 408/429 is not retried: failed at once, model_http', async () => {
+      h = await new Harness().open({}, [{ status: 404, error: { code: 'model_not_found' } }]);
+      const rt = await h.runtime({ attempts: 6, baseMs: 10, maxMs: 50 });
+      const [a] = await rt.dispatch([agent('nope')]);
+      const run = await h.run(runIdOf(a!), 'failed');
+      expect(run).to.include({ errorCode: 'model_http', error: `the model server at ${new URL(h.model.baseUrl).host} answered HTTP 404 (model_not_found)` });
+      expect(h.model.requests).to.have.length(1);
+    });
+
+    it('retries 429 (waiting out its Retry-After) and 503 with backoff, then succeeds', async () => {
+      h = await new Harness().open({}, [
+        { status: 429, times: 1, headers: { 'retry-after': '1' } },
+        { status: 503, times: 1 },
+        { reply: 'made it' },
+      ]);
+      const rt = await h.runtime({ attempts: 6, baseMs: 50, maxMs: 200 });
+      const [a] = await rt.dispatch([agent('persist')]);
+      const run = await h.run(runIdOf(a!), ['succeeded', 'failed']);
+      expect(run).to.include({ status: 'succeeded', reply: 'made it' });
+      expect(run.errorCode).to.equal(undefined);
+      const at = h.model.requests.map((r) => r.at);
+      expect(at).to.have.length(3);
+      expect(at[1]! - at[0]!, 'Retry-After: 1 waited out').to.be.at.least(950);
+      expect(at[2]! - at[1]!, 'the 503 backoff, not a Retry-After').to.be.below(900);
+    });
+
+    it('a model server that cannot be reached is named by host, never by key or path; retried, then model_unreachable', async () => {
+      h = await new Harness().open({ agent: { baseUrl: 'http://127.0.0.1:9/v1/path-secret-123', apiKey: 'sk-key-secret-456' } });
+      const rt = await h.runtime({ attempts: 3, baseMs: 20, maxMs: 50 });
+      const [a] = await rt.dispatch([agent('anyone there')]);
+      const run = await h.run(runIdOf(a!), 'failed');
+      expect(run).to.include({ errorCode: 'model_unreachable', error: 'could not reach the model server at 127.0.0.1:9' });
+      const s = (await h.summaries()).find((e) => e.source === `run:${run.runId}`)!;
+      expect(s.text).to.include('could not reach the model server at 127.0.0.1:9').and.not.match(/secret/);
+    });
+
+    it('retries stay within the run\'s time limit: a Retry-After past it ends the run timed_out (model_timeout)', async () => {
+      h = await new Harness().open({}, [{ status: 503, headers: { 'retry-after': '30' } }]);
+      const rt = await h.runtime();
+      const t0 = Date.now();
+      const [a] = await rt.dispatch([agent('hurry', { timeoutSeconds: 1 })]);
+      const run = await h.run(runIdOf(a!), ['timed_out', 'failed'], 5000);
+      expect(run).to.include({ status: 'timed_out', errorCode: 'model_timeout', error: 'timed out after 1 s' });
+      expect(Date.now() - t0).to.be.below(2500);
+      expect(h.model.requests).to.have.length(1);
     });
 
     it('sends thinking as reasoning_effort, and retries once without it when the server refuses it', async () => {
@@ -345,17 +406,51 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(q.user).to.include('succeeded').and.include('did it');
     });
 
-    it('keeps the cursor when the model fails, and retries the same events on the next trigger', async () => {
-      h = await new Harness().open({}, [{ status: 503, times: 2, headers: { 'retry-after-ms': '1' } }, { reply: 'HEARTBEAT_OK' }]);
-      const rt = await h.runtime();
+    it('keeps the cursor when the model fails (retries used up), and retries the same events on the next trigger', async () => {
+      h = await new Harness().open({}, [{ status: 503, times: 3, headers: { 'retry-after-ms': '1' } }, { reply: 'HEARTBEAT_OK' }]);
+      const rt = await h.runtime({ attempts: 3, baseMs: 10, maxMs: 50 });
       await rt.dispatch([wake('first')]);
-      await h.model.waitForRequests(2);
+      await h.model.waitForRequests(3);
       await sleep(300);
       expect(await h.store.getState(HEARTBEAT_CURSOR_KEY)).to.equal(undefined);
       await rt.dispatch([wake('second')]);
-      const reqs = await h.model.waitForRequests(3);
-      expect(reqs[2]!.user).to.include('first').and.include('second');
+      const reqs = await h.model.waitForRequests(4);
+      expect(reqs[3]!.user).to.include('first').and.include('second');
       await waitFor(async () => (await h.store.getState(HEARTBEAT_CURSOR_KEY)) === '2', 2000, 'cursor');
+    });
+
+    it('a heartbeat reply becomes a reply event (delivered or not), never fed back as a queued event; HEARTBEAT_OK does not', async () => {
+      h = await new Harness().open({}, [
+        { match: 'first wake', reply: 'Your build broke.' },
+        { match: 'second wake', reply: 'HEARTBEAT_OK' },
+        { match: 'third wake', reply: 'Nobody to tell.' },
+      ]);
+      const rt = await h.runtime();
+      await rt.dispatch([wake('first wake')]);
+      await h.tg.waitForMessages(1);
+      const replies = async () => (await h.store.listEvents(0, 100)).filter((e) => e.kind === 'reply');
+      const [r1] = await waitFor(async () => ((await replies()).length === 1 ? replies() : undefined), 2000, 'reply event');
+      expect(r1).to.include({ kind: 'reply', text: 'Your build broke.', source: 'heartbeat' });
+      expect(r1!.seq).to.be.greaterThan(1);
+      expect(await h.store.getState(HEARTBEAT_CURSOR_KEY)).to.equal('1'); // committed with the turn, after its cursor
+
+      await rt.dispatch([wake('second wake')]);
+      const [, q2] = await h.model.waitForRequests(2);
+      // The reply is in the main session's history (as the assistant's turn), not among the events.
+      expect(q2!.user).to.include('second wake').and.not.include('Your build broke.').and.not.include('from heartbeat');
+      expect(q2!.body.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).to.deep.equal(['Your build broke.']);
+      await sleep(300);
+      expect(await replies()).to.have.length(1); // HEARTBEAT_OK: no event
+
+      h.tg.respond = () => ({ status: 400, body: { ok: false, error_code: 400, description: 'Bad Request: chat not found' } });
+      await rt.dispatch([wake('third wake')]);
+      await waitFor(async () => ((await replies()).length === 2 ? true : undefined), 2000, 'second reply event');
+      expect((await replies())[1]).to.include({ text: 'Nobody to tell.' });
+      // A restart finds only a reply after the cursor: nothing is queued, so no catch-up turn.
+      await rt.stop();
+      await h.runtime();
+      await sleep(500);
+      expect(h.model.requests).to.have.length(3);
     });
   });
 
@@ -372,6 +467,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       await h.runtime();
       const crashed = await h.run('crashed', 'failed');
       expect(crashed.error).to.equal(INTERRUPTED);
+      expect(crashed.errorCode).to.equal('interrupted');
       await h.run('waiting', 'succeeded');
       expect(h.model.requests.some((r) => r.user.includes('was running'))).to.equal(false);
       const s = (await h.summaries()).find((e) => e.source === 'run:crashed')!;

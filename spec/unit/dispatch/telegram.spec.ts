@@ -1,16 +1,18 @@
 import { expect } from 'chai';
 import { silentLogger } from '../../../src/log.js';
 import { createDelivery, DeliveryError, resolveTarget } from '../../../src/dispatch/delivery.js';
-import { splitText, TELEGRAM_MAX_TEXT } from '../../../src/dispatch/providers/telegram.js';
+import { splitText } from '../../../src/dispatch/providers/split.js';
+
+const TELEGRAM_MAX_TEXT = 4096;
 import { startFakeTelegram, telegramError, type FakeTelegram } from '../../support/fake-telegram.js';
 
 const TOKEN = '123456:SECRET-bot-token';
 
 describe('dispatch/providers/telegram', () => {
-  describe('splitText', () => {
+  describe('splitText (every provider)', () => {
     it('keeps a short text whole', () => {
-      expect(splitText('hello')).to.deep.equal(['hello']);
-      expect(splitText('x'.repeat(TELEGRAM_MAX_TEXT))).to.have.length(1);
+      expect(splitText('hello', TELEGRAM_MAX_TEXT)).to.deep.equal(['hello']);
+      expect(splitText('x'.repeat(TELEGRAM_MAX_TEXT), TELEGRAM_MAX_TEXT)).to.have.length(1);
     });
 
     it('splits at the last newline, else the last space, else hard', () => {
@@ -86,10 +88,12 @@ describe('dispatch/providers/telegram', () => {
   });
 
   describe('registry and targets', () => {
-    it('answers "not available yet" for providers not wired yet, "not configured" without a token', async () => {
-      const d = createDelivery({}, silentLogger);
-      expect((await d.send({ provider: 'slack', to: 'C1' }, 'x').catch((e) => e)).message).to.equal('provider slack is not available yet');
-      expect((await d.send({ provider: 'telegram', to: '1' }, 'x').catch((e) => e)).message).to.match(/not configured/);
+    it('answers "not configured", naming the key to set, for a provider without its credentials', async () => {
+      const d = createDelivery({ telegram: { botToken: '', apiBase: 'http://127.0.0.1:1' } }, silentLogger);
+      const slack = await d.send({ provider: 'slack', to: 'C1' }, 'x').catch((e) => e);
+      expect(slack).to.be.instanceOf(DeliveryError).and.include({ retryable: false });
+      expect(slack.message).to.equal('provider slack is not configured (providers.slack.botToken is empty)');
+      expect((await d.send({ provider: 'telegram', to: '1' }, 'x').catch((e) => e)).message).to.equal('provider telegram is not configured (providers.telegram.botToken is empty)');
     });
 
     it('resolves last, explicit and mapping fallbacks', () => {

@@ -4,12 +4,25 @@ import type { AgentConfig, Config, HooksConfig, MappingConfig } from '../../../s
 /** Where the spec transforms live. */
 export const FIXTURE_TRANSFORMS = fileURLToPath(new URL('../../fixtures/transforms/', import.meta.url));
 
+/** Every provider with placeholder credentials (what counts as configured). */
+const ALL_PROVIDERS: Config['providers'] = {
+  whatsapp: { accessToken: 'a', phoneNumberId: '1', apiVersion: 'v21.0', apiBase: 'http://127.0.0.1:9' },
+  telegram: { botToken: 't', apiBase: 'http://127.0.0.1:9' },
+  signal: { number: '+1', apiBase: 'http://127.0.0.1:9' },
+  imessage: { password: 'p', apiBase: 'http://127.0.0.1:9', method: 'apple-script' },
+  discord: { botToken: 'd', apiBase: 'http://127.0.0.1:9' },
+  slack: { botToken: 's', apiBase: 'http://127.0.0.1:9' },
+  msteams: { appId: 'a', appPassword: 'p', tokenUrl: 'http://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' },
+};
+
 /** A mapping as a spec writes it: anything left out gets the loader's default. `channel` is folded into `provider`. */
 export type MappingInput = Partial<MappingConfig> & { channel?: MappingConfig['provider'] };
 
 export interface ConfigInput {
   hooks?: Partial<Omit<HooksConfig, 'mappings'>> & { mappings?: MappingInput[] };
   agent?: Partial<AgentConfig>;
+  /** Default: every provider configured, so that actions may name any of them. */
+  providers?: Config['providers'];
 }
 
 /**
@@ -21,7 +34,7 @@ export function makeConfig(input: ConfigInput = {}): Config {
   return {
     server: { host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxConnectionsPerAddress: 128 },
     dataDir: '/tmp/hookrelay-spec',
-    store: { kind: 'sqlite', durability: 'fsync' },
+    store: { kind: 'sqlite', durability: 'fsync', retainDays: 30 },
     hooks: {
       enabled: true,
       token: 'spec-token',
@@ -54,7 +67,7 @@ export function makeConfig(input: ConfigInput = {}): Config {
     },
     heartbeat: { everySeconds: 1800 },
     session: {},
-    providers: {},
+    providers: input.providers ?? ALL_PROVIDERS,
     log: { level: 'silent' },
   } as Config;
 }

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createTransformPool, type TransformPool } from '../../../src/engine/transform-pool.js';
 import {
-  createTransformLoader,
   pickExport,
   resolveTransformModule,
   type Resolved,
@@ -103,29 +103,45 @@ describe('engine/transform-module', () => {
     });
   });
 
-  describe('createTransformLoader', () => {
+  describe('createTransformPool (loading)', () => {
+    const pools: TransformPool[] = [];
+    const pool = async (d: string, specs: { module: string; export?: string }[]) => {
+      const p = await createTransformPool(specs, d, 1, 1000);
+      pools.push(p);
+      return p;
+    };
+    after(() => Promise.all(pools.map((p) => p.close())));
+
     it('loads TypeScript, .mts, CommonJS and JavaScript modules', async () => {
-      const load = createTransformLoader(FIXTURE_TRANSFORMS);
-      for (const module of ['echo.ts', 'named.mts', 'commonjs.cjs', 'steps.mjs']) {
-        const spec = module === 'steps.mjs' ? { module, export: 'skip' } : { module };
-        const loaded = await load(spec);
-        expect(loaded, module).to.have.property('fn').that.is.a('function');
-      }
+      const specs = ['echo.ts', 'named.mts', 'commonjs.cjs', 'steps.mjs'].map((module) => (module === 'steps.mjs' ? { module, export: 'skip' } : { module }));
+      const p = await pool(FIXTURE_TRANSFORMS, specs);
+      for (const spec of specs) expect(p.load(spec), spec.module).to.have.property('fn').that.is.a('function');
     });
 
     it('reports load failures and export problems under the right key', async () => {
-      const load = createTransformLoader(FIXTURE_TRANSFORMS);
-      expect(await load({ module: 'broken.mjs' })).to.include({ key: 'module' }).and.have.property('problem').that.matches(/could not load broken\.mjs/);
-      expect(await load({ module: 'no-function.mjs' })).to.include({ key: 'module' });
-      expect(await load({ module: 'echo.ts', export: 'notAFunction' })).to.include({ key: 'export' });
-      expect(await load({ module: '../echo.ts' })).to.include({ key: 'module' });
+      const specs = [{ module: 'broken.mjs' }, { module: 'no-function.mjs' }, { module: 'echo.ts', export: 'notAFunction' }, { module: '../echo.ts' }];
+      const p = await pool(FIXTURE_TRANSFORMS, specs);
+      expect(p.load(specs[0])).to.include({ key: 'module' }).and.have.property('problem').that.matches(/could not load broken\.mjs/);
+      expect(p.load(specs[1])).to.include({ key: 'module' });
+      expect(p.load(specs[2])).to.include({ key: 'export' });
+      expect(p.load(specs[3])).to.include({ key: 'module' });
     });
 
-    it('imports a module once however many mappings use it', async () => {
-      writeFileSync(join(dir, 'counted.mjs'), 'globalThis.__hookrelayLoads = (globalThis.__hookrelayLoads ?? 0) + 1;\nexport default () => null;\n');
-      const load = createTransformLoader(dir);
-      await Promise.all([load({ module: 'counted.mjs' }), load({ module: './counted.mjs' })]);
-      expect((globalThis as Record<string, unknown>).__hookrelayLoads).to.equal(1);
+    it('names the module whose loading kills its worker', async () => {
+      writeFileSync(join(dir, 'exits.mjs'), 'process.exit(3);\n');
+      const specs = [{ module: 'ok.mjs' }, { module: 'exits.mjs' }];
+      const p = await pool(dir, specs);
+      expect(p.load(specs[0])).to.have.property('fn');
+      expect(p.load(specs[1])).to.deep.equal({ key: 'module', problem: 'its worker exited with code 3 while loading it' });
+    });
+
+    it('imports a module once per worker however many mappings use it, and not on the main thread', async () => {
+      writeFileSync(join(dir, 'counted.mjs'), 'globalThis.loads = (globalThis.loads ?? 0) + 1;\nexport default () => ({ message: String(globalThis.loads) });\n');
+      const specs = [{ module: 'counted.mjs' }, { module: './counted.mjs' }];
+      const p = await pool(dir, specs);
+      const loaded = p.load(specs[1]) as { fn: (input: unknown) => Promise<unknown> };
+      expect(await loaded.fn({})).to.deep.equal({ message: '1' });
+      expect((globalThis as Record<string, unknown>).loads).to.equal(undefined);
     });
   });
 });

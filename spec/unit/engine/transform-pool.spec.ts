@@ -1,0 +1,75 @@
+import { expect } from 'chai';
+import { createTransformPool, type TransformPool } from '../../../src/engine/transform-pool.js';
+import type { TransformInput } from '../../../src/transform-types.js';
+import { FIXTURE_TRANSFORMS } from './make-config.js';
+
+type Fn = (input: TransformInput) => Promise<unknown>;
+
+const input = (payload: Record<string, unknown> = {}): TransformInput => ({ payload, headers: {}, query: {}, path: 'p', url: '/hooks/p', now: '2024-01-01T00:00:00.000Z' });
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(err).to.be.instanceOf(Error);
+  return err as Error;
+}
+
+describe('engine/transform-pool', () => {
+  let pool: TransformPool;
+  const fns: Record<string, Fn> = {};
+  const TIMEOUT = 300;
+
+  before(async () => {
+    const names = ['loop', 'never', 'exit', 'uncaught', 'echo', 'unclonable', 'maybeLoop'];
+    const specs = names.map((name) => ({ module: 'stuck.mjs', export: name }));
+    pool = await createTransformPool(specs, FIXTURE_TRANSFORMS, 2, TIMEOUT);
+    names.forEach((name, i) => (fns[name] = (pool.load(specs[i]) as { fn: Fn }).fn));
+  });
+
+  after(() => pool.close());
+
+  it('runs a call in a worker and hands back its result by structured clone', async () => {
+    expect(await fns.echo(input({ n: 1 }))).to.deep.equal({ text: 'echo p 1' });
+  });
+
+  for (const [name, what] of [['loop', 'a synchronous loop'], ['never', 'a promise that never settles']] as const) {
+    it(`stops ${what} after the time limit and replaces its worker`, async () => {
+      const started = Date.now();
+      const err = await rejection(fns[name](input()));
+      const took = Date.now() - started;
+      expect(err.message).to.equal(`transform timed out after ${TIMEOUT} ms; its worker was stopped and replaced`);
+      expect(took).to.be.within(TIMEOUT - 20, TIMEOUT + 700);
+      // Both workers answer again (the replacement included): two calls at once.
+      expect(await Promise.all([fns.echo(input({ n: 2 })), fns.echo(input({ n: 3 }))])).to.deep.equal([{ text: 'echo p 2' }, { text: 'echo p 3' }]);
+    });
+  }
+
+  it('fails only the call whose worker exits or crashes, and replaces the worker', async () => {
+    expect((await rejection(fns.exit(input()))).message).to.equal('the transform worker exited with code 7; it was replaced');
+    expect((await rejection(fns.uncaught(input()))).message).to.equal('the transform worker crashed: thrown outside the call; it was replaced');
+    expect(await fns.echo(input({ n: 4 }))).to.deep.equal({ text: 'echo p 4' });
+  });
+
+  it('lets calls queued behind stuck workers finish once a worker is free', async () => {
+    // Both workers stuck; eight more calls wait and must all succeed (on the replacements).
+    const stuck = [fns.loop(input()), fns.never(input())];
+    const queued = Array.from({ length: 8 }, (_, n) => fns.maybeLoop(input({ n })));
+    const results = await Promise.allSettled([...stuck, ...queued]);
+    expect(results.slice(0, 2).map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
+    expect(results.slice(2)).to.deep.equal(Array.from({ length: 8 }, (_, n) => ({ status: 'fulfilled', value: { text: `done ${n}` } })));
+  });
+
+  it('turns a result that cannot be cloned into an error, and the worker lives on', async () => {
+    expect((await rejection(fns.unclonable(input()))).name).to.equal('DataCloneError');
+    expect(await fns.echo(input({ n: 5 }))).to.deep.equal({ text: 'echo p 5' });
+  });
+
+  it('close fails the call in flight and later calls', async () => {
+    const spec = { module: 'stuck.mjs', export: 'never' };
+    const p = await createTransformPool([spec], FIXTURE_TRANSFORMS, 1, 10_000);
+    const fn = (p.load(spec) as { fn: Fn }).fn;
+    const inFlight = rejection(fn(input()));
+    await p.close();
+    expect((await inFlight).message).to.equal('the transforms were closed');
+    expect((await rejection(fn(input()))).message).to.equal('the transforms are closed');
+  });
+});

@@ -1,0 +1,45 @@
+import type { ProvidersConfig } from '../../config/types.js';
+import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
+import { base, classify, failure, request, secretsOf } from './http.js';
+
+/** `providers.discord`. */
+export type DiscordConfig = NonNullable<ProvidersConfig['discord']>;
+
+/**
+ * Discord bot: `POST {apiBase}/api/v10/channels/{to}/messages`, `Authorization: Bot …`,
+ * `{content}` (https://discord.com/developers/docs/resources/message#create-message). An
+ * error is `{code, message}`; a 429 carries `retry_after` in seconds (a float) in its body
+ * (https://discord.com/developers/docs/topics/rate-limits).
+ */
+export const discord: ProviderDescriptor<DiscordConfig> = {
+  name: 'discord',
+  schema: section('Discord bot.', {
+    botToken: credential('Bot token.'),
+    apiBase: url('Discord API base URL.', 'https://discord.com'),
+  }),
+  limit: 2000,
+  summary: 'In the [Discord developer portal](https://discord.com/developers/applications) create an application, then *Bot → Reset Token* gives the bot token; invite the bot to your server with the *Send Messages* permission (*OAuth2 → URL Generator*, scope `bot`). `to` is a channel id (turn on Developer Mode, right-click the channel, *Copy Channel ID*).',
+  example: 'providers:\n  discord:\n    botToken: ${DISCORD_BOT_TOKEN}',
+  required: ['botToken'],
+  create(cfg, fetchImpl) {
+    const root = `${base(cfg.apiBase)}/api/v10/channels/`;
+    return async (to, text, opts) => {
+      const secrets = secretsOf([cfg.botToken], text);
+      const answer = await request(fetchImpl, 'discord', `${root}${encodeURIComponent(to)}/messages`, {
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bot ${cfg.botToken}`,
+          // Discord asks bots to name themselves this way (https://discord.com/developers/docs/reference#user-agent).
+          'user-agent': 'DiscordBot (https://github.com/hookrelay/hookrelay, 0.1)',
+        },
+        body: JSON.stringify({ content: text }),
+      }, opts, secrets);
+      if (answer.status < 300) return;
+      const body = answer.body as { message?: unknown; code?: unknown; retry_after?: unknown } | undefined;
+      const reason = typeof body?.message === 'string'
+        ? `${body.message}${typeof body.code === 'number' && body.code !== 0 ? ` (code ${body.code})` : ''}`
+        : `HTTP ${answer.status}`;
+      throw failure('discord', reason, secrets, classify(answer, body?.retry_after));
+    };
+  },
+};

@@ -1,0 +1,82 @@
+import type { ProvidersConfig } from '../../config/types.js';
+import { credential, section, text, url, type ProviderDescriptor } from './descriptor.js';
+import { base, classify, failure, request, secretsOf } from './http.js';
+import type { SendOptions } from './sender.js';
+
+/** `providers.msteams`. */
+export type TeamsConfig = NonNullable<ProvidersConfig['msteams']>;
+
+/** The Bot Connector's audience (https://learn.microsoft.com/azure/bot-service/rest-api/bot-framework-rest-connector-authentication). */
+const SCOPE = 'https://api.botframework.com/.default';
+/** A cached token is renewed this long before it expires (at most half its lifetime). */
+const MARGIN_MS = 5 * 60_000;
+
+/**
+ * Microsoft Teams through the Bot Framework: a client-credentials token from `tokenUrl`
+ * (cached until shortly before it expires; concurrent sends share one request), then
+ * `POST {serviceUrl}/v3/conversations/{to}/activities`, Bearer, `{type: "message", text}`.
+ * A 401 on the activity drops the cached token and is retryable: the next attempt fetches a
+ * new one (a rejected client secret fails at the token endpoint instead, for good).
+ */
+export const msteams: ProviderDescriptor<TeamsConfig> = {
+  name: 'msteams',
+  schema: section('Microsoft Teams through the Bot Framework.', {
+    appId: text('Microsoft App ID of the bot.', ''),
+    appPassword: credential('Client secret of the bot\'s app registration.'),
+    tokenUrl: url('Client-credentials token endpoint; a single-tenant bot uses https://login.microsoftonline.com/<tenant id>/oauth2/v2.0/token.', 'https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token'),
+    serviceUrl: url('Bot Framework service URL of the conversations, as received in the activities the bot gets (e.g. https://smba.trafficmanager.net/teams/).'),
+  }, ['serviceUrl']),
+  limit: 4000,
+  summary: 'Create an *Azure Bot* resource in the Azure portal (or register the bot in the Teams Developer Portal): its *Configuration* page shows the Microsoft App ID, and *Manage Password* (the app registration\'s *Certificates & secrets*) creates the client secret. Add the Teams channel and install the bot in Teams. `to` is a conversation id and `serviceUrl` the service URL, both from an activity the bot received (`conversation.id`, `serviceUrl`).',
+  example: 'providers:\n  msteams:\n    appId: 00000000-0000-0000-0000-000000000000\n    appPassword: ${TEAMS_APP_PASSWORD}\n    serviceUrl: https://smba.trafficmanager.net/teams/',
+  required: ['appId', 'appPassword', 'serviceUrl'],
+  create(cfg, fetchImpl) {
+    const root = `${base(cfg.serviceUrl)}/v3/conversations/`;
+    let cached: { token: string; renewAt: number } | undefined;
+    let pending: Promise<string> | undefined;
+
+    async function fetchToken(opts: SendOptions): Promise<string> {
+      const answer = await request(fetchImpl, 'msteams', cfg.tokenUrl, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: cfg.appId, client_secret: cfg.appPassword, scope: SCOPE }).toString(),
+      }, opts, [cfg.appPassword]);
+      const body = answer.body as { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } | undefined;
+      if (answer.status < 300 && typeof body?.access_token === 'string') {
+        const lifetimeMs = (typeof body.expires_in === 'number' ? body.expires_in : Number(body.expires_in ?? 0) || 0) * 1000;
+        cached = { token: body.access_token, renewAt: Date.now() + lifetimeMs - Math.min(MARGIN_MS, lifetimeMs / 2) };
+        return body.access_token;
+      }
+      // Entra ID answers {error, error_description}; the description starts with its AADSTS code.
+      const description = typeof body?.error_description === 'string' ? body.error_description.split(/\r?\n/)[0] : undefined;
+      const reason = typeof body?.error === 'string' ? `${body.error}${description ? `: ${description}` : ''}` : `HTTP ${answer.status}`;
+      throw failure('msteams', `token: ${reason}`, [cfg.appPassword], classify(answer));
+    }
+
+    function token(opts: SendOptions): Promise<string> {
+      if (cached && Date.now() < cached.renewAt) return Promise.resolve(cached.token);
+      pending ??= fetchToken(opts).finally(() => { pending = undefined; });
+      return pending;
+    }
+
+    return async (to, text, opts) => {
+      const bearer = await token(opts);
+      const secrets = secretsOf([cfg.appPassword, bearer], text);
+      const answer = await request(fetchImpl, 'msteams', `${root}${encodeURIComponent(to)}/activities`, {
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+        body: JSON.stringify({ type: 'message', text }),
+      }, opts, secrets);
+      if (answer.status < 300) return;
+      // Bot Framework errors are {error: {code, message}}; its 401 is ASP.NET's {message}.
+      const body = answer.body as { error?: { code?: unknown; message?: unknown }; message?: unknown } | undefined;
+      const error = body?.error;
+      const reason = typeof error?.message === 'string'
+        ? `${typeof error.code === 'string' ? `${error.code}: ` : ''}${error.message}`
+        : body?.message ?? `HTTP ${answer.status}`;
+      if (answer.status === 401) {
+        if (cached?.token === bearer) cached = undefined;
+        throw failure('msteams', reason, secrets, { retryable: true });
+      }
+      throw failure('msteams', reason, secrets, classify(answer));
+    };
+  },
+};

@@ -1,0 +1,46 @@
+import type { ProvidersConfig } from '../../config/types.js';
+import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
+import { base, classify, failure, parseRetryAfter, request, secretsOf } from './http.js';
+
+/** `providers.slack`. */
+export type SlackConfig = NonNullable<ProvidersConfig['slack']>;
+
+/**
+ * Slack Web API: `POST {apiBase}/api/chat.postMessage`, Bearer, `{channel, text}`
+ * (https://api.slack.com/methods/chat.postMessage). Slack answers HTTP 200 with `ok: false`
+ * and an error code for most failures: that is a failure too. `ratelimited` (also sent as an
+ * HTTP 429) comes with `Retry-After` (https://api.slack.com/apis/rate-limits); Slack's own
+ * trouble codes are worth a retry, everything else (channel_not_found, invalid_auth…) is not.
+ */
+const TRANSIENT = new Set(['ratelimited', 'rate_limited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
+export const slack: ProviderDescriptor<SlackConfig> = {
+  name: 'slack',
+  schema: section('Slack app.', {
+    botToken: credential('Bot user OAuth token (xoxb-…).'),
+    apiBase: url('Slack API base URL.', 'https://slack.com'),
+  }),
+  limit: 4000,
+  summary: 'Create an app at [api.slack.com/apps](https://api.slack.com/apps), add the `chat:write` bot scope under *OAuth & Permissions*, install it to the workspace and copy the *Bot User OAuth Token* (`xoxb-…`) from that page; invite the bot to the channel (`/invite @yourbot`). `to` is a channel id (`C…`, in the channel\'s details), or a user id for a direct message.',
+  example: 'providers:\n  slack:\n    botToken: ${SLACK_BOT_TOKEN}',
+  required: ['botToken'],
+  create(cfg, fetchImpl) {
+    const endpoint = `${base(cfg.apiBase)}/api/chat.postMessage`;
+    return async (to, text, opts) => {
+      const secrets = secretsOf([cfg.botToken], text);
+      const answer = await request(fetchImpl, 'slack', endpoint, {
+        headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${cfg.botToken}` },
+        body: JSON.stringify({ channel: to, text }),
+      }, opts, secrets);
+      const body = answer.body as { ok?: unknown; error?: unknown } | undefined;
+      if (answer.status < 300 && body?.ok === true) return;
+      const code = typeof body?.error === 'string' ? body.error : undefined;
+      if (answer.status < 300) {
+        const retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'));
+        const retryable = code !== undefined && TRANSIENT.has(code);
+        throw failure('slack', code ?? 'unexpected answer (no ok: true)', secrets, retryAfterMs === undefined ? { retryable } : { retryable, retryAfterMs });
+      }
+      throw failure('slack', code ?? `HTTP ${answer.status}`, secrets, classify(answer));
+    };
+  },
+};

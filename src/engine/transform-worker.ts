@@ -1,0 +1,79 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { importModule, pickExport, type LoadedTransform, type TransformFn } from './transform-module.js';
+import type { WorkerSpec } from './transform-pool.js';
+
+/**
+ * One transform worker: imports every configured transform module once, says which failed
+ * (`['loading', i]` before each, so that a module that kills the thread while loading is
+ * named), then answers calls one at a time, in order: `[spec, input]` → `[true, result]` or
+ * `[false, {name, message, stack}]`. The result crosses back by structured clone; one that
+ * cannot be cloned (a function, a symbol) is an error like a throw.
+ */
+const port = parentPort!;
+const { specs } = workerData as { specs: WorkerSpec[] };
+
+// Required through tsx's CommonJS hook (transform-worker.mjs): no top-level await.
+const fns: (TransformFn | string)[] = [];
+void load().then((problems) => port.postMessage(['ready', problems]));
+
+async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | null)[]> {
+  const problems: (Exclude<LoadedTransform, { fn: TransformFn }> | null)[] = [];
+  const modules = new Map<string, Promise<Record<string, unknown>>>();
+  for (let i = 0; i < specs.length; i++) {
+    port.postMessage(['loading', i]);
+    const file = specs[i].file;
+    let name = specs[i].export;
+    let loading = modules.get(file);
+    if (!loading) modules.set(file, (loading = importModule(file)));
+    let picked: ReturnType<typeof pickExport>;
+    try {
+      picked = pickExport(await loading, name);
+    } catch (err) {
+      picked = { problem: (err as Error).message };
+      name = undefined;
+    }
+    if ('problem' in picked) {
+      problems.push({ problem: picked.problem, key: name !== undefined ? 'export' : 'module' });
+      fns.push(picked.problem);
+    } else {
+      problems.push(null);
+      fns.push(picked.fn);
+    }
+  }
+  return problems;
+}
+
+// One call at a time, in arrival order (transform-pool.ts relies on it: the calls behind a
+// stuck one have not started).
+const pending: [number, unknown][] = [];
+let running = false;
+port.on('message', (msg: [number, unknown]) => {
+  pending.push(msg);
+  if (!running) void drain();
+});
+
+async function drain(): Promise<void> {
+  running = true;
+  for (let msg = pending.shift(); msg !== undefined; msg = pending.shift()) {
+    try {
+      const fn = fns[msg[0]];
+      // A replacement worker may find a module that changed on disk and no longer loads.
+      if (typeof fn !== 'function') throw new Error(fn);
+      let result = fn(msg[1] as never);
+      if (isThenable(result)) result = await result;
+      port.postMessage([true, result]);
+    } catch (err) {
+      port.postMessage([false, describe(err)]);
+    }
+  }
+  running = false;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+function describe(err: unknown): { name: string; message: string; stack?: string } {
+  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
+  return { name: 'Error', message: `transform threw ${typeof err === 'string' ? err : typeof err}` };
+}

@@ -1,0 +1,27 @@
+/**
+ * The one catalog of the codes a run's `errorCode` takes (beside its human `error` text), for
+ * scripts that act on why a run failed without parsing its message. Like `errors.ts` for HTTP
+ * answers: a code is never reused for another meaning, and `spec/unit/run-errors.spec.ts`
+ * checks that the README carries this table (`npm run docs`). The dispatcher sets them; the
+ * store keeps them; below both, so that neither imports the other for it.
+ */
+export const RUN_ERRORS = {
+  interrupted: { status: 'failed', summary: 'the gateway stopped (crash, kill) while the run was in progress; it is not re-run, since its reply may already have gone out' },
+  model_timeout: { status: 'timed_out', summary: 'the run\'s time limit (timeoutSeconds, else agent.timeoutSeconds) passed before the model answered, retries included' },
+  model_unreachable: { status: 'failed', summary: 'no connection to the model server at agent.baseUrl (refused, reset, DNS), after retries' },
+  model_http: { status: 'failed', summary: 'the model server answered an HTTP error: at once for 4xx, after retries for 429 and 5xx; the message has the status and the server\'s error code' },
+  model_empty_reply: { status: 'failed', summary: 'the model answered with no text' },
+  model_refused: { status: 'failed', summary: 'the model refused to answer' },
+  model_failed: { status: 'failed', summary: 'the model call failed in another way (an answer that is not Chat Completions JSON, …); details are in the log' },
+  no_recipient: { status: 'succeeded', summary: 'the reply was not delivered: no provider or address to send it to (set session.provider/session.to, or give provider and to)' },
+  delivery_failed: { status: 'succeeded', summary: 'the reply was not delivered: the provider refused it or could not be reached; the message says which' },
+  delivery_aborted: { status: 'succeeded', summary: 'the reply was not delivered: the gateway stopped while sending it' },
+} as const satisfies Record<string, { status: 'failed' | 'timed_out' | 'succeeded'; summary: string }>;
+
+export type RunErrorCode = keyof typeof RUN_ERRORS;
+
+/** A run's failure: the stable code and the text shown beside it (never a secret). */
+export interface RunError {
+  code: RunErrorCode;
+  message: string;
+}
