@@ -21,6 +21,7 @@ const storeModule = async (): Promise<typeof import('./store/open.js')> => requi
 const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
 const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
 const routingModule = async (): Promise<typeof import('./http/routes-table.js')> => require('./http/routes-table.ts');
+const warningsModule = async (): Promise<typeof import('./config/warnings.js')> => require('./config/warnings.ts');
 const payloadModule = async (): Promise<typeof import('./http/payload.js')> => require('./http/payload.ts');
 const LIMITS = { events: EVENTS_LIMIT, runs: RUNS_LIMIT };
 const printableModule = async (): Promise<typeof import('./printable.js')> => require('./printable.ts');
@@ -66,6 +67,8 @@ export async function main(argv: string[]): Promise<void> {
       const { createEngine } = await engineModule();
       const engine = await orExitAsync(() => createEngine(loaded.config));
       await engine.close();
+      const { configWarnings } = await warningsModule();
+      for (const line of configWarnings(loaded.config)) process.stderr.write(`warning: ${line}\n`);
       const n = loaded.config.hooks.mappings.length;
       process.stdout.write(`ok: ${loaded.file} is valid (${n} mapping${n === 1 ? '' : 's'}: ${engine.mappings.join(', ') || 'none'})\n`);
     });

@@ -118,7 +118,7 @@ function request(sc: Scenario, port: number, kind: 'base' | 'hr'): autocannon.Op
   return {
     url: `http://127.0.0.1:${port}${kind === 'hr' ? `/hooks${sc.path}` : '/'}`,
     method: 'POST',
-    headers: { authorization: `Bearer ${sc.badToken ? 'wrong-token' : TOKEN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${sc.badToken ? 'wrong-token' : TOKEN}`, 'content-type': 'application/json', ...sc.headers?.(body) },
     body,
     connections: CONNECTIONS,
   };

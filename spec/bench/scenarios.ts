@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -9,6 +10,8 @@ export interface Scenario {
   /** Counts toward the p99 < 10 ms goal (answers that accept work). */
   accepted: boolean;
   badToken?: boolean;
+  /** Headers sent besides the token, made from the body (e.g. its signature). */
+  headers?: (body: string) => Record<string, string>;
 }
 
 /** Ratios to the baseline that the performance issue sets as goals. */
@@ -23,6 +26,8 @@ export const TARGETS: Record<string, number> = {
 };
 
 const MAX_BODY = 65536;
+/** The `signed` scenario's GitHub webhook secret. */
+const SIGNING_SECRET = 'bench-github-webhook-secret';
 
 /** A trimmed GitHub push payload: the shape real mapped hooks see. */
 const push = JSON.stringify({
@@ -40,6 +45,9 @@ export const SCENARIOS: Scenario[] = [
   { name: 'wake', path: '/wake', accepted: true, body: () => JSON.stringify({ text: 'Disk usage on db1 is at 91 %', mode: 'now' }) },
   { name: 'agent', path: '/agent', accepted: true, body: () => JSON.stringify({ message: 'Summarise ticket 4711 for me', name: 'Tickets', deliver: false, wakeMode: 'next-heartbeat' }) },
   { name: 'handlebars', path: '/github', accepted: true, body: () => push },
+  // The handlebars request again, to a github-verified mapping: the signature check's cost.
+  { name: 'signed', path: '/signed', accepted: true, body: () => push,
+    headers: (body) => ({ 'x-hub-signature-256': `sha256=${createHmac('sha256', SIGNING_SECRET).update(body).digest('hex')}` }) },
   { name: 'jsonata', path: '/orders', accepted: true, body: () => JSON.stringify({ order: { id: 'A7', customer: { name: 'Ada' }, items: [{ sku: 'x', price: 2 }, { sku: 'y', price: 3.5 }, { sku: 'z', price: 10 }] } }) },
   { name: 'transform', path: '/shout', accepted: true, body: () => JSON.stringify({ word: 'hello', from: 'bench' }) },
   { name: 'forEach10', path: '/alerts', accepted: true, body: () => JSON.stringify({ host: 'db1', alerts: Array.from({ length: 10 }, (_, i) => ({ title: `alert ${i}`, severity: i % 3 })) }) },
@@ -53,6 +61,9 @@ export function benchConfig(o: { dir: string; port: number; token: string; model
     { id: 'github', match: { path: 'github' }, action: 'agent', name: 'GitHub', deliver: false, wakeMode: 'next-heartbeat',
       messageTemplate: 'Push to {{repository.full_name}} ({{ref}}) by {{pusher.name}}: {{head_commit.message}} — first commit {{commits[0].id}}',
       sessionKey: 'hook:github:{{repository.id}}' },
+    { id: 'signed', match: { path: 'signed' }, action: 'agent', name: 'GitHub', deliver: false, wakeMode: 'next-heartbeat',
+      messageTemplate: 'Push to {{repository.full_name}} ({{ref}}) by {{pusher.name}}: {{head_commit.message}} — first commit {{commits[0].id}}',
+      sessionKey: 'hook:github:{{repository.id}}', verify: { scheme: 'github', secret: SIGNING_SECRET } },
     { id: 'orders', match: { path: 'orders' }, action: 'agent', engine: 'jsonata', deliver: false, wakeMode: 'next-heartbeat',
       name: '"Orders"', messageTemplate: '"Order " & order.id & " for " & order.customer.name & " total " & $string($sum(order.items.price))' },
     { id: 'shout', match: { path: 'shout' }, action: 'agent', deliver: false, wakeMode: 'next-heartbeat', messageTemplate: 'default', transform: { module: 'shout.ts' } },

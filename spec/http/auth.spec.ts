@@ -113,3 +113,37 @@ describe('http: allowQueryToken false', () => {
     await stillServing(gw);
   });
 });
+
+describe('http: hooks.tokens (rotation)', () => {
+  let gw: InProcess;
+  before(async () => { gw = await startInProcess({ hooks: { token: undefined, tokens: ['old-token-0123456789', 'new-token-9876543210'] } }); });
+  after(async () => { await gw.stop(); });
+
+  it('accepts any one of the tokens, in any of its places, and nothing else', async () => {
+    for (const token of ['old-token-0123456789', 'new-token-9876543210']) {
+      expect((await call(`${gw.hooks}/wake`, { token, json: { text: 'x', mode: 'next-heartbeat' } })).status, token).to.equal(200);
+      expect((await call(`${gw.hooks}/wake?token=${token}`, { json: { text: 'x', mode: 'next-heartbeat' } })).status, token).to.equal(200);
+      expect((await call(`${gw.hooks}/wake`, { headers: { 'x-openclaw-token': token }, json: { text: 'x', mode: 'next-heartbeat' } })).status, token).to.equal(200);
+    }
+    for (const token of [TOKEN, 'old-token-012345678', 'new-token-9876543210x']) {
+      expect((await call(`${gw.hooks}/wake`, { token, json: { text: 'x' } })).status, token).to.equal(401);
+    }
+  });
+});
+
+describe('http: the 401 names every place the token may go', () => {
+  it('Authorization: Bearer, x-hookrelay-token, x-openclaw-token, and ?token= only when allowQueryToken', async () => {
+    for (const allowQueryToken of [true, false]) {
+      const gw = await startInProcess({ hooks: { allowQueryToken } });
+      try {
+        const { data } = await call(`${gw.hooks}/wake`, { json: { text: 'x' } });
+        expect(data.error.code).to.equal('unauthorized');
+        for (const place of ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>']) expect(data.error.message).to.include(place);
+        if (allowQueryToken) expect(data.error.message).to.include('?token=<token>');
+        else expect(data.error.message).to.not.include('?token=');
+      } finally {
+        await gw.stop();
+      }
+    }
+  });
+});

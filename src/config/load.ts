@@ -10,6 +10,7 @@ import type { Config, LoadedConfig, MappingConfig } from './types.js';
 import { addTrusted } from '../http/client-address.js';
 import { parseTarget, routeKind } from '../http/routes-table.js';
 import { TRANSFORM_EXTENSIONS } from '../engine/transform-module.js';
+import { verifyProblems } from './verify.js';
 
 type Env = Record<string, string | undefined>;
 type Obj = Record<string, any>; // data of any shape, before and while it is checked
@@ -209,6 +210,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[]): void {
   // quotes the key, so it only runs on a key that passed this one.
   const keyRule = typeof hooks.defaultSessionKey === 'string' && hooks.defaultSessionKey ? sessionKeyRule(hooks.defaultSessionKey) : undefined;
   if (keyRule) problems.push({ path: 'hooks.defaultSessionKey', message: keyRule });
+  if (hooks.tokens !== undefined && hooks.token) problems.push({ path: 'hooks.tokens', message: 'give hooks.token or hooks.tokens (a list, for rotation), not both' });
   if (prefixes && typeof hooks.defaultSessionKey === 'string') {
     const shown = JSON.stringify(hooks.allowedSessionKeyPrefixes);
     if (!hooks.defaultSessionKey && !prefixes.some((p) => 'hook:'.startsWith(p))) {
@@ -271,6 +273,7 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
   if (m.deliver === true && typeof m.provider === 'string' && m.provider !== 'last' && m.to === undefined && m.transform === undefined) {
     problems.push({ path: `${path}.to`, message: `is required with deliver: true and provider: ${m.provider} (or use provider: last, or a transform that returns to)` });
   }
+  problems.push(...verifyProblems(m, path));
   if (typeof m.forEach === 'string') {
     if (/[.[\]]/.test(m.forEach)) problems.push({ path: `${path}.forEach`, message: `must be a top-level key of the payload, not a path (got "${m.forEach}")` });
     else if (PROTO_KEYS.has(m.forEach)) problems.push({ path: `${path}.forEach`, message: `"${m.forEach}" is not allowed as a key` });

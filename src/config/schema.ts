@@ -29,6 +29,8 @@ export interface SchemaNode {
   minimum?: number;
   maximum?: number;
   minLength?: number;
+  minItems?: number;
+  maxItems?: number;
   pattern?: string;
 }
 
@@ -82,6 +84,29 @@ const secret = (description: string): SchemaNode => str(description, '', { secre
 
 const providerEnum = [...PROVIDERS];
 
+/** The signature schemes of `verify.scheme` (CONTRACT.md §8). */
+export const VERIFY_SCHEMES = ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac'] as const;
+/** The schemes whose signed content carries a timestamp checked against `toleranceSeconds`. */
+export const TIMESTAMPED_SCHEMES: readonly string[] = ['stripe', 'slack', 'standard-webhooks'];
+/** The keys only `scheme: hmac` takes. */
+export const HMAC_KEYS = ['header', 'algorithm', 'encoding', 'prefix'] as const;
+/**
+ * At most this many `hooks.tokens`: every request is compared against this many slots,
+ * whatever the count, so that the time taken does not tell how many tokens there are.
+ */
+export const MAX_TOKENS = 8;
+
+const verifySchema = obj('Signature check over the raw body, before it is parsed: every request that this mapping acts on must carry a valid signature (401 invalid_signature, or stale_signature for a timestamp outside the tolerance). Needs match.path. See "Signatures" in Security.', {
+  scheme: choice(VERIFY_SCHEMES, '`github`: X-Hub-Signature-256; `stripe`: Stripe-Signature; `slack`: X-Slack-Signature + X-Slack-Request-Timestamp; `standard-webhooks`: webhook-id, webhook-timestamp, webhook-signature (Svix and others); `hmac`: an HMAC of the body in a header you name.'),
+  secret: str('The signing secret (for standard-webhooks the `whsec_…` base64 secret). Give secret or secrets.', undefined, { minLength: 1, secret: true }),
+  secrets: { type: 'array', description: 'Several signing secrets, any one of which verifies (rotation: add the new one, switch the sender, remove the old one). In place of secret.', items: { type: 'string', minLength: 1 }, minItems: 1, secret: true },
+  toleranceSeconds: { ...int('stripe, slack, standard-webhooks: how far the signed timestamp may be from this machine\'s clock, in the past or the future, in seconds.', undefined, 1, 86400), defaultDoc: '`300`' },
+  header: str('hmac (required there): the request header carrying the signature, e.g. X-Shopify-Hmac-Sha256.', undefined, { minLength: 1 }),
+  algorithm: { ...choice(['sha256', 'sha1', 'sha512'], 'hmac: the hash function of the HMAC.'), defaultDoc: '`sha256`' },
+  encoding: { ...choice(['hex', 'base64'], 'hmac: how the header writes the digest (hex digits in either case).'), defaultDoc: '`hex`' },
+  prefix: { ...str('hmac: text the header puts before the digest, e.g. `sha256=`.'), defaultDoc: '`""`' },
+}, { required: ['scheme'] });
+
 /** One mapping: shared by `hooks.mappings[]` and the preset files (`presets/*.yaml`). */
 export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path}/NAME into one action (or one per item with forEach).', {
   id: str('Stable name of the mapping, used in logs and as the untrusted-content source `mapping:<id>`; must be unique.', undefined, {
@@ -121,6 +146,8 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
     export: str('Name of the export to call.', undefined, { minLength: 1, defaultDoc: 'default, else transform' }),
   }, { required: ['module'] }),
   allowUnsafeExternalContent: bool('Overrides hooks.allowUnsafeExternalContent for this mapping.'),
+  verify: verifySchema,
+  auth: choice(['token', 'signature'], '`signature`: a valid signature (verify) stands in for the hooks token on requests to this mapping\'s match.path.', 'token'),
 });
 
 /**
@@ -168,7 +195,8 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   hooks: obj('The webhook listener and its mappings.', {
     enabled: bool('false: the hooks listener is not exposed at all.', true),
-    token: secret('Shared secret every request must carry. Required when enabled; on a loopback host an empty token is generated once into {dataDir}/token.'),
+    token: secret('Shared secret every request must carry. Required when enabled (or tokens); on a loopback host an empty token is generated once into {dataDir}/token.'),
+    tokens: { type: 'array', description: `Several hooks tokens, any one of which is accepted (rotation: add the new one, move the clients, remove the old one); at most ${MAX_TOKENS}. In place of token.`, items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: MAX_TOKENS, secret: true },
     path: str('Base path of the hooks; "/" is refused and trailing slashes are dropped.', '/hooks', { minLength: 1 }),
     maxBodyBytes: int('Larger bodies get 413: both the bytes on the wire and, for a gzip, deflate or br body, the decoded bytes (decoding stops at the limit).', 262144, 1),
     bodyTimeoutMs: int('A body must arrive within this time once its headers are read, or get 408 request_timeout and be closed.', 30000, 100),
@@ -214,9 +242,14 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
 
 /**
  * Request headers that carry a credential: the hooks token (CONTRACT.md §4), cookies, proxy
- * credentials. Never handed to templates or transforms, redacted from logs.
+ * credentials, and the signatures of the `verify` schemes (a GitHub signature has no
+ * timestamp: whoever sees it with its body can replay them). Never handed to templates or
+ * transforms, redacted from logs.
  */
-export const SECRET_HEADERS: readonly string[] = ['authorization', 'proxy-authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'set-cookie'];
+export const SECRET_HEADERS: readonly string[] = [
+  'authorization', 'proxy-authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'set-cookie',
+  'x-hub-signature-256', 'x-hub-signature', 'stripe-signature', 'x-slack-signature', 'webhook-signature', 'svix-signature',
+];
 
 /**
  * The names of the keys marked `secret: true` anywhere in {@link configSchema} (one walk, at

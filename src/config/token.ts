@@ -34,8 +34,8 @@ export function isLoopback(host: string): boolean {
 }
 
 /**
- * The first-use token (CONTRACT.md §3). When the hooks are enabled and `hooks.token` is
- * empty: on a loopback host, reuse `{dataDir}/token` or generate one (32 random bytes,
+ * The first-use token (CONTRACT.md §3). When the hooks are enabled, `hooks.token` is
+ * empty and `hooks.tokens` not given: on a loopback host, reuse `{dataDir}/token` or generate one (32 random bytes,
  * base64url) into it with mode 0600, and return a new frozen config carrying it, with
  * `generatedTokenFile` naming the file (whether it was just written or reused); on any
  * other host, refuse. Otherwise the config is returned unchanged.
@@ -43,7 +43,7 @@ export function isLoopback(host: string): boolean {
  */
 export function ensureToken(loaded: LoadedConfig, options: EnsureTokenOptions = {}): LoadedConfig {
   const { hooks, server, dataDir } = loaded.config;
-  if (!hooks.enabled || hooks.token) return loaded;
+  if (!hooks.enabled || hooks.token || hooks.tokens) return loaded;
   if (!isLoopback(server.host)) {
     throw new ConfigError([{
       path: 'hooks.token',

@@ -33,11 +33,31 @@ export interface MappingConfig {
   timeoutSeconds?: number;
   transform?: { module: string; export?: string };
   allowUnsafeExternalContent?: boolean;
+  /** Signature check over the raw body (CONTRACT.md §8); load.ts guarantees match.path. */
+  verify?: VerifyConfig;
+  /** `signature`: a valid signature stands in for the hooks token (default `token`). */
+  auth?: 'token' | 'signature';
+}
+
+export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac';
+
+/** `verify` of a mapping; exactly one of `secret` and `secrets` (load.ts). */
+export interface VerifyConfig {
+  scheme: VerifyScheme;
+  secret?: string;
+  secrets?: string[];
+  toleranceSeconds?: number;
+  header?: string;
+  algorithm?: 'sha256' | 'sha1' | 'sha512';
+  encoding?: 'hex' | 'base64';
+  prefix?: string;
 }
 
 export interface HooksConfig {
   enabled: boolean;
   token: string;
+  /** Rotation: several accepted tokens, in place of `token` (load.ts refuses both). */
+  tokens?: string[];
   path: string;
   maxBodyBytes: number;
   bodyTimeoutMs: number;

@@ -98,6 +98,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     async map(req) {
       const mapping = match(req);
       if (!mapping) return NO_MATCH;
+      req.admit?.(mapping.id);
       mapping.checkPayload?.(req.payload);
       const now = (req.now ?? clock()).toISOString();
       if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);

@@ -16,7 +16,7 @@ export function createApp(deps: RouteDeps & { maxBodyBytes: number; bodyTimeoutM
   app.silent = true; // errorHandler logs; Koa's default handler would print stacks to stderr
   const byKind = handlers(deps);
   app.use(errorHandler(deps.log));
-  app.use(bodyParser(deps.maxBodyBytes, deps.bodyTimeoutMs));
+  app.use(bodyParser(deps.maxBodyBytes, deps.bodyTimeoutMs, deps.signatures));
   app.use(async (ctx) => {
     const route = routeOf(ctx.req)!;
     await byKind[route.kind as keyof typeof byKind](ctx, route);

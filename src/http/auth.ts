@@ -1,5 +1,6 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { MAX_TOKENS } from '../config/schema.js';
 
 /** Failed attempts from one address within the window before it gets 429 (CONTRACT.md §4). */
 export const MAX_FAILURES = 20;
@@ -7,15 +8,40 @@ export const WINDOW_MS = 60_000;
 /** Bounds the failure table so that a spray of addresses cannot grow it without limit. */
 const MAX_TRACKED = 50_000;
 
-export type AuthVerdict = { ok: true } | { ok: false; code: 'unauthorized' | 'rate_limited'; retryAfter?: number };
+export type AuthVerdict =
+  | { ok: true; bySignature?: true }
+  | { ok: false; code: 'unauthorized' | 'rate_limited'; retryAfter?: number };
+
+const PASSED: AuthVerdict = Object.freeze({ ok: true });
+const BY_SIGNATURE: AuthVerdict = Object.freeze({ ok: true, bySignature: true });
+
+/** The token check and the failure budget, shared by the gate and the signature check (signatures.ts). */
+export interface Auth {
+  /**
+   * The gate's one decision on a request under the hooks path. `signatureMayStandIn`: the
+   * route takes a signature in place of the token (`auth: signature`); a request without a
+   * right token is then let through `bySignature`, not counted yet — its signature decides,
+   * through {@link Auth.failed} or {@link Auth.passed}, once the body is read.
+   * `query` is the raw query string without `?` ('' when there is none).
+   */
+  check(req: IncomingMessage, query: string, address: string, signatureMayStandIn?: boolean): AuthVerdict;
+  /** A failed attempt from `address` (a wrong signature counts like a wrong token): 401 or 429. */
+  failed(address: string): AuthVerdict & { ok: false };
+  /** A successful one: clears the address's count. */
+  passed(address: string): void;
+}
 
 /**
- * Token check and the per-address failure budget. The configured token is hashed once; each
- * presented token is hashed and compared with timingSafeEqual, so neither the comparison nor
- * the digest length tells anything about the token.
+ * Token check and the per-address failure budget. The configured tokens (`hooks.tokens`, or
+ * the one `hooks.token`) are hashed once; each presented token is hashed and compared with
+ * timingSafeEqual against {@link MAX_TOKENS} slots — every slot, without stopping at a match,
+ * the unused ones holding random digests — so that neither the comparison, the digest length
+ * nor the time taken tells anything about the tokens: not which one matched, nor how many
+ * there are.
  */
-export function createAuth(token: string, allowQueryToken: boolean, now: () => number = Date.now) {
-  const expected = digest(token);
+export function createAuth(tokens: readonly string[], allowQueryToken: boolean, now: () => number = Date.now): Auth {
+  if (tokens.length === 0 || tokens.length > MAX_TOKENS) throw new Error(`between 1 and ${MAX_TOKENS} tokens, got ${tokens.length}`);
+  const slots = Array.from({ length: MAX_TOKENS }, (_, i) => (i < tokens.length ? digest(tokens[i]) : randomBytes(32)));
   const failures = new Map<string, { count: number; resetAt: number }>();
 
   function presented(req: IncomingMessage, query: string): string | undefined {
@@ -31,14 +57,19 @@ export function createAuth(token: string, allowQueryToken: boolean, now: () => n
     return undefined;
   }
 
-  /** `query` is the raw query string without `?` ('' when there is none). */
-  return function check(req: IncomingMessage, query: string, address: string): AuthVerdict {
-    const given = presented(req, query);
-    if (given !== undefined && timingSafeEqual(digest(given), expected)) {
-      // A right token is never blocked, and clears the address's count.
-      if (failures.size > 0) failures.delete(address);
-      return { ok: true };
-    }
+  function matches(given: string): boolean {
+    const d = digest(given);
+    let ok = false;
+    for (let i = 0; i < MAX_TOKENS; i++) ok = timingSafeEqual(d, slots[i]) || ok;
+    return ok;
+  }
+
+  function passed(address: string): void {
+    // A right token is never blocked, and clears the address's count.
+    if (failures.size > 0) failures.delete(address);
+  }
+
+  function failed(address: string): AuthVerdict & { ok: false } {
     const t = now();
     let entry = failures.get(address);
     if (entry === undefined || entry.resetAt <= t) {
@@ -51,6 +82,19 @@ export function createAuth(token: string, allowQueryToken: boolean, now: () => n
       return { ok: false, code: 'rate_limited', retryAfter: Math.max(1, Math.ceil((entry.resetAt - t) / 1000)) };
     }
     return { ok: false, code: 'unauthorized' };
+  }
+
+  return {
+    check(req, query, address, signatureMayStandIn = false) {
+      const given = presented(req, query);
+      if (given !== undefined && matches(given)) {
+        passed(address);
+        return PASSED;
+      }
+      return signatureMayStandIn ? BY_SIGNATURE : failed(address);
+    },
+    failed,
+    passed,
   };
 
   function sweep(t: number) {

@@ -7,18 +7,21 @@ import { printable } from '../printable.js';
 import { routeOf } from './gate.js';
 import { parsePayload } from './payload.js';
 import { ROUTE_METHODS } from './routes-table.js';
+import type { Signatures } from './signatures.js';
 
 /**
  * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
  * streamed bodies; 408 past `bodyTimeoutMs`) and turns it into the payload (payload.ts: JSON
  * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`).
  */
-export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number) {
+export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
   return async function parseBody(ctx: Context, next: Next): Promise<void> {
     const route = routeOf(ctx.req)!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
-    const bytes = await readLimited(ctx, maxBodyBytes, bodyTimeoutMs);
-    ctx.state.body = parsePayload(bytes, ctx.get('content-type'), route.kind === 'mapped');
+    const raw = await readLimited(ctx, maxBodyBytes, bodyTimeoutMs);
+    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts).
+    ctx.state.signedBy = signatures.check(ctx.req, route, raw);
+    ctx.state.body = parsePayload(raw, ctx.get('content-type'), route.kind === 'mapped');
     return next();
   };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route } from './routes-table.js';
-import type { AuthVerdict } from './auth.js';
+import type { Auth, AuthVerdict } from './auth.js';
 import { jsonHeaders } from './json.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
@@ -18,8 +18,11 @@ export interface GateOptions {
   hooksPath: string;
   enabled: boolean;
   maxBodyBytes: number;
-  auth: (req: IncomingMessage, query: string, address: string) => AuthVerdict;
+  allowQueryToken: boolean;
+  auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
+  /** True when a signature may stand in for the token on POST {hooks.path}/NAME (signatures.ts). */
+  signatureStandsIn: (name: string) => boolean;
 }
 
 /**
@@ -30,7 +33,8 @@ export interface GateOptions {
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
  * against the auth budget) → the token for anything under the hooks path, however it was
  * spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
- * read) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes
+ * read; a NAME with an `auth: signature` mapping is let through without it, marked
+ * `bySignature`, and its signature is checked on the body, signatures.ts) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes
  * goes on to the Koa app with its {@link Route}; a request that sent `Expect: 100-continue`
  * is told to continue only then.
  */
@@ -38,6 +42,7 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
   const route = createRouting(opts.hooksPath, opts.enabled);
   // A refused request's announced body up to the body limit may be drained (see answer()).
   const drainable = opts.maxBodyBytes;
+  const unauthorized = unauthorizedAnswer(opts.allowQueryToken);
   const deny = (req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>) =>
     refuse(req, res, code, message, headers, drainable);
   return function gate(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
@@ -51,15 +56,17 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     }
     // When in doubt, ask for the token: a target the parser refuses might have named a hook.
     if (!decided || decided.hooks) {
-      const verdict = opts.enabled ? opts.auth(req, target?.query ?? '', opts.clientAddress(req)) : { ok: true as const };
+      const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name);
+      const verdict = opts.enabled ? opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), signed) : PASSED;
       if (!verdict.ok) {
         if (verdict.code === 'rate_limited') {
           answer(req, res, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
         } else {
-          answer(req, res, 401, UNAUTHORIZED_HEADERS, UNAUTHORIZED_BODY, drainable);
+          answer(req, res, 401, unauthorized.headers, unauthorized.body, drainable);
         }
         return;
       }
+      if (verdict.bySignature) decided!.bySignature = true;
     }
     if (!decided) {
       deny(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
@@ -84,11 +91,17 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
   };
 }
 
-// 401 and 429 are what a token-guessing client gets over and over: answer from constants.
-const UNAUTHORIZED_BODY = Buffer.from(
-  errorBody('unauthorized', 'missing or wrong token: send it as Authorization: Bearer <token> or x-hookrelay-token: <token>'),
-);
-const UNAUTHORIZED_HEADERS = jsonHeaders(UNAUTHORIZED_BODY.length);
+const PASSED: AuthVerdict = { ok: true };
+
+/**
+ * 401 and 429 are what a token-guessing client gets over and over: answer from constants.
+ * The 401 names every place the token may go (the query only when hooks.allowQueryToken).
+ */
+export function unauthorizedAnswer(allowQueryToken: boolean): { body: Buffer; headers: Record<string, string> } {
+  const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
+  const body = Buffer.from(errorBody('unauthorized', `missing or wrong token: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
+  return { body, headers: jsonHeaders(body.length) };
+}
 const RATE_LIMITED_BODY = Buffer.from(
   errorBody('rate_limited', 'too many failed token attempts from this address; retry later'),
 );

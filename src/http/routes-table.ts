@@ -30,6 +30,8 @@ export interface Route {
   path: string;
   /** The raw query string, without `?` — and, once the gate let the request through, without the token. */
   query: string;
+  /** Let through without the token: a signature must stand in for it (`auth: signature`, http/signatures.ts). */
+  bySignature?: true;
 }
 
 /** Classifies the NAME part of `{hooks.path}/NAME`; also how the loader finds reserved names. */

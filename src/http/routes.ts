@@ -8,6 +8,7 @@ import type { Accepted } from '../dispatch/runtime.js';
 import type { Route, RouteKind } from './routes-table.js';
 import { sendJson } from './json.js';
 import { EVENTS_LIMIT, RUNS_LIMIT } from './limits.js';
+import type { SignedBy, Signatures } from './signatures.js';
 
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
 export interface RouteDeps {
@@ -16,6 +17,8 @@ export interface RouteDeps {
   engine: Pick<Engine, 'map' | 'wake' | 'agent' | 'fanOut'>;
   dispatch(actions: Action[]): Promise<Accepted[]>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns'>;
+  /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
+  signatures: Pick<Signatures, 'check' | 'admit'>;
   now?: () => Date;
   /** Logs what a mapping dropped past hooks.maxFanOut. */
   onDropped?: (mappingId: string, dropped: number) => void;
@@ -82,6 +85,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
 
     async mapped(ctx, route) {
       const name = route.name;
+      const signedBy: SignedBy | undefined = ctx.state.signedBy;
       const result = await deps.engine.map({
         name,
         payload: ctx.state.body,
@@ -89,6 +93,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
         query: templateQuery(route.query),
         url: templateUrl(route.path, route.query),
         now: now(),
+        admit: signedBy && ((mappingId) => deps.signatures.admit(route, signedBy, mappingId)),
       });
       if (result.type === 'no_match') throw new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
       if (result.type === 'skipped') {

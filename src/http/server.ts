@@ -7,6 +7,7 @@ import { createAuth } from './auth.js';
 import { errorBody } from '../errors.js';
 import { createClientAddress, fold, trustedBy } from './client-address.js';
 import { createGate, refuse } from './gate.js';
+import { createSignatures } from './signatures.js';
 import { jsonHeaders } from './json.js';
 import type { RouteDeps } from './routes.js';
 
@@ -35,16 +36,20 @@ type Refusable = Socket & { [REFUSED]?: true };
  */
 export async function listen(
   config: Readonly<Config>,
-  deps: Omit<RouteDeps, 'hooksPath' | 'acceptStatus'>,
+  deps: Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures'>,
   log: Logger,
 ): Promise<Listener> {
   const hooks = config.hooks;
+  const auth = createAuth(hooks.tokens ?? [hooks.token], hooks.allowQueryToken);
+  const clientAddress = createClientAddress(config.server.trustedProxies);
+  const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
   const app = createApp({
     ...deps,
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     maxBodyBytes: hooks.maxBodyBytes,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
+    signatures,
     log,
   });
   const koa = app.callback();
@@ -54,8 +59,10 @@ export async function listen(
       hooksPath: hooks.path,
       enabled: hooks.enabled,
       maxBodyBytes: hooks.maxBodyBytes,
-      auth: createAuth(hooks.token, hooks.allowQueryToken),
-      clientAddress: createClientAddress(config.server.trustedProxies),
+      allowQueryToken: hooks.allowQueryToken,
+      auth,
+      clientAddress,
+      signatureStandsIn: signatures.standsIn,
     },
     (req, res) => void koa(req, res),
   );

@@ -202,7 +202,7 @@ describe('config/load', () => {
       ['a mapping for the reserved /runs', { hooks: { mappings: [{ ...agentMapping, match: { path: 'runs' } }] } }, 'hooks.mappings[0].match.path'],
       ['a mapping for the built-in /runs/ID', { hooks: { mappings: [{ ...agentMapping, match: { path: 'runs/x' } }] } }, 'hooks.mappings[0].match.path'],
       ['a sessionKey no prefix admits', { hooks: { mappings: [{ ...agentMapping, sessionKey: 'gh:{{id}}' }] } }, 'hooks.mappings[0].sessionKey'],
-      ['a signature check (not available yet)', { hooks: { mappings: [{ ...agentMapping, verify: { scheme: 'hmac', secret: 's' } }] } }, 'hooks.mappings[0].verify'],
+      ['an hmac signature check without its header', { hooks: { mappings: [{ ...agentMapping, verify: { scheme: 'hmac', secret: 's' } }] } }, 'hooks.mappings[0].verify.header'],
       ['a mapped IPv4 trusted proxy whose prefix is too long for IPv4', { server: { trustedProxies: ['::ffff:10.0.0.0/104'] } }, 'server.trustedProxies[0]'],
       ['a trusted proxy that is not an address', { server: { trustedProxies: ['10.0.0.0/8', 'proxy.local'] } }, 'server.trustedProxies[1]'],
     ];

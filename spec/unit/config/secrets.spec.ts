@@ -11,7 +11,7 @@ function secretPaths(node: SchemaNode, at: string[] = []): string[][] {
   return Object.entries(node.properties ?? {}).flatMap(([k, v]) => [
     ...(v.secret ? [[...at, k]] : []),
     ...secretPaths(v, [...at, k]),
-    ...(v.items ? secretPaths(v.items, [...at, k, '0']) : []),
+    ...(v.items ? secretPaths(v.items, [...at, k, '[]']) : []),
   ]);
 }
 
@@ -25,22 +25,36 @@ function problemsFor(raw: unknown, env: Record<string, string> = {}): ConfigProb
   throw new Error('expected a ConfigError');
 }
 
-/** `{a:{b:{c: value}}}` for the path a.b.c; providers that need one get their required URL. */
+/**
+ * `{a:{b:{c: value}}}` for the path a.b.c (`[]` a list of one item); providers that need one
+ * get their required URL, a mapping what it needs besides the secret.
+ */
 function configWith(path: string[], value: unknown): Record<string, unknown> {
   const root: Record<string, any> = {};
   let here = root;
-  path.slice(0, -1).forEach((k) => (here = here[k] ??= {}));
+  path.slice(0, -1).forEach((k, i) => {
+    if (k === '[]') return;
+    here = here[k] ??= path[i + 1] === '[]' ? [{}] : {};
+    if (Array.isArray(here)) here = here[0];
+  });
   here[path.at(-1)!] = value;
   if (path[0] === 'providers') Object.assign(here, { signal: {}, imessage: { apiBase: 'http://bb' }, msteams: { serviceUrl: 'http://teams' } }[path[1]!] ?? {});
+  if (path[1] === 'mappings') Object.assign(root.hooks.mappings[0], { match: { path: 'x' }, messageTemplate: 'm' }, { verify: { scheme: 'github', ...root.hooks.mappings[0].verify } });
   return root;
 }
 
+/** The YAML path of a key path: `hooks.mappings[0].verify.secret`. */
+const yaml = (path: string[]) => path.join('.').replaceAll('.[]', '[0]');
+
 describe('config: secrets are marked once, in the schema', () => {
   it('SECRET_KEYS is derived from the schema: the hooks token, the API key and every provider credential', () => {
-    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'apiKey', 'appPassword', 'botToken', 'password', 'token']);
+    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'apiKey', 'appPassword', 'botToken', 'password', 'secret', 'secrets', 'token', 'tokens']);
     const marked = secretPaths(configSchema).map((p) => p.join('.'));
     expect(marked).to.include.members([
       'hooks.token',
+      'hooks.tokens',
+      'hooks.mappings.[].verify.secret',
+      'hooks.mappings.[].verify.secrets',
       'agent.apiKey',
       'providers.whatsapp.accessToken',
       'providers.telegram.botToken',
@@ -68,10 +82,12 @@ describe('config: secrets are marked once, in the schema', () => {
     const paths = secretPaths(configSchema);
     expect(paths).to.have.length.above(7);
     for (const path of paths) {
-      for (const bad of [[SECRET], { value: SECRET }, [{ nested: SECRET }]]) {
+      // A list of secrets takes a list: a text or a map is what is wrong there.
+      const list = path.at(-1)!.endsWith('s');
+      for (const bad of list ? [SECRET, { value: SECRET }] : [[SECRET], { value: SECRET }, [{ nested: SECRET }]]) {
         const problems = problemsFor(configWith(path, bad));
-        expect(problems.map((p) => p.path), path.join('.')).to.deep.equal([path.join('.')]);
-        expect(JSON.stringify(problems), path.join('.')).not.to.include(SECRET);
+        expect(problems.map((p) => p.path), yaml(path)).to.deep.equal([yaml(path)]);
+        expect(JSON.stringify(problems), yaml(path)).not.to.include(SECRET);
       }
     }
   });
@@ -86,6 +102,6 @@ describe('config: secrets are marked once, in the schema', () => {
     const rows = configReference().split('\n').filter((l) => l.startsWith('| `'));
     const secretRows = rows.filter((l) => l.includes('Secret: never logged.')).map((l) => /^\| `([^`]+)`/.exec(l)![1]);
     expect(secretRows).to.include.members(['hooks.token', 'agent.apiKey', 'providers.whatsapp.accessToken', 'providers.msteams.appPassword']);
-    expect(secretRows).to.have.members(secretPaths(configSchema).map((p) => p.join('.')));
+    expect(secretRows).to.have.members(secretPaths(configSchema).map((p) => p.join('.').replaceAll('.[]', '[]')));
   });
 });

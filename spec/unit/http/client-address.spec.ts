@@ -32,7 +32,7 @@ describe('http/auth: the failure budget', () => {
 
   it('counts per address within 60 s, blocks from the 21st failure, and forgets after the window', () => {
     let now = 1_000_000;
-    const check = createAuth('right', true, () => now);
+    const { check } = createAuth(['right'], true, () => now);
     for (let i = 0; i < 20; i++) expect(check(r('x'), '', 'a').ok).to.equal(false);
     const v = check(r('x'), '', 'a');
     expect(v).to.deep.include({ ok: false, code: 'rate_limited' });
@@ -42,7 +42,7 @@ describe('http/auth: the failure budget', () => {
   });
 
   it('reads the query token only when allowed', () => {
-    expect(createAuth('right', true)(r(), 'token=right', 'a').ok).to.equal(true);
-    expect(createAuth('right', false)(r(), 'token=right', 'a').ok).to.equal(false);
+    expect(createAuth(['right'], true).check(r(), 'token=right', 'a').ok).to.equal(true);
+    expect(createAuth(['right'], false).check(r(), 'token=right', 'a').ok).to.equal(false);
   });
 });

@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
+import { configFromObject } from '../../../src/config/load.js';
+import { ensureToken } from '../../../src/config/token.js';
+
+function problemsFor(hooks: Record<string, unknown>): ConfigProblem[] {
+  try {
+    configFromObject({ hooks }, '/etc/hookrelay/hookrelay.yaml', {});
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+const mapping = (extra: Record<string, unknown>) => ({ match: { path: 'github' }, action: 'wake', textTemplate: 't', ...extra });
+const one = (extra: Record<string, unknown>) => problemsFor({ mappings: [mapping(extra)] });
+
+describe('config: verify, auth and hooks.tokens', () => {
+  it('accepts each scheme with secret or secrets, and defaults auth to token', () => {
+    for (const verify of [
+      { scheme: 'github', secret: 's' },
+      { scheme: 'stripe', secrets: ['a', 'b'], toleranceSeconds: 60 },
+      { scheme: 'slack', secret: 's' },
+      { scheme: 'standard-webhooks', secret: `whsec_${Buffer.from('key').toString('base64')}` },
+      { scheme: 'hmac', secret: 's', header: 'X-Sig', algorithm: 'sha1', encoding: 'base64', prefix: 'sha1=' },
+    ]) {
+      expect(one({ verify }), verify.scheme).to.deep.equal([]);
+    }
+    const loaded = configFromObject({ hooks: { mappings: [mapping({ verify: { scheme: 'github', secret: 's' } })] } }, '/x/h.yaml', {});
+    expect(loaded.config.hooks.mappings[0].auth).to.equal('token');
+  });
+
+  it('needs match.path with verify, and says why', () => {
+    const [p] = problemsFor({ mappings: [{ match: { source: 'gh' }, action: 'wake', textTemplate: 't', verify: { scheme: 'github', secret: 's' } }] });
+    expect(p.path).to.equal('hooks.mappings[0].match.path');
+    expect(p.message).to.match(/checked before the body is parsed/);
+  });
+
+  it('needs exactly one of secret and secrets, without quoting either', () => {
+    expect(one({ verify: { scheme: 'github' } })).to.deep.include({ path: 'hooks.mappings[0].verify.secret', message: 'is required: the signing secret the sender shows (or secrets, a list of them, for rotation)' });
+    const both = one({ verify: { scheme: 'github', secret: 'topsecret-1', secrets: ['topsecret-2'] } });
+    expect(both.map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.secrets']);
+    expect(JSON.stringify(both)).to.not.include('topsecret');
+    expect(one({ verify: { scheme: 'github', secrets: [] } }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.secrets']);
+  });
+
+  it('refuses keys of another scheme, a missing hmac header, an unknown scheme and a bad whsec_ secret', () => {
+    expect(one({ verify: { scheme: 'github', secret: 's', header: 'X' } }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.header']);
+    expect(one({ verify: { scheme: 'github', secret: 's', toleranceSeconds: 10 } }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.toleranceSeconds']);
+    expect(one({ verify: { scheme: 'hmac', secret: 's' } }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.header']);
+    expect(one({ verify: { scheme: 'gitlab', secret: 's' } }).map((p) => p.path)).to.include('hooks.mappings[0].verify.scheme');
+    const bad = one({ verify: { scheme: 'standard-webhooks', secrets: [`whsec_${Buffer.from('k').toString('base64')}`, 'whsec_not base64!'] } });
+    expect(bad.map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.secrets[1]']);
+    expect(bad[0].message).to.not.include('not base64');
+  });
+
+  it('refuses auth: signature without verify', () => {
+    expect(one({ auth: 'signature' }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].auth']);
+  });
+
+  it('hooks.tokens: refused together with hooks.token, empty, or past 8; the first-use token is left alone', () => {
+    expect(problemsFor({ token: 'a', tokens: ['b'] }).map((p) => p.path)).to.deep.equal(['hooks.tokens']);
+    expect(problemsFor({ tokens: [] }).map((p) => p.path)).to.deep.equal(['hooks.tokens']);
+    expect(problemsFor({ tokens: ['a', ''] }).map((p) => p.path)).to.deep.equal(['hooks.tokens[1]']);
+    expect(problemsFor({ tokens: Array.from({ length: 9 }, (_, i) => `t${i}`) }).map((p) => p.path)).to.deep.equal(['hooks.tokens']);
+    const loaded = configFromObject({ server: { host: '0.0.0.0' }, hooks: { tokens: ['a', 'b'] } }, '/x/h.yaml', {});
+    expect(ensureToken(loaded, { dryRun: true })).to.equal(loaded); // no token needed, none generated
+    expect(() => ensureToken(configFromObject({ server: { host: '0.0.0.0' } }, '/x/h.yaml', {}), { dryRun: true })).to.throw(ConfigError);
+  });
+});

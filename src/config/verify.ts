@@ -1,0 +1,51 @@
+import type { ConfigProblem } from './errors.js';
+import { HMAC_KEYS, TIMESTAMPED_SCHEMES } from './schema.js';
+
+type Obj = Record<string, any>;
+
+const WHSEC = 'whsec_';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The key of a Standard Webhooks secret: the base64 after `whsec_` (the prefix is optional,
+ * as in the `standardwebhooks` package), or undefined when it is not base64. Shared by the
+ * loader (a config error) and the verifier (http/verify), which decodes it once at load.
+ */
+export function standardWebhooksKey(secret: string): Buffer | undefined {
+  const text = secret.startsWith(WHSEC) ? secret.slice(WHSEC.length) : secret;
+  return text !== '' && BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
+}
+
+/**
+ * The load checks of a mapping's `verify` and `auth` (CONTRACT.md §8) that the schema cannot
+ * say: `match.path` is required, exactly one of `secret`/`secrets`, the keys that belong to
+ * one scheme only. Never quotes a secret.
+ */
+export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const v = m.verify;
+  if (m.auth === 'signature' && v === undefined) {
+    problems.push({ path: `${path}.auth`, message: 'signature needs verify: say how the sender signs its requests (verify.scheme and verify.secret)' });
+  }
+  if (typeof v !== 'object' || v === null) return problems;
+  const at = `${path}.verify`;
+  if (typeof m.match?.path !== 'string' || m.match.path === '') {
+    problems.push({ path: `${path}.match.path`, message: 'is required with verify: the signature is checked before the body is parsed, so the mapping must be known from the request path (POST {hooks.path}/NAME)' });
+  }
+  if (v.secret !== undefined && v.secrets !== undefined) problems.push({ path: `${at}.secrets`, message: 'give secret or secrets (a list, for rotation), not both' });
+  if (v.secret === undefined && v.secrets === undefined) problems.push({ path: `${at}.secret`, message: 'is required: the signing secret the sender shows (or secrets, a list of them, for rotation)' });
+  for (const key of HMAC_KEYS) {
+    if (v.scheme !== 'hmac' && v[key] !== undefined) problems.push({ path: `${at}.${key}`, message: `only applies to scheme hmac (${v.scheme} has its own header and digest): remove it` });
+  }
+  if (v.scheme === 'hmac' && v.header === undefined) problems.push({ path: `${at}.header`, message: 'is required with scheme hmac: name the request header that carries the signature' });
+  if (v.toleranceSeconds !== undefined && !TIMESTAMPED_SCHEMES.includes(v.scheme)) {
+    problems.push({ path: `${at}.toleranceSeconds`, message: `only applies to the timestamped schemes (${TIMESTAMPED_SCHEMES.join(', ')}): remove it` });
+  }
+  if (v.scheme === 'standard-webhooks') {
+    const bad = (s: unknown) => typeof s === 'string' && standardWebhooksKey(s) === undefined;
+    const message = 'must be the whsec_… secret the sender shows (base64 after whsec_)';
+    if (bad(v.secret)) problems.push({ path: `${at}.secret`, message });
+    if (Array.isArray(v.secrets)) v.secrets.forEach((s: unknown, i: number) => bad(s) && problems.push({ path: `${at}.secrets[${i}]`, message }));
+  }
+  return problems;
+}

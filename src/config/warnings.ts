@@ -1,0 +1,43 @@
+import type { Config } from './types.js';
+
+/**
+ * Senders known to sign their webhooks, and the `verify` that checks them: a mapping named for
+ * one (by id or match.path) without `verify` takes anything that knows the token (or nothing,
+ * with a leaked one). Clerk and Resend send through Svix, which speaks Standard Webhooks.
+ */
+const SIGNING_SENDERS: readonly [RegExp, string][] = [
+  [word('github'), 'scheme: github'],
+  [word('stripe'), 'scheme: stripe'],
+  [word('slack'), 'scheme: slack'],
+  [word('svix|standard-webhooks|standardwebhooks|clerk|resend'), 'scheme: standard-webhooks'],
+  [word('shopify'), 'scheme: hmac, header: X-Shopify-Hmac-Sha256, encoding: base64'],
+  [word('linear'), 'scheme: hmac, header: Linear-Signature'],
+  [word('typeform'), 'scheme: hmac, header: Typeform-Signature, encoding: base64, prefix: "sha256="'],
+];
+
+function word(names: string): RegExp {
+  return new RegExp(`(?:^|[^a-z0-9])(?:${names})(?:[^a-z0-9]|$)`, 'i');
+}
+
+/**
+ * What `hookrelay check` warns about in a valid config (it still exits 0): mappings that let
+ * payload text reach the model unfenced, and mappings for a signing sender that do not check
+ * its signature. One line each, naming the config path.
+ */
+export function configWarnings(config: Readonly<Config>): string[] {
+  const out: string[] = [];
+  if (config.hooks.allowUnsafeExternalContent) {
+    out.push('hooks.allowUnsafeExternalContent: true lets payload text reach the model without the untrusted-content fence, for every mapping that does not set it to false');
+  }
+  config.hooks.mappings.forEach((m, i) => {
+    const at = `hooks.mappings[${i}] ("${m.id}")`;
+    if (m.allowUnsafeExternalContent === true) {
+      out.push(`${at}: allowUnsafeExternalContent: true lets its payload text reach the model without the untrusted-content fence; a payload can then instruct the agent`);
+    }
+    if (m.verify) return;
+    const named = [m.id, m.match.path ?? ''];
+    const hit = SIGNING_SENDERS.find(([re]) => named.some((n) => re.test(n)));
+    if (hit) out.push(`${at}: looks like a webhook from a sender that signs its requests, but has no verify: add verify: { ${hit[1]}, secret: \${…} }`);
+  });
+  return out;
+}

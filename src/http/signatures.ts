@@ -1,0 +1,99 @@
+import type { IncomingMessage } from 'node:http';
+import type { MappingConfig } from '../config/types.js';
+import { HookError } from '../errors.js';
+import type { Auth } from './auth.js';
+import type { Route } from './routes-table.js';
+import { compileVerifier, type SignatureFailure, type Verifier } from './verify/schemes.js';
+
+/** The mapping ids whose `verify` passed on a request's raw body. */
+export type SignedBy = ReadonlySet<string>;
+
+export interface Signatures {
+  /** True when NAME has an `auth: signature` mapping: the gate lets a request without the token through. */
+  standsIn(name: string): boolean;
+  /**
+   * The body step (between reading and parsing): tries the `verify` of every mapping whose
+   * `match.path` is the route's NAME on the raw bytes — only the `auth: signature` ones when
+   * the request came without the token. Undefined when NAME has no such mapping; else the
+   * ids that verified. Throws 401 `invalid_signature` / `stale_signature` when none did
+   * (429 `rate_limited` past the failure budget, when the signature stood in for the token).
+   */
+  check(req: IncomingMessage, route: Route, body: Buffer): SignedBy | undefined;
+  /**
+   * After matching, before rendering: the matched mapping must be one whose signature
+   * verified when it has `verify`, and an `auth: signature` one when the request came
+   * without the token. Throws 401 `invalid_signature` otherwise.
+   */
+  admit(route: Route, signedBy: SignedBy, mappingId: string): void;
+}
+
+interface Entry {
+  id: string;
+  verify: Verifier;
+  standsIn: boolean;
+}
+
+/**
+ * Compiles the `verify` of every mapping (secrets decoded once) into a table by NAME, built
+ * when the listener is created. The loader guarantees that a mapping with `verify` has a
+ * `match.path`: the signature is checked before the body is parsed, when only the path says
+ * which mapping the request is for.
+ */
+export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Auth; clientAddress: (req: IncomingMessage) => string; now?: () => number }): Signatures {
+  const clock = deps.now ?? Date.now;
+  const byName = new Map<string, Entry[]>();
+  const byId = new Map<string, Entry>();
+  for (const m of mappings) {
+    if (!m.verify || m.match.path === undefined) continue;
+    const entry = { id: m.id, verify: compileVerifier(m.verify), standsIn: m.auth === 'signature' };
+    byId.set(m.id, entry);
+    const list = byName.get(m.match.path) ?? [];
+    list.push(entry);
+    byName.set(m.match.path, list);
+  }
+  const standsIn = new Set([...byName].filter(([, list]) => list.some((e) => e.standsIn)).map(([name]) => name));
+
+  return {
+    standsIn: (name) => standsIn.has(name),
+
+    check(req, route, body) {
+      const list = route.kind === 'mapped' ? byName.get(route.name) : undefined;
+      if (list === undefined) return undefined;
+      const now = Math.floor(clock() / 1000);
+      let signed: Set<string> | undefined;
+      let failed: SignatureFailure[] | undefined;
+      for (const e of list) {
+        if (route.bySignature && !e.standsIn) continue;
+        const f = e.verify(req.headers, body, now);
+        if (f === undefined) (signed ??= new Set()).add(e.id);
+        else (failed ??= []).push(f);
+      }
+      if (route.bySignature) {
+        if (signed) {
+          deps.auth.passed(deps.clientAddress(req));
+        } else {
+          const verdict = deps.auth.failed(deps.clientAddress(req));
+          if (verdict.code === 'rate_limited') {
+            throw new HookError('rate_limited', 'too many failed attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });
+          }
+        }
+      }
+      if (signed) return signed;
+      // A stale but authentic signature says more than a wrong one: it is the answer.
+      const fails = failed ?? [];
+      const stale = fails.find((f) => f.code === 'stale_signature');
+      const message = stale?.message ?? [...new Set(fails.map((f) => f.message))].join('; and ');
+      throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `POST ${route.path} needs a valid signature: ${message}`);
+    },
+
+    admit(route, signedBy, mappingId) {
+      const e = byId.get(mappingId);
+      if (route.bySignature && !e?.standsIn) {
+        throw new HookError('unauthorized', `this payload matched mapping "${mappingId}", which does not take a signature in place of the token: send the hooks token`);
+      }
+      if (e && !signedBy.has(mappingId)) {
+        throw new HookError('invalid_signature', `this payload matched mapping "${mappingId}", whose own verify does not pass: sign the request with its verify.secret`);
+      }
+    },
+  };
+}
