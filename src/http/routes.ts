@@ -6,6 +6,7 @@ import { templateHeaders, templateQuery, templateUrl } from '../engine/context.j
 import { RUN_STATUSES, type RunRecord, type RunStatus, type Store } from '../store/store.js';
 import type { Accepted } from '../dispatch/runtime.js';
 import type { Route, RouteKind } from './routes-table.js';
+import { noteRoute } from './access-log.js';
 import { sendJson } from './json.js';
 import { EVENTS_LIMIT, RUNS_LIMIT } from './limits.js';
 import type { SignedBy, Signatures } from './signatures.js';
@@ -96,6 +97,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
         admit: signedBy && ((mappingId) => deps.signatures.admit(route, signedBy, mappingId)),
       });
       if (result.type === 'no_match') throw new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
+      noteRoute(ctx.res, `mapping:${result.mappingId}`);
       if (result.type === 'skipped') {
         ctx.status = 204;
         return;

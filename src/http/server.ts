@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
+import { createAccessLog } from './access-log.js';
 import { createApp } from './app.js';
 import { createAuth } from './auth.js';
 import { errorBody } from '../errors.js';
@@ -53,6 +54,7 @@ export async function listen(
     log,
   });
   const koa = app.callback();
+  const access = createAccessLog(log);
   let closing = false;
   const gate = createGate(
     {
@@ -68,6 +70,7 @@ export async function listen(
   );
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
     if ((req.socket as Refusable)[REFUSED]) return;
+    access?.begin(req, res);
     (req.socket as Answering)[ANSWERING] = res;
     if (closing) {
       refuse(req, res, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
