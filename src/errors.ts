@@ -15,6 +15,7 @@ export const ERRORS = {
   no_mapping: { status: 404, summary: 'no mapping matches this hook name and payload' },
   method_not_allowed: { status: 405, summary: 'the route does not take this method; see the Allow header' },
   payload_too_large: { status: 413, summary: 'the body is larger than hooks.maxBodyBytes' },
+  idempotency_key_reused: { status: 422, summary: 'this idempotency key was already used for a different request on this route; send a new key with a new request' },
   rate_limited: { status: 429, summary: 'too many failed token attempts from this address; see Retry-After' },
   transform_failed: { status: 500, summary: 'a mapping template or transform module failed; see the gateway log at debug level for the cause' },
   internal_error: { status: 500, summary: 'an unexpected failure; details are in the log only' },

@@ -15,7 +15,9 @@ export function bodyParser(maxBodyBytes: number) {
     const route = routeOf(ctx.req)!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
     const raw = await readLimited(ctx, maxBodyBytes);
-    ctx.state.body = parsePayload(typeof raw === 'string' ? Buffer.from(raw) : raw, ctx.get('content-type'), route.kind === 'mapped');
+    // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8).
+    ctx.state.raw = typeof raw === 'string' ? Buffer.from(raw) : raw;
+    ctx.state.body = parsePayload(ctx.state.raw, ctx.get('content-type'), route.kind === 'mapped');
     return next();
   };
 }
