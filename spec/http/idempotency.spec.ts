@@ -64,6 +64,9 @@ describe('idempotency (CONTRACT.md §8)', function () {
       const c = await post(gw, 'github', { ref: 'x' }, h);
       const d = await post(gw, 'github2', { ref: 'x' }, h);
       for (const r of [a, b, c, d]) expect(r.headers.get('idempotent-replayed'), r.text).to.equal(null);
+      // …and each is remembered on its own route.
+      expect((await post(gw, 'github', { ref: 'x' }, h)).data.eventId).to.equal(c.data.eventId);
+      expect((await post(gw, 'agent', { message: 'x', deliver: false }, h)).headers.get('idempotent-replayed')).to.equal('true');
       const { events, runs } = await acted(gw);
       expect(events).to.have.length(3);
       expect(runs).to.deep.equal([b.data.runId]);

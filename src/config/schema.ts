@@ -111,7 +111,7 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   provider: choice(['last', ...providerEnum], 'Where a delivered reply goes; `last` is the main session\'s last recipient (whatsapp when none is known).', 'last'),
   channel: choice(['last', ...providerEnum], 'Alias of `provider` (OpenClaw\'s name); normalised to provider at load. Give one of the two.'),
   to: template('Recipient for the provider (phone number, chat id, channel id…); may be left out with provider last'),
-  idempotencyKey: template('Idempotency key of the action, e.g. `email:{{id}}`; it replaces the request\'s Idempotency-Key header on this mapping. With forEach it is rendered per item, so each item is acted on once however often its batch is retried. Rendered empty: no key. At most 255 characters, no control characters.'),
+  idempotencyKey: template('Idempotency key of the action, e.g. `email:{{id}}`; it replaces the request\'s Idempotency-Key header on this mapping. With forEach it is rendered per item, so each item is acted on once however often its batch is retried. Rendered empty: no key. At most 255 characters, no control characters'),
   model: template('Model override for the run; must be in agent.allowedModels (or an alias) when that list is set. Unset: agent.model'),
   thinking: choice(THINKING_LEVELS, 'Reasoning effort requested from the model. Unset: the model\'s default.'),
   timeoutSeconds: int(`Time limit of the agent run, 1–${MAX_TIMEOUT_SECONDS} s. Unset: agent.timeoutSeconds.`, undefined, 1, MAX_TIMEOUT_SECONDS),
