@@ -254,7 +254,8 @@ function fail(message: string): never {
  */
 function requestBody(action: Action): Record<string, unknown> {
   if (action.kind === 'wake') return { action: 'wake', text: action.text, mode: action.mode };
-  const { kind: _kind, source: _source, unsafe: _unsafe, ...body } = action;
+  // The idempotency key is not a body field (it would travel as a header).
+  const { kind: _kind, source: _source, unsafe: _unsafe, idempotency: _key, ...body } = action;
   return { action: 'agent', ...body };
 }
 

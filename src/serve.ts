@@ -27,7 +27,7 @@ export async function start(loaded: LoadedConfig, log: Logger): Promise<Running>
     config,
     {
       engine,
-      dispatch: (actions) => runtime.dispatch(actions),
+      dispatch: (actions, claims) => runtime.dispatchKeyed(actions, claims ?? []),
       store,
       onDropped: (mappingId, dropped) =>
         log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),

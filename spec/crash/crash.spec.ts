@@ -7,7 +7,10 @@ import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../su
  * requests while the real server process is SIGKILLed several times and restarted on the same
  * data directory. Afterwards every request that was answered 2xx is present exactly once, no
  * run is left queued or running, and runs cut off by a kill are failed with a reason.
- * (Requests that got no answer may or may not be there: the README says so.)
+ * Every request carries an Idempotency-Key and the senders retry the ones that got no answer
+ * (in the next round, and once more at the end), as a webhook sender does: at the end every
+ * key has been acted on exactly once — whether its first try was cut off before or after the
+ * commit — and a retry of a committed one got the first answer back.
  */
 describe('crash: SIGKILL under load loses nothing that was answered 2xx', function () {
   this.timeout(120_000);
@@ -45,25 +48,45 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     const events = new Set<string>();
     const runs = new Set<string>();
     let n = 0;
+    /** Requests sent but not answered yet (the kill cut them off): retried with their key. */
+    const unanswered = new Map<number, [string, unknown]>();
+    const request = (i: number, hooks: string): [string, unknown] => {
+      const pick = i % 4;
+      return pick === 0 ? [`${hooks}/wake`, { text: `wake ${i}`, mode: 'next-heartbeat' }]
+        : pick === 1 ? [`${hooks}/agent`, { message: `agent ${i}`, deliver: false, wakeMode: 'next-heartbeat' }]
+        : pick === 2 ? [`${hooks}/ci`, { n: i, status: 'green' }]
+        : [`${hooks}/task`, { n: i }];
+    };
+    const answeredId = new Map<number, string>();
+    let replays = 0;
+    /** One try of request i; true when it was answered (then its id is recorded). */
+    const send = async (i: number, hooks: string): Promise<boolean> => {
+      const [url, json] = request(i, hooks);
+      unanswered.set(i, [url, json]);
+      const r = await call(url, { token: TOKEN, json, headers: { 'Idempotency-Key': `req-${i}` } });
+      if (r.status >= 500) return false;
+      const id = r.status === 200 ? r.data?.eventId : r.status === 202 ? r.data?.runId : undefined;
+      if (!id) throw new Error(`unexpected ${r.status}: ${r.text}`);
+      if (r.status === 200) events.add(id);
+      else runs.add(id);
+      if (r.headers.get('idempotent-replayed') === 'true') replays++;
+      const before = answeredId.get(i);
+      if (before !== undefined && before !== id) throw new Error(`key req-${i} answered ${before}, then ${id}`);
+      answeredId.set(i, id);
+      unanswered.delete(i);
+      return true;
+    };
 
     for (let round = 0; round < ROUNDS; round++) {
       gw = await startGateway(config, { dir });
       const g = gw;
       let alive = true;
+      const retries = [...unanswered.keys()];
       const worker = async () => {
         while (alive) {
-          const i = n++;
-          const pick = i % 4;
-          const [url, json] =
-            pick === 0 ? [`${g.hooks}/wake`, { text: `wake ${i}`, mode: 'next-heartbeat' }]
-            : pick === 1 ? [`${g.hooks}/agent`, { message: `agent ${i}`, deliver: false, wakeMode: 'next-heartbeat' }]
-            : pick === 2 ? [`${g.hooks}/ci`, { n: i, status: 'green' }]
-            : [`${g.hooks}/task`, { n: i }];
+          const i = retries.length > 0 ? retries.shift()! : n++;
           try {
-            const r = await call(url, { token: TOKEN, json });
-            if (r.status === 200 && r.data?.eventId) events.add(r.data.eventId);
-            else if (r.status === 202 && r.data?.runId) runs.add(r.data.runId);
-            else if (r.status < 500) throw new Error(`unexpected ${r.status}: ${r.text}`);
+            await send(i, g.hooks);
           } catch (e) {
             if (alive && !String((e as Error).message).includes('fetch failed')) throw e;
             if (!alive) return;
@@ -82,21 +105,32 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     model.rules.splice(0, model.rules.length, { match: '', reply: 'done' });
     gw = await startGateway({ ...config, agent: { ...config.agent, maxConcurrent: 32 } }, { dir });
     const g = gw;
+    // The senders' last retries: every request is answered now.
+    for (const i of [...unanswered.keys()]) expect(await send(i, g.hooks), `retry of req-${i}`).to.equal(true);
+    expect(unanswered.size).to.equal(0);
+    expect(answeredId.size, 'every request answered once retried').to.equal(n);
+    expect(events.size + runs.size, 'each key answered with one id').to.equal(n);
     expect(events.size, 'acknowledged events').to.be.greaterThan(50);
     expect(runs.size, 'acknowledged runs').to.be.greaterThan(50);
 
     const listed = new Map<string, number>();
     const summaryCount = new Map<string, number>();
+    const summarySources = new Set<string>();
     for (let after = 0; ;) {
       const r = await call(`${g.hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
       const page: { seq: number; id: string; source: string }[] = r.data.events;
       if (page.length === 0) break;
       for (const e of page) {
         listed.set(e.id, (listed.get(e.id) ?? 0) + 1);
+        if (e.source.startsWith('run:') || e.source === 'heartbeat') summarySources.add(e.id);
         if (e.source.startsWith('run:')) summaryCount.set(e.source.slice(4), (summaryCount.get(e.source.slice(4)) ?? 0) + 1);
       }
       after = page[page.length - 1].seq;
     }
+    // Exactly once per key: no request events beyond the answered ones (a cut-off try that was
+    // committed and then retried did not act twice).
+    const requestEvents = [...listed.keys()].filter((id) => !summarySources.has(id));
+    expect(requestEvents.length, 'request events stored').to.equal(events.size);
     const missing = [...events].filter((id) => !listed.has(id));
     expect(missing, 'acknowledged events missing after the kills').to.deep.equal([]);
     expect([...listed.values()].every((c) => c === 1), 'an event listed twice').to.equal(true);
@@ -132,5 +166,8 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     }
     const badSummaries = [...runs].filter((id) => summaryCount.get(id) !== 1);
     expect(badSummaries, 'runs without exactly one summary').to.deep.equal([]);
+    // And no run beyond the answered ones: every summary belongs to an answered run.
+    expect([...summaryCount.keys()].filter((id) => !runs.has(id)), 'runs acted on without an answered key').to.deep.equal([]);
+    console.log(`      crash: ${n} keyed requests, ${replays} retries answered as replays`);
   });
 });

@@ -29,6 +29,8 @@ export interface MappingConfig {
   provider?: ProviderOrLast;
   to?: string;
   model?: string;
+  /** Template of the idempotency key (per item under forEach). */
+  idempotencyKey?: string;
   thinking?: Thinking;
   timeoutSeconds?: number;
   transform?: { module: string; export?: string };
@@ -67,6 +69,7 @@ export interface HooksConfig {
   acceptStatus: 200 | 202;
   mainSummary: 'always' | 'undelivered';
   allowUnsafeExternalContent: boolean;
+  idempotencyWindowSeconds: number;
   maxFanOut: number;
   presets: string[];
   transformsDir: string;

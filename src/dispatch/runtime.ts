@@ -15,6 +15,24 @@ export const STOP_GRACE_MS = 3_000;
 /** What the HTTP layer answers for each accepted action, in the order of the actions. */
 export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
 
+/**
+ * An idempotency key to commit with some of the actions (CONTRACT.md §8): `key` and
+ * `requestHash` as the store keeps them (src/idempotency-key.ts), `actions` the indexes of the
+ * actions it guards, `answer` the first answer to store for it, made from what was accepted.
+ */
+export interface KeyClaim {
+  key: string;
+  requestHash: string;
+  actions: number[];
+  answer(accepted: Accepted[]): { status: number; body: string };
+}
+
+/** What a keyed dispatch did: `held` lists the claims whose key was already taken (their actions were not stored). */
+export interface Dispatched {
+  accepted: Accepted[];
+  held: readonly number[];
+}
+
 export interface RuntimeOptions {
   config: Readonly<Config>;
   store: Store;
@@ -35,6 +53,12 @@ export interface Runtime {
    * `now` wakes and kicks the runner. Before start() or after stop(), records are only stored.
    */
   dispatch(actions: Action[]): Promise<Accepted[]>;
+  /**
+   * {@link dispatch} with idempotency keys, each committed in the same transaction as the
+   * actions it guards. A key already held is not acted on again: its actions are left out of
+   * the commit (their `accepted` entries were never stored) and its index is in `held`.
+   */
+  dispatchKeyed(actions: Action[], claims: KeyClaim[]): Promise<Dispatched>;
   /** Recovery (runs left `running` by a crash are marked failed), then timers and claiming. */
   start(): Promise<void>;
   /**
@@ -69,46 +93,64 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
 
-  return {
-    async dispatch(actions) {
-      const at = clock().toISOString();
-      const events: NewEvent[] = [];
-      const runs: NewRun[] = [];
-      const accepted: Accepted[] = [];
-      let wakeNow = false;
-      for (const a of actions) {
-        if (a.kind === 'wake') {
-          const id = uuidv7();
-          events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe });
-          accepted.push({ action: 'wake', eventId: id });
-          wakeNow ||= a.mode === 'now';
-        } else {
-          const runId = uuidv7();
-          runs.push({
-            runId,
-            sessionKey: a.sessionKey,
-            message: a.message,
-            name: a.name,
-            model: a.model,
-            thinking: a.thinking,
-            timeoutSeconds: a.timeoutSeconds,
-            wakeMode: a.wakeMode,
-            deliver: a.deliver,
-            provider: a.provider,
-            to: a.to,
-            source: a.source,
-            unsafe: a.unsafe,
-            createdAt: at,
-          });
-          accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
-        }
+  async function dispatchKeyed(actions: Action[], claims?: KeyClaim[]): Promise<Dispatched> {
+    const at = clock().toISOString();
+    const events: NewEvent[] = [];
+    const runs: NewRun[] = [];
+    const accepted: Accepted[] = [];
+    let wakeNow = false;
+    for (const a of actions) {
+      if (a.kind === 'wake') {
+        const id = uuidv7();
+        events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe });
+        accepted.push({ action: 'wake', eventId: id });
+        wakeNow ||= a.mode === 'now';
+      } else {
+        const runId = uuidv7();
+        runs.push({
+          runId,
+          sessionKey: a.sessionKey,
+          message: a.message,
+          name: a.name,
+          model: a.model,
+          thinking: a.thinking,
+          timeoutSeconds: a.timeoutSeconds,
+          wakeMode: a.wakeMode,
+          deliver: a.deliver,
+          provider: a.provider,
+          to: a.to,
+          source: a.source,
+          unsafe: a.unsafe,
+          createdAt: at,
+        });
+        accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
       }
-      if (actions.length > 0) await store.accept(events, runs);
-      // Both are non-blocking: a timer, and a claim whose errors the runner logs.
-      if (wakeNow) heartbeat.trigger();
-      if (runs.length > 0) runner.kick(runs.map((r) => r.sessionKey));
-      return accepted;
-    },
+    }
+    let held: readonly number[] = [];
+    if (claims?.length) {
+      const keys = claims.map((c) => {
+        const { status, body } = c.answer(c.actions.map((i) => accepted[i]!));
+        const eventIds: string[] = [];
+        const runIds: string[] = [];
+        for (const i of c.actions) {
+          const a = accepted[i]!;
+          if (a.action === 'wake') eventIds.push(a.eventId);
+          else runIds.push(a.runId);
+        }
+        return { key: c.key, requestHash: c.requestHash, status, body, at, eventIds, runIds };
+      });
+      held = await store.accept(events, runs, keys);
+    } else if (actions.length > 0) await store.accept(events, runs);
+    // Both are non-blocking: a timer, and a claim whose errors the runner logs. (Actions left
+    // out for a held key at most cost a heartbeat check or a claim that finds nothing.)
+    if (wakeNow) heartbeat.trigger();
+    if (runs.length > 0) runner.kick(runs.map((r) => r.sessionKey));
+    return { accepted, held };
+  }
+
+  return {
+    dispatch: async (actions) => (await dispatchKeyed(actions)).accepted,
+    dispatchKeyed,
 
     async start() {
       if (state !== 'idle') throw new Error(`runtime already ${state}`);

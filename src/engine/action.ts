@@ -9,6 +9,15 @@ export type Action = WakeAction | AgentAction;
 /** Where text came from; it names the untrusted-content fence: `wake`, `agent`, `mapping:<id>`. */
 export type ActionSource = string;
 
+/**
+ * A key rendered by the mapping's `idempotencyKey` template (CONTRACT.md §8). `item`: under
+ * forEach, the item's JSON — what the key guards, instead of the whole request body.
+ */
+export interface ActionKey {
+  key: string;
+  item?: string;
+}
+
 export interface WakeAction {
   kind: 'wake';
   text: string;
@@ -16,6 +25,7 @@ export interface WakeAction {
   source: ActionSource;
   /** True when the text may reach the model without the untrusted-content fence. */
   unsafe: boolean;
+  idempotency?: ActionKey;
 }
 
 export interface AgentAction {
@@ -34,6 +44,7 @@ export interface AgentAction {
   timeoutSeconds?: number;
   source: ActionSource;
   unsafe: boolean;
+  idempotency?: ActionKey;
 }
 
 /** The result of the pure mapping step `map()`. */

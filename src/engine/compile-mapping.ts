@@ -1,6 +1,7 @@
 import type { ConfigProblem } from '../config/errors.js';
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
+import { checkIdempotencyKey } from '../idempotency-key.js';
 import type { Action, HookRequest } from './action.js';
 import { itemContext, requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
@@ -19,6 +20,8 @@ export interface CompiledMapping {
   /** `match.headers` as [lower-case name, exact value] pairs; empty when none. */
   headers: readonly (readonly [string, string])[];
   forEach?: string;
+  /** True when the mapping renders its own idempotency key (then a header key is not used). */
+  keyed: boolean;
   /** The mapping's `schema:`, checked before anything is rendered (CONTRACT.md §6). */
   checkPayload?: PayloadCheck;
   /**
@@ -83,6 +86,7 @@ export async function compileMapping(
   };
   const agentFields = compileFields(AGENT_FIELDS);
   const wakeFields = compileFields(WAKE_FIELDS);
+  const keyField = compileFields([['idempotencyKey', 'idempotencyKey']])[0];
 
   if (mapping.forEach !== undefined && (!/^[^.[\]]+$/.test(mapping.forEach) || isPrototypeKey(mapping.forEach))) {
     problems.push({ path: `${at}.forEach`, message: 'must name a top-level array field of the payload (no dots or brackets, not a prototype key)' });
@@ -110,7 +114,7 @@ export async function compileMapping(
     else transform = loaded.fn;
   }
   if (problems.length > before) return undefined;
-  return buildMapping(mapping, deps, agentFields, wakeFields, transform, checkPayload);
+  return buildMapping(mapping, deps, agentFields, wakeFields, keyField, transform, checkPayload);
 }
 
 function buildMapping(
@@ -118,6 +122,7 @@ function buildMapping(
   deps: MappingDeps,
   agentFields: Field[],
   wakeFields: Field[],
+  keyField: Field | undefined,
   transform: TransformFn | undefined,
   checkPayload: PayloadCheck | undefined,
 ): CompiledMapping {
@@ -170,13 +175,25 @@ function buildMapping(
     }
     const body = baseBody(kind);
     const fields = kind === 'agent' ? agentFields : wakeFields;
+    let context: Body | undefined;
     if (fields.length > 0) {
-      const context = index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      context = index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
       if (isAsync) await renderAsync(fields, context, body);
       else renderSync(fields, context, body);
     }
     if (override) applyOverride(body, override);
-    return kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
+    const action: Action = kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
+    if (keyField) {
+      context ??= index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      const rendered = { idempotencyKey: '' };
+      if (isAsync) await renderAsync([keyField], context, rendered);
+      else renderSync([keyField], context, rendered);
+      const key = checkIdempotencyKey(String(rendered.idempotencyKey).trim(), 'idempotencyKey');
+      // Under forEach the item is what the key guards: a retried batch with more items is the
+      // same request for the items it repeats (CONTRACT.md §8).
+      if (key !== undefined) action.idempotency = index >= 0 ? { key, item: JSON.stringify(item) ?? 'null' } : { key };
+    }
+    return action;
   }
 
   return {
@@ -184,6 +201,7 @@ function buildMapping(
     match: mapping.match,
     headers: Object.entries(mapping.match.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value] as const),
     forEach: mapping.forEach,
+    keyed: keyField !== undefined,
     checkPayload,
     async act(req, now, item, index) {
       if (index < 0) return produce(req, now, item, index);

@@ -27,6 +27,11 @@ export interface Engine {
   readonly mappings: readonly string[];
   /** `POST {path}/NAME`: match → render/transform → validate. Throws HookError. */
   map(req: HookRequest): Promise<MapResult>;
+  /**
+   * The mapping a request would reach (no rendering): its id, and whether it renders its own
+   * idempotency key. Lets the listener look a header key up before mapping.
+   */
+  match(req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): { mappingId: string; keyed: boolean } | undefined;
   /** A direct `POST {path}/wake` body. Throws HookError `invalid_payload`. */
   wake(body: unknown): WakeAction;
   /** A direct `POST {path}/agent` body. Throws HookError. */
@@ -105,6 +110,10 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
       const action = await mapping.act(req, now, undefined, -1);
       if (action === null) return { type: 'skipped', mappingId: mapping.id };
       return { type: 'actions', mappingId: mapping.id, actions: [action] };
+    },
+    match(req) {
+      const mapping = match(req);
+      return mapping && { mappingId: mapping.id, keyed: mapping.keyed };
     },
     wake: (body) => validator.wake(body, direct.wake),
     agent: (body) => validator.agent(body, direct.agent, true),

@@ -19,6 +19,8 @@ export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatur
     const route = routeOf(ctx.req)!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
     const raw = await readLimited(ctx, maxBodyBytes, bodyTimeoutMs);
+    // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8).
+    ctx.state.raw = raw;
     // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts).
     ctx.state.signedBy = signatures.check(ctx.req, route, raw);
     ctx.state.body = parsePayload(raw, ctx.get('content-type'), route.kind === 'mapped');

@@ -4,7 +4,8 @@ import type { Action } from '../engine/action.js';
 import type { Engine } from '../engine/engine.js';
 import { templateHeaders, templateQuery, templateUrl } from '../engine/context.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type Store } from '../store/store.js';
-import type { Accepted } from '../dispatch/runtime.js';
+import type { Accepted, Dispatched, KeyClaim } from '../dispatch/runtime.js';
+import { checkSameRequest, headerKey, requestKey, sendReplay, type RequestKey } from './idempotency.js';
 import type { Route, RouteKind } from './routes-table.js';
 import { noteRoute } from './access-log.js';
 import { sendJson } from './json.js';
@@ -15,9 +16,10 @@ import type { SignedBy, Signatures } from './signatures.js';
 export interface RouteDeps {
   hooksPath: string;
   acceptStatus: number;
-  engine: Pick<Engine, 'map' | 'wake' | 'agent' | 'fanOut'>;
-  dispatch(actions: Action[]): Promise<Accepted[]>;
-  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns'>;
+  engine: Pick<Engine, 'map' | 'match' | 'wake' | 'agent' | 'fanOut'>;
+  /** Commits the actions, with their idempotency keys when given (`Runtime.dispatchKeyed`). */
+  dispatch(actions: Action[], claims?: KeyClaim[]): Promise<Dispatched>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'findKeys'>;
   /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
   signatures: Pick<Signatures, 'check' | 'admit'>;
   now?: () => Date;
@@ -41,17 +43,103 @@ export const EVENTS_MAX_BYTES = 1024 * 1024;
  */
 export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Handler> {
   const now = deps.now ?? (() => new Date());
+
+  /** A request key of the headers, looked up at once: true when the stored answer was replayed. */
+  async function replayed(ctx: Context, key: RequestKey | undefined): Promise<boolean> {
+    if (!key) return false;
+    const [stored] = await deps.store.findKeys([key.key]);
+    if (!stored) return false;
+    checkSameRequest(stored, key, 'idempotency key');
+    sendReplay(ctx, stored);
+    return true;
+  }
+
+  /**
+   * Commits the actions (with the request's key, when it has one) and answers `answer(accepted)`;
+   * when a concurrent request with the same key committed first, answers its answer instead.
+   */
+  async function act(ctx: Context, actions: Action[], key: RequestKey | undefined, answer: (accepted: Accepted[]) => Answer): Promise<void> {
+    if (!key) {
+      const { status, body } = answer((await deps.dispatch(actions)).accepted);
+      sendJson(ctx, status, body);
+      return;
+    }
+    let first: Answer | undefined;
+    const claim: KeyClaim = { ...key, actions: actions.map((_, i) => i), answer: (accepted) => (first = answer(accepted)) };
+    const { held } = await deps.dispatch(actions, [claim]);
+    if (held.length === 0) {
+      sendJson(ctx, first!.status, first!.body);
+      return;
+    }
+    if (!(await replayed(ctx, key))) throw new HookError('unavailable', 'the idempotency key was held but could not be read back');
+  }
+
+  /** The request's header key scoped to `route`, over the body bytes; undefined without one. */
+  function keyOf(ctx: Context, route: string): RequestKey | undefined {
+    const header = headerKey(ctx.req.headers);
+    return header === undefined ? undefined : requestKey(route, header, ctx.state.raw);
+  }
+
+  function statusOf(accepted: readonly Accepted[]): number {
+    return accepted.some((a) => a.action === 'agent') ? deps.acceptStatus : 200;
+  }
+
+  /**
+   * forEach with an `idempotencyKey` template (CONTRACT.md §8): each item's key is checked on
+   * its own, so a retried batch acts only on the items not acted on yet; the answer lists every
+   * item's action, those acted on before with their first ids and `replayed: true`. Every key is
+   * looked up first (one indexed read each); a key taken meanwhile by a concurrent request
+   * (held at commit) is read back after it.
+   */
+  async function actItems(ctx: Context, route: string, actions: Action[]): Promise<void> {
+    const keys = actions.map((a) => a.idempotency && requestKey(route, a.idempotency.key, a.idempotency.item ?? ctx.state.raw));
+    const answers: Record<string, unknown>[] = new Array(actions.length);
+    const replay = async (indexes: number[]) => {
+      const stored = await deps.store.findKeys(indexes.map((i) => keys[i]!.key));
+      const missing: number[] = [];
+      indexes.forEach((i, j) => {
+        const s = stored[j];
+        if (!s) return missing.push(i);
+        checkSameRequest(s, keys[i]!, `actions[${i}].idempotencyKey`);
+        answers[i] = { ...(JSON.parse(s.body) as Record<string, unknown>), replayed: true };
+      });
+      return missing;
+    };
+    const fresh = await replay(actions.flatMap((a, i) => (keys[i] ? [i] : [])));
+    const todo = actions.flatMap((a, i) => (!keys[i] || fresh.includes(i) ? [i] : []));
+    if (todo.length > 0) {
+      const claims: KeyClaim[] = [];
+      const claimed: number[] = [];
+      todo.forEach((i, j) => {
+        if (!keys[i]) return;
+        claimed.push(i);
+        claims.push({ ...keys[i], actions: [j], answer: ([a]) => ({ status: statusOf([a!]), body: JSON.stringify(a) }) });
+      });
+      const { accepted, held } = await deps.dispatch(todo.map((i) => actions[i]!), claims);
+      todo.forEach((i, j) => (answers[i] = accepted[j]!));
+      if (held.length > 0 && (await replay(held.map((c) => claimed[c]!))).length > 0) {
+        throw new HookError('unavailable', 'an idempotency key was held but could not be read back');
+      }
+    }
+    // Only a batch that acted on nothing new is a replay as a whole.
+    if (answers.every((a) => a.replayed === true)) ctx.set('Idempotent-Replayed', 'true');
+    const listed = answers.map((a) => a as Accepted);
+    ok(ctx, statusOf(listed), { ...answers[0], actions: answers });
+  }
+
   return {
     async wake(ctx) {
+      const key = keyOf(ctx, 'wake');
+      if (await replayed(ctx, key)) return;
       const action = deps.engine.wake(ctx.state.body);
-      const [done] = await deps.dispatch([action]);
-      ok(ctx, 200, { eventId: idOf(done), mode: action.mode });
+      await act(ctx, [action], key, ([done]) => okAnswer(200, { eventId: idOf(done!), mode: action.mode }));
     },
 
     async agent(ctx) {
+      const key = keyOf(ctx, 'agent');
+      if (await replayed(ctx, key)) return;
       const action = deps.engine.agent(ctx.state.body);
-      const [done] = await deps.dispatch([action]);
-      ok(ctx, deps.acceptStatus, { runId: idOf(done), sessionKey: action.sessionKey });
+      await act(ctx, [action], key, ([done]) => okAnswer(deps.acceptStatus, { runId: idOf(done!), sessionKey: action.sessionKey }));
     },
 
     async events(ctx, route) {
@@ -87,15 +175,30 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
     async mapped(ctx, route) {
       const name = route.name;
       const signedBy: SignedBy | undefined = ctx.state.signedBy;
-      const result = await deps.engine.map({
+      const req = {
         name,
         payload: ctx.state.body,
         headers: templateHeaders(ctx.req.headers),
         query: templateQuery(route.query),
         url: templateUrl(route.path, route.query),
         now: now(),
-        admit: signedBy && ((mappingId) => deps.signatures.admit(route, signedBy, mappingId)),
-      });
+        admit: signedBy && ((mappingId: string) => deps.signatures.admit(route, signedBy, mappingId)),
+      };
+      // A header key is looked up before mapping; a mapping that renders its own key
+      // (idempotencyKey) uses that one instead, known only once rendered.
+      const header = headerKey(ctx.req.headers);
+      let key: RequestKey | undefined;
+      if (header !== undefined) {
+        const target = deps.engine.match(req);
+        if (target && !target.keyed) {
+          // The match must pass its signature check before anything is answered for it, a
+          // replay included (the same check map() makes).
+          req.admit?.(target.mappingId);
+          key = requestKey(`mapping:${target.mappingId}`, header, ctx.state.raw);
+          if (await replayed(ctx, key)) return;
+        }
+      }
+      const result = await deps.engine.map(req);
       if (result.type === 'no_match') throw new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
       noteRoute(ctx.res, `mapping:${result.mappingId}`);
       if (result.type === 'skipped') {
@@ -103,20 +206,35 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
         return;
       }
       if (result.dropped) deps.onDropped?.(result.mappingId, result.dropped);
-      const accepted = await deps.dispatch(result.actions);
-      const anyAgent = accepted.some((a) => a.action === 'agent');
-      const status = anyAgent ? deps.acceptStatus : 200;
-      if (!deps.engine.fanOut(result.mappingId)) {
-        ok(ctx, status, { ...accepted[0] });
+      const { actions, mappingId } = result;
+      const fanOut = deps.engine.fanOut(mappingId);
+      if (fanOut && actions.some((a) => a.idempotency)) {
+        await actItems(ctx, `mapping:${mappingId}`, actions);
         return;
       }
-      ok(ctx, status, { ...accepted[0], actions: accepted });
+      const rendered = actions[0]!.idempotency;
+      if (rendered) {
+        key = requestKey(`mapping:${mappingId}`, rendered.key, ctx.state.raw);
+        if (await replayed(ctx, key)) return;
+      }
+      await act(ctx, actions, key, (accepted) =>
+        okAnswer(statusOf(accepted), fanOut ? { ...accepted[0], actions: accepted } : { ...accepted[0] }));
     },
 
     health(ctx) {
       sendJson(ctx, 200, { ok: true });
     },
   };
+}
+
+/** An answer as it is sent and as an idempotency key keeps it. */
+interface Answer {
+  status: number;
+  body: string;
+}
+
+function okAnswer(status: number, body: Record<string, unknown>): Answer {
+  return { status, body: JSON.stringify({ ok: true, ...body }) };
 }
 
 function ok(ctx: Context, status: number, body: Record<string, unknown>): void {

@@ -24,6 +24,7 @@ export async function openStore(config: Config, log: Logger): Promise<Store> {
           dataDir: resolve(config.dataDir),
           durability: config.store.durability,
           retainDays: config.store.retainDays,
+          idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
           log,
         });
       } catch (err) {

@@ -5,7 +5,7 @@ import type { WireError } from './sqlite-writer.js';
 import { SCHEMA_VERSION, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
 import {
   StoreError,
-  type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
+  type EventRecord, type HistoryMessage, type StoredKey, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
 } from './store.js';
 
 /** The database file, in the data directory. */
@@ -54,6 +54,9 @@ export class SqliteReader {
         'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
       ),
       state: db.prepare<[string], { value: string }>('SELECT value FROM state WHERE key = ?'),
+      key: db.prepare<[string, string], { request_hash: string; status: number; body: string; at: string }>(
+        'SELECT request_hash, status, body, at FROM idempotency WHERE key = ? AND at >= ?',
+      ),
     };
   }
 
@@ -121,6 +124,14 @@ export class SqliteReader {
 
   history(sessionKey: string, limit: number): HistoryMessage[] {
     return this.q.history.all(sessionKey, toLimit(limit)).map(toHistory);
+  }
+
+  /** Stored answers of these key hashes accepted at or after `since` (ISO time). */
+  findKeys(keys: readonly string[], since: string): (StoredKey | undefined)[] {
+    return keys.map((k) => {
+      const row = this.q.key.get(k, since);
+      return row && { requestHash: row.request_hash, status: row.status, body: row.body, at: row.at };
+    });
   }
 
   getState(key: string): string | undefined {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { EventKind, EventRecord, HistoryMessage, NewEvent, NewRun, RunRecord, RunStatus } from './store.js';
+import type { EventKind, EventRecord, HistoryMessage, NewEvent, NewKey, NewRun, RunRecord, RunStatus } from './store.js';
 
 /**
  * The embedded store's schema, its migrations and the one mapping between rows and records.
@@ -15,8 +15,6 @@ import type { EventKind, EventRecord, HistoryMessage, NewEvent, NewRun, RunRecor
  * migration is never edited, because databases in the field already ran it.
  *
  * Room reserved for later issues (as new migrations, not edits of v1):
- * - `idempotency` (key TEXT PRIMARY KEY, body_hash, status, response, expires_at) — CONTRACT.md §8,
- *   written in the same transaction as the `accept` it guards.
  * - `outbox` (seq, kind, target, payload, attempts, next_at) — deliveries and forwards that must
  *   survive a restart, committed with the run that produced them.
  */
@@ -153,6 +151,21 @@ export const MIGRATIONS: readonly string[] = [
   -- RENAME also renames the table's sqlite_sequence row.
   ALTER TABLE events_v3 RENAME TO events;
   `,
+  // v4
+  `
+  -- Idempotency keys (CONTRACT.md §8), each written in the same transaction as the events and
+  -- runs it guards. key: SHA-256 (hex) of the route and the key (src/idempotency-key.ts);
+  -- request_hash: what the key was first used for; status and body: the first answer.
+  CREATE TABLE idempotency (
+    key          TEXT PRIMARY KEY,
+    request_hash TEXT NOT NULL,
+    status       INTEGER NOT NULL,
+    body         TEXT NOT NULL,
+    at           TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  -- The purge walks the oldest keys first.
+  CREATE INDEX idempotency_at ON idempotency (at);
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
@@ -252,6 +265,14 @@ export function runValues(r: NewRun): Bind[] {
     r.unsafe ? 1 : 0,
     r.createdAt,
   ];
+}
+
+/** The columns an idempotency key INSERT binds, in order. */
+export const KEY_COLUMNS = 'key, request_hash, status, body, at';
+
+/** Values for inserting an idempotency key, in {@link KEY_COLUMNS} order. */
+export function keyValues(k: NewKey): Bind[] {
+  return [k.key, k.requestHash, k.status, k.body, k.at];
 }
 
 /** Row → record (`unsafe` 0/1 → boolean). */

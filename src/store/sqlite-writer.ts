@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { EVENT_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, type Bind, type RunRow } from './sqlite-schema.js';
+import { EVENT_COLUMNS, KEY_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, type Bind, type RunRow } from './sqlite-schema.js';
 import { StoreError, type HistoryMessage, type RunEffects, type RunEnd } from './store.js';
 
 /**
@@ -22,13 +22,21 @@ import { StoreError, type HistoryMessage, type RunEffects, type RunEnd } from '.
  * an object, whose every key is serialized too, and accepts are most of the traffic.
  */
 export type WriteOp =
-  | { kind: 'accept'; events: Bind[][]; runs: Bind[][] }
+  | { kind: 'accept'; events: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string }
   | { kind: 'claim'; limit: number; startedAt: string }
   | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
   | { kind: 'requeue'; runIds: string[] }
   | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; at: string }
   | { kind: 'purge'; table: PurgeTable; before: string; after: number; max: number }
+  | { kind: 'purgeKeys'; before: string; max: number }
   | { kind: 'inspect' };
+
+/** An idempotency key in an accept: its INSERT's values and the ids of the rows it guards. */
+export interface KeyOp {
+  values: Bind[];
+  events: string[];
+  runs: string[];
+}
 
 /** What retention purges, one table per op (sqlite.ts walks them in turn). */
 export type PurgeTable = 'runs' | 'events' | 'history';
@@ -203,6 +211,15 @@ function handlers(db: Database.Database) {
     RETURNING session_key`);
   const requeue = db.prepare("UPDATE runs SET status = 'queued', started_at = NULL WHERE run_id = ? AND status = 'running'");
   const insertHistory = db.prepare('INSERT INTO history (session_key, role, content, at) VALUES (?, ?, ?, ?)');
+  // A key already held is no error: the request that brings it again is answered with the
+  // first answer, and the batch it shares must commit (changes tells which happened). An
+  // expired key that the purge has not reached yet is taken over.
+  const claimKey = db.prepare(
+    `INSERT INTO idempotency (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET
+      request_hash = excluded.request_hash, status = excluded.status, body = excluded.body, at = excluded.at
+    WHERE idempotency.at < ?`,
+  );
+  const purgeKeys = db.prepare('DELETE FROM idempotency WHERE key IN (SELECT key FROM idempotency WHERE at < ? ORDER BY at LIMIT ?)');
   const setState = db.prepare('INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
 
   const appendHistory = (sessionKey: string, messages: readonly HistoryMessage[], at: string) => {
@@ -212,10 +229,28 @@ function handlers(db: Database.Database) {
 
   return (op: WriteOp): unknown => {
     switch (op.kind) {
-      case 'accept':
-        for (const e of op.events) insertEvent.run(e);
-        for (const r of op.runs) insertRun.run(r);
-        return undefined;
+      case 'accept': {
+        if (!op.keys) {
+          for (const e of op.events) insertEvent.run(e);
+          for (const r of op.runs) insertRun.run(r);
+          return undefined;
+        }
+        let held: number[] | undefined;
+        let skip: Set<string> | undefined;
+        for (let i = 0; i < op.keys.length; i++) {
+          const k = op.keys[i]!;
+          if (claimKey.run(...k.values, op.expiredBefore ?? '').changes > 0) continue;
+          (held ??= []).push(i);
+          skip ??= new Set();
+          for (const id of k.events) skip.add(id);
+          for (const id of k.runs) skip.add(id);
+        }
+        for (const e of op.events) if (!skip?.has(e[0] as string)) insertEvent.run(e);
+        for (const r of op.runs) if (!skip?.has(r[0] as string)) insertRun.run(r);
+        return held;
+      }
+      case 'purgeKeys':
+        return purgeKeys.run(op.before, op.max).changes;
       case 'claim':
         // RETURNING gives rows in no defined order (https://www.sqlite.org/lang_returning.html).
         return claim.all({ limit: op.limit, started_at: op.startedAt }).sort((a, b) => a.seq - b.seq);

@@ -4,13 +4,13 @@ import { performance } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
-import { eventValues, migrate, runValues, toRun, type RunRow } from './sqlite-schema.js';
+import { eventValues, keyValues, migrate, runValues, toRun, type RunRow } from './sqlite-schema.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
 import { STORE_GONE, startWriter, type FromWriter, type PurgeStep, type PurgeTable, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
 import {
   StoreError,
-  type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewRun, type RunEffects, type RunEnd,
+  type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
   type RunRecord, type Store,
 } from './store.js';
 
@@ -30,6 +30,10 @@ export interface SqliteStoreOptions {
   retainDays?: number;
   /** What "now" is for retention and for the time of stored conversation turns (specs inject it). */
   clock?: () => Date;
+  /** `hooks.idempotencyWindowSeconds` (default 86400): how long a key is kept and answered. */
+  idempotencyWindowSeconds?: number;
+  /** How often keys past the window are purged (default a tenth of it, 1 s to 10 min). */
+  keysPurgeEveryMs?: number;
   /** How often retention runs (default hourly); the first pass runs this long after open, at most a minute. */
   purgeEveryMs?: number;
   /**
@@ -62,6 +66,8 @@ interface Pending {
 }
 
 const SLOW_COMMIT_MS = 1000;
+const DEFAULT_KEY_WINDOW_SECONDS = 86_400;
+const NONE_HELD: readonly number[] = Object.freeze([]);
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Rows one purge op looks at: each op is one short write among the others, never a long hold. */
 export const PURGE_BATCH = 500;
@@ -102,6 +108,8 @@ export class SqliteStore implements Store {
   private readonly clock: () => Date;
   private purgeTimer: NodeJS.Timeout | undefined;
   private purging: Promise<PurgeCounts> | undefined;
+  private keyPurgeTimer: NodeJS.Timeout | undefined;
+  private readonly keyWindowMs: number;
 
   private constructor(
     private readonly reader: SqliteReader,
@@ -113,6 +121,8 @@ export class SqliteStore implements Store {
     private readonly retainDays: number,
     clock: (() => Date) | undefined,
     purgeEveryMs: number,
+    keyWindowSeconds: number,
+    keysPurgeEveryMs: number | undefined,
   ) {
     this.counters = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0, writerStartMs };
     this.clock = clock ?? (() => new Date());
@@ -121,6 +131,10 @@ export class SqliteStore implements Store {
     worker.on('exit', (code) => this.onExit(code));
     worker.unref(); // referenced only while a batch is in flight
     if (retainDays > 0) this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
+    this.keyWindowMs = keyWindowSeconds * 1000;
+    // A tenth of the window, between a second and ten minutes: a key outlives its window by
+    // at most that (it no longer answers once past it; the purge only frees the room).
+    this.scheduleKeyPurge(keysPurgeEveryMs ?? Math.min(Math.max(this.keyWindowMs / 10, 1000), 600_000));
   }
 
   /**
@@ -148,6 +162,7 @@ export class SqliteStore implements Store {
       return new SqliteStore(
         new SqliteReader(db!), worker, lock, opts.log, opts.batchMax ?? 512, performance.now() - t0,
         opts.retainDays ?? 0, opts.clock, opts.purgeEveryMs ?? 60 * 60 * 1000,
+        opts.idempotencyWindowSeconds ?? DEFAULT_KEY_WINDOW_SECONDS, opts.keysPurgeEveryMs,
       );
     } catch (err) {
       db?.close();
@@ -156,9 +171,52 @@ export class SqliteStore implements Store {
     }
   }
 
-  accept(events: NewEvent[], runs: NewRun[]): Promise<void> {
-    if (events.length === 0 && runs.length === 0) return this.read(() => undefined);
-    return this.write({ kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) });
+  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[]): Promise<readonly number[]> {
+    if (events.length === 0 && runs.length === 0 && !keys?.length) return this.read(() => NONE_HELD);
+    const op: WriteOp = { kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) };
+    if (!keys?.length) return this.write<undefined>(op).then(() => NONE_HELD);
+    op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
+    op.expiredBefore = this.keysSince();
+    return this.write<number[] | undefined>(op).then((held) => held ?? NONE_HELD);
+  }
+
+  findKeys(keys: string[]): Promise<(StoredKey | undefined)[]> {
+    return this.read(() => this.reader.findKeys(keys, this.keysSince()));
+  }
+
+  /** Keys accepted before this ISO time are past the idempotency window. */
+  private keysSince(): string {
+    return new Date(this.clock().getTime() - this.keyWindowMs).toISOString();
+  }
+
+  /**
+   * Deletes idempotency keys older than the window, {@link PURGE_BATCH} at a time (each a
+   * short write among the others, oldest first, by the `at` index). Returns how many went.
+   */
+  async purgeExpiredKeys(): Promise<number> {
+    const before = this.keysSince();
+    let total = 0;
+    for (;;) {
+      const deleted: number = await this.write({ kind: 'purgeKeys', before, max: PURGE_BATCH });
+      total += deleted;
+      if (deleted < PURGE_BATCH) break;
+    }
+    if (total > 0) this.log.info({ deleted: total, before }, 'idempotency keys past the window purged');
+    return total;
+  }
+
+  private scheduleKeyPurge(everyMs: number): void {
+    this.keyPurgeTimer = setTimeout(() => {
+      if (this.state !== 'open') return;
+      this.purgeExpiredKeys().then(
+        () => this.state === 'open' && this.scheduleKeyPurge(everyMs),
+        (err) => {
+          if (!(err instanceof StoreError && err.code === 'closed')) this.log.warn({ err }, 'idempotency key purge failed; retrying later');
+          if (this.state === 'open') this.scheduleKeyPurge(everyMs);
+        },
+      );
+    }, everyMs);
+    this.keyPurgeTimer.unref();
   }
 
   listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]> {
@@ -258,6 +316,7 @@ export class SqliteStore implements Store {
 
   private async shutdown(): Promise<void> {
     clearTimeout(this.purgeTimer);
+    clearTimeout(this.keyPurgeTimer);
     this.state = 'closing'; // new calls reject from here on; queued writes still commit
     await new Promise<void>((resolve) => {
       this.idleWaiters.push(resolve);

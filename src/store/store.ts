@@ -12,8 +12,19 @@ export interface Store {
    * Commits accepted events and queued runs in one transaction. Resolves only once the
    * commit is durable at the configured level (`store.durability`): callers answer 2xx
    * after this resolves, never before. Concurrent calls share commits (group commit).
+   *
+   * `keys` are idempotency keys committed in the same transaction as the events and runs each
+   * one guards. A key already held (and not expired) is not a failure: that key's events and
+   * runs are left out and the rest commits. Resolves to the indexes (into `keys`) of the keys
+   * that were already held — also by a key earlier in the same commit — in ascending order;
+   * `[]` when none was.
    */
-  accept(events: NewEvent[], runs: NewRun[]): Promise<void>;
+  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[]): Promise<readonly number[]>;
+  /**
+   * The stored answers of these keys (`NewKey.key` values), in order: undefined where the
+   * key is unknown or older than the idempotency window. One indexed lookup per key.
+   */
+  findKeys(keys: string[]): Promise<(StoredKey | undefined)[]>;
 
   /**
    * The main session's events with seq > after, oldest first: at most `limit`, and with
@@ -104,6 +115,24 @@ export interface NewEvent {
   /** True when the text may reach the model without the untrusted-content fence. */
   unsafe: boolean;
 }
+
+/** An idempotency key and what it guards (CONTRACT.md §8). */
+export interface NewKey {
+  /** The scoped key's hash (`scopedKeyHash`): the store never sees the key itself. */
+  key: string;
+  /** What the key was used for (`requestHash`): a repeat with another one is refused. */
+  requestHash: string;
+  /** The first answer, replayed to every repeat. */
+  status: number;
+  body: string;
+  /** ISO time of acceptance: the window counts from it. */
+  at: string;
+  /** Ids of the events and runs this key guards: left out when the key is already held. */
+  eventIds: string[];
+  runIds: string[];
+}
+
+export type StoredKey = Pick<NewKey, 'requestHash' | 'status' | 'body' | 'at'>;
 
 export interface EventRecord extends NewEvent {
   seq: number;

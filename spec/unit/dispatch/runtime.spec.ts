@@ -43,7 +43,7 @@ class Harness {
       hooks: {
         enabled: true, token: 't', path: '/hooks', maxBodyBytes: 262144, bodyTimeoutMs: 30000, allowQueryToken: true,
         allowedSessionKeyPrefixes: ['hook:'], defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always',
-        allowUnsafeExternalContent: false, maxFanOut: 200, presets: [], transformsDir: this.dir, transformTimeoutMs: 5000,
+        allowUnsafeExternalContent: false, maxFanOut: 200, idempotencyWindowSeconds: 86400, presets: [], transformsDir: this.dir, transformTimeoutMs: 5000,
         mappings: [], ...over.hooks,
       },
       agent: {

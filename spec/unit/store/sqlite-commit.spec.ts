@@ -53,7 +53,7 @@ describe('store/sqlite: group commit', () => {
 
   it('gathers ops that arrive while a batch is in flight into the next batch', async () => {
     const before = store.stats();
-    const calls: Promise<void>[] = [];
+    const calls: Promise<unknown>[] = [];
     // 400 accepts spread over 40 turns of the event loop.
     for (let wave = 0; wave < 40; wave++) {
       for (let i = 0; i < 10; i++) calls.push(store.accept([ev(`w${wave}-${i}`)], []));

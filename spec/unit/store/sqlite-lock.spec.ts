@@ -60,7 +60,7 @@ describe('store/sqlite: the data-directory lock', () => {
   });
 
   it('is a ConfigError at dataDir through openStore(), as serve prints it', async () => {
-    const config = { dataDir: dir, store: { kind: 'sqlite', durability: 'os' } } as Config;
+    const config = { dataDir: dir, store: { kind: 'sqlite', durability: 'os' }, hooks: { idempotencyWindowSeconds: 86400 } } as Config;
     const first = await openStore(config, silentLogger);
     try {
       const err = await rejection(openStore(config, silentLogger));

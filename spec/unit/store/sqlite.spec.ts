@@ -185,7 +185,7 @@ describe('store/sqlite: records and lifecycle', () => {
   });
 
   it('openStore() picks the SQLite backend from config.store.kind', async () => {
-    const config = { dataDir: join(dir, 'via-open'), store: { kind: 'sqlite', durability: 'os' } } as Config;
+    const config = { dataDir: join(dir, 'via-open'), store: { kind: 'sqlite', durability: 'os' }, hooks: { idempotencyWindowSeconds: 86400 } } as Config;
     const s = await openStore(config, silentLogger);
     expect(s).to.be.instanceOf(SqliteStore);
     expect((await (s as SqliteStore).pragmas()).synchronous).to.equal(1);

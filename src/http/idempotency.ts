@@ -1,0 +1,55 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Context } from 'koa';
+import { HookError } from '../errors.js';
+import { IDEMPOTENCY_HEADERS, checkIdempotencyKey, requestHash, scopedKeyHash } from '../idempotency-key.js';
+import type { StoredKey } from '../store/store.js';
+import { sendJson } from './json.js';
+
+/**
+ * Idempotency on the listener (CONTRACT.md §8): which key a request carries, and answering a
+ * repeat with the first answer. Committing keys is the dispatcher's and the store's part
+ * (`dispatchKeyed`, `Store.accept`); this file only reads and replays.
+ */
+
+/** A key ready for the store: the scoped key's hash and the fingerprint of what it guards. */
+export interface RequestKey {
+  key: string;
+  requestHash: string;
+}
+
+/** The header that says an answer is a replay of the first one. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/**
+ * The key of the first idempotency header present with a value (IDEMPOTENCY_HEADERS order),
+ * checked; undefined when there is none. Header values are trimmed by Node already.
+ */
+export function headerKey(headers: IncomingHttpHeaders): string | undefined {
+  for (const name of IDEMPOTENCY_HEADERS) {
+    const value = headers[name];
+    if (value === undefined || value === '') continue;
+    return checkIdempotencyKey(Array.isArray(value) ? value.join(', ') : value, `header ${name}`);
+  }
+  return undefined;
+}
+
+/** `key` scoped to `route` (`wake`, `agent`, `mapping:<id>`), guarding `what` (the body bytes, or a forEach item's JSON). */
+export function requestKey(route: string, key: string, what: Uint8Array | string): RequestKey {
+  return { key: scopedKeyHash(route, key), requestHash: requestHash(route, what) };
+}
+
+/** Throws 422 `idempotency_key_reused` unless `stored` was made for the same request. */
+export function checkSameRequest(stored: StoredKey, key: RequestKey, label: string): void {
+  if (stored.requestHash !== key.requestHash) {
+    throw new HookError(
+      'idempotency_key_reused',
+      `${label}: this key was already used for a different request on this route; a repeat must send the same body, a new request needs a new key`,
+    );
+  }
+}
+
+/** Answers with a stored first answer, marked as a replay. */
+export function sendReplay(ctx: Context, stored: StoredKey): void {
+  ctx.set(REPLAYED_HEADER, 'true');
+  sendJson(ctx, stored.status, stored.body);
+}
