@@ -15,7 +15,7 @@ import type { Action } from './engine/action.js';
 const require = createRequire(import.meta.url);
 const configLoader = async (): Promise<typeof import('./config/load.js')> => require('./config/load.ts');
 const tokenModule = async (): Promise<typeof import('./config/token.js')> => require('./config/token.ts');
-const engineModule = async (): Promise<typeof import('./engine/engine.js')> => require('./engine/engine.ts');
+const compileModule = async (): Promise<typeof import('./compile-config.js')> => require('./compile-config.ts');
 const contextModule = async (): Promise<typeof import('./engine/context.js')> => require('./engine/context.ts');
 const storeModule = async (): Promise<typeof import('./store/open.js')> => require('./store/open.ts');
 const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
@@ -48,12 +48,12 @@ export async function main(argv: string[]): Promise<void> {
     .option('--port <n>', 'port to listen on, over server.port (0: any free port)', portNumber)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
     .action(async (opts) => {
-      const loaded = await load(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
+      const { loaded, engine } = await compile(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
       const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
       const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);
       const log = createLogger(level);
       const withToken = orExit(() => ensureToken(loaded, { log }));
-      await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }));
+      await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }, { engine, finish: (next) => ensureToken(next, { log }) }));
     });
 
   program
@@ -61,12 +61,11 @@ export async function main(argv: string[]): Promise<void> {
     .description('validate the config, compile every template and load every transform; exit 1 listing each problem')
     .addOption(configOption())
     .action(async (opts) => {
-      const loaded = await load(opts.config);
+      // One pass: the loader's problems and every template's, schema's and transform's together.
+      const { loaded, engine } = await compile(opts.config);
+      await engine.close();
       const { ensureToken } = await tokenModule();
       orExit(() => ensureToken(loaded, { dryRun: true }));
-      const { createEngine } = await engineModule();
-      const engine = await orExitAsync(() => createEngine(loaded.config));
-      await engine.close();
       const { configWarnings } = await warningsModule();
       for (const line of configWarnings(loaded.config)) process.stderr.write(`warning: ${line}\n`);
       const n = loaded.config.hooks.mappings.length;
@@ -82,9 +81,9 @@ export async function main(argv: string[]): Promise<void> {
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(async (name: string, opts) => {
-      const loaded = await load(opts.config);
-      const [{ createEngine }, { templateHeaders, templateQuery, templateUrl, withoutToken }, { createRouting, parseTarget }, { parsePayload }] =
-        await Promise.all([engineModule(), contextModule(), routingModule(), payloadModule()]);
+      const { loaded, engine } = await compile(opts.config);
+      const [{ templateHeaders, templateQuery, templateUrl, withoutToken }, { createRouting, parseTarget }, { parsePayload }] =
+        await Promise.all([contextModule(), routingModule(), payloadModule()]);
       // NAME is routed like the path of a real request, so it resolves to what serve would.
       const base = loaded.config.hooks.path;
       const target = parseTarget(`${base}/${name}`);
@@ -94,7 +93,6 @@ export async function main(argv: string[]): Promise<void> {
           ? `${route.name} is a built-in endpoint (${base}/${route.name}), not a mapping: give the NAME of a mapping's match.path`
           : `${JSON.stringify(name)} is not a hook name: give the NAME in POST ${base}/NAME`);
       }
-      const engine = await orExitAsync(() => createEngine(loaded.config));
       const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());
       let bytes: Buffer;
       try {
@@ -201,6 +199,13 @@ export async function main(argv: string[]): Promise<void> {
     });
 
   await program.parseAsync(argv);
+}
+
+/** Reads, validates and compiles the config in one pass (compile-config.ts); every problem: exit 1. */
+async function compile(flag: string | undefined, overrides?: ConfigOverrides, fallback?: string) {
+  const [{ readConfig, resolveConfigPath }, { compileConfig }] = await Promise.all([configLoader(), compileModule()]);
+  const file = resolveConfigPath(flag, process.env, fallback);
+  return orExitAsync(() => compileConfig(readConfig(file, overrides), file, process.env));
 }
 
 async function load(flag: string | undefined, overrides?: ConfigOverrides, fallback?: string): Promise<LoadedConfig> {

@@ -1,54 +1,83 @@
 import type { Config, LoadedConfig } from './config/types.js';
 import { ConfigError } from './config/errors.js';
 import type { Logger } from './log.js';
-import { createEngine } from './engine/engine.js';
-import { createRuntime } from './dispatch/runtime.js';
+import { createEngine, type Engine } from './engine/engine.js';
+import type { Action } from './engine/action.js';
+import { createReloader } from './reload.js';
+import { createRuntime, type KeyClaim } from './dispatch/runtime.js';
 import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
 
 export interface Running {
   listener: Listener;
+  /** Validates and compiles the config file again and swaps it in (README "Reloading the config"); false when refused. */
+  reload(): Promise<boolean>;
+  /** Reloads on a change of the config file or of a transform module it names (`serve` turns it on). */
+  watch(): void;
   /** Graceful stop: stop accepting, drain requests, persist or finish runs, close the store. */
   stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** The engine already compiled from `loaded` (compile-config.ts); else it is compiled here. */
+  engine?: Engine;
+  /** Last steps before a reloaded config is served (the first-use token). */
+  finish?: (loaded: LoadedConfig) => LoadedConfig;
 }
 
 /**
  * The composition root: config → engine (compiled at load) → store → runtime → listener.
  * Startup order matters: the listener opens last, so nothing is accepted before the store
- * is open and interrupted runs are recovered.
+ * is open and interrupted runs are recovered. A reload replaces the engine and the listener's
+ * hooks settings; the store and the runtime keep the config they started with.
  */
-export async function start(loaded: LoadedConfig, log: Logger): Promise<Running> {
+export async function start(loaded: LoadedConfig, log: Logger, opts: StartOptions = {}): Promise<Running> {
   const config = loaded.config;
-  const engine = await createEngine(config);
+  let engine = opts.engine ?? (await createEngine(config));
   const store = await openStore(config, log);
   const runtime = createRuntime({ config, store, log });
   await runtime.start();
-  const listener = await listen(
-    config,
-    {
-      engine,
-      dispatch: (actions, claims) => runtime.dispatchKeyed(actions, claims ?? []),
-      store,
-      onDropped: (mappingId, dropped) =>
-        log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),
-    },
-    log,
-  ).catch(async (err: NodeJS.ErrnoException) => {
+  const deps = (current: Engine) => ({
+    engine: current,
+    dispatch: (actions: Action[], claims?: KeyClaim[]) => runtime.dispatchKeyed(actions, claims ?? []),
+    store,
+    onDropped: (mappingId: string, dropped: number) =>
+      log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),
+  });
+  const listener = await listen(config, deps(engine), log).catch(async (err: NodeJS.ErrnoException) => {
     await runtime.stop();
     await store.close();
     await engine.close();
     throw listenProblem(err, config);
   });
+  // Old engines whose requests are still finishing; each closes once they have.
+  const retiring = new Set<Promise<void>>();
+  const reloader = createReloader({
+    loaded,
+    finish: opts.finish,
+    log,
+    swap: async (next, nextEngine) => {
+      const old = engine;
+      engine = nextEngine;
+      const done = listener.swap(next.config, deps(nextEngine)).then(() => old.close());
+      retiring.add(done);
+      await done.finally(() => retiring.delete(done));
+    },
+  });
   let stopping: Promise<void> | undefined;
   return {
     listener,
+    reload: reloader.reload,
     stop: () =>
       (stopping ??= (async () => {
+        await reloader.close();
         await listener.close();
+        await Promise.all(retiring);
         await runtime.stop();
         await store.close();
         await engine.close();
       })()),
+    watch: reloader.watch,
   };
 }
 
@@ -62,9 +91,9 @@ function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Er
 }
 
 /** `hookrelay serve`: start, say where, and stop cleanly on SIGINT/SIGTERM (exit 0). */
-export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }): Promise<void> {
+export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: StartOptions = {}): Promise<void> {
   const t0 = performance.now();
-  const running = await start(loaded, log);
+  const running = await start(loaded, log, opts);
   const { config } = loaded;
   const ms = Math.round(performance.now() - t0);
   io.out(`hookrelay listening on ${running.listener.url}${config.hooks.enabled ? ` (hooks at ${config.hooks.path})` : ' (hooks disabled)'}, ready in ${ms} ms`);
@@ -94,4 +123,7 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // SIGHUP, or a change of the config file or of a transform module it names: reload.
+  process.on('SIGHUP', () => void running.reload().catch((err) => log.error({ err }, 'config reload failed')));
+  running.watch();
 }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
-import { dirname, extname, isAbsolute, resolve } from 'node:path';
+import { dirname, extname, isAbsolute, resolve, win32 } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument } from 'yaml';
 import { ConfigError, type ConfigProblem } from './errors.js';
@@ -49,6 +49,15 @@ export interface ConfigOverrides {
  * @throws ConfigError listing every problem found, each with its YAML path.
  */
 export function loadConfig(file: string, env: Env = process.env, overrides: ConfigOverrides = {}): LoadedConfig {
+  return configFromObject(readConfig(file, overrides), file, env);
+}
+
+/**
+ * The parsed config file with the command-line overrides applied, before `${VAR}` expansion
+ * and validation: what a reload starts from (and what it takes the restart-only keys from).
+ * @throws ConfigError when the file cannot be read or parsed.
+ */
+export function readConfig(file: string, overrides: ConfigOverrides = {}): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -57,7 +66,7 @@ export function loadConfig(file: string, env: Env = process.env, overrides: Conf
     throw new ConfigError([{ path: file, message: `cannot read the config file: ${why}` }]);
   }
   const raw = extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file);
-  return configFromObject(withOverrides(raw, overrides), file, env);
+  return withOverrides(raw, overrides);
 }
 
 /**
@@ -78,12 +87,37 @@ function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
 /**
  * Builds a {@link LoadedConfig} from an already parsed document, as {@link loadConfig} does
  * after parsing; `file` only locates relative paths (`dataDir`, `hooks.transformsDir`…).
+ * @throws ConfigError listing every problem found, each with its YAML path.
  */
 export function configFromObject(raw: unknown, file: string, env: Env = process.env): LoadedConfig {
+  const { problems, loaded } = inspectConfig(raw, file, env);
+  if (!loaded) throw new ConfigError(problems);
+  return loaded;
+}
+
+/** What {@link inspectConfig} found. */
+export interface Inspected {
+  /** Every problem of shape and static rules, each with its YAML path. */
+  problems: ConfigProblem[];
+  /** The frozen config, when there are no problems. */
+  loaded?: LoadedConfig;
+  /**
+   * The config as far as it could be read (defaults applied, mappings normalised, presets
+   * appended, paths resolved) even when it has problems, so that the parts whose own shape
+   * is right can still be compiled and their problems reported in the same pass.
+   */
+  draft: Obj;
+}
+
+/**
+ * Validates a parsed document and collects every problem instead of stopping at the first
+ * stage that has one. The document itself is not changed (a reload keeps it).
+ */
+export function inspectConfig(raw: unknown, file: string, env: Env = process.env): Inspected {
   const abs = resolve(file);
   const baseDir = dirname(abs);
   if (raw !== null && raw !== undefined && !isPlainObject(raw)) {
-    throw new ConfigError([{ path: file, message: 'the config must be a map of keys (server, hooks, agent…)' }]);
+    return { problems: [{ path: file, message: 'the config must be a map of keys (server, hooks, agent…)' }], draft: {} };
   }
   const unset: ConfigProblem[] = [];
   const data = prepare(raw ?? {}, env, '', unset) as Obj;
@@ -106,11 +140,10 @@ export function configFromObject(raw: unknown, file: string, env: Env = process.
       }
     });
   }
-  if (problems.length) throw new ConfigError(dedupe(problems));
-
-  cfg.dataDir = resolve(baseDir, cfg.dataDir);
-  cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
-  return deepFreeze({ file: abs, baseDir, config: cfg });
+  if (typeof cfg.dataDir === 'string') cfg.dataDir = resolve(baseDir, cfg.dataDir);
+  if (isPlainObject(cfg.hooks) && typeof cfg.hooks.transformsDir === 'string') cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
+  if (problems.length) return { problems: dedupe(problems), draft: data };
+  return { problems, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
 }
 
 /** Freezes a value and everything reachable from it; returns it. */
@@ -284,12 +317,21 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
   }
   const module = m.transform?.module;
   if (typeof module === 'string') {
-    if (isAbsolute(module) || module.split(/[\\/]/).includes('..')) {
-      problems.push({ path: `${path}.transform.module`, message: 'must be a path inside hooks.transformsDir (no absolute path, no "..")' });
-    } else if (!TRANSFORM_EXTENSIONS.includes(extname(module).toLowerCase())) {
-      problems.push({ path: `${path}.transform.module`, message: `must end in one of ${TRANSFORM_EXTENSIONS.join(', ')}` });
-    }
+    const problem = transformPathProblem(module);
+    if (problem) problems.push({ path: `${path}.transform.module`, message: problem });
   }
+}
+
+/**
+ * The rules a `transform.module` is checked against without the file system; whether the
+ * file is there, and stays inside `hooks.transformsDir` through symlinks, the engine checks
+ * when it loads it (transform-module.ts).
+ */
+function transformPathProblem(module: string): string | undefined {
+  if (isAbsolute(module) || win32.isAbsolute(module)) return 'must be a path relative to hooks.transformsDir, not an absolute path';
+  if (module.split(/[\\/]/).includes('..')) return 'must not contain ".." segments: move the file into hooks.transformsDir';
+  if (!TRANSFORM_EXTENSIONS.includes(extname(module).toLowerCase())) return `must end in one of ${TRANSFORM_EXTENSIONS.join(', ')}`;
+  return undefined;
 }
 
 /**

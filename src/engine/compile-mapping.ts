@@ -6,7 +6,6 @@ import type { Action, HookRequest } from './action.js';
 import { itemContext, requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
-import { isPrototypeKey } from './prototype-keys.js';
 import { OVERRIDE_KEYS } from '../transform-types.js';
 import { callTransform, stepFailed, type TransformOverride } from './transform-call.js';
 import type { LoadedTransform, TransformFn } from './transform-module.js';
@@ -32,12 +31,26 @@ export interface CompiledMapping {
 }
 
 /** What compiling a mapping needs from the engine. */
-export interface MappingDeps {
-  validator: ActionValidator;
+export interface CompileDeps {
   loadTransform: (spec: { module: string; export?: string }) => LoadedTransform;
   jsonataLimits: JsonataLimits;
-  allowUnsafeExternalContent: boolean;
   compileSchema: (schema: unknown) => PayloadCheck;
+}
+
+/** What building a compiled mapping into one that answers requests needs. */
+export interface BuildDeps {
+  validator: ActionValidator;
+  allowUnsafeExternalContent: boolean;
+}
+
+/** A mapping's compiled pieces: its templates, payload schema and loaded transform. */
+export interface MappingParts {
+  agentFields: Field[];
+  wakeFields: Field[];
+  /** The mapping's `idempotencyKey` template (CONTRACT.md §8). */
+  keyField?: Field;
+  transform?: TransformFn;
+  checkPayload?: PayloadCheck;
 }
 
 type Body = Record<string, unknown>;
@@ -61,21 +74,30 @@ const AGENT_FIELDS = [
 ] as const;
 const WAKE_FIELDS = [['text', 'textTemplate']] as const;
 
-/** Compiles one mapping; problems go to `problems` with their YAML paths, and then it returns undefined. */
+/**
+ * Compiles what one mapping needs compiling — templates, JSONata, its payload schema — and
+ * loads its transform; problems go to `problems` with their YAML paths, and then it returns
+ * undefined. The rules that need no compiling (required templates, `forEach`, the text of
+ * `transform.module`) are the loader's (config/load.ts). `skip` names config paths the
+ * loader already found wrong: those parts are not compiled (a one-pass check of a config
+ * with problems, engine.ts `compileProblems`).
+ */
 export async function compileMapping(
   mapping: MappingConfig,
   at: string,
-  deps: MappingDeps,
+  deps: CompileDeps,
   problems: ConfigProblem[],
-): Promise<CompiledMapping | undefined> {
+  skip: (path: string) => boolean = () => false,
+): Promise<MappingParts | undefined> {
   const before = problems.length;
   const compile = (source: string): Render =>
     mapping.engine === 'jsonata' ? compileJsonata(source, deps.jsonataLimits) : compileHandlebars(source);
   const compileFields = (specs: readonly (readonly [string, keyof MappingConfig])[]): Field[] => {
     const fields: Field[] = [];
+    if (skip(`${at}.engine`)) return fields;
     for (const [key, label] of specs) {
       const source = mapping[label];
-      if (source === undefined) continue;
+      if (source === undefined || skip(`${at}.${label}`)) continue;
       try {
         fields.push({ key, label, render: compile(String(source)) });
       } catch (err) {
@@ -87,20 +109,8 @@ export async function compileMapping(
   const agentFields = compileFields(AGENT_FIELDS);
   const wakeFields = compileFields(WAKE_FIELDS);
   const keyField = compileFields([['idempotencyKey', 'idempotencyKey']])[0];
-
-  if (mapping.forEach !== undefined && (!/^[^.[\]]+$/.test(mapping.forEach) || isPrototypeKey(mapping.forEach))) {
-    problems.push({ path: `${at}.forEach`, message: 'must name a top-level array field of the payload (no dots or brackets, not a prototype key)' });
-  }
-  if (!mapping.transform) {
-    if (mapping.action === 'agent' && mapping.messageTemplate === undefined) {
-      problems.push({ path: `${at}.messageTemplate`, message: 'is required for action: agent (or add a transform that returns message)' });
-    }
-    if (mapping.action === 'wake' && mapping.textTemplate === undefined) {
-      problems.push({ path: `${at}.textTemplate`, message: 'is required for action: wake (or add a transform that returns text)' });
-    }
-  }
   let checkPayload: PayloadCheck | undefined;
-  if (mapping.schema !== undefined) {
+  if (mapping.schema !== undefined && !skip(`${at}.schema`)) {
     try {
       checkPayload = deps.compileSchema(mapping.schema);
     } catch (err) {
@@ -108,24 +118,18 @@ export async function compileMapping(
     }
   }
   let transform: TransformFn | undefined;
-  if (mapping.transform) {
+  if (mapping.transform && !skip(`${at}.transform`)) {
     const loaded = deps.loadTransform(mapping.transform);
     if ('problem' in loaded) problems.push({ path: `${at}.transform.${loaded.key}`, message: loaded.problem });
     else transform = loaded.fn;
   }
   if (problems.length > before) return undefined;
-  return buildMapping(mapping, deps, agentFields, wakeFields, keyField, transform, checkPayload);
+  return { agentFields, wakeFields, keyField, transform, checkPayload };
 }
 
-function buildMapping(
-  mapping: MappingConfig,
-  deps: MappingDeps,
-  agentFields: Field[],
-  wakeFields: Field[],
-  keyField: Field | undefined,
-  transform: TransformFn | undefined,
-  checkPayload: PayloadCheck | undefined,
-): CompiledMapping {
+/** A compiled mapping ready for requests. */
+export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: BuildDeps): CompiledMapping {
+  const { agentFields, wakeFields, keyField, transform, checkPayload } = parts;
   const { id, action: defaultKind, wakeMode } = mapping;
   const origin: ActionOrigin = {
     source: `mapping:${id}`,

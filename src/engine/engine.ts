@@ -1,7 +1,7 @@
 import { ConfigError, type ConfigProblem } from '../config/errors.js';
-import type { Config } from '../config/types.js';
+import type { Config, MappingConfig } from '../config/types.js';
 import type { Action, AgentAction, HookRequest, MapResult, WakeAction } from './action.js';
-import { compileMapping, type CompiledMapping, type MappingDeps } from './compile-mapping.js';
+import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { createSchemaCompiler } from './payload-schema.js';
 import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
@@ -44,6 +44,27 @@ export interface Engine {
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
 
+/** The transform settings of `hooks` a compile needs. */
+type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs'>;
+
+/**
+ * Compiles the templates and schemas and loads the transforms (in a new worker pool) of
+ * every mapping, skipping the parts `skip` names. The caller closes the pool.
+ */
+async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSettings, opts: EngineOptions, skip: (path: string) => boolean) {
+  const at = (i: number) => `hooks.mappings[${i}]`;
+  const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
+  const transforms = await createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs);
+  const deps: CompileDeps = {
+    loadTransform: transforms.load,
+    jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
+    compileSchema: createSchemaCompiler(),
+  };
+  const problems: ConfigProblem[] = [];
+  const parts = await Promise.all(mappings.map((m, i) => compileMapping(m, at(i), deps, problems, skip)));
+  return { parts, problems, transforms };
+}
+
 /**
  * Compiles every template, JSONata expression and validator and loads every transform of
  * `config.hooks.mappings` (already in match order). Collects all problems and throws one
@@ -52,29 +73,14 @@ const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
 export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
-  const validator = createValidator(config, opts.uuid);
-  const transformSpecs = hooks.mappings.flatMap((m) => (m.transform ? [m.transform] : []));
-  const transforms = await createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs);
-  const deps: MappingDeps = {
-    validator,
-    loadTransform: transforms.load,
-    jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
-    allowUnsafeExternalContent: hooks.allowUnsafeExternalContent,
-    compileSchema: createSchemaCompiler(),
-  };
-  const perMapping = await Promise.all(
-    hooks.mappings.map(async (mapping, i) => {
-      const problems: ConfigProblem[] = [];
-      const compiled = await compileMapping(mapping, `hooks.mappings[${i}]`, deps, problems);
-      return { compiled, problems };
-    }),
-  );
-  const problems = perMapping.flatMap((m) => m.problems);
+  const { parts, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false);
   if (problems.length > 0) {
     await transforms.close();
     throw new ConfigError(problems);
   }
-  const mappings = perMapping.map((m) => m.compiled!);
+  const build: BuildDeps = { validator: createValidator(config, opts.uuid), allowUnsafeExternalContent: hooks.allowUnsafeExternalContent };
+  const validator = build.validator;
+  const mappings = hooks.mappings.map((m, i) => buildMapping(m, parts[i]!, build));
   const match = createMatcher(mappings);
   const maxFanOut = hooks.maxFanOut;
   const fanOutIds = new Set(mappings.filter((m) => m.forEach !== undefined).map((m) => m.id));
@@ -120,6 +126,26 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     fanOut: (mappingId) => fanOutIds.has(mappingId),
     close: transforms.close,
   };
+}
+
+/**
+ * The compile problems of a config the loader found problems in (config/load.ts
+ * `inspectConfig`'s draft), so that one pass reports them all: every mapping's templates,
+ * schema and transform are compiled, except the parts whose own shape the loader refused
+ * (`loaderProblems` under their path) — a typo in mapping 0 does not hide a broken template
+ * in mapping 2.
+ */
+export async function compileProblems(draft: Record<string, any>, loaderProblems: readonly ConfigProblem[], opts: EngineOptions = {}): Promise<ConfigProblem[]> {
+  const hooks = draft.hooks;
+  if (hooks === null || typeof hooks !== 'object' || !Array.isArray(hooks.mappings)) return [];
+  const broken = (path: string) => loaderProblems.some((p) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`));
+  // Transforms need a usable transformsDir and pool settings; a mapping that is not a map has nothing to compile.
+  const settingsBroken = ['hooks.transformsDir', 'hooks.transformPoolSize', 'hooks.transformTimeoutMs'].some(broken);
+  const skip = (path: string) => broken(path) || (settingsBroken && path.endsWith('.transform'));
+  const mappings = hooks.mappings.map((m: unknown) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? m : {})) as MappingConfig[];
+  const { problems, transforms } = await compileAll(mappings, hooks, opts, skip);
+  await transforms.close();
+  return problems;
 }
 
 /**

@@ -17,23 +17,12 @@ export const TRANSFORM_EXTENSIONS: readonly string[] = ['.ts', '.mts', '.js', '.
 export type Resolved = { file: string } | { problem: string };
 
 /**
- * Resolves `transform.module` inside `transformsDir` (absolute): refuses absolute paths,
- * `..` segments, other extensions, missing files, and anything whose real path leaves the
- * real path of the directory. A symlink whose target stays inside is fine.
+ * Finds `transform.module` inside `transformsDir` (absolute) on disk: refuses a missing file
+ * and anything whose real path leaves the real path of the directory. A symlink whose target
+ * stays inside is fine. The rules on the text of the path (relative, no `..`, an extension
+ * of {@link TRANSFORM_EXTENSIONS}) are the loader's (config/load.ts).
  */
 export async function resolveTransformModule(module: string, transformsDir: string): Promise<Resolved> {
-  if (typeof module !== 'string' || module.trim() === '') {
-    return { problem: 'must name a file inside hooks.transformsDir, e.g. "github-push.ts"' };
-  }
-  if (path.isAbsolute(module) || path.win32.isAbsolute(module)) {
-    return { problem: `must be a path relative to hooks.transformsDir (${transformsDir}), not an absolute path` };
-  }
-  if (module.split(/[\\/]/).includes('..')) {
-    return { problem: `must not contain ".." segments: move the file into hooks.transformsDir (${transformsDir})` };
-  }
-  if (!hasTransformExtension(module)) {
-    return { problem: `must end in ${TRANSFORM_EXTENSIONS.join(', ')}` };
-  }
   let realDir: string;
   try {
     realDir = await realpath(transformsDir);
@@ -49,17 +38,13 @@ export async function resolveTransformModule(module: string, transformsDir: stri
   if (!real.startsWith(realDir + path.sep)) {
     return { problem: `resolves outside hooks.transformsDir (a symlink to ${real}): copy the file into ${transformsDir}` };
   }
-  if (!hasTransformExtension(real)) {
+  if (!TRANSFORM_EXTENSIONS.includes(path.extname(real).toLowerCase())) {
     return { problem: `resolves to ${path.basename(real)}, which does not end in ${TRANSFORM_EXTENSIONS.join(', ')}` };
   }
   if (!(await stat(real)).isFile()) {
     return { problem: `${module} is not a file` };
   }
   return { file: real };
-}
-
-function hasTransformExtension(file: string): boolean {
-  return TRANSFORM_EXTENSIONS.includes(path.extname(file).toLowerCase());
 }
 
 /** TypeScript modules load through tsx's CommonJS hook (the bin installs it; `--import tsx` too). */

@@ -4,7 +4,7 @@ import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { createAccessLog } from './access-log.js';
 import { createApp } from './app.js';
-import { createAuth } from './auth.js';
+import { createAuth, type Auth } from './auth.js';
 import { errorBody } from '../errors.js';
 import { createClientAddress, fold, trustedBy } from './client-address.js';
 import { createGate, refuse } from './gate.js';
@@ -18,6 +18,25 @@ export interface Listener {
   url: string;
   /** Stops accepting, lets in-flight requests finish (answering late arrivals 503), resolves when all are done. */
   close(): Promise<void>;
+  /**
+   * Serves every request that arrives from now on with `config`'s hooks settings (tokens,
+   * limits, signature checks) and `deps` (the new engine); the `server` settings stay. Resolves
+   * once the requests begun before have finished — on the settings they started with — so
+   * that the caller can then close the old engine.
+   */
+  swap(config: Readonly<Config>, deps: ListenDeps): Promise<void>;
+}
+
+/** What the routes need besides the config's own settings. */
+export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures'>;
+
+/** The part of the listener one config decides (tokens, hooks settings, signatures, engine). */
+interface Handler {
+  gate: ReturnType<typeof createGate>;
+  auth: Auth;
+  tokens: string;
+  /** Resolves when no request that entered through this handler is still being handled. */
+  drained(): Promise<void>;
 }
 
 /**
@@ -35,39 +54,11 @@ type Refusable = Socket & { [REFUSED]?: true };
  * The HTTP listener: the gate (routing and cheap rejections on the raw request) in front of
  * the Koa app, and caps on connections. Resolves once it is listening.
  */
-export async function listen(
-  config: Readonly<Config>,
-  deps: Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures'>,
-  log: Logger,
-): Promise<Listener> {
-  const hooks = config.hooks;
-  const auth = createAuth(hooks.tokens ?? [hooks.token], hooks.allowQueryToken);
+export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Logger): Promise<Listener> {
   const clientAddress = createClientAddress(config.server.trustedProxies);
-  const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
-  const app = createApp({
-    ...deps,
-    hooksPath: hooks.path,
-    acceptStatus: hooks.acceptStatus,
-    maxBodyBytes: hooks.maxBodyBytes,
-    bodyTimeoutMs: hooks.bodyTimeoutMs,
-    signatures,
-    log,
-  });
-  const koa = app.callback();
+  let current = createHandler(config, deps, clientAddress, log);
   const access = createAccessLog(log);
   let closing = false;
-  const gate = createGate(
-    {
-      hooksPath: hooks.path,
-      enabled: hooks.enabled,
-      maxBodyBytes: hooks.maxBodyBytes,
-      allowQueryToken: hooks.allowQueryToken,
-      auth,
-      clientAddress,
-      signatureStandsIn: signatures.standsIn,
-    },
-    (req, res) => void koa(req, res),
-  );
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
     if ((req.socket as Refusable)[REFUSED]) return;
     access?.begin(req, res);
@@ -76,7 +67,7 @@ export async function listen(
       refuse(req, res, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
       return;
     }
-    gate(req, res, expectsContinue);
+    current.gate(req, res, expectsContinue);
   };
   const server = http.createServer(
     {
@@ -116,6 +107,59 @@ export async function listen(
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
+    swap(next, nextDeps) {
+      const before = current;
+      current = createHandler(next, nextDeps, clientAddress, log, before);
+      return before.drained();
+    },
+  };
+}
+
+/**
+ * The gate and the Koa app for one config. The failure budget (auth.ts) is kept across a swap
+ * that does not change the tokens, so that a reload does not forgive an address its failures.
+ */
+function createHandler(config: Readonly<Config>, deps: ListenDeps, clientAddress: (req: http.IncomingMessage) => string, log: Logger, previous?: Handler): Handler {
+  const hooks = config.hooks;
+  const tokens = JSON.stringify([hooks.tokens ?? [hooks.token], hooks.allowQueryToken]);
+  const auth = previous?.tokens === tokens ? previous.auth : createAuth(hooks.tokens ?? [hooks.token], hooks.allowQueryToken);
+  const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
+  const app = createApp({
+    ...deps,
+    hooksPath: hooks.path,
+    acceptStatus: hooks.acceptStatus,
+    maxBodyBytes: hooks.maxBodyBytes,
+    bodyTimeoutMs: hooks.bodyTimeoutMs,
+    signatures,
+    log,
+  });
+  const koa = app.callback();
+  // Requests the gate let through, until Koa is done with them (the engine is only used there).
+  let active = 0;
+  let onDrained: (() => void) | undefined;
+  const settle = () => {
+    if (--active === 0) onDrained?.();
+  };
+  const gate = createGate(
+    {
+      hooksPath: hooks.path,
+      enabled: hooks.enabled,
+      maxBodyBytes: hooks.maxBodyBytes,
+      allowQueryToken: hooks.allowQueryToken,
+      auth,
+      clientAddress,
+      signatureStandsIn: signatures.standsIn,
+    },
+    (req, res) => {
+      active++;
+      koa(req, res).then(settle, settle);
+    },
+  );
+  return {
+    gate,
+    auth,
+    tokens,
+    drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };
 }
 

@@ -195,6 +195,11 @@ describe('config/load', () => {
       ['an unknown preset', { hooks: { presets: ['email', 'fax'] } }, 'hooks.presets[1]'],
       ['provider and channel both given', { hooks: { mappings: [{ ...agentMapping, provider: 'last', channel: 'last' }] } }, 'hooks.mappings[0].channel'],
       ['a transform module outside transformsDir', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: '../x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a transform module given as an absolute path', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: '/etc/x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a transform module given as a Windows absolute path', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'C:\\t\\x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a transform module with a ".." that would land inside', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'sub/../x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a transform module with a backslash ".."', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'sub\\..\\x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a transform module without an extension', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'x' } }] } }, 'hooks.mappings[0].transform.module'],
       ['a transform module of another kind', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'x.py' } }] } }, 'hooks.mappings[0].transform.module'],
       ['a timeoutSeconds past one day (every request would be refused)', { hooks: { mappings: [{ ...agentMapping, timeoutSeconds: 86401 }] } }, 'hooks.mappings[0].timeoutSeconds'],
       ['a mapping for the built-in /wake', { hooks: { mappings: [{ ...agentMapping, match: { path: 'wake' } }] } }, 'hooks.mappings[0].match.path'],
@@ -233,6 +238,18 @@ describe('config/load', () => {
   });
 
   describe('mapping rules checked at load', () => {
+    it('transform.module: one message per rule, saying what to change', () => {
+      const module = (m: string) => problemsFor({ hooks: { token: 't', mappings: [{ match: { path: 'x' }, transform: { module: m } }] } })[0].message;
+      expect(module('/etc/x.ts')).to.equal('must be a path relative to hooks.transformsDir, not an absolute path');
+      expect(module('../x.ts')).to.equal('must not contain ".." segments: move the file into hooks.transformsDir');
+      expect(module('x.py')).to.equal('must end in one of .ts, .mts, .js, .mjs, .cjs');
+    });
+
+    it('required templates and forEach: one message each', () => {
+      expect(problemsFor({ hooks: { token: 't', mappings: [{ match: { path: 'x' } }] } })).to.deep.equal([{ path: 'hooks.mappings[0].messageTemplate', message: 'an agent mapping needs messageTemplate or transform' }]);
+      expect(problemsFor({ hooks: { token: 't', mappings: [{ ...agentMapping, forEach: 'a.b' }] } })).to.deep.equal([{ path: 'hooks.mappings[0].forEach', message: 'must be a top-level key of the payload, not a path (got "a.b")' }]);
+    });
+
     it('match.headers: names lower-cased; a name given twice or a credential header is refused at its path', () => {
       const { config } = configFromObject({ hooks: { token: 't', mappings: [{ ...agentMapping, match: { path: 'gh', headers: { 'X-GitHub-Event': 'push', 'x-n': 7 } } }] } }, '/x/h.yaml', {});
       expect(config.hooks.mappings[0].match.headers).to.deep.equal({ 'x-github-event': 'push', 'x-n': '7' });

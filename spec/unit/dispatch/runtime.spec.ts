@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
 import type { AgentAction, WakeAction } from '../../../src/engine/action.js';
 import { silentLogger } from '../../../src/log.js';
@@ -36,25 +37,17 @@ class Harness {
   async open(over: Overrides = {}, rules: ModelRule[] = []): Promise<this> {
     this.model = await startFakeModel(rules);
     this.tg = await startFakeTelegram();
-    this.config = {
-      server: { host: '127.0.0.1', port: 0, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128 },
+    // Through the real loader: its defaults, not a copy of them.
+    this.config = configFromObject({
       dataDir: this.dir,
-      store: { kind: 'sqlite', durability: 'os', retainDays: 30 },
-      hooks: {
-        enabled: true, token: 't', path: '/hooks', maxBodyBytes: 262144, bodyTimeoutMs: 30000, allowQueryToken: true,
-        allowedSessionKeyPrefixes: ['hook:'], defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always',
-        allowUnsafeExternalContent: false, maxFanOut: 200, idempotencyWindowSeconds: 86400, presets: [], transformsDir: this.dir, transformTimeoutMs: 5000,
-        mappings: [], ...over.hooks,
-      },
-      agent: {
-        baseUrl: this.model.baseUrl, apiKey: '', model: 'spec-model', allowedModels: [], aliases: {},
-        timeoutSeconds: 30, maxConcurrent: 4, historyTurns: 10, systemPrompt: SYSTEM, ...over.agent,
-      },
-      heartbeat: over.heartbeat ?? { everySeconds: 1800 },
+      store: { durability: 'os' },
+      hooks: { token: 't', transformsDir: this.dir, ...over.hooks },
+      agent: { baseUrl: this.model.baseUrl, model: 'spec-model', timeoutSeconds: 30, historyTurns: 10, systemPrompt: SYSTEM, ...over.agent },
+      heartbeat: over.heartbeat,
       session: over.session ?? { provider: 'telegram', to: '123' },
       providers: { telegram: { botToken: '42:TOKEN', apiBase: this.tg.apiBase } },
       log: { level: 'silent' },
-    };
+    }, path.join(this.dir, 'hookrelay.yaml'), {}).config as Config;
     this.store = await openStore(this.config, silentLogger);
     return this;
   }

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { configFromObject } from '../../../src/config/load.js';
 import type { AgentConfig, Config, HooksConfig, MappingConfig } from '../../../src/config/types.js';
 
 /** Where the spec transforms live. */
@@ -26,62 +27,19 @@ export interface ConfigInput {
 }
 
 /**
- * A validated-looking Config with the contract's defaults, for engine specs. The real loader
- * (src/config/load.ts) is deliberately not used: these specs test the engine alone.
+ * A config for engine specs, built by the real loader (src/config/load.ts) from what the spec
+ * gives plus a token, the spec transforms and every provider: the defaults are the loader's,
+ * so a new one cannot drift. A config the loader refuses throws its ConfigError.
  */
 export function makeConfig(input: ConfigInput = {}): Config {
-  const { mappings = [], ...hooks } = input.hooks ?? {};
-  return {
-    server: { host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128 },
-    dataDir: '/tmp/hookrelay-spec',
-    store: { kind: 'sqlite', durability: 'fsync', retainDays: 30 },
-    hooks: {
-      enabled: true,
-      token: 'spec-token',
-      path: '/hooks',
-      maxBodyBytes: 262144,
-      bodyTimeoutMs: 30000,
-      allowQueryToken: true,
-      allowedSessionKeyPrefixes: ['hook:'],
-      defaultSessionKey: '',
-      acceptStatus: 202,
-      mainSummary: 'always',
-      allowUnsafeExternalContent: false,
-      maxFanOut: 200,
-      presets: [],
-      transformsDir: FIXTURE_TRANSFORMS,
-      transformTimeoutMs: 5000,
-      ...hooks,
-      mappings: mappings.map(withMappingDefaults),
-    },
-    agent: {
-      baseUrl: 'http://127.0.0.1:11434/v1',
-      apiKey: '',
-      model: 'llama3.2',
-      allowedModels: [],
-      aliases: {},
-      timeoutSeconds: 600,
-      maxConcurrent: 4,
-      historyTurns: 20,
-      systemPrompt: '',
-      ...input.agent,
-    },
-    heartbeat: { everySeconds: 1800 },
-    session: {},
+  const raw = {
+    hooks: { token: 'spec-token', transformsDir: FIXTURE_TRANSFORMS, ...input.hooks },
+    agent: input.agent,
     providers: input.providers ?? ALL_PROVIDERS,
     log: { level: 'silent' },
-  } as Config;
+  };
+  return configFromObject(raw, SPEC_CONFIG_FILE, {}).config as Config;
 }
 
-function withMappingDefaults(m: MappingInput, i: number): MappingConfig {
-  const { channel, ...rest } = m;
-  return {
-    id: `mapping-${i + 1}`,
-    match: {},
-    action: 'agent',
-    wakeMode: 'now',
-    engine: 'handlebars',
-    ...rest,
-    provider: rest.provider ?? channel ?? 'last',
-  };
-}
+/** Where the spec config "lives": relative paths (dataDir) resolve beside the fixtures. */
+const SPEC_CONFIG_FILE = fileURLToPath(new URL('../../fixtures/spec-config.yaml', import.meta.url));

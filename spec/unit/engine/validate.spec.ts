@@ -204,12 +204,6 @@ describe('engine/validate', () => {
         expectError(() => v.agent({ message: 'm', sessionKey: ' \r\n\t ' }, AGENT, true), 'invalid_payload', /^sessionKey must not be empty or blank$/);
       });
     });
-
-    it('accepts no key at all when the prefix list is empty', () => {
-      const v = validator({ hooks: { allowedSessionKeyPrefixes: [], defaultSessionKey: 'x:1' } });
-      expect(v.agent({ message: 'm' }, AGENT, true).sessionKey).to.equal('x:1');
-      expectError(() => v.agent({ message: 'm', sessionKey: 'hook:1' }, AGENT, true), 'session_key_not_allowed', /allowedSessionKeyPrefixes is empty/);
-    });
   });
 
   describe('models', () => {

@@ -1,0 +1,190 @@
+import { watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import { compileConfig } from './compile-config.js';
+import { ConfigError } from './config/errors.js';
+import { inspectConfig, readConfig } from './config/load.js';
+import type { Config, LoadedConfig } from './config/types.js';
+import type { Engine } from './engine/engine.js';
+import type { Logger } from './log.js';
+
+/** Editors write a file several times (truncate, write, rename): one reload after they settle. */
+const DEBOUNCE_MS = 200;
+
+/**
+ * The settings a running gateway cannot change (README "Reloading the config"): the listener's
+ * address and socket limits, the store, and what the dispatcher was built with — every
+ * top-level key but `hooks`, and `hooks.mainSummary`, which the dispatcher reads.
+ */
+const RESTART_ONLY_HOOKS = ['mainSummary'] as const;
+
+export interface ReloadOptions {
+  loaded: LoadedConfig;
+  env?: Record<string, string | undefined>;
+  /** Last steps before a config is served (serve: the first-use token). */
+  finish?: (loaded: LoadedConfig) => LoadedConfig;
+  /** Serves the new config and engine; resolves once requests begun on the old ones are done. */
+  swap(next: LoadedConfig, engine: Engine): Promise<void>;
+  log: Logger;
+}
+
+export interface Reloader {
+  /** Reads, validates and compiles the config file, and swaps it in; false when it was refused. */
+  reload(): Promise<boolean>;
+  /** Watches the config file and the transform modules its mappings name; a change reloads. */
+  watch(): void;
+  /** Stops watching and waits for a reload under way. */
+  close(): Promise<void>;
+}
+
+/**
+ * Hot reload (CONTRACT.md §8): the new config is loaded, validated and compiled first —
+ * templates, schemas, signature checks, transforms in a new worker pool — then swapped in at
+ * once; an invalid one is refused with every problem logged, and the old one keeps serving.
+ * Requests in flight finish on the engine they started with, which is closed (its workers,
+ * and with them their module caches, end) only after they have. Reloads run one at a time; a
+ * trigger during one asks for one more after it.
+ */
+export function createReloader(opts: ReloadOptions): Reloader {
+  const { log } = opts;
+  const env = opts.env ?? process.env;
+  let running = opts.loaded;
+  let busy: Promise<boolean> | undefined;
+  let again = false;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let watchers: FSWatcher[] = [];
+  let transformWatchers: FSWatcher[] = [];
+
+  async function once(): Promise<boolean> {
+    let next: { loaded: LoadedConfig; engine: Engine };
+    try {
+      const raw = readConfig(running.file);
+      for (const key of restartOnlyChanges(running.config, inspectConfig(raw, running.file, env).draft)) {
+        log.warn({ key }, `config reload: ${key} changed, which needs a restart; keeping the running value`);
+      }
+      const compiled = await compileConfig(keepRunning(raw, running.config), running.file, env);
+      try {
+        next = { loaded: opts.finish ? opts.finish(compiled.loaded) : compiled.loaded, engine: compiled.engine };
+      } catch (err) {
+        await compiled.engine.close();
+        throw err;
+      }
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      log.error({ problems: err.problems.map((p) => `${p.path}: ${p.message}`) }, 'config reload refused');
+      return false;
+    }
+    running = next.loaded;
+    log.info({ mappings: running.config.hooks.mappings.length }, 'config reloaded');
+    if (watchers.length) watchTransforms();
+    await opts.swap(next.loaded, next.engine);
+    return true;
+  }
+
+  function reload(): Promise<boolean> {
+    if (busy) {
+      again = true;
+      return busy;
+    }
+    busy = once().finally(() => {
+      busy = undefined;
+      if (again && !closed) {
+        again = false;
+        void reload();
+      }
+    });
+    return busy;
+  }
+
+  function soon(): void {
+    clearTimeout(timer);
+    timer = setTimeout(() => void reload().catch((err) => log.error({ err }, 'config reload failed')), DEBOUNCE_MS);
+  }
+
+  /** A directory watch survives editors that replace the file (write a copy, rename it over). */
+  function watchDir(dir: string, recursive: boolean, wanted: (name: string) => boolean): FSWatcher | undefined {
+    try {
+      const w = watch(dir, { recursive, persistent: false }, (_event, name) => {
+        if (name !== null && wanted(path.normalize(name.toString()))) soon();
+      });
+      w.on('error', (err) => log.warn({ err, dir }, 'config reload: stopped watching a directory'));
+      return w;
+    } catch (err) {
+      log.warn({ err, dir }, 'config reload: cannot watch this directory (SIGHUP still reloads)');
+      return undefined;
+    }
+  }
+
+  function watchTransforms(): void {
+    for (const w of transformWatchers) w.close();
+    const { hooks } = running.config;
+    const modules = new Set(hooks.mappings.flatMap((m) => (m.transform ? [path.normalize(m.transform.module)] : [])));
+    const w = modules.size ? watchDir(hooks.transformsDir, true, (name) => modules.has(name)) : undefined;
+    transformWatchers = w ? [w] : [];
+  }
+
+  return {
+    reload,
+    watch() {
+      const file = path.basename(running.file);
+      const w = watchDir(path.dirname(running.file), false, (name) => name === file);
+      watchers = w ? [w] : [];
+      watchTransforms();
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      for (const w of [...watchers, ...transformWatchers]) w.close();
+      watchers = [];
+      transformWatchers = [];
+      await busy?.catch(() => {});
+    },
+  };
+}
+
+/** The restart-only keys whose value the new config would change, as YAML paths. */
+export function restartOnlyChanges(running: Readonly<Config>, next: Record<string, any>): string[] {
+  const out: string[] = [];
+  const keys = new Set([...Object.keys(running), ...Object.keys(next)]);
+  keys.delete('hooks');
+  for (const key of keys) diff((running as Record<string, unknown>)[key], next[key], key, out);
+  const hooks = next.hooks !== null && typeof next.hooks === 'object' ? next.hooks : {};
+  for (const key of RESTART_ONLY_HOOKS) diff(running.hooks[key], hooks[key], `hooks.${key}`, out);
+  return out;
+}
+
+function diff(a: unknown, b: unknown, at: string, out: string[]): void {
+  if (isMap(a) && isMap(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) diff(a[key], b[key], `${at}.${key}`, out);
+  } else if (JSON.stringify(a) !== JSON.stringify(b)) {
+    out.push(at);
+  }
+}
+
+/**
+ * The new document with every restart-only key set to the running value, so that the new
+ * config is validated against what really runs (a mapping may not name a provider that only
+ * a restart would configure). The running values are already expanded: `${` is escaped so
+ * that they are not expanded again.
+ */
+function keepRunning(raw: unknown, running: Readonly<Config>): unknown {
+  if (!isMap(raw)) return raw;
+  const out: Record<string, unknown> = { ...raw };
+  for (const [key, value] of Object.entries(running)) if (key !== 'hooks') out[key] = literal(value);
+  if (isMap(raw.hooks)) {
+    out.hooks = { ...raw.hooks };
+    for (const key of RESTART_ONLY_HOOKS) (out.hooks as Record<string, unknown>)[key] = running.hooks[key];
+  }
+  return out;
+}
+
+function literal(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(/\$\{/g, '$${');
+  if (Array.isArray(value)) return value.map(literal);
+  if (isMap(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, literal(v)]));
+  return value;
+}
+
+function isMap(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
