@@ -22,6 +22,7 @@ interface Overrides {
   hooks?: Partial<Config['hooks']>;
   heartbeat?: Config['heartbeat'];
   session?: Config['session'];
+  delivery?: Partial<Config['delivery']>;
 }
 
 /** A real store in a tmp dir, the fake model and the fake Bot API, and a runtime over them. */
@@ -53,6 +54,7 @@ class Harness {
       heartbeat: over.heartbeat ?? { everySeconds: 1800 },
       session: over.session ?? { provider: 'telegram', to: '123' },
       providers: { telegram: { botToken: '42:TOKEN', apiBase: this.tg.apiBase } },
+      delivery: { maxAttempts: 10, maxDelaySeconds: 300, timeoutSeconds: 30, ...over.delivery },
       log: { level: 'silent' },
     };
     this.store = await openStore(this.config, silentLogger);
@@ -71,8 +73,9 @@ class Harness {
     const want = ([] as string[]).concat(status);
     return waitFor(async () => {
       const r = await this.store.getRun(runId);
-      return r && want.includes(r.status) ? r : undefined;
-    }, timeoutMs, `run ${runId} to be ${want.join('|')}`);
+      // A reply in the outbox: wait until its delivery has settled too.
+      return r && want.includes(r.status) && r.delivery?.status !== 'pending' ? r : undefined;
+    }, timeoutMs, `run ${runId} to be ${want.join('|')} with its delivery settled`);
   }
 
   async summaries() {
@@ -489,7 +492,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(await h.summaries()).to.have.length(1);
     });
 
-    it('stop() lets a run that is delivering finish', async () => {
+    it('stop() lets a delivery request in flight finish within the grace', async () => {
       h = await new Harness().open();
       h.tg.respond = () => ({ status: 200, body: { ok: true, result: {} }, delayMs: 500 });
       const rt = await h.runtime();

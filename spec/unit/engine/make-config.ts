@@ -35,6 +35,7 @@ export function makeConfig(input: ConfigInput = {}): Config {
     server: { host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128 },
     dataDir: '/tmp/hookrelay-spec',
     store: { kind: 'sqlite', durability: 'fsync', retainDays: 30 },
+    delivery: { maxAttempts: 10, maxDelaySeconds: 300, timeoutSeconds: 30 },
     hooks: {
       enabled: true,
       token: 'spec-token',
