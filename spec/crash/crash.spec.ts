@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
+import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
 import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 /**
@@ -7,23 +8,41 @@ import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../su
  * requests while the real server process is SIGKILLed several times and restarted on the same
  * data directory. Afterwards every request that was answered 2xx is present exactly once, no
  * run is left queued or running, and runs cut off by a kill are failed with a reason.
- * (Requests that got no answer may or may not be there: the README says so.)
+ * (Requests that got no answer may or may not be there: the README says so.) A quarter of the
+ * runs deliver a two-part reply to a fake Telegram, so deliveries are in flight at each kill:
+ * every one ends delivered, its parts in order, and no part is sent again after its
+ * acknowledgement was committed — only a part whose kill fell between the provider's answer
+ * and that commit may arrive twice, at most one per delivery in flight at a kill.
  */
 describe('crash: SIGKILL under load loses nothing that was answered 2xx', function () {
   this.timeout(120_000);
   const ROUNDS = 4;
   const WORKERS = 24;
   const TOKEN = 'crash-token-0123456789';
+  const PART1 = 'a'.repeat(3000);
+  const PART2 = 'b'.repeat(2000);
   let model: FakeModel;
+  let tg: FakeProvider;
   let gw: Gateway | undefined;
+  /** Parts Telegram accepted, per chat (each delivering run has its own chat id). */
+  const accepted = new Map<string, string[]>();
 
   before(async () => {
     // Slow enough that runs are in flight when the kill comes.
-    model = await startFakeModel([{ match: '', reply: 'done', delayMs: 250 }]);
+    model = await startFakeModel([{ match: 'deliver', reply: `${PART1}\n${PART2}`, delayMs: 250 }, { match: '', reply: 'done', delayMs: 250 }]);
+    tg = await startFakeProvider('telegram');
+    tg.respond = (c) => {
+      if (c.kind !== 'send') return undefined;
+      // Accepted at once, answered a little later: a kill may fall in between.
+      const chat = String(c.body.chat_id);
+      accepted.set(chat, [...(accepted.get(chat) ?? []), textOf('telegram', c.body).slice(0, 1)]);
+      return { status: 200, body: { ok: true, result: { message_id: 1 } }, delayMs: 40 };
+    };
   });
   after(async () => {
     await gw?.kill();
     await model.close();
+    await tg.close();
   });
 
   it('keeps every acknowledged event and run, exactly once, across 4 kills', async () => {
@@ -41,9 +60,11 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
       },
       agent: { baseUrl: model.baseUrl, model: 'fake', timeoutSeconds: 30, maxConcurrent: 4 },
       heartbeat: { everySeconds: 3600 },
+      providers: { telegram: tg.config },
     };
     const events = new Set<string>();
     const runs = new Set<string>();
+    const delivering = new Map<string, string>(); // runId → chat id
     let n = 0;
 
     for (let round = 0; round < ROUNDS; round++) {
@@ -54,15 +75,20 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
         while (alive) {
           const i = n++;
           const pick = i % 4;
+          const deliver = pick === 1 && i % 8 === 1;
           const [url, json] =
             pick === 0 ? [`${g.hooks}/wake`, { text: `wake ${i}`, mode: 'next-heartbeat' }]
+            : deliver ? [`${g.hooks}/agent`, { message: `deliver ${i}`, deliver: true, provider: 'telegram', to: `chat-${i}`, wakeMode: 'next-heartbeat' }]
             : pick === 1 ? [`${g.hooks}/agent`, { message: `agent ${i}`, deliver: false, wakeMode: 'next-heartbeat' }]
             : pick === 2 ? [`${g.hooks}/ci`, { n: i, status: 'green' }]
             : [`${g.hooks}/task`, { n: i }];
           try {
             const r = await call(url, { token: TOKEN, json });
             if (r.status === 200 && r.data?.eventId) events.add(r.data.eventId);
-            else if (r.status === 202 && r.data?.runId) runs.add(r.data.runId);
+            else if (r.status === 202 && r.data?.runId) {
+              runs.add(r.data.runId);
+              if (deliver) delivering.set(r.data.runId, `chat-${i}`);
+            }
             else if (r.status < 500) throw new Error(`unexpected ${r.status}: ${r.text}`);
           } catch (e) {
             if (alive && !String((e as Error).message).includes('fetch failed')) throw e;
@@ -79,7 +105,7 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
 
     // A last start: recovery runs, queued runs resume and finish — with a quick model and
     // more runners, so that draining thousands of queued runs takes seconds, not minutes.
-    model.rules.splice(0, model.rules.length, { match: '', reply: 'done' });
+    model.rules.splice(0, model.rules.length, { match: 'deliver', reply: `${PART1}\n${PART2}` }, { match: '', reply: 'done' });
     gw = await startGateway({ ...config, agent: { ...config.agent, maxConcurrent: 32 } }, { dir });
     const g = gw;
     expect(events.size, 'acknowledged events').to.be.greaterThan(50);
@@ -102,12 +128,12 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     expect([...listed.values()].every((c) => c === 1), 'an event listed twice').to.equal(true);
 
     const deadline = Date.now() + 90_000;
-    const final = new Map<string, { status: string; error?: string }>();
+    const final = new Map<string, { status: string; error?: string; delivery?: { status: string } }>();
     for (const id of runs) {
       for (;;) {
         const r = await call(`${g.hooks}/runs/${id}`, { token: TOKEN });
         expect(r.status, `run ${id} acknowledged but not found`).to.equal(200);
-        if (!['queued', 'running'].includes(r.data.run.status)) {
+        if (!['queued', 'running'].includes(r.data.run.status) && r.data.run.delivery?.status !== 'pending') {
           final.set(id, r.data.run);
           break;
         }
@@ -119,6 +145,20 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     expect(interrupted.length, 'runs cut off by a kill').to.be.greaterThan(0);
     for (const r of interrupted) expect(r.error).to.match(/interrupted/);
     for (const r of final.values()) expect(['succeeded', 'failed']).to.include(r.status);
+
+    // Deliveries: every run that succeeded with a reply to deliver got it delivered, each part
+    // at least once and in order; a part arrives twice only when a kill cut its acknowledgement.
+    const delivered = [...delivering].filter(([id]) => final.get(id)!.status === 'succeeded');
+    expect(delivered.length, 'delivering runs that succeeded').to.be.greaterThan(5);
+    let duplicates = 0;
+    for (const [id, chat] of delivered) {
+      expect(final.get(id)!.delivery, `run ${id}`).to.include({ status: 'delivered' });
+      const got = accepted.get(chat) ?? [];
+      const collapsed = got.filter((p, i) => p !== got[i - 1]);
+      expect(collapsed, `parts of run ${id} (${got.join('')})`).to.deep.equal(['a', 'b']);
+      duplicates += got.length - 2;
+    }
+    expect(duplicates, 'parts sent again after a kill').to.be.at.most(ROUNDS * 16);
 
     // Every run ended by recovery or by the runner posted its summary exactly once
     // (re-read: runs finished while we were polling).
