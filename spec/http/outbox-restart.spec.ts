@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { call, freePort, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { BIN, ROOT, call, freePort, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 /**
  * Pending deliveries survive the process (CONTRACT.md §9): the real bin, killed (SIGKILL) or
@@ -100,6 +102,9 @@ describe('http: pending deliveries resume after a restart (real bin)', function 
       mode = 'up';
       gw = await startGateway(config, { dir });
       await expectDeliveredOnce(gw, runId);
+      // `hookrelay runs` (read-only, beside the server) tells the same story.
+      const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'runs', '--config', `${dir}/hookrelay.json`], { cwd: ROOT });
+      expect(stdout).to.match(new RegExp(`^${runId} succeeded .* delivery delivered telegram:${fake.to} \\([23] attempts\\)$`, 'm'));
     });
   }
 

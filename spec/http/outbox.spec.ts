@@ -165,6 +165,37 @@ describe('http: the delivery outbox, for every provider (real listener and store
     });
   }
 
+  describe('time-outs', () => {
+    let fake: FakeProvider;
+    let gw: InProcess;
+    after(async () => { await gw?.stop(); await fake?.close(); });
+
+    it('a provider that does not answer within delivery.timeoutSeconds is retried', async () => {
+      fake = await startFakeProvider('slack');
+      let n = 0;
+      fake.respond = (c) => (c.kind === 'send' && n++ === 0 ? { status: 200, body: { ok: true }, delayMs: 5000 } : undefined);
+      gw = await startInProcess({ agent: { baseUrl: model.baseUrl }, providers: { slack: fake.config }, delivery: { timeoutSeconds: 1 } });
+      const r = await post(`${gw.hooks}/agent`, { message: 'case-5xx', provider: 'slack', to: fake.to });
+      const run = await settled(gw, r.body.runId);
+      expect(run.delivery).to.deep.equal({ status: 'delivered', target: `slack:${fake.to}`, attempts: 2 });
+      expect(fake.messages).to.have.length(2);
+    });
+
+    it('gives up after delivery.maxAttempts, saying so', async () => {
+      await gw.stop();
+      await fake.close();
+      fake = await startFakeProvider('slack');
+      fake.respond = (c) => (c.kind === 'send' ? fake.error(503, 'Service Unavailable') : undefined);
+      gw = await startInProcess({ agent: { baseUrl: model.baseUrl }, providers: { slack: fake.config }, delivery: { maxAttempts: 2 } });
+      const r = await post(`${gw.hooks}/agent`, { message: 'case-5xx', provider: 'slack', to: fake.to });
+      const run = await settled(gw, r.body.runId);
+      expect(run.delivery).to.include({ status: 'failed', attempts: 2 });
+      expect(run.delivery.error).to.match(/Service Unavailable \(gave up after 2 attempts\)$/);
+      expect(run.errorCode).to.equal('delivery_failed');
+      expect(fake.messages).to.have.length(2);
+    });
+  });
+
   describe('heartbeat replies', () => {
     let fake: FakeProvider;
     let gw: InProcess;
