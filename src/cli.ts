@@ -190,8 +190,10 @@ export async function main(argv: string[]): Promise<void> {
         const runs = await store.listRuns({ limit: opts.limit, status: opts.status, before: opts.before });
         for (const r of runs) {
           const error = r.error ? ` — ${r.errorCode ? `[${r.errorCode}] ` : ''}${r.error}` : '';
+          const d = r.delivery;
+          const delivery = d ? ` delivery ${d.status} ${d.target} (${d.attempts} attempt${d.attempts === 1 ? '' : 's'})` : '';
           process.stdout.write(opts.json ? `${printableJson(r)}\n`
-            : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${error}`)}\n`);
+            : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${delivery}${error}`)}\n`);
         }
       } finally {
         await store.close();

@@ -14,8 +14,7 @@ export const RUN_ERRORS = {
   model_refused: { status: 'failed', summary: 'the model refused to answer' },
   model_failed: { status: 'failed', summary: 'the model call failed in another way (an answer that is not Chat Completions JSON, …); details are in the log' },
   no_recipient: { status: 'succeeded', summary: 'the reply was not delivered: no provider or address to send it to (set session.provider/session.to, or give provider and to)' },
-  delivery_failed: { status: 'succeeded', summary: 'the reply was not delivered: the provider refused it or could not be reached; the message says which' },
-  delivery_aborted: { status: 'succeeded', summary: 'the reply was not delivered: the gateway stopped while sending it' },
+  delivery_failed: { status: 'succeeded', summary: 'the reply was not delivered: the provider refused it (a 4xx), or it could not be reached within delivery.maxAttempts attempts; the message says which. Set once the delivery has settled (run.delivery.status failed)' },
 } as const satisfies Record<string, { status: 'failed' | 'timed_out' | 'succeeded'; summary: string }>;
 
 export type RunErrorCode = keyof typeof RUN_ERRORS;

@@ -1,5 +1,7 @@
+import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
+import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
 import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 /**
@@ -10,23 +12,44 @@ import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../su
  * Every request carries an Idempotency-Key and the senders retry the ones that got no answer
  * (in the next round, and once more at the end), as a webhook sender does: at the end every
  * key has been acted on exactly once — whether its first try was cut off before or after the
- * commit — and a retry of a committed one got the first answer back.
+ * commit — and a retry of a committed one got the first answer back. The `ci` hook is signed
+ * (GitHub's scheme) and takes no token, so signatures are checked throughout. A quarter of the
+ * runs deliver a two-part reply to a fake Telegram, so deliveries are in flight at each kill:
+ * every one ends delivered, its parts in order, and no part is sent again after its
+ * acknowledgement was committed — only a part whose kill fell between the provider's answer
+ * and that commit may arrive twice, at most one per delivery in flight at a kill.
  */
 describe('crash: SIGKILL under load loses nothing that was answered 2xx', function () {
   this.timeout(120_000);
   const ROUNDS = 4;
   const WORKERS = 24;
   const TOKEN = 'crash-token-0123456789';
+  const CI_SECRET = 'crash-ci-secret';
+  const githubSignature = (body: string) => `sha256=${createHmac('sha256', CI_SECRET).update(body).digest('hex')}`;
+  const PART1 = 'a'.repeat(3000);
+  const PART2 = 'b'.repeat(2000);
   let model: FakeModel;
+  let tg: FakeProvider;
   let gw: Gateway | undefined;
+  /** Parts Telegram accepted, per chat (each delivering run has its own chat id). */
+  const accepted = new Map<string, string[]>();
 
   before(async () => {
     // Slow enough that runs are in flight when the kill comes.
-    model = await startFakeModel([{ match: '', reply: 'done', delayMs: 250 }]);
+    model = await startFakeModel([{ match: 'deliver', reply: `${PART1}\n${PART2}`, delayMs: 250 }, { match: '', reply: 'done', delayMs: 250 }]);
+    tg = await startFakeProvider('telegram');
+    tg.respond = (c) => {
+      if (c.kind !== 'send') return undefined;
+      // Accepted at once, answered a little later: a kill may fall in between.
+      const chat = String(c.body.chat_id);
+      accepted.set(chat, [...(accepted.get(chat) ?? []), textOf('telegram', c.body).slice(0, 1)]);
+      return { status: 200, body: { ok: true, result: { message_id: 1 } }, delayMs: 40 };
+    };
   });
   after(async () => {
     await gw?.kill();
     await model.close();
+    await tg.close();
   });
 
   it('keeps every acknowledged event and run, exactly once, across 4 kills', async () => {
@@ -38,21 +61,25 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
       hooks: {
         token: TOKEN,
         mappings: [
-          { id: 'ci', match: { path: 'ci' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'build {{n}} {{status}}' },
+          { id: 'ci', match: { path: 'ci' }, verify: { scheme: 'github', secret: CI_SECRET }, auth: 'signature', action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'build {{n}} {{status}}' },
           { id: 'task', match: { path: 'task' }, action: 'agent', messageTemplate: 'task {{n}}', deliver: false },
         ],
       },
       agent: { baseUrl: model.baseUrl, model: 'fake', timeoutSeconds: 30, maxConcurrent: 4 },
       heartbeat: { everySeconds: 3600 },
+      providers: { telegram: tg.config },
     };
     const events = new Set<string>();
     const runs = new Set<string>();
+    const delivering = new Map<string, string>(); // runId → chat id
     let n = 0;
     /** Requests sent but not answered yet (the kill cut them off): retried with their key. */
     const unanswered = new Map<number, [string, unknown]>();
-    const request = (i: number, hooks: string): [string, unknown] => {
+    /** Request i: where it goes, its body, and for a delivering run the chat it delivers to. */
+    const request = (i: number, hooks: string): [string, unknown, string?] => {
       const pick = i % 4;
       return pick === 0 ? [`${hooks}/wake`, { text: `wake ${i}`, mode: 'next-heartbeat' }]
+        : pick === 1 && i % 8 === 1 ? [`${hooks}/agent`, { message: `deliver ${i}`, deliver: true, provider: 'telegram', to: `chat-${i}`, wakeMode: 'next-heartbeat' }, `chat-${i}`]
         : pick === 1 ? [`${hooks}/agent`, { message: `agent ${i}`, deliver: false, wakeMode: 'next-heartbeat' }]
         : pick === 2 ? [`${hooks}/ci`, { n: i, status: 'green' }]
         : [`${hooks}/task`, { n: i }];
@@ -61,14 +88,18 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     let replays = 0;
     /** One try of request i; true when it was answered (then its id is recorded). */
     const send = async (i: number, hooks: string): Promise<boolean> => {
-      const [url, json] = request(i, hooks);
+      const [url, json, chat] = request(i, hooks);
       unanswered.set(i, [url, json]);
-      const r = await call(url, { token: TOKEN, json, headers: { 'Idempotency-Key': `req-${i}` } });
+      const body = JSON.stringify(json);
+      const r = url.endsWith('/ci')
+        ? await call(url, { raw: body, headers: { 'Idempotency-Key': `req-${i}`, 'x-hub-signature-256': githubSignature(body) } })
+        : await call(url, { token: TOKEN, raw: body, headers: { 'Idempotency-Key': `req-${i}` } });
       if (r.status >= 500) return false;
       const id = r.status === 200 ? r.data?.eventId : r.status === 202 ? r.data?.runId : undefined;
       if (!id) throw new Error(`unexpected ${r.status}: ${r.text}`);
       if (r.status === 200) events.add(id);
       else runs.add(id);
+      if (chat && r.status === 202) delivering.set(id, chat);
       if (r.headers.get('idempotent-replayed') === 'true') replays++;
       const before = answeredId.get(i);
       if (before !== undefined && before !== id) throw new Error(`key req-${i} answered ${before}, then ${id}`);
@@ -102,7 +133,7 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
 
     // A last start: recovery runs, queued runs resume and finish — with a quick model and
     // more runners, so that draining thousands of queued runs takes seconds, not minutes.
-    model.rules.splice(0, model.rules.length, { match: '', reply: 'done' });
+    model.rules.splice(0, model.rules.length, { match: 'deliver', reply: `${PART1}\n${PART2}` }, { match: '', reply: 'done' });
     gw = await startGateway({ ...config, agent: { ...config.agent, maxConcurrent: 32 } }, { dir });
     const g = gw;
     // The senders' last retries: every request is answered now.
@@ -136,12 +167,12 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     expect([...listed.values()].every((c) => c === 1), 'an event listed twice').to.equal(true);
 
     const deadline = Date.now() + 90_000;
-    const final = new Map<string, { status: string; error?: string }>();
+    const final = new Map<string, { status: string; error?: string; delivery?: { status: string } }>();
     for (const id of runs) {
       for (;;) {
         const r = await call(`${g.hooks}/runs/${id}`, { token: TOKEN });
         expect(r.status, `run ${id} acknowledged but not found`).to.equal(200);
-        if (!['queued', 'running'].includes(r.data.run.status)) {
+        if (!['queued', 'running'].includes(r.data.run.status) && r.data.run.delivery?.status !== 'pending') {
           final.set(id, r.data.run);
           break;
         }
@@ -153,6 +184,20 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     expect(interrupted.length, 'runs cut off by a kill').to.be.greaterThan(0);
     for (const r of interrupted) expect(r.error).to.match(/interrupted/);
     for (const r of final.values()) expect(['succeeded', 'failed']).to.include(r.status);
+
+    // Deliveries: every run that succeeded with a reply to deliver got it delivered, each part
+    // at least once and in order; a part arrives twice only when a kill cut its acknowledgement.
+    const delivered = [...delivering].filter(([id]) => final.get(id)!.status === 'succeeded');
+    expect(delivered.length, 'delivering runs that succeeded').to.be.greaterThan(5);
+    let duplicates = 0;
+    for (const [id, chat] of delivered) {
+      expect(final.get(id)!.delivery, `run ${id}`).to.include({ status: 'delivered' });
+      const got = accepted.get(chat) ?? [];
+      const collapsed = got.filter((p, i) => p !== got[i - 1]);
+      expect(collapsed, `parts of run ${id} (${got.join('')})`).to.deep.equal(['a', 'b']);
+      duplicates += got.length - 2;
+    }
+    expect(duplicates, 'parts sent again after a kill').to.be.at.most(ROUNDS * 16);
 
     // Every run ended by recovery or by the runner posted its summary exactly once
     // (re-read: runs finished while we were polling).

@@ -17,7 +17,7 @@ async function endedRun(gw: InProcess, runId: string): Promise<any> {
   for (;;) {
     const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } });
     const { run } = (await res.json()) as { run: any };
-    if (run.endedAt) return run;
+    if (run.endedAt && run.delivery?.status !== 'pending') return run; // ended, and its delivery settled
     if (Date.now() > until) throw new Error(`run ${runId} still ${run.status}`);
     await new Promise((r) => setTimeout(r, 25));
   }

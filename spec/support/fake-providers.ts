@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Provider } from '../../src/config/types.js';
 import { closeServer, createRecorder } from './recorder.js';
+import { DeliveryError, type Delivery } from '../../src/dispatch/delivery.js';
 
 /**
  * Local stand-ins for the seven delivery providers' HTTP APIs, each speaking its real wire
@@ -291,4 +292,15 @@ const EXPECTED: Record<Provider, (f: FakeProvider, call: ProviderCall, text: str
 export function expectSend(fake: FakeProvider, call: ProviderCall, text: string): void {
   expect(call.method).to.equal('POST');
   EXPECTED[fake.name](fake, call, text);
+}
+
+/**
+ * Sends `text` through a delivery registry the way one outbox attempt does (split by the
+ * provider's limit, parts in order, the first failure thrown), without the outbox around it:
+ * for specs of the providers themselves.
+ */
+export async function sendAllParts(delivery: Delivery, target: { provider: Provider; to: string }, text: string): Promise<void> {
+  const sender = delivery.sender(target.provider);
+  if ('problem' in sender) throw new DeliveryError(sender.problem);
+  for (const part of delivery.split(target.provider, text)) await sender.send(target.to, part, { timeoutMs: 5000 });
 }

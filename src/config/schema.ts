@@ -237,6 +237,11 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     to: str('Initial "last" recipient\'s address.', undefined, { minLength: 1 }),
   }, { default: {} }),
   providers: providersSchema,
+  delivery: obj('Sending replies through the durable outbox (retries, back-off, time-outs).', {
+    maxAttempts: int('Attempts at one reply before it is given up as failed (a network error, a time-out, 408, 429 and 5xx are retried; any other 4xx fails at once).', 10, 1),
+    maxDelaySeconds: int('Cap of the exponential back-off between attempts (1 s, 2 s, 4 s … plus 0–20 % jitter); a longer Retry-After from the provider is still waited out in full.', 300, 1),
+    timeoutSeconds: int('Time limit of one request to a provider; past it the attempt counts as failed and is retried.', 30, 1),
+  }, { default: {} }),
   log: obj('Logging (JSON lines on stderr).', {
     level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged.', 'info'),
   }, { default: {} }),

@@ -110,7 +110,15 @@ export interface Config {
   heartbeat: { everySeconds: number };
   session: { provider?: Provider; to?: string };
   providers: ProvidersConfig;
+  delivery: DeliveryConfig;
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+}
+
+/** `delivery`: how the outbox sends replies (CONTRACT.md §9). */
+export interface DeliveryConfig {
+  maxAttempts: number;
+  maxDelaySeconds: number;
+  timeoutSeconds: number;
 }
 
 /** `providers.<name>`, CONTRACT.md §3's provider table. Credentials default to "" (not configured). */

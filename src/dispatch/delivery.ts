@@ -1,7 +1,5 @@
 import type { Config, Provider, ProviderOrLast } from '../config/types.js';
 import { unconfiguredProvider } from '../config/schema.js';
-import type { Logger } from '../log.js';
-import { logValue } from '../printable.js';
 import { PROVIDER_DESCRIPTORS } from './providers/index.js';
 import { DeliveryError, type Sender } from './providers/sender.js';
 import { splitText } from './providers/split.js';
@@ -14,66 +12,64 @@ export interface DeliveryTarget {
   to: string;
 }
 
-/** Sends replies to users. Rejects with a {@link DeliveryError} whose message is safe to show. */
-export interface Delivery {
-  send(target: DeliveryTarget, text: string, signal?: AbortSignal): Promise<void>;
+/** One provider's sending seam and its message size limit. */
+export interface ProviderSender {
+  send: Sender;
+  limit: number;
 }
 
-/** `provider:to`, as summaries and `RunRecord.deliveredTo` write a recipient. */
+/**
+ * The delivery providers built from `config.providers`: the {@link Sender} of each configured
+ * provider; `problem` says why a provider has none (what to configure).
+ */
+export interface Delivery {
+  sender(provider: Provider): ProviderSender | { problem: string };
+  /** The reply split into parts by the provider's limit (CONTRACT.md §9), in order. */
+  split(provider: Provider, text: string): string[];
+}
+
+/** `provider:to`, as summaries, `RunRecord.deliveredTo` and the outbox write a recipient. */
 export function formatTarget(t: DeliveryTarget): string {
   return `${t.provider}:${t.to}`;
 }
 
-/** Per-request time-out when none is given (CONTRACT.md §9, `delivery.timeoutSeconds`). */
-const DEFAULT_TIMEOUT_MS = 30_000;
-/** A Retry-After up to this long is waited out once in process; a longer one fails the delivery. */
-const MAX_GRACE_MS = 10_000;
-
-/**
- * The delivery registry built from `config.providers`: one {@link Sender} per configured
- * provider. A reply longer than the provider's limit goes out as several messages, in order;
- * a part that fails retryably with a short Retry-After is tried once more after that wait
- * (a small in-process grace for flood control), any other failure ends the delivery.
- */
-export function createDelivery(
-  providers: Config['providers'],
-  log: Logger,
-  fetchImpl: typeof fetch = fetch,
-  options: { timeoutMs?: number } = {},
-): Delivery {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const senders = new Map<Provider, { send: Sender; limit: number }>();
+/** Builds the registry: one sender per configured provider (CONTRACT.md §3's table). */
+export function createDelivery(providers: Config['providers'], fetchImpl: typeof fetch = fetch): Delivery {
+  const senders = new Map<Provider, ProviderSender>();
+  const limits = new Map<Provider, number>();
   for (const p of PROVIDER_DESCRIPTORS) {
+    limits.set(p.name, p.limit);
     if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, { send: p.create(providers[p.name], fetchImpl), limit: p.limit });
   }
-
   return {
-    async send(target, text, signal) {
-      const sender = senders.get(target.provider);
-      if (!sender) {
-        throw new DeliveryError(`provider ${target.provider} is not configured (${unconfiguredProvider(target.provider, providers) ?? `providers.${target.provider} is missing`})`);
-      }
-      const parts = splitText(text, sender.limit);
-      for (const part of parts) {
-        try {
-          await sender.send(target.to, part, { signal, timeoutMs });
-        } catch (err) {
-          const wait = err instanceof DeliveryError && err.retryable ? err.retryAfterMs : undefined;
-          if (wait === undefined || wait > MAX_GRACE_MS || signal?.aborted) throw err;
-          await sleep(wait, signal);
-          await sender.send(target.to, part, { signal, timeoutMs });
-        }
-      }
-      log.info({ provider: target.provider, to: logValue(target.to), chars: text.length, parts: parts.length }, 'reply delivered');
+    sender(provider) {
+      return senders.get(provider)
+        ?? { problem: `provider ${provider} is not configured (${unconfiguredProvider(provider, providers) ?? `providers.${provider} is missing`})` };
+    },
+    split(provider, text) {
+      return splitText(text, limits.get(provider) ?? Number.MAX_SAFE_INTEGER);
     },
   };
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); reject(new DeliveryError('aborted', { retryable: true })); }, { once: true });
-  });
+/** The back-off rule's inputs (`delivery.*`), and the jitter source (injectable for specs). */
+export interface BackoffPolicy {
+  maxDelayMs: number;
+  /** Uniform in [0, 1). */
+  random?: () => number;
+}
+
+/**
+ * How long to wait before retry `n` (1-based: after the n-th failed attempt), CONTRACT.md §9:
+ * min(2^(n−1) s, maxDelay) plus 0–20 % jitter — so that many deliveries failing together do
+ * not all come back at the same instant — unless the provider asked for longer
+ * (`retryAfterMs`: Retry-After, Telegram's retry_after), which is waited out in full, even
+ * beyond the cap: sending earlier would only be refused again.
+ */
+export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy: BackoffPolicy): number {
+  const base = Math.min(2 ** Math.max(0, n - 1) * 1000, policy.maxDelayMs);
+  const delay = Math.round(base * (1 + 0.2 * (policy.random ?? Math.random)()));
+  return retryAfterMs !== undefined && retryAfterMs > delay ? retryAfterMs : delay;
 }
 
 /** Where a run's reply goes, or why it cannot go anywhere. */

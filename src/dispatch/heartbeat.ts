@@ -1,6 +1,4 @@
 import type { Logger } from '../log.js';
-import { stopWithGrace } from './grace.js';
-import type { TurnSignals } from './main-session.js';
 
 /**
  * How long a `now` trigger waits before the turn starts: short enough for "at once (about
@@ -16,17 +14,17 @@ export interface Heartbeat {
   /** Starts the periodic trigger. */
   start(): void;
   /**
-   * Stops timers, aborts a model call in flight (its events stay queued) and lets a delivery
-   * already under way finish for up to `graceMs` before aborting it.
+   * Stops timers and aborts a model call in flight (its events stay queued); resolves when
+   * the turn under way has ended. Replies go out through the outbox, not from here.
    */
-  stop(graceMs: number): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface HeartbeatOptions {
   /** Periodic interval; 0 or less disables the periodic trigger. */
   everyMs: number;
-  /** One turn; `more` asks for another right away (a backlog larger than one turn). */
-  turn: (signals: TurnSignals) => Promise<{ more: boolean }>;
+  /** One turn; `stop` aborts its model call; `more` asks for another right away (a backlog larger than one turn). */
+  turn: (stop: AbortSignal) => Promise<{ more: boolean }>;
   log: Logger;
   debounceMs?: number;
 }
@@ -44,7 +42,6 @@ export function createHeartbeat(opts: HeartbeatOptions): Heartbeat {
   let running: Promise<void> | undefined;
   let again = false;
   let modelCtl = new AbortController();
-  let deliveryCtl = new AbortController();
 
   function trigger(): void {
     if (stopped) return;
@@ -71,7 +68,7 @@ export function createHeartbeat(opts: HeartbeatOptions): Heartbeat {
 
   async function runTurn(): Promise<void> {
     try {
-      const { more } = await opts.turn({ model: modelCtl.signal, delivery: deliveryCtl.signal });
+      const { more } = await opts.turn(modelCtl.signal);
       if (more) again = true;
     } catch (err) {
       // Store failures: the cursor was not advanced, so the events are retried on the next trigger.
@@ -85,20 +82,19 @@ export function createHeartbeat(opts: HeartbeatOptions): Heartbeat {
       if (!stopped) return;
       stopped = false;
       modelCtl = new AbortController();
-      deliveryCtl = new AbortController();
       if (opts.everyMs > 0) {
         periodic = setInterval(trigger, opts.everyMs);
         periodic.unref();
       }
     },
-    async stop(graceMs) {
+    async stop() {
       stopped = true;
       again = false;
       clearInterval(periodic);
       clearTimeout(pending);
       pending = undefined;
       modelCtl.abort(new Error('gateway stopping'));
-      if (running) await stopWithGrace(running, graceMs, () => deliveryCtl.abort(new Error('gateway stopping')));
+      await running;
     },
   };
 }

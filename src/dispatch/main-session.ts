@@ -1,10 +1,8 @@
 import type { Config, Provider } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { logValue } from '../printable.js';
 import { uuidv7 } from '../ids.js';
-import type { EventRecord, NewEvent, Store } from '../store/store.js';
+import type { EventRecord, NewDelivery, NewEvent, Store } from '../store/store.js';
 import type { Delivery, DeliveryTarget } from './delivery.js';
-import { formatTarget } from './delivery.js';
 import { forModel } from './fence.js';
 import type { ModelClient } from './model.js';
 import { modelTurn } from './model-turn.js';
@@ -37,6 +35,8 @@ export interface MainSessionDeps {
   delivery: Delivery;
   /** Time of the `reply` events. */
   clock: () => Date;
+  /** Called after a reply was put into the outbox: wakes the sender. */
+  onEnqueued: () => void;
 }
 
 /** Source of the main session's `reply` events. */
@@ -97,23 +97,17 @@ export async function hasPendingEvents(store: Store): Promise<boolean> {
   return (await store.listEvents(await readCursor(store), MAX_EVENTS_PER_TURN + 1)).some(isQueued);
 }
 
-/** Signals of one turn: `model` aborts the model call, `delivery` the sending of the reply. */
-export interface TurnSignals {
-  model: AbortSignal;
-  delivery: AbortSignal;
-}
-
 /**
  * One heartbeat turn: reads system events after the cursor (none: no turn), asks the model,
- * stores the exchange, the new cursor and the reply as a `reply` event (unless it is
- * {@link HEARTBEAT_OK}) in one `appendHistory`, then delivers the reply to the last recipient.
- * A model failure leaves the cursor where it was, so the next trigger retries the same events.
- * The cursor is committed before delivery: a crash in between loses that one message rather
- * than sending it twice.
+ * and stores the exchange, the new cursor, the reply as a `reply` event and its delivery to
+ * the last recipient (both unless it is {@link HEARTBEAT_OK}) in one `appendHistory`: the
+ * outbox sends it from there (src/dispatch/outbox.ts), so a crash neither loses the reply nor
+ * sends it twice. A model failure leaves the cursor where it was, so the next trigger retries
+ * the same events.
  *
  * @returns `more` when events beyond {@link MAX_EVENTS_PER_TURN} are still waiting.
  */
-export async function heartbeatTurn(deps: MainSessionDeps, signals: TurnSignals): Promise<{ more: boolean }> {
+export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): Promise<{ more: boolean }> {
   const { store, config, log } = deps;
   const pending = await store.listEvents(await readCursor(store), MAX_EVENTS_PER_TURN + 1);
   const consumed = pending.slice(0, MAX_EVENTS_PER_TURN);
@@ -127,7 +121,7 @@ export async function heartbeatTurn(deps: MainSessionDeps, signals: TurnSignals)
     user,
     model: config.agent.model,
     timeoutSeconds: config.agent.timeoutSeconds,
-    stop: signals.model,
+    stop,
   });
   if (result.kind === 'stopped') {
     log.info('heartbeat model call aborted by shutdown; events stay queued');
@@ -145,21 +139,19 @@ export async function heartbeatTurn(deps: MainSessionDeps, signals: TurnSignals)
     // The model's own text, stored as it came (unsafe: it is not listener text to fence).
     { id: uuidv7(), kind: 'reply', text: reply, source: REPLY_SOURCE, at: deps.clock().toISOString(), unsafe: true },
   ];
-  await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents);
-  log.info({ events: events.length, cursor, ack }, 'heartbeat turn done');
-  if (!ack) await deliver(deps, reply, signals.delivery);
+  const delivery = ack ? undefined : await replyDelivery(deps, reply);
+  await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, delivery);
+  log.info({ events: events.length, cursor, ack, queued: delivery !== undefined }, 'heartbeat turn done');
+  if (delivery) deps.onEnqueued();
   return { more: pending.length > MAX_EVENTS_PER_TURN };
 }
 
-async function deliver(deps: MainSessionDeps, reply: string, signal: AbortSignal): Promise<void> {
+/** The outbox row of a heartbeat reply, to the main session's last recipient (none known: none). */
+async function replyDelivery(deps: MainSessionDeps, reply: string): Promise<NewDelivery | undefined> {
   const target = await getLastRecipient(deps.store, deps.config);
   if (!target) {
     deps.log.warn('heartbeat reply not delivered: the main session has no recipient (set session.provider and session.to)');
-    return;
+    return undefined;
   }
-  try {
-    await deps.delivery.send(target, reply, signal);
-  } catch (err) {
-    deps.log.warn({ to: logValue(formatTarget(target)), err: logValue((err as Error).message) }, 'heartbeat reply delivery failed');
-  }
+  return { kind: 'heartbeat', ...target, parts: deps.delivery.split(target.provider, reply), createdAt: deps.clock().toISOString() };
 }

@@ -1,12 +1,10 @@
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
-import type { RunError } from '../run-errors.js';
-import type { HistoryMessage, RunEnd, RunRecord, Store } from '../store/store.js';
-import { DeliveryError, formatTarget, resolveTarget, type Delivery } from './delivery.js';
+import type { HistoryMessage, NewDelivery, RunEnd, RunRecord, Store } from '../store/store.js';
+import { resolveTarget, type Delivery } from './delivery.js';
 import { forModel } from './fence.js';
 import { getLastRecipient, isHeartbeatOk } from './main-session.js';
-import { stopWithGrace } from './grace.js';
 import type { ModelClient } from './model.js';
 import { modelTurn } from './model-turn.js';
 import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.js';
@@ -26,9 +24,11 @@ export interface RunnerDeps {
   clock: () => Date;
   /** Called after a run with `wakeMode: now` posted its summary: triggers a heartbeat. */
   onSummary: () => void;
+  /** Called after a run's reply was put into the outbox: wakes the sender. */
+  onEnqueued: () => void;
 }
 
-/** The agent runner: claims queued runs and carries each out (model call, delivery, finish). */
+/** The agent runner: claims queued runs and carries each out (model call, finish, reply into the outbox). */
 export interface Runner {
   /** Marks runs left `running` by a crash as failed; returns how many. Call before {@link start}. */
   recover(): Promise<number>;
@@ -44,17 +44,15 @@ export interface Runner {
   kick(sessions?: readonly string[]): void;
   /**
    * Stops claiming; aborts model calls in flight and requeues those runs (resumed on next
-   * start); runs already delivering get `graceMs`, then their delivery is aborted and they
-   * finish. Resolves when no run of this process is `running` any more.
+   * start); a run whose model already answered finishes. Resolves when no run of this process
+   * is `running` any more.
    */
-  stop(graceMs: number): Promise<void>;
+  stop(): Promise<void>;
 }
 
 interface Active {
   sessionKey: string;
-  phase: 'model' | 'delivering';
   modelCtl: AbortController;
-  deliveryCtl: AbortController;
   done: Promise<void>;
 }
 
@@ -110,7 +108,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   }
 
   function launch(run: RunRecord): void {
-    const entry: Active = { sessionKey: run.sessionKey, phase: 'model', modelCtl: new AbortController(), deliveryCtl: new AbortController(), done: Promise.resolve() };
+    const entry: Active = { sessionKey: run.sessionKey, modelCtl: new AbortController(), done: Promise.resolve() };
     active.set(run.runId, entry);
     entry.done = execute(run, entry)
       .catch((err) => {
@@ -146,13 +144,19 @@ export function createRunner(deps: RunnerDeps): Runner {
       case 'failed':
         log.warn({ runId: run.runId, errorCode: result.error.code, error: result.error.message }, 'run failed');
         return finish(run, { status: 'failed', error: result.error });
-      case 'reply':
-        entry.phase = 'delivering';
-        return finish(run, { status: 'succeeded', reply: result.reply, delivery: await deliver(run, result.reply, entry.deliveryCtl.signal) }, result.turns);
+      case 'reply': {
+        const plan = await planDelivery(run, result.reply);
+        if ('parts' in plan) return finishQueued(run, result.reply, plan, result.turns);
+        return finish(run, { status: 'succeeded', reply: result.reply, delivery: plan }, result.turns);
+      }
     }
   }
 
-  async function deliver(run: RunRecord, reply: string, signal: AbortSignal): Promise<DeliveryOutcome> {
+  /**
+   * Where the reply goes: into the outbox (resolved here, once: `resolveTarget` decides what
+   * `last` means at the moment the run ends), or nowhere, and why.
+   */
+  async function planDelivery(run: RunRecord, reply: string): Promise<NewDelivery | DeliveryOutcome> {
     if (!run.deliver) return { kind: 'not_requested' };
     if (isHeartbeatOk(reply)) return { kind: 'heartbeat_ok' };
     const needLast = run.provider === 'last' || !run.to;
@@ -161,17 +165,19 @@ export function createRunner(deps: RunnerDeps): Runner {
       log.warn({ runId: run.runId, problem: logValue(resolved.problem) }, 'run reply not delivered');
       return { kind: 'failed', error: { code: 'no_recipient', message: resolved.problem } };
     }
-    const to = formatTarget(resolved.target);
-    try {
-      await deps.delivery.send(resolved.target, reply, signal);
-      return { kind: 'delivered', to };
-    } catch (err) {
-      const error: RunError = signal.aborted
-        ? { code: 'delivery_aborted', message: 'aborted: the gateway stopped during delivery' }
-        : { code: 'delivery_failed', message: err instanceof DeliveryError ? err.message : 'unexpected delivery error' };
-      log.warn({ runId: run.runId, to: logValue(to), error: logValue(error.message), err: err instanceof DeliveryError ? undefined : err }, 'run reply delivery failed');
-      return { kind: 'failed', to, error };
-    }
+    const { provider, to } = resolved.target;
+    return { kind: 'run', provider, to, parts: deps.delivery.split(provider, reply), createdAt: clock().toISOString() };
+  }
+
+  /**
+   * Ends a succeeded run whose reply is to be delivered: the run and its outbox row in one
+   * commit. Its summary waits for the delivery to settle (src/dispatch/outbox.ts), so that it
+   * says what really happened.
+   */
+  async function finishQueued(run: RunRecord, reply: string, delivery: NewDelivery, turns: HistoryMessage[]): Promise<void> {
+    await store.finishRun(run.runId, { status: 'succeeded', endedAt: clock().toISOString(), reply }, { history: turns, delivery });
+    log.info({ runId: run.runId, status: 'succeeded', target: logValue(`${delivery.provider}:${delivery.to}`) }, 'run finished; reply queued for delivery');
+    deps.onEnqueued();
   }
 
   /** One `finishRun`: the end, the summary (per hooks.mainSummary) and, on success, the turn. */
@@ -180,7 +186,6 @@ export function createRunner(deps: RunnerDeps): Runner {
     const end: RunEnd = { status: outcome.status, endedAt };
     if (outcome.status === 'succeeded') {
       end.reply = outcome.reply;
-      if (outcome.delivery.kind === 'delivered') end.deliveredTo = outcome.delivery.to;
       if (outcome.delivery.kind === 'failed') {
         end.error = `delivery failed: ${outcome.delivery.error.message}`;
         end.errorCode = outcome.delivery.error.code;
@@ -224,14 +229,12 @@ export function createRunner(deps: RunnerDeps): Runner {
       poll.unref();
       kick();
     },
-    async stop(graceMs) {
+    async stop() {
       stopped = true;
       clearInterval(poll);
       await claiming;
-      for (const entry of active.values()) if (entry.phase === 'model') entry.modelCtl.abort(new Error('gateway stopping'));
-      await stopWithGrace(Promise.all([...active.values()].map((e) => e.done)), graceMs, () => {
-        for (const entry of active.values()) entry.deliveryCtl.abort(new Error('gateway stopping'));
-      });
+      for (const entry of active.values()) entry.modelCtl.abort(new Error('gateway stopping'));
+      await Promise.all([...active.values()].map((e) => e.done));
     },
   };
 }

@@ -7,9 +7,10 @@ import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
 import { hasPendingEvents, heartbeatTurn } from './main-session.js';
 import { createModelClient, DEFAULT_RETRY, type RetryPolicy } from './model.js';
+import { createOutbox } from './outbox.js';
 import { createRunner } from './runner.js';
 
-/** How long stop() lets a delivery (run or heartbeat) already under way finish before aborting it. */
+/** How long stop() lets a delivery request already under way finish before aborting it (it is then sent again after a restart). */
 export const STOP_GRACE_MS = 3_000;
 
 /** What the HTTP layer answers for each accepted action, in the order of the actions. */
@@ -43,9 +44,11 @@ export interface RuntimeOptions {
   fetch?: typeof fetch;
   /** How failed model calls are retried (default {@link DEFAULT_RETRY}). */
   modelRetry?: RetryPolicy;
+  /** Jitter of delivery retries, uniform in [0, 1) (default Math.random). */
+  random?: () => number;
 }
 
-/** The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery. */
+/** The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery outbox. */
 export interface Runtime {
   /**
    * Commits every action in ONE `store.accept` call and resolves once it is durable (the
@@ -59,11 +62,15 @@ export interface Runtime {
    * the commit (their `accepted` entries were never stored) and its index is in `held`.
    */
   dispatchKeyed(actions: Action[], claims: KeyClaim[]): Promise<Dispatched>;
-  /** Recovery (runs left `running` by a crash are marked failed), then timers and claiming. */
+  /**
+   * Recovery (runs left `running` by a crash are marked failed), then timers and claiming;
+   * pending deliveries resume.
+   */
   start(): Promise<void>;
   /**
    * Graceful stop: no more claims or heartbeats; model calls in flight are aborted and their
-   * runs requeued; deliveries under way get {@link STOP_GRACE_MS}. Leaves no run `running`.
+   * runs requeued; delivery requests under way get {@link STOP_GRACE_MS} (then they stay
+   * pending, for the next start). Leaves no run `running`.
    * The store stays open (the caller closes it).
    */
   stop(): Promise<void>;
@@ -75,21 +82,16 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const clock = opts.clock ?? (() => new Date());
   const log = opts.log.child({ component: 'runtime' });
   const model = createModelClient(config.agent, log, opts.fetch, opts.modelRetry ?? DEFAULT_RETRY);
-  const delivery = createDelivery(config.providers, log, opts.fetch);
+  const delivery = createDelivery(config.providers, opts.fetch);
+  const onSummary = () => heartbeat.trigger();
+  const outbox = createOutbox({ store, config, delivery, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary });
+  const onEnqueued = () => outbox.kick();
   const heartbeat = createHeartbeat({
     everyMs: config.heartbeat.everySeconds * 1000,
-    turn: (signals) => heartbeatTurn({ store, config, model, delivery, clock, log: log.child({ part: 'heartbeat' }) }, signals),
+    turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, log: log.child({ part: 'heartbeat' }) }, stop),
     log,
   });
-  const runner = createRunner({
-    store,
-    config,
-    model,
-    delivery,
-    clock,
-    log: log.child({ part: 'runner' }),
-    onSummary: () => heartbeat.trigger(),
-  });
+  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued });
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
 
@@ -163,13 +165,15 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       const catchUp = await hasPendingEvents(store);
       runner.start();
       heartbeat.start();
+      outbox.start();
       if (catchUp) heartbeat.trigger();
       log.info({ interrupted }, 'runtime started');
     },
 
     stop() {
       state = 'stopped';
-      stopping ??= Promise.all([runner.stop(STOP_GRACE_MS), heartbeat.stop(STOP_GRACE_MS)]).then(() => {
+      // The runner and the heartbeat first: a reply they commit meanwhile is simply left pending.
+      stopping ??= Promise.all([runner.stop(), heartbeat.stop(), outbox.stop(STOP_GRACE_MS)]).then(() => {
         log.info('runtime stopped');
       });
       return stopping;

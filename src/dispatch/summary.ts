@@ -23,7 +23,8 @@ export type RunOutcome =
 type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name'>;
 
 /**
- * The summary line posted to the main session when a run ends (CONTRACT.md §5 "Summary"):
+ * The summary line posted to the main session when a run ends, or — when its reply went into
+ * the outbox — when that delivery settles (CONTRACT.md §5 "Summary", §9):
  * `[name] ` when the run has a name, how it ended, a short excerpt of the reply, and to whom
  * it was delivered — so that the heartbeat does not send it again — or why delivery failed.
  */

@@ -245,7 +245,10 @@ function idOf(a: Accepted): string {
   return a.action === 'wake' ? a.eventId : a.runId;
 }
 
-/** The run as the contract shows it: no message text, no delivery internals. */
+/**
+ * The run as the contract shows it: no message text, no delivery internals — of its outbox
+ * row only `delivery: {status, target, attempts, error?}` (CONTRACT.md §9).
+ */
 export function publicRun(run: RunRecord) {
   return {
     runId: run.runId,
@@ -260,6 +263,7 @@ export function publicRun(run: RunRecord) {
     error: run.error,
     errorCode: run.errorCode,
     deliveredTo: run.deliveredTo,
+    delivery: run.delivery,
   };
 }
 

@@ -28,6 +28,10 @@ export function toLimit(n: number): number {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
+/** A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there). */
+const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error
+  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id`;
+
 /** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings. */
 function eventBytes(row: EventRow): number {
   return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
@@ -46,10 +50,10 @@ export class SqliteReader {
   constructor(readonly db: Database.Database) {
     this.q = {
       events: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
-      run: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?'),
+      run: db.prepare<[string], RunRow>(`${RUN_SELECT} WHERE runs.run_id = ?`),
       runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE run_id = ?'),
-      runs: db.prepare<[number, number], RunRow>('SELECT * FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT ?'),
-      runsWith: db.prepare<[string, number, number], RunRow>('SELECT * FROM runs WHERE status = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+      runs: db.prepare<[number, number], RunRow>(`${RUN_SELECT} WHERE runs.seq < ? ORDER BY runs.seq DESC LIMIT ?`),
+      runsWith: db.prepare<[string, number, number], RunRow>(`${RUN_SELECT} WHERE runs.status = ? AND runs.seq < ? ORDER BY runs.seq DESC LIMIT ?`),
       history: db.prepare<[string, number], { role: string; content: string }>(
         'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
       ),

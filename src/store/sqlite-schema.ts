@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { EventKind, EventRecord, HistoryMessage, NewEvent, NewKey, NewRun, RunRecord, RunStatus } from './store.js';
+import type {
+  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, HistoryMessage, NewDelivery, NewEvent, NewKey, NewRun, RunRecord, RunStatus,
+} from './store.js';
 
 /**
  * The embedded store's schema, its migrations and the one mapping between rows and records.
@@ -13,10 +15,6 @@ import type { EventKind, EventRecord, HistoryMessage, NewEvent, NewKey, NewRun, 
 /**
  * Migration N (1-based) takes `PRAGMA user_version` from N-1 to N. Append only: a shipped
  * migration is never edited, because databases in the field already ran it.
- *
- * Room reserved for later issues (as new migrations, not edits of v1):
- * - `outbox` (seq, kind, target, payload, attempts, next_at) — deliveries and forwards that must
- *   survive a restart, committed with the run that produced them.
  */
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -166,6 +164,36 @@ export const MIGRATIONS: readonly string[] = [
   -- The purge walks the oldest keys first.
   CREATE INDEX idempotency_at ON idempotency (at);
   `,
+  // v5
+  `
+  -- The delivery outbox (CONTRACT.md §9): one row per reply to send, inserted in the same
+  -- transaction that ends its run or heartbeat turn, and worked off by src/dispatch/outbox.ts.
+  -- kind says what settling it means ('run': the run's deliveredTo/error and its summary;
+  -- 'heartbeat': the main session's last recipient); payload is the kind's JSON (for replies
+  -- {provider, to, parts}), so that a new kind needs no new columns; 'forward' is admitted
+  -- already (runtime.kind: forward), since a CHECK cannot be altered without a rebuild.
+  -- parts_sent: the parts the provider acknowledged, each committed as it was accepted, so
+  -- that a retry or a restart resumes at the first part not yet accepted.
+  -- lease_until: a claim holds the row until then (an instance that dies gives it up).
+  CREATE TABLE outbox (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL CHECK (kind IN ('run', 'heartbeat', 'forward')),
+    run_id      TEXT UNIQUE,
+    target      TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    parts       INTEGER NOT NULL CHECK (parts >= 1),
+    parts_sent  INTEGER NOT NULL DEFAULT 0,
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    next_at     TEXT NOT NULL,
+    lease_until TEXT,
+    error       TEXT,
+    created_at  TEXT NOT NULL,
+    settled_at  TEXT
+  ) STRICT;
+  -- The due rows: claims and the "next due" probe read only the pending ones, in time order.
+  CREATE INDEX outbox_due ON outbox (next_at) WHERE status = 'pending';
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
@@ -226,6 +254,27 @@ export interface RunRow {
   error: string | null;
   delivered_to: string | null;
   error_code: string | null;
+  /** From the run's outbox row (LEFT JOIN in sqlite-reader.ts): NULL when it has none. */
+  d_status?: string | null;
+  d_target?: string | null;
+  d_attempts?: number | null;
+  d_error?: string | null;
+}
+
+/** An `outbox` row as SQLite returns it. */
+export interface OutboxRow {
+  id: number;
+  kind: string;
+  run_id: string | null;
+  target: string;
+  payload: string;
+  parts: number;
+  parts_sent: number;
+  status: string;
+  attempts: number;
+  next_at: string;
+  error: string | null;
+  created_at: string;
 }
 
 /** One bound value: what an INSERT below takes per column. */
@@ -313,7 +362,48 @@ export function toRun(row: RunRow): RunRecord {
   if (row.error !== null) run.error = row.error;
   if (row.error_code !== null) run.errorCode = row.error_code as RunRecord['errorCode'];
   if (row.delivered_to !== null) run.deliveredTo = row.delivered_to;
+  if (row.d_status != null) {
+    run.delivery = { status: row.d_status as DeliveryStatus, target: row.d_target!, attempts: row.d_attempts! };
+    if (row.d_error != null) run.delivery.error = row.d_error;
+  }
   return run;
+}
+
+/** The outbox row's payload for replies. */
+interface ReplyPayload {
+  provider: DeliveryRecord['provider'];
+  to: string;
+  parts: string[];
+}
+
+/** The columns an outbox INSERT binds, in order (status pending, nothing sent yet). */
+export const OUTBOX_COLUMNS = 'kind, run_id, target, payload, parts, next_at, created_at';
+
+/** Values for inserting an outbox row, in {@link OUTBOX_COLUMNS} order; due at once. */
+export function outboxValues(d: NewDelivery, runId: string | null): Bind[] {
+  const payload: ReplyPayload = { provider: d.provider, to: d.to, parts: d.parts };
+  return [d.kind, runId, `${d.provider}:${d.to}`, JSON.stringify(payload), d.parts.length, d.createdAt, d.createdAt];
+}
+
+/** Row → record. */
+export function toDelivery(row: OutboxRow): DeliveryRecord {
+  const p = JSON.parse(row.payload) as ReplyPayload;
+  const d: DeliveryRecord = {
+    id: row.id,
+    kind: row.kind as DeliveryRecord['kind'],
+    provider: p.provider,
+    to: p.to,
+    target: row.target,
+    parts: p.parts,
+    partsSent: row.parts_sent,
+    status: row.status as DeliveryStatus,
+    attempts: row.attempts,
+    nextAt: row.next_at,
+    createdAt: row.created_at,
+  };
+  if (row.run_id !== null) d.runId = row.run_id;
+  if (row.error !== null) d.error = row.error;
+  return d;
 }
 
 /** A `history` row → one conversation message. */

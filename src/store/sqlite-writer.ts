@@ -13,8 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { EVENT_COLUMNS, KEY_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, type Bind, type RunRow } from './sqlite-schema.js';
-import { StoreError, type HistoryMessage, type RunEffects, type RunEnd } from './store.js';
+import {
+  EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow,
+} from './sqlite-schema.js';
+import { StoreError, type DeliveryOutcomeRecord, type HistoryMessage, type NewDelivery, type RunEffects, type RunEnd, type SettleEffects } from './store.js';
 
 /**
  * One write, as the main thread queues it. Accepted events and runs travel as their INSERT's
@@ -26,7 +28,11 @@ export type WriteOp =
   | { kind: 'claim'; limit: number; startedAt: string }
   | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
   | { kind: 'requeue'; runIds: string[] }
-  | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; at: string }
+  | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; at: string; delivery?: NewDelivery }
+  | { kind: 'claimOutbox'; now: string; limit: number; leaseUntil: string }
+  | { kind: 'ackPart'; id: number; part: number }
+  | { kind: 'retryDelivery'; id: number; at: string; error: string }
+  | { kind: 'settleDelivery'; id: number; outcome: DeliveryOutcomeRecord; effects: SettleEffects }
   | { kind: 'purge'; table: PurgeTable; before: string; after: number; max: number }
   | { kind: 'purgeKeys'; before: string; max: number }
   | { kind: 'inspect' };
@@ -39,7 +45,7 @@ export interface KeyOp {
 }
 
 /** What retention purges, one table per op (sqlite.ts walks them in turn). */
-export type PurgeTable = 'runs' | 'events' | 'history';
+export type PurgeTable = 'runs' | 'events' | 'history' | 'outbox';
 
 /**
  * One purge op's outcome: rows deleted, and where the next op resumes (`next`: the last seq
@@ -221,6 +227,28 @@ function handlers(db: Database.Database) {
   );
   const purgeKeys = db.prepare('DELETE FROM idempotency WHERE key IN (SELECT key FROM idempotency WHERE at < ? ORDER BY at LIMIT ?)');
   const setState = db.prepare('INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  const insertOutbox = db.prepare(`INSERT INTO outbox (status, ${OUTBOX_COLUMNS}) VALUES ('pending', ?, ?, ?, ?, ?, ?, ?)`);
+  // The partial index outbox_due holds exactly the pending rows, in due order.
+  const claimOutbox = db.prepare<{ now: string; limit: number; lease: string }, OutboxRow>(`
+    UPDATE outbox SET attempts = attempts + 1, lease_until = @lease
+    WHERE id IN (
+      SELECT id FROM outbox WHERE status = 'pending' AND next_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+      ORDER BY next_at LIMIT @limit)
+    RETURNING *`);
+  // When the next pending row can be claimed: its due time, or its lease's end if later.
+  const nextDue = db.prepare<[], { at: string | null }>(
+    "SELECT MIN(MAX(next_at, IFNULL(lease_until, ''))) AS at FROM outbox WHERE status = 'pending'",
+  );
+  const ackPart = db.prepare("UPDATE outbox SET parts_sent = MAX(parts_sent, @part + 1) WHERE id = @id AND status = 'pending' AND parts > @part");
+  const retryDelivery = db.prepare("UPDATE outbox SET next_at = @at, error = @error, lease_until = NULL WHERE id = @id AND status = 'pending'");
+  const settleDelivery = db.prepare<Record<string, string | number | null>, { run_id: string | null }>(`
+    UPDATE outbox SET status = @status, error = @error, settled_at = @at, lease_until = NULL
+    WHERE id = @id AND status = 'pending'
+    RETURNING run_id`);
+  const settleRun = db.prepare(`
+    UPDATE runs SET delivered_to = IFNULL(@delivered_to, delivered_to), error = IFNULL(@error, error),
+      error_code = IFNULL(@error_code, error_code)
+    WHERE run_id = @run_id`);
 
   const appendHistory = (sessionKey: string, messages: readonly HistoryMessage[], at: string) => {
     for (const m of messages) insertHistory.run(sessionKey, m.role, m.content, at);
@@ -270,6 +298,7 @@ function handlers(db: Database.Database) {
         });
         if (!row) throw new OpError('run_not_running', `run ${op.runId} is not running`);
         if (op.effects.summary) insertEvent.run(eventValues(op.effects.summary));
+        if (op.effects.delivery) insertOutbox.run(outboxValues(op.effects.delivery, op.runId));
         appendHistory(row.session_key, op.effects.history ?? [], op.at);
         return undefined;
       }
@@ -280,7 +309,39 @@ function handlers(db: Database.Database) {
         appendHistory(op.sessionKey, op.messages, op.at);
         for (const [key, value] of Object.entries(op.state ?? {})) setState.run(key, value);
         for (const e of op.events) insertEvent.run(e);
+        if (op.delivery) insertOutbox.run(outboxValues(op.delivery, null));
         return undefined;
+      case 'claimOutbox': {
+        const rows = claimOutbox.all({ now: op.now, limit: op.limit, lease: op.leaseUntil }).sort((a, b) => a.next_at.localeCompare(b.next_at) || a.id - b.id);
+        return { rows, nextAt: nextDue.get()?.at ?? undefined };
+      }
+      case 'ackPart':
+        ackPart.run({ id: op.id, part: op.part });
+        return undefined;
+      case 'retryDelivery':
+        retryDelivery.run({ id: op.id, at: op.at, error: op.error });
+        return undefined;
+      case 'settleDelivery': {
+        const { outcome, effects } = op;
+        const row = settleDelivery.get({
+          id: op.id,
+          status: outcome.status,
+          error: outcome.status === 'failed' ? outcome.error : null,
+          at: outcome.at,
+        });
+        if (!row) throw new OpError('constraint', `delivery ${op.id} is not pending`);
+        if (row.run_id !== null && effects.run) {
+          settleRun.run({
+            run_id: row.run_id,
+            delivered_to: effects.run.deliveredTo ?? null,
+            error: effects.run.error ?? null,
+            error_code: effects.run.errorCode ?? null,
+          });
+        }
+        if (effects.summary) insertEvent.run(eventValues(effects.summary));
+        for (const [key, value] of Object.entries(effects.state ?? {})) setState.run(key, value);
+        return undefined;
+      }
       case 'purge':
         return purge[op.table](op.before, op.after, op.max);
       case 'inspect':
@@ -308,15 +369,25 @@ function purgeSteps(db: Database.Database): Record<PurgeTable, (before: string, 
   const window = {
     events: db.prepare<[number, number], { seq: number; t: string }>('SELECT seq, at AS t FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
     history: db.prepare<[number, number], { seq: number; t: string | null }>('SELECT seq, at AS t FROM history WHERE seq > ? ORDER BY seq LIMIT ?'),
-    runs: db.prepare<[number, number], { seq: number; t: string; status: string; ended_at: string | null }>(
-      'SELECT seq, created_at AS t, status, ended_at FROM runs WHERE seq > ? ORDER BY seq LIMIT ?',
+    // A run whose delivery is still pending stays (its summary is yet to come); its outbox row
+    // goes with it otherwise.
+    runs: db.prepare<[number, number], { seq: number; t: string; status: string; ended_at: string | null; pending: number }>(
+      `SELECT seq, created_at AS t, status, ended_at,
+        EXISTS (SELECT 1 FROM outbox WHERE outbox.run_id = runs.run_id AND outbox.status = 'pending') AS pending
+      FROM runs WHERE seq > ? ORDER BY seq LIMIT ?`,
+    ),
+    // A run's row goes with its run (above); heartbeat rows once settled.
+    outbox: db.prepare<[number, number], { seq: number; t: string; status: string; run_id: string | null }>(
+      'SELECT id AS seq, created_at AS t, status, run_id FROM outbox WHERE id > ? ORDER BY id LIMIT ?',
     ),
   };
   const remove = {
     events: db.prepare('DELETE FROM events WHERE seq = ?'),
     history: db.prepare('DELETE FROM history WHERE seq = ?'),
     runs: db.prepare('DELETE FROM runs WHERE seq = ?'),
+    outbox: db.prepare('DELETE FROM outbox WHERE id = ?'),
   };
+  const removeRunOutbox = db.prepare('DELETE FROM outbox WHERE run_id = (SELECT run_id FROM runs WHERE seq = ?)');
   const ended = new Set(['succeeded', 'failed', 'timed_out']);
   const step = <R extends { seq: number; t: string | null }>(table: PurgeTable, old: (row: R, before: string) => boolean) =>
     (before: string, after: number, max: number): PurgeStep => {
@@ -331,9 +402,17 @@ function purgeSteps(db: Database.Database): Record<PurgeTable, (before: string, 
   return {
     events: step('events', () => true),
     history: step('history', (row) => row.t !== null),
-    runs: step<{ seq: number; t: string; status: string; ended_at: string | null }>(
+    runs: step<{ seq: number; t: string; status: string; ended_at: string | null; pending: number }>(
       'runs',
-      (row, before) => ended.has(row.status) && row.ended_at !== null && row.ended_at < before,
+      (row, before) => {
+        const old = ended.has(row.status) && row.ended_at !== null && row.ended_at < before && row.pending === 0;
+        if (old) removeRunOutbox.run(row.seq);
+        return old;
+      },
+    ),
+    outbox: step<{ seq: number; t: string; status: string; run_id: string | null }>(
+      'outbox',
+      (row) => row.run_id === null && row.status !== 'pending',
     ),
   };
 }

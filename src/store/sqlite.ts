@@ -4,14 +4,14 @@ import { performance } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
-import { eventValues, keyValues, migrate, runValues, toRun, type RunRow } from './sqlite-schema.js';
+import { eventValues, keyValues, migrate, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './sqlite-schema.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
 import { STORE_GONE, startWriter, type FromWriter, type PurgeStep, type PurgeTable, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
-  type RunRecord, type Store,
+  type RunRecord, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type SettleEffects,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -71,7 +71,7 @@ const NONE_HELD: readonly number[] = Object.freeze([]);
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Rows one purge op looks at: each op is one short write among the others, never a long hold. */
 export const PURGE_BATCH = 500;
-const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events'];
+const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events', 'outbox'];
 
 /** Rows removed by one retention pass. */
 export type PurgeCounts = Record<PurgeTable, number>;
@@ -157,6 +157,9 @@ export class SqliteStore implements Store {
         db.pragma(`synchronous = ${opts.durability === 'fsync' ? 'FULL' : 'NORMAL'}`); // for the migration's commit
         const { from, to } = migrate(db);
         if (from !== to) opts.log.info({ file, from, to }, 'store schema migrated');
+        // The data directory is ours (locked): outbox leases were taken by a process that has
+        // stopped, so its pending deliveries are claimable at once rather than after the lease.
+        db.prepare("UPDATE outbox SET lease_until = NULL WHERE status = 'pending' AND lease_until IS NOT NULL").run();
         db.pragma('query_only = ON'); // every write goes through the writer thread
       });
       return new SqliteStore(
@@ -249,8 +252,27 @@ export class SqliteStore implements Store {
     return this.read(() => this.reader.history(sessionKey, limit));
   }
 
-  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events: NewEvent[] = []): Promise<void> {
-    return this.write({ kind: 'append', sessionKey, messages, state, events: events.map(eventValues), at: this.clock().toISOString() });
+  appendHistory(
+    sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events: NewEvent[] = [], delivery?: NewDelivery,
+  ): Promise<void> {
+    return this.write({ kind: 'append', sessionKey, messages, state, events: events.map(eventValues), at: this.clock().toISOString(), delivery });
+  }
+
+  async claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }> {
+    const { rows, nextAt } = await this.write<{ rows: OutboxRow[]; nextAt?: string }>({ kind: 'claimOutbox', now, limit: toLimit(limit), leaseUntil });
+    return nextAt === undefined ? { deliveries: rows.map(toDelivery) } : { deliveries: rows.map(toDelivery), nextAt };
+  }
+
+  ackPart(id: number, part: number): Promise<void> {
+    return this.write({ kind: 'ackPart', id, part });
+  }
+
+  retryDelivery(id: number, at: string, error: string): Promise<void> {
+    return this.write({ kind: 'retryDelivery', id, at, error });
+  }
+
+  settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void> {
+    return this.write({ kind: 'settleDelivery', id, outcome, effects });
   }
 
   /**
@@ -265,7 +287,7 @@ export class SqliteStore implements Store {
   }
 
   private async purgePass(): Promise<PurgeCounts> {
-    const counts: PurgeCounts = { runs: 0, history: 0, events: 0 };
+    const counts: PurgeCounts = { runs: 0, history: 0, events: 0, outbox: 0 };
     if (this.retainDays <= 0) return counts;
     const before = new Date(this.clock().getTime() - this.retainDays * DAY_MS).toISOString();
     for (const table of PURGE_TABLES) {
@@ -276,7 +298,7 @@ export class SqliteStore implements Store {
         after = step.next;
       }
     }
-    if (counts.runs + counts.history + counts.events > 0) this.log.info({ ...counts, before }, 'store retention: old rows purged');
+    if (counts.runs + counts.history + counts.events + counts.outbox > 0) this.log.info({ ...counts, before }, 'store retention: old rows purged');
     return counts;
   }
 

@@ -48,9 +48,10 @@ export interface Store {
    */
   claimRuns(limit: number, startedAt: string): Promise<RunRecord[]>;
   /**
-   * Ends a run; its summary event and conversation turns are committed with it. Only a
-   * `running` run can end: otherwise (unknown, still queued, already ended, requeued) it
-   * rejects with {@link StoreError} `run_not_running` and commits nothing.
+   * Ends a run; its summary event, conversation turns and outbox row (`effects.delivery`,
+   * the reply to send) are committed with it. Only a `running` run can end: otherwise
+   * (unknown, still queued, already ended, requeued) it rejects with {@link StoreError}
+   * `run_not_running` and commits nothing.
    */
   finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void>;
   /**
@@ -62,12 +63,38 @@ export interface Store {
   /** The last `limit` messages of a session's conversation, oldest first. */
   history(sessionKey: string, limit: number): Promise<HistoryMessage[]>;
   /**
-   * Appends to a conversation, sets state keys and appends events to the main session, all in
-   * the same transaction (a heartbeat turn: its exchange, its cursor and its `reply` event).
+   * Appends to a conversation, sets state keys, appends events to the main session and puts a
+   * reply into the outbox, all in the same transaction (a heartbeat turn: its exchange, its
+   * cursor, its `reply` event and the delivery of that reply).
    */
-  appendHistory(sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events?: NewEvent[]): Promise<void>;
+  appendHistory(
+    sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events?: NewEvent[], delivery?: NewDelivery,
+  ): Promise<void>;
   /** Small durable key/value state: heartbeat cursor, the main session's last recipient. */
   getState(key: string): Promise<string | undefined>;
+
+  /**
+   * Claims up to `limit` pending outbox rows due at `now` (next_at ≤ now) whose lease has
+   * expired or was never taken, oldest due first: each gets one more `attempts` and a lease
+   * until `leaseUntil`, so no other claim takes it meanwhile. `nextAt`: when the earliest
+   * pending row not returned falls due (undefined: none), for the sender's timer. A store
+   * opened on a data directory clears the leases of the process that had it before.
+   */
+  claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }>;
+  /**
+   * Records that the provider accepted part `part` (0-based) of a pending row: committed
+   * before the next part is sent, so that a retry or restart resumes after it. Idempotent.
+   */
+  ackPart(id: number, part: number): Promise<void>;
+  /** Puts a pending row back for another attempt at `at` (ISO), releasing its lease; `error`: why. */
+  retryDelivery(id: number, at: string, error: string): Promise<void>;
+  /**
+   * Settles a pending row as delivered or failed and, in the same transaction, its effects:
+   * the run's `deliveredTo` or error (for rows of a run), its summary event, state keys (the
+   * main session's last recipient). A row no longer pending rejects with {@link StoreError}
+   * `constraint` and commits nothing: a delivery settles once.
+   */
+  settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void>;
 
   /** Flushes pending commits and closes (releasing the data directory); later calls reject. */
   close(): Promise<void>;
@@ -177,6 +204,59 @@ export interface RunRecord extends NewRun {
   errorCode?: RunErrorCode;
   /** `provider:to` when the reply was delivered. */
   deliveredTo?: string;
+  /** The run's outbox row, when its reply was put there. */
+  delivery?: RunDelivery;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** How a run's delivery stands (CONTRACT.md §9). */
+export interface RunDelivery {
+  status: DeliveryStatus;
+  /** `provider:to`. */
+  target: string;
+  attempts: number;
+  /** The last failure (also while pending: why the last attempt did not get through). */
+  error?: string;
+}
+
+/**
+ * A reply to put into the outbox. `run`: a run's reply (settling it ends the run's delivery
+ * and posts its summary); `heartbeat`: a heartbeat reply (settling it as delivered makes the
+ * target the main session's last recipient).
+ */
+export interface NewDelivery {
+  kind: 'run' | 'heartbeat';
+  provider: Provider;
+  to: string;
+  /** The text split by the provider's limit, in order. */
+  parts: string[];
+  /** ISO time; the row is due at once. */
+  createdAt: string;
+}
+
+/** An outbox row. */
+export interface DeliveryRecord extends NewDelivery {
+  id: number;
+  runId?: string;
+  /** `provider:to`. */
+  target: string;
+  /** Parts the provider accepted: the next attempt starts at `parts[partsSent]`. */
+  partsSent: number;
+  status: DeliveryStatus;
+  /** Attempts claimed so far, this one included. */
+  attempts: number;
+  nextAt: string;
+  error?: string;
+}
+
+export type DeliveryOutcomeRecord = { status: 'delivered'; at: string } | { status: 'failed'; at: string; error: string };
+
+export interface SettleEffects {
+  summary?: NewEvent;
+  /** For a run's row: what its record says of the delivery. */
+  run?: { deliveredTo?: string; error?: string; errorCode?: RunErrorCode };
+  state?: Record<string, string>;
 }
 
 export interface RunEnd {
@@ -190,6 +270,8 @@ export interface RunEnd {
 
 export interface RunEffects {
   summary?: NewEvent;
+  /** The reply to deliver, into the outbox. */
+  delivery?: NewDelivery;
   /** Turns appended to the run's session conversation. */
   history?: HistoryMessage[];
 }

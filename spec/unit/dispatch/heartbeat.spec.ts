@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { silentLogger } from '../../../src/log.js';
 import { createHeartbeat } from '../../../src/dispatch/heartbeat.js';
 import { isHeartbeatOk } from '../../../src/dispatch/main-session.js';
-import type { TurnSignals } from '../../../src/dispatch/main-session.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -16,7 +15,7 @@ describe('dispatch/heartbeat scheduler', () => {
     await sleep(400);
     expect(starts).to.have.length(1);
     expect(starts[0]! - t0).to.be.within(150, 500); // 200 ms debounce; slack for loaded CI machines
-    await hb.stop(100);
+    await hb.stop();
   });
 
   it('triggers during a running turn lead to exactly one more turn after it', async () => {
@@ -29,7 +28,7 @@ describe('dispatch/heartbeat scheduler', () => {
     hb.trigger();
     await sleep(400);
     expect(turns).to.equal(2);
-    await hb.stop(100);
+    await hb.stop();
   });
 
   it('runs again at once when a turn reports more backlog, and triggers periodically', async () => {
@@ -40,24 +39,24 @@ describe('dispatch/heartbeat scheduler', () => {
     expect(turns).to.equal(2);
     await sleep(150);
     expect(turns).to.equal(3);
-    await hb.stop(100);
+    await hb.stop();
   });
 
-  it('stop() aborts the model signal at once and the delivery signal after the grace period', async () => {
-    let seen: TurnSignals | undefined;
-    let resolveTurn!: () => void;
+  it('stop() aborts the model signal at once and resolves when the turn has ended', async () => {
+    let seen: AbortSignal | undefined;
+    let ended = false;
     const hb = createHeartbeat({
       everyMs: 0, debounceMs: 1, log: silentLogger,
-      turn: (s) => { seen = s; return new Promise((r) => { resolveTurn = () => r({ more: false }); s.delivery.addEventListener('abort', resolveTurn); }); },
+      turn: (s) => { seen = s; return new Promise((r) => { s.addEventListener('abort', () => setTimeout(() => { ended = true; r({ more: false }); }, 50)); }); },
     });
     hb.start();
     hb.trigger();
     await sleep(30);
-    const stopping = hb.stop(150);
-    expect(seen!.model.aborted).to.equal(true);
-    expect(seen!.delivery.aborted).to.equal(false);
+    const stopping = hb.stop();
+    expect(seen!.aborted).to.equal(true);
+    expect(ended).to.equal(false);
     await stopping;
-    expect(seen!.delivery.aborted).to.equal(true);
+    expect(ended).to.equal(true);
     hb.trigger(); // no effect once stopped
   });
 

@@ -70,7 +70,7 @@ class Harness {
   async run(runId: string, status: RunRecord['status']): Promise<RunRecord> {
     return waitFor(async () => {
       const r = await this.store.getRun(runId);
-      return r?.status === status ? r : undefined;
+      return r?.status === status && r.delivery?.status !== 'pending' ? r : undefined; // and its delivery settled
     }, `run ${runId} to be ${status}`);
   }
 
@@ -159,7 +159,7 @@ describe('dispatch logs: request-derived values are escaped and capped (real run
     h = await new Harness().open([{ when: (r) => 'reasoning_effort' in r.body, status: 400, error: { message: 'unknown reasoning_effort', param: 'reasoning_effort' } }]);
     const [a] = await h.runtime!.dispatch([agent({ model: MODEL, thinking: 'low' })]);
     const run = await h.run(runIdOf(a), 'succeeded');
-    await waitFor(() => h.lines().find((l) => l.msg === 'run finished'), 'run finished line');
+    await waitFor(() => h.lines().find((l) => l.msg === 'reply delivered'), 'reply delivered line');
 
     // Stored and delivered as they came: only the log lines are cleaned.
     expect(run.sessionKey).to.equal(SESSION_KEY);
@@ -168,31 +168,31 @@ describe('dispatch logs: request-derived values are escaped and capped (real run
     expect(h.model.requests.map((r) => r.body.model)).to.deep.equal([MODEL, MODEL]);
 
     expectEscapedAndCapped(line(h, 'run started').sessionKey, 'hook:');
-    expectEscapedAndCapped(line(h, 'reply delivered').to, '555');
-    expectEscapedAndCapped(line(h, 'run finished').deliveredTo, 'telegram:555');
+    expectEscapedAndCapped(line(h, 'reply delivered').target, 'telegram:555');
+    expectEscapedAndCapped(line(h, 'run finished; reply queued for delivery').target, 'telegram:555');
     expectEscapedAndCapped(line(h, 'model does not take reasoning_effort; retrying without it').model, 'model-');
     expectClean(h);
   });
 
-  it('run reply delivery failed: the target and a provider error that quotes it', async () => {
+  it('reply delivery failed (a run\'s): the target and a provider error that quotes it', async () => {
     h = await new Harness().open([]);
     h.tg.respond = (call) => telegramError(400, `Bad Request: chat ${String(call.body.chat_id)} not found`);
     const [a] = await h.runtime!.dispatch([agent({})]);
-    const run = await h.run(runIdOf(a), 'succeeded');
+    const failed = await waitFor(() => h.lines().find((l) => l.msg === 'reply delivery failed'), 'delivery failure');
+    const run = (await h.store.getRun(runIdOf(a)))!;
     expect(run.error).to.include('\u001b'); // the run keeps the provider's text as it is
-    const failed = line(h, 'run reply delivery failed');
-    expectEscapedAndCapped(failed.to, 'telegram:555');
+    expectEscapedAndCapped(failed.target, 'telegram:555');
     expect(failed.error).to.match(/^telegram: Bad Request: chat 555\\x1b\[2J/);
     expectClean(h);
   });
 
-  it('heartbeat reply delivery failed: the main session recipient and the provider error', async () => {
+  it('reply delivery failed (a heartbeat\'s): the main session recipient and the provider error', async () => {
     h = await new Harness().open([{ reply: 'news for you' }], { provider: 'telegram', to: TO });
     h.tg.respond = (call) => telegramError(400, `Bad Request: chat ${String(call.body.chat_id)} not found`);
     await h.runtime!.dispatch([wake('something happened')]);
-    const failed = await waitFor(() => h.lines().find((l) => l.msg === 'heartbeat reply delivery failed'), 'heartbeat delivery failure');
-    expectEscapedAndCapped(failed.to, 'telegram:555');
-    expect(failed.err).to.match(/^telegram: Bad Request: chat 555\\x1b\[2J/);
+    const failed = await waitFor(() => h.lines().find((l) => l.msg === 'reply delivery failed'), 'heartbeat delivery failure');
+    expectEscapedAndCapped(failed.target, 'telegram:555');
+    expect(failed.error).to.match(/^telegram: Bad Request: chat 555\\x1b\[2J/);
     expectClean(h);
   });
 });

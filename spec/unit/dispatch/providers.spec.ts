@@ -3,8 +3,7 @@ import type { Provider } from '../../../src/config/types.js';
 import { createDelivery, DeliveryError } from '../../../src/dispatch/delivery.js';
 import { PROVIDER_DESCRIPTORS } from '../../../src/dispatch/providers/index.js';
 import type { Sender } from '../../../src/dispatch/providers/sender.js';
-import { silentLogger } from '../../../src/log.js';
-import { expectSend, startFakeProvider, type FakeProvider } from '../../support/fake-providers.js';
+import { expectSend, sendAllParts, startFakeProvider, type FakeProvider } from '../../support/fake-providers.js';
 
 const LIMITS: Record<Provider, number> = { whatsapp: 4096, telegram: 4096, signal: 4000, imessage: 4000, discord: 2000, slack: 4000, msteams: 4000 };
 
@@ -32,10 +31,10 @@ describe('dispatch/providers: every provider against a local fake of its API', (
         send = descriptor.create(fake.config, fetch);
       });
       afterEach(async () => { await fake.close(); });
-      const delivery = () => createDelivery({ [name]: fake.config } as never, silentLogger);
+      const delivery = () => createDelivery({ [name]: fake.config } as never);
 
       it('sends exactly the request its API documents', async () => {
-        await delivery().send({ provider: name, to: fake.to }, 'hi there');
+        await sendAllParts(delivery(), { provider: name, to: fake.to }, 'hi there');
         expect(fake.messages).to.have.length(1);
         expect(fake.messages[0]!.method).to.equal('POST');
         expectSend(fake, fake.messages[0]!, 'hi there');
@@ -44,7 +43,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
       it(`splits a long reply in order into parts of at most ${LIMITS[name]}`, async () => {
         const limit = LIMITS[name];
         const text = Array.from({ length: Math.ceil((limit * 2.5) / 50) }, (_, i) => `paragraph ${String(i).padStart(4, '0')} `.padEnd(49, '.')).join('\n');
-        await delivery().send({ provider: name, to: fake.to }, text);
+        await sendAllParts(delivery(), { provider: name, to: fake.to }, text);
         const parts = fake.texts;
         expect(parts).to.have.length(3);
         expect(parts.map((p) => p.length <= limit && p.length > limit - 50)).to.deep.equal([true, true, false]);
@@ -83,20 +82,6 @@ describe('dispatch/providers: every provider against a local fake of its API', (
         expect(err.message).to.match(new RegExp(`^${name}: (\\w+: )?recipient not found \\(\\[redacted\\]\\) for \\[redacted\\]`));
         if (fake.secret) expect(err.message).not.to.include(fake.secret).and.not.to.include(encodeURIComponent(fake.secret));
         expect(err.message).not.to.include(reply);
-      });
-
-      it('waits out a short Retry-After once on the first attempt of a part, fails on a long one', async () => {
-        let n = 0;
-        fake.respond = (c) => (c.kind === 'send' && n++ === 0 ? fake.error(429, 'slow down', 1) : undefined);
-        const started = Date.now();
-        await delivery().send({ provider: name, to: fake.to }, 'hi there');
-        expect(Date.now() - started).to.be.at.least(900);
-        expect(fake.messages).to.have.length(2);
-
-        fake.respond = (c) => (c.kind === 'send' ? fake.error(429, 'slow down', 30) : undefined);
-        const err = await delivery().send({ provider: name, to: fake.to }, 'hi').catch((e: DeliveryError) => e);
-        expect(err).to.be.instanceOf(DeliveryError).and.include({ retryable: true, retryAfterMs: 30000 });
-        expect(fake.messages).to.have.length(3);
       });
     });
   }

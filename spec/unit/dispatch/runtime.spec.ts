@@ -8,7 +8,7 @@ import type { AgentAction, WakeAction } from '../../../src/engine/action.js';
 import { silentLogger } from '../../../src/log.js';
 import { createRuntime, type Accepted, type Runtime } from '../../../src/dispatch/runtime.js';
 import { INTERRUPTED } from '../../../src/dispatch/runner.js';
-import { HEARTBEAT_CURSOR_KEY } from '../../../src/dispatch/main-session.js';
+import { HEARTBEAT_CURSOR_KEY, LAST_RECIPIENT_KEY } from '../../../src/dispatch/main-session.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../../../src/dispatch/model.js';
 import { openStore } from '../../../src/store/open.js';
 import type { RunRecord, Store } from '../../../src/store/store.js';
@@ -23,6 +23,7 @@ interface Overrides {
   hooks?: Partial<Config['hooks']>;
   heartbeat?: Config['heartbeat'];
   session?: Config['session'];
+  delivery?: Partial<Config['delivery']>;
 }
 
 /** A real store in a tmp dir, the fake model and the fake Bot API, and a runtime over them. */
@@ -46,6 +47,7 @@ class Harness {
       heartbeat: over.heartbeat,
       session: over.session ?? { provider: 'telegram', to: '123' },
       providers: { telegram: { botToken: '42:TOKEN', apiBase: this.tg.apiBase } },
+      delivery: { maxAttempts: 10, maxDelaySeconds: 300, timeoutSeconds: 30, ...over.delivery },
       log: { level: 'silent' },
     }, path.join(this.dir, 'hookrelay.yaml'), {}).config as Config;
     this.store = await openStore(this.config, silentLogger);
@@ -64,8 +66,9 @@ class Harness {
     const want = ([] as string[]).concat(status);
     return waitFor(async () => {
       const r = await this.store.getRun(runId);
-      return r && want.includes(r.status) ? r : undefined;
-    }, timeoutMs, `run ${runId} to be ${want.join('|')}`);
+      // A reply in the outbox: wait until its delivery has settled too.
+      return r && want.includes(r.status) && r.delivery?.status !== 'pending' ? r : undefined;
+    }, timeoutMs, `run ${runId} to be ${want.join('|')} with its delivery settled`);
   }
 
   async summaries() {
@@ -399,6 +402,28 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(q.user).to.include('succeeded').and.include('did it');
     });
 
+    it('a delivering run with wakeMode now triggers the heartbeat once its delivery has settled, with what happened', async () => {
+      h = await new Harness().open({}, [{ match: 'System events', reply: 'HEARTBEAT_OK' }, { reply: 'did it' }]);
+      let n = 0;
+      h.tg.respond = () => (n++ === 0 ? { status: 502, body: { ok: false, error_code: 502, description: 'Bad Gateway' } } : undefined);
+      const rt = await h.runtime();
+      const [a] = await rt.dispatch([agent('job', { wakeMode: 'now', deliver: true })]);
+      const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('System events')), 5000, 'heartbeat');
+      expect(q.user).to.include('Delivered to telegram:123');
+      expect(h.tg.messages, 'the heartbeat came after the second, accepted attempt').to.have.length(2);
+      expect((await h.run(runIdOf(a!), 'succeeded')).delivery).to.deep.equal({ status: 'delivered', target: 'telegram:123', attempts: 2 });
+    });
+
+    it('a heartbeat reply that is delivered makes its target the last recipient', async () => {
+      h = await new Harness().open({}, [{ match: 'System events', reply: 'news for you' }]);
+      const rt = await h.runtime();
+      expect(await h.store.getState(LAST_RECIPIENT_KEY)).to.equal(undefined);
+      await rt.dispatch([wake('something happened')]);
+      await waitFor(() => h.store.getState(LAST_RECIPIENT_KEY), 5000, 'the last recipient');
+      expect(JSON.parse((await h.store.getState(LAST_RECIPIENT_KEY))!)).to.deep.equal({ provider: 'telegram', to: '123' });
+      expect(h.tg.messages.map((m) => m.body.text)).to.deep.equal(['news for you']);
+    });
+
     it('keeps the cursor when the model fails (retries used up), and retries the same events on the next trigger', async () => {
       h = await new Harness().open({}, [{ status: 503, times: 3, headers: { 'retry-after-ms': '1' } }, { reply: 'HEARTBEAT_OK' }]);
       const rt = await h.runtime({ attempts: 3, baseMs: 10, maxMs: 50 });
@@ -482,7 +507,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(await h.summaries()).to.have.length(1);
     });
 
-    it('stop() lets a run that is delivering finish', async () => {
+    it('stop() lets a delivery request in flight finish within the grace', async () => {
       h = await new Harness().open();
       h.tg.respond = () => ({ status: 200, body: { ok: true, result: {} }, delayMs: 500 });
       const rt = await h.runtime();

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { silentLogger } from '../../../src/log.js';
 import { createDelivery, DeliveryError, resolveTarget } from '../../../src/dispatch/delivery.js';
 import { splitText } from '../../../src/dispatch/providers/split.js';
 
 const TELEGRAM_MAX_TEXT = 4096;
 import { startFakeTelegram, telegramError, type FakeTelegram } from '../../support/fake-telegram.js';
+import { sendAllParts } from '../../support/fake-providers.js';
 
 const TOKEN = '123456:SECRET-bot-token';
 
@@ -42,17 +42,17 @@ describe('dispatch/providers/telegram', () => {
     let tg: FakeTelegram;
     beforeEach(async () => { tg = await startFakeTelegram(); });
     afterEach(async () => { await tg.close(); });
-    const delivery = () => createDelivery({ telegram: { botToken: TOKEN, apiBase: tg.apiBase } }, silentLogger);
+    const delivery = () => createDelivery({ telegram: { botToken: TOKEN, apiBase: tg.apiBase } });
 
     it('posts {chat_id, text} to /bot<token>/sendMessage', async () => {
-      await delivery().send({ provider: 'telegram', to: '555' }, 'hi there');
+      await sendAllParts(delivery(), { provider: 'telegram', to: '555' }, 'hi there');
       expect(tg.calls).to.deep.equal([{ token: TOKEN, method: 'sendMessage', body: { chat_id: '555', text: 'hi there' } }]);
     });
 
     it('sends a 10000-character reply as three ordered parts of at most 4096', async () => {
       const text = Array.from({ length: 200 }, (_, i) => `paragraph ${String(i).padStart(3, '0')} `.padEnd(49, '.')).join('\n');
       expect(text.length).to.equal(9999);
-      await delivery().send({ provider: 'telegram', to: '555' }, text);
+      await sendAllParts(delivery(), { provider: 'telegram', to: '555' }, text);
       const parts = tg.messages.map((m) => m.body.text as string);
       expect(parts).to.have.length(3);
       expect(parts.every((p) => p.length <= 4096)).to.equal(true);
@@ -61,27 +61,20 @@ describe('dispatch/providers/telegram', () => {
 
     it('fails with Telegram\'s description and never the token', async () => {
       tg.respond = () => telegramError(400, 'Bad Request: chat not found');
-      const err = await delivery().send({ provider: 'telegram', to: '1' }, 'x').catch((e) => e);
+      const err = await sendAllParts(delivery(), { provider: 'telegram', to: '1' }, 'x').catch((e: any) => e);
       expect(err).to.be.instanceOf(DeliveryError);
       expect(err.message).to.equal('telegram: Bad Request: chat not found');
     });
 
     it('treats ok:false on a 200 as a failure, and redacts a token echoed back', async () => {
       tg.respond = () => ({ status: 200, body: { ok: false, description: `token ${TOKEN} is odd` } });
-      const err = await delivery().send({ provider: 'telegram', to: '1' }, 'x').catch((e) => e);
+      const err = await sendAllParts(delivery(), { provider: 'telegram', to: '1' }, 'x').catch((e: any) => e);
       expect(err.message).to.equal('telegram: token [redacted] is odd');
     });
 
-    it('waits once for a short flood-control retry_after', async () => {
-      let n = 0;
-      tg.respond = () => (n++ === 0 ? telegramError(429, 'Too Many Requests: retry after 1', 1) : undefined);
-      await delivery().send({ provider: 'telegram', to: '1' }, 'x');
-      expect(tg.messages).to.have.length(2);
-    });
-
     it('reports an unreachable API without the token', async () => {
-      const d = createDelivery({ telegram: { botToken: TOKEN, apiBase: 'http://127.0.0.1:1' } }, silentLogger);
-      const err = await d.send({ provider: 'telegram', to: '1' }, 'x').catch((e) => e);
+      const d = createDelivery({ telegram: { botToken: TOKEN, apiBase: 'http://127.0.0.1:1' } });
+      const err = await sendAllParts(d, { provider: 'telegram', to: '1' }, 'x').catch((e: any) => e);
       expect(err).to.be.instanceOf(DeliveryError);
       expect(err.message).to.match(/^telegram: request failed/).and.not.include(TOKEN);
     });
@@ -89,11 +82,11 @@ describe('dispatch/providers/telegram', () => {
 
   describe('registry and targets', () => {
     it('answers "not configured", naming the key to set, for a provider without its credentials', async () => {
-      const d = createDelivery({ telegram: { botToken: '', apiBase: 'http://127.0.0.1:1' } }, silentLogger);
-      const slack = await d.send({ provider: 'slack', to: 'C1' }, 'x').catch((e) => e);
+      const d = createDelivery({ telegram: { botToken: '', apiBase: 'http://127.0.0.1:1' } });
+      const slack = await sendAllParts(d, { provider: 'slack', to: 'C1' }, 'x').catch((e: any) => e);
       expect(slack).to.be.instanceOf(DeliveryError).and.include({ retryable: false });
       expect(slack.message).to.equal('provider slack is not configured (providers.slack.botToken is empty)');
-      expect((await d.send({ provider: 'telegram', to: '1' }, 'x').catch((e) => e)).message).to.equal('provider telegram is not configured (providers.telegram.botToken is empty)');
+      expect((await sendAllParts(d, { provider: 'telegram', to: '1' }, 'x').catch((e: any) => e)).message).to.equal('provider telegram is not configured (providers.telegram.botToken is empty)');
     });
 
     it('resolves last, explicit and mapping fallbacks', () => {

@@ -60,7 +60,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
     const lastOldSeq = (await store.listEvents(0, 10)).find((e) => e.id === 'new-1')!.seq;
 
     const counts = await store.purgeExpired();
-    expect(counts).to.deep.equal({ runs: 2, history: 4, events: 2 });
+    expect(counts).to.deep.equal({ runs: 2, history: 4, events: 2, outbox: 0 });
     expect((await store.listEvents(0, 100)).map((e) => e.id)).to.deep.equal(['new-1']);
     expect((await store.listRuns({ limit: 100 })).map((r) => r.runId).sort()).to.deep.equal(['busy', 'fresh', 'waits']);
     expect(await store.history('main', 10)).to.deep.equal([{ role: 'user', content: 'new q' }]);
@@ -72,7 +72,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
     await store.accept([ev('new-2', now)], []);
     expect((await store.listEvents(lastOldSeq, 10))[0]).to.include({ id: 'new-2', seq: lastOldSeq + 1 });
     // A second pass finds nothing more.
-    expect(await store.purgeExpired()).to.deep.equal({ runs: 0, history: 0, events: 0 });
+    expect(await store.purgeExpired()).to.deep.equal({ runs: 0, history: 0, events: 0, outbox: 0 });
   });
 
   it('a run that ended recently stays, however long ago it was accepted; 0 keeps everything', async () => {
@@ -87,7 +87,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
     await store.close();
     store = await open({ retainDays: 0 });
     await store.accept([ev('ancient', T0 - 1000 * DAY)], []);
-    expect(await store.purgeExpired()).to.deep.equal({ runs: 0, history: 0, events: 0 });
+    expect(await store.purgeExpired()).to.deep.equal({ runs: 0, history: 0, events: 0, outbox: 0 });
     expect((await store.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['ancient']);
   });
 
