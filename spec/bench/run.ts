@@ -6,7 +6,7 @@
  * scenario, a soak, and start-up time with 100 mappings; writes the figures as JSON and
  * compares them with the previous run's.
  *
- *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake]
+ *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -63,7 +63,7 @@ async function main() {
   const results: Record<string, unknown> = {};
   const table: string[][] = [];
   try {
-    for (const sc of SCENARIOS.filter((s) => !only || s.name === only)) {
+    for (const sc of SCENARIOS.filter((s) => !only || only.split(',').includes(s.name))) {
       const opts = (port: number, kind: 'base' | 'hr') => request(sc, port, kind);
       // hookrelay keeps working in the background (runs, heartbeats) on the same core: it is
       // frozen while the baseline is measured, so the baseline gets the whole core too.
