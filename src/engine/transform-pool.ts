@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { TransformInput } from '../transform-types.js';
 import { resolveTransformModule, type LoadedTransform } from './transform-module.js';
 
@@ -36,6 +36,12 @@ const ENTRY = new URL('./transform-worker.mjs', import.meta.url);
  * another with it: a call that outlives `timeoutMs` (a loop, a promise that never settles)
  * or whose worker dies (`process.exit`, an uncaught error) fails alone, and the worker is
  * replaced; the calls waiting behind it go to the other workers or to the replacement.
+ *
+ * Handing a call to a thread is what costs here (on one core it is most of a transform
+ * request's CPU): each message wakes the other thread's event loop, and a timer per call
+ * adds its own work. So calls travel in batches — all those waiting when a worker is idle
+ * go to it as one message — answers are read in bulk, and each worker has one lazily
+ * re-armed timer instead of one per call.
  */
 export async function createTransformPool(
   specs: readonly { module: string; export?: string }[],
@@ -78,53 +84,65 @@ interface Call {
   reject(err: Error): void;
 }
 
+/** A call's answer from the worker: `[true, result]` or `[false, {name, message, stack}]`. */
+type Answer = [boolean, unknown];
+
 interface Slot {
   /** Undefined while no worker runs in this slot (closed, or a replacement died loading). */
   worker: Worker | undefined;
+  /** Our end of the worker's call channel (calls out, answers back). */
+  port: MessagePort | undefined;
   ready: boolean;
-  /** Sent to the worker, in order: the first is running, the others have not started. */
+  /** Sent to the worker, in order, unanswered: the first is running (or about to), the others have not started. */
   calls: Call[];
-  /** The running call's time limit, and when it started (performance.now()). */
-  timer: NodeJS.Timeout | undefined;
+  /** When the first of `calls` became the first (performance.now()): its time limit counts from there. */
   since: number;
+  /** Checks the first call's time limit; re-armed only while calls are out (see `check`). */
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**
- * Calls sent ahead to a busy worker. Each message between threads costs a wake-up of the
- * other thread; calls that arrive together and travel together share it (about half the
- * CPU per call under load). A worker runs them one after the other, so those behind the
- * running one have not started: when it is stopped, they go back to the queue unharmed.
- * Only a worker whose running call started within AHEAD_MS gets more: one that has been
- * busy longer may be stuck, and a call sent to it would wait for its time-out.
+ * At most this many calls in one batch: a batch is run one call after the other, so the
+ * calls at its end wait for those before it, even when another worker becomes free. About
+ * one bench load (32 connections) shares a wake-up; more would not save much more.
  */
-const PIPELINE = 8;
-const AHEAD_MS = 5;
+const MAX_BATCH = 32;
 
 function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
   const slots: Slot[] = [];
   const queue: Call[] = [];
   let closed = false;
+  let flushing = false;
   let first: { resolve(problems: Problem[]): void } | undefined;
   const started = new Promise<Problem[]>((resolve) => (first = { resolve }));
   let waiting = size;
   let firstProblems: Problem[] | undefined;
 
   function spawn(slot: Slot): void {
+    const { port1, port2 } = new MessageChannel();
     // execArgv [] : the worker installs its own TypeScript hook, whatever flags started us.
-    const worker = new Worker(ENTRY, { workerData: { specs }, execArgv: [] });
+    const worker = new Worker(ENTRY, { workerData: { specs, port: port2 }, transferList: [port2], execArgv: [] });
     slot.worker = worker;
+    slot.port = port1;
     slot.ready = false;
     let loading = -1;
     let crash: Error | undefined;
+    port1.on('message', (answer: Answer) => {
+      if (slot.port !== port1) return;
+      settle(slot, answer);
+      drain(slot);
+      afterAnswers(slot);
+    });
+    // Only calls in flight keep the process alive: `send` refs the port, `afterAnswers` unrefs it.
+    port1.unref();
     worker.on('message', (msg: [unknown, unknown]) => {
       if (slot.worker !== worker) return;
-      if (slot.ready) return settle(slot, msg[0] === true, msg[1]);
       if (msg[0] === 'loading') {
         loading = msg[1] as number;
         return;
       }
       slot.ready = true;
-      worker.unref(); // idle workers never keep the process alive; a call's timer does
+      worker.unref(); // idle workers never keep the process alive
       onStarted(msg[1] as Problem[]);
       pump();
     });
@@ -134,6 +152,8 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
       const why = crash ? `crashed: ${crash.message}` : `exited with code ${code}`;
       if (!slot.ready) {
         slot.worker = undefined;
+        slot.port!.close();
+        slot.port = undefined;
         return onDiedLoading(loading, why);
       }
       replace(slot, new Error(`the transform worker ${why}; it was replaced`));
@@ -161,12 +181,61 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
     }
   }
 
-  /** Stops the slot's worker: its running call fails with `err`, the calls behind it wait for another worker. */
+  /** Settles every answer the worker has posted so far (one wake-up reads them all, without an event each). */
+  function drain(slot: Slot): boolean {
+    const port = slot.port!;
+    let any = false;
+    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) {
+      settle(slot, m.message as Answer);
+      any = true;
+    }
+    return any;
+  }
+
+  /** After answers: the next call's clock starts, or the idle worker gets the waiting calls. */
+  function afterAnswers(slot: Slot): void {
+    if (slot.calls.length > 0) {
+      slot.since = performance.now();
+      return;
+    }
+    slot.port!.unref();
+    pump();
+  }
+
+  function settle(slot: Slot, [ok, value]: Answer): void {
+    const call = slot.calls.shift()!;
+    if (ok) call.resolve(value);
+    else call.reject(Object.assign(new Error((value as Error).message), value as Error));
+  }
+
+  /**
+   * The one timer of a slot, armed when calls go out and not cleared when they are answered:
+   * when it fires it re-arms itself for the first call's remaining time if calls are still
+   * out, else it lapses. So a busy worker costs a timer per `timeoutMs`, not one per call.
+   */
+  function check(slot: Slot): void {
+    slot.timer = undefined;
+    if (slot.worker === undefined || slot.calls.length === 0) return;
+    if (drain(slot)) afterAnswers(slot); // answers already posted: a call that finished is not late
+    if (slot.calls.length === 0 || slot.timer !== undefined) return; // (or a new batch armed it)
+    const left = slot.since + timeoutMs - performance.now();
+    if (left > 0) return arm(slot, left);
+    replace(slot, new Error(`transform timed out after ${timeoutMs} ms; its worker was stopped and replaced`));
+  }
+
+  function arm(slot: Slot, ms: number): void {
+    // Unref'd: the port of a worker with calls out keeps the process alive (see `send`).
+    slot.timer = setTimeout(check, ms, slot).unref();
+  }
+
+  /** Stops the slot's worker: its first call fails with `err`, the calls behind it wait for another worker. */
   function replace(slot: Slot, err: Error): void {
     const worker = slot.worker!;
+    drain(slot); // calls it answered before it stopped keep their answers
     slot.worker = undefined; // its exit is ours: not a crash
+    slot.port!.close();
+    slot.port = undefined;
     void worker.terminate();
-    clearTimeout(slot.timer);
     const [running, ...notStarted] = slot.calls;
     slot.calls = [];
     queue.unshift(...notStarted);
@@ -175,48 +244,36 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
     pump();
   }
 
-  function settle(slot: Slot, ok: boolean, value: unknown): void {
-    const call = slot.calls.shift()!;
-    clearTimeout(slot.timer);
-    if (slot.calls.length > 0) start(slot); // the next one starts now
-    if (ok) call.resolve(value);
-    else call.reject(Object.assign(new Error((value as Error).message), value as Error));
-    pump();
-  }
-
-  function onTimeout(slot: Slot): void {
-    replace(slot, new Error(`transform timed out after ${timeoutMs} ms; its worker was stopped and replaced`));
-  }
-
-  function start(slot: Slot): void {
+  function send(slot: Slot, batch: Call[]): void {
+    // Flat [spec, input, spec, input, …]: one clone, no array per call.
+    const msg: unknown[] = [];
+    for (const c of batch) msg.push(c.spec, c.input);
+    try {
+      slot.port!.postMessage(msg);
+    } catch (err) {
+      for (const c of batch) c.reject(err as Error);
+      return;
+    }
+    slot.calls = batch;
     slot.since = performance.now();
-    slot.timer = setTimeout(onTimeout, timeoutMs, slot);
+    slot.port!.ref();
+    if (slot.timer === undefined) arm(slot, timeoutMs);
   }
 
-  /** An idle worker, else the least busy one that may take one more. */
-  function pick(): Slot | undefined {
-    let best: Slot | undefined;
-    for (const s of slots) {
-      if (!s.ready || s.worker === undefined) continue;
-      if (s.calls.length === 0) return s;
-      if (s.calls.length < PIPELINE && (!best || s.calls.length < best.calls.length)) best = s;
-    }
-    return best && performance.now() - best.since < AHEAD_MS ? best : undefined;
-  }
-
+  /** Gives the waiting calls to the idle workers, shared evenly, in batches. */
   function pump(): void {
-    while (queue.length > 0) {
-      const slot = pick();
-      if (!slot) return;
-      const call = queue.shift()!;
-      try {
-        slot.worker!.postMessage([call.spec, call.input]);
-      } catch (err) {
-        call.reject(err as Error);
-        continue;
-      }
-      if (slot.calls.push(call) === 1) start(slot);
+    let idle = 0;
+    for (const s of slots) if (s.ready && s.worker !== undefined && s.calls.length === 0) idle++;
+    for (const s of slots) {
+      if (queue.length === 0 || idle === 0) return;
+      if (!s.ready || s.worker === undefined || s.calls.length > 0) continue;
+      send(s, queue.splice(0, Math.min(MAX_BATCH, Math.ceil(queue.length / idle--))));
     }
+  }
+
+  function flush(): void {
+    flushing = false;
+    pump();
   }
 
   function call(spec: number, input: TransformInput): Promise<unknown> {
@@ -224,7 +281,13 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
     return new Promise((resolve, reject) => {
       queue.push({ spec, input, resolve, reject });
       for (const slot of slots) if (slot.worker === undefined) spawn(slot); // a replacement that died loading
-      pump();
+      // Requests read in the same turn of the event loop call in before it checks for
+      // more (setImmediate): they share one batch. A busy worker's next batch goes out
+      // when it has answered (afterAnswers).
+      if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
+      }
     });
   }
 
@@ -234,6 +297,8 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
     const err = new Error('the transforms were closed');
     for (const slot of slots) {
       slot.worker = undefined;
+      slot.port?.close();
+      slot.port = undefined;
       clearTimeout(slot.timer);
       for (const c of slot.calls.splice(0)) c.reject(err);
     }
@@ -242,7 +307,7 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
   }
 
   for (let i = 0; i < size; i++) {
-    const slot: Slot = { worker: undefined, ready: false, calls: [], timer: undefined, since: 0 };
+    const slot: Slot = { worker: undefined, port: undefined, ready: false, calls: [], since: 0, timer: undefined };
     slots.push(slot);
     spawn(slot);
   }

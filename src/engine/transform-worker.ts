@@ -1,16 +1,18 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { importModule, pickExport, type LoadedTransform, type TransformFn } from './transform-module.js';
 import type { WorkerSpec } from './transform-pool.js';
 
 /**
  * One transform worker: imports every configured transform module once, says which failed
  * (`['loading', i]` before each, so that a module that kills the thread while loading is
- * named), then answers calls one at a time, in order: `[spec, input]` → `[true, result]` or
- * `[false, {name, message, stack}]`. The result crosses back by structured clone; one that
- * cannot be cloned (a function, a symbol) is an error like a throw.
+ * named). Then, on its call channel (`port`), it takes batches `[spec, input, spec, input, …]`
+ * and runs the calls one at a time, in order, answering each as soon as it is done (so that
+ * a later call that gets stuck does not take the answers of earlier ones with it):
+ * `[true, result]` or `[false, {name, message, stack}]`. The result crosses back by
+ * structured clone; one that cannot be cloned (a function, a symbol) is an error like a throw.
  */
 const port = parentPort!;
-const { specs } = workerData as { specs: WorkerSpec[] };
+const { specs, port: calls } = workerData as { specs: WorkerSpec[]; port: MessagePort };
 
 // Required through tsx's CommonJS hook (transform-worker.mjs): no top-level await.
 const fns: (TransformFn | string)[] = [];
@@ -45,27 +47,33 @@ async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | 
 
 // One call at a time, in arrival order (transform-pool.ts relies on it: the calls behind a
 // stuck one have not started).
-const pending: [number, unknown][] = [];
+let pending: unknown[] = [];
+let next = 0;
 let running = false;
-port.on('message', (msg: [number, unknown]) => {
-  pending.push(msg);
-  if (!running) void drain();
+calls.on('message', (batch: unknown[]) => {
+  pending.push(...batch);
+  if (!running) void run();
 });
 
-async function drain(): Promise<void> {
+async function run(): Promise<void> {
   running = true;
-  for (let msg = pending.shift(); msg !== undefined; msg = pending.shift()) {
+  while (next < pending.length) {
+    const spec = pending[next] as number;
+    const input = pending[next + 1];
+    next += 2;
     try {
-      const fn = fns[msg[0]];
+      const fn = fns[spec];
       // A replacement worker may find a module that changed on disk and no longer loads.
       if (typeof fn !== 'function') throw new Error(fn);
-      let result = fn(msg[1] as never);
+      let result = fn(input as never);
       if (isThenable(result)) result = await result;
-      port.postMessage([true, result]);
+      calls.postMessage([true, result]);
     } catch (err) {
-      port.postMessage([false, describe(err)]);
+      calls.postMessage([false, describe(err)]);
     }
   }
+  pending = []; // not holding on to the inputs
+  next = 0;
   running = false;
 }
 

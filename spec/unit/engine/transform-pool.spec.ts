@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createTransformPool, type TransformPool } from '../../../src/engine/transform-pool.js';
 import type { TransformInput } from '../../../src/transform-types.js';
 import { FIXTURE_TRANSFORMS } from './make-config.js';
@@ -61,6 +63,66 @@ describe('engine/transform-pool', () => {
   it('turns a result that cannot be cloned into an error, and the worker lives on', async () => {
     expect((await rejection(fns.unclonable(input()))).name).to.equal('DataCloneError');
     expect(await fns.echo(input({ n: 5 }))).to.deep.equal({ text: 'echo p 5' });
+  });
+
+  describe('calls that travel together (one batch to one worker)', () => {
+    let one: TransformPool;
+    const f: Record<string, Fn> = {};
+    before(async () => {
+      const names = ['echo', 'loop', 'sleep'];
+      const specs = names.map((name) => ({ module: 'stuck.mjs', export: name }));
+      one = await createTransformPool(specs, FIXTURE_TRANSFORMS, 1, TIMEOUT);
+      names.forEach((name, i) => (f[name] = (one.load(specs[i]) as { fn: Fn }).fn));
+    });
+    after(() => one.close());
+
+    const timed = (p: Promise<unknown>, t0: number) =>
+      p.then((value) => ({ value, ms: Date.now() - t0 }), (err: Error) => ({ error: err.message, ms: Date.now() - t0 }));
+
+    it('each call has its own time limit, counted from its own start', async () => {
+      // Together they take longer than the limit; none of them alone does.
+      const t0 = Date.now();
+      const ends = await Promise.all([f.sleep(input({ ms: 200 })), f.sleep(input({ ms: 200 })), f.echo(input({ n: 1 }))].map((p) => timed(p, t0)));
+      expect(ends.map((e) => ('value' in e ? e.value : e.error))).to.deep.equal([{ text: 'slept 200' }, { text: 'slept 200' }, { text: 'echo p 1' }]);
+      expect(ends[2].ms).to.be.at.least(2 * 200 - 20);
+    });
+
+    it('a call that gets stuck behind others fails a full time limit after it started, and only it', async () => {
+      const t0 = Date.now();
+      const [slept, looped, after] = await Promise.all([f.sleep(input({ ms: 200 })), f.loop(input()), f.echo(input({ n: 2 }))].map((p) => timed(p, t0)));
+      expect(slept).to.deep.include({ value: { text: 'slept 200' } });
+      expect(looped).to.deep.include({ error: `transform timed out after ${TIMEOUT} ms; its worker was stopped and replaced` });
+      expect(looped.ms).to.be.within(200 + TIMEOUT - 20, 200 + TIMEOUT + 700);
+      expect(after).to.deep.include({ value: { text: 'echo p 2' } }); // not started: run by the replacement
+    });
+
+    it('answers each call as it ends: one before a stuck call keeps its answer, at once', async () => {
+      const t0 = Date.now();
+      const [before, looped, after] = await Promise.all([f.echo(input({ n: 3 })), f.loop(input()), f.echo(input({ n: 4 }))].map((p) => timed(p, t0)));
+      expect(before).to.deep.include({ value: { text: 'echo p 3' } });
+      expect(before.ms).to.be.below(TIMEOUT / 2);
+      expect(looped).to.have.property('error').that.includes('timed out');
+      expect(after).to.deep.include({ value: { text: 'echo p 4' } });
+    });
+  });
+
+  it('keeps the process alive while a call is out, and not once it is answered', async () => {
+    // An idle pool must not hold a process (`hookrelay check`) open; a call in flight must
+    // (`hookrelay test` awaits it with nothing else pending), and its time limit must not.
+    const pool = fileURLToPath(new URL('../../../src/engine/transform-pool.ts', import.meta.url));
+    const script = `
+      import { createTransformPool } from ${JSON.stringify(pool)};
+      const spec = { module: 'stuck.mjs', export: 'sleep' };
+      const p = await createTransformPool([spec], ${JSON.stringify(FIXTURE_TRANSFORMS)}, 1, 20000);
+      const t0 = Date.now();
+      p.load(spec).fn({ payload: { ms: 300 }, headers: {}, query: {}, path: 'p', url: '/hooks/p', now: '' })
+        .then((r) => { globalThis.t0 = t0; console.log(JSON.stringify(r)); });
+      process.on('exit', () => console.log(Date.now() - globalThis.t0));`;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 15000 }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))));
+    const [answer, exitedAfter] = out.trim().split('\n');
+    expect(JSON.parse(answer)).to.deep.equal({ text: 'slept 300' });
+    expect(Number(exitedAfter)).to.be.below(2000); // not the 20 s time limit
   });
 
   it('close fails the call in flight and later calls', async () => {
