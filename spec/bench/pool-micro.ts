@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTransformPool, DEFAULT_POOL_SIZE } from '../../src/engine/transform-pool.js';
 import type { TransformInput } from '../../src/transform-types.js';
+import { writeBenchTransforms } from './scenarios.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string' }, concurrency: { type: 'string' }, size: { type: 'string' } } });
 const CALLS = Number(values.calls ?? 200_000);
@@ -19,14 +20,9 @@ const K = Number(values.concurrency ?? 32);
 const SIZE = Number(values.size ?? DEFAULT_POOL_SIZE);
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-micro-'));
-const file = path.join(dir, 'shout.ts');
-fs.writeFileSync(file, [
-  'type Ctx = { payload: { word?: string; from?: string } };',
-  'export default function shout({ payload }: Ctx): { message: string; name: string } | null {',
-  '  if (!payload.word) return null;',
-  '  return { message: `${payload.from ?? "someone"} says ${payload.word.toUpperCase()}`, name: "Shout" };',
-  '}',
-].join('\n'));
+// The bench's own transform, so that both measure the same call.
+writeBenchTransforms(dir);
+const file = path.join(dir, 'transforms', 'shout.ts');
 
 /** What the engine passes for the bench's request (transformInput in engine/context.ts). */
 const input = (): TransformInput => ({
@@ -61,7 +57,7 @@ async function measure(name: string, fn: (i: TransformInput) => unknown): Promis
 const mod = (await import(file)) as { default: (i: TransformInput) => unknown };
 await measure('in-process', async (i) => mod.default(i));
 const spec = { module: 'shout.ts' };
-const pool = await createTransformPool([spec], dir, SIZE, 5000);
+const pool = await createTransformPool([spec], path.dirname(file), SIZE, 5000);
 const loaded = pool.load(spec);
 if (!('fn' in loaded)) throw new Error(loaded.problem);
 await measure(`pool of ${SIZE}`, loaded.fn);
