@@ -4,6 +4,7 @@ import type { AgentConfig, Thinking } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { RunError } from '../run-errors.js';
+import { isRetryableStatus, parseRetryAfter } from './retry.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
 
@@ -156,7 +157,7 @@ function hostOf(baseUrl: string): string {
 export function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number | undefined {
   if (!sdk || !(err instanceof sdk.APIError)) return undefined;
   const status = err.status;
-  const retryable = err instanceof sdk.APIConnectionError || status === 408 || status === 429 || (status !== undefined && status >= 500);
+  const retryable = err instanceof sdk.APIConnectionError || (status !== undefined && isRetryableStatus(status));
   if (!retryable) return undefined;
   const asked = retryAfterMs(err.headers);
   if (asked !== undefined) return asked;
@@ -164,15 +165,11 @@ export function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): 
   return backoff * (1 + Math.random() * 0.2);
 }
 
+/** OpenAI's `retry-after-ms`, else the standard `Retry-After`. */
 function retryAfterMs(headers: Headers | undefined): number | undefined {
   const ms = Number(headers?.get('retry-after-ms') ?? NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers?.get('retry-after');
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+  return parseRetryAfter(headers?.get('retry-after'));
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */

@@ -1,3 +1,4 @@
+import { isRetryableStatus, parseRetryAfter } from '../retry.js';
 import { DeliveryError, type RetryClass, type SendOptions } from './sender.js';
 
 /** A provider's answer: status, headers and the body parsed as JSON (undefined when it is not). */
@@ -53,20 +54,11 @@ export async function request(
  */
 export function classify(answer: Answer, retryAfterSeconds?: unknown): RetryClass {
   const { status } = answer;
-  const retryable = status === 408 || status === 429 || status >= 500;
+  const retryable = isRetryableStatus(status);
   const retryAfterMs = typeof retryAfterSeconds === 'number' && retryAfterSeconds >= 0
     ? Math.ceil(retryAfterSeconds * 1000)
     : parseRetryAfter(answer.headers.get('retry-after'));
   return retryAfterMs === undefined ? { retryable } : { retryable, retryAfterMs };
-}
-
-/** `Retry-After` in milliseconds: delay-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** A failed attempt as a {@link DeliveryError} `provider: reason`, the reason made safe. */

@@ -1,6 +1,7 @@
 import type { ProvidersConfig } from '../../config/types.js';
 import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
-import { base, classify, failure, parseRetryAfter, request, secretsOf } from './http.js';
+import { parseRetryAfter } from '../retry.js';
+import { base, classify, failure, request, secretsOf } from './http.js';
 
 /** `providers.slack`. */
 export type SlackConfig = NonNullable<ProvidersConfig['slack']>;
