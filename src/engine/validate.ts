@@ -120,10 +120,8 @@ function optionalText(value: string | null | undefined): string | undefined {
 /** Builds the validator for one configuration (session key prefixes, model aliases and allow-list). */
 export function createValidator(config: Config, uuid: () => string = uuidv7): ActionValidator {
   const prefixes = config.hooks.allowedSessionKeyPrefixes.map((p) => p.toLowerCase());
-  const prefixRule =
-    prefixes.length > 0
-      ? `sessionKey must start with one of: ${config.hooks.allowedSessionKeyPrefixes.join(', ')}`
-      : 'sessionKey is not accepted: hooks.allowedSessionKeyPrefixes is empty';
+  // Never empty: the loader refuses a list that admits no key at all.
+  const prefixRule = `sessionKey must start with one of: ${config.hooks.allowedSessionKeyPrefixes.join(', ')}`;
   const defaultSessionKey = config.hooks.defaultSessionKey;
   const aliases = config.agent.aliases;
   // An allowed alias admits its target too: `allowedModels: [fast]` with `fast: tiny-1b`
