@@ -6,7 +6,18 @@
  * scenario, a soak, and start-up time with 100 mappings; writes the figures as JSON and
  * compares them with the previous run's.
  *
- *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent]
+ * Each scenario gets a fresh server on a fresh data directory: the runs and heartbeats an
+ * earlier scenario queued (the fake model takes a second per turn, so a 20 s /agent load
+ * leaves hours of work) would otherwise still be worked off on the same core, and a
+ * scenario's figure would depend on what ran before it.
+ *
+ * `--against REV` also measures hookrelay as of git revision REV (checked out into a
+ * temporary worktree, sharing this node_modules) in the same rounds, alternating with this
+ * tree, and prints this tree's ratio against it: how a change moved each path, on the same
+ * machine in the same minutes. REV's server is given only the mapping of the scenario it is
+ * measured on; a scenario REV cannot serve (a mapping it refuses) is measured without it.
+ *
+ *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent --against REV]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,6 +34,7 @@ const opt = (name: string, dflt: number) => {
   return i >= 0 ? Number(args[i + 1]) : dflt;
 };
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+const against = args.includes('--against') ? args[args.indexOf('--against') + 1] : undefined;
 const ROUNDS = opt('rounds', 3);
 const DURATION = opt('duration', 5);
 const CONNECTIONS = opt('connections', 32);
@@ -49,68 +61,118 @@ async function main() {
   // the background during the measurements, as they would in production, without dominating.
   const model = await startFakeModel([{ match: '', reply: 'HEARTBEAT_OK', delayMs: 1000 }]);
   writeBenchTransforms(dir);
-  const hrPort = await freePort();
   const basePort = await freePort();
-  const config = benchConfig({ dir, port: hrPort, token: TOKEN, modelUrl: model.baseUrl });
-  fs.writeFileSync(path.join(dir, 'hookrelay.json'), JSON.stringify(config, null, 2));
+  const other = against ? checkout(against, dir) : undefined;
+  const maxBody = benchConfig({ dir, port: 0, token: TOKEN, modelUrl: model.baseUrl }).hooks.maxBodyBytes;
+  /** A fresh server of `bin` on its own data directory and port. */
+  const serve = async (bin: string, name: string, onlyFor?: Scenario) => {
+    const port = await freePort();
+    const sub = path.join(dir, name);
+    const config = benchConfig({ dir, port, token: TOKEN, modelUrl: model.baseUrl, dataDir: path.join(sub, 'data') });
+    // REV gets only the mapping its scenario hits: a mapping using something newer than REV
+    // (a `verify`, say) would make it refuse the whole file.
+    if (onlyFor) config.hooks.mappings = config.hooks.mappings.filter((m) => `/${(m.match as { path: string }).path}` === onlyFor.path);
+    fs.mkdirSync(sub, { recursive: true });
+    fs.writeFileSync(path.join(sub, 'hookrelay.json'), JSON.stringify(config, null, 2));
+    return { port, ...(await startProcess([bin, 'serve', '--config', path.join(sub, 'hookrelay.json')], `http://127.0.0.1:${port}/healthz`)) };
+  };
+  const stop = async (p: { proc: ChildProcess; exited: Promise<void> }) => {
+    p.proc.kill('SIGCONT');
+    p.proc.kill('SIGTERM');
+    await p.exited;
+  };
 
   log(`hookrelay bench — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'})`);
-  log(`${hasTaskset ? `server on cpu ${SERVER_CPU}, load generator on cpu 1` : 'no taskset: server and generator share the cpus'}; ${CONNECTIONS} connections, ${ROUNDS} rounds × ${DURATION} s per scenario and server`);
+  log(`${hasTaskset ? `server on cpu ${SERVER_CPU}, load generator on cpu 1` : 'no taskset: server and generator share the cpus'}; ${CONNECTIONS} connections, ${ROUNDS} rounds × ${DURATION} s per scenario and server${other ? `; against ${against} (${other.rev})` : ''}`);
 
-  const baseline = await startProcess([path.join(ROOT, 'spec/bench/baseline.mjs'), String(basePort), TOKEN, String(config.hooks.maxBodyBytes)], `http://127.0.0.1:${basePort}/healthz`, { anyStatus: true });
-  const hookrelay = await startProcess([BIN, 'serve', '--config', path.join(dir, 'hookrelay.json')], `http://127.0.0.1:${hrPort}/healthz`);
+  const baseline = await startProcess([path.join(ROOT, 'spec/bench/baseline.mjs'), String(basePort), TOKEN, String(maxBody)], `http://127.0.0.1:${basePort}/healthz`, { anyStatus: true });
 
   const results: Record<string, unknown> = {};
   const table: string[][] = [];
   try {
     for (const sc of SCENARIOS.filter((s) => !only || only.split(',').includes(s.name))) {
-      const opts = (port: number, kind: 'base' | 'hr') => request(sc, port, kind);
-      // hookrelay keeps working in the background (runs, heartbeats) on the same core: it is
-      // frozen while the baseline is measured, so the baseline gets the whole core too.
-      const baselineAlone = async <T>(fn: () => Promise<T>): Promise<T> => {
-        hookrelay.proc.kill('SIGSTOP');
+      const hookrelay = await serve(BIN, sc.name);
+      const older = other ? await serve(other.bin, `${sc.name}-against`, sc).catch((e: Error) => {
+        log(`  ${sc.name}: ${against} cannot serve this scenario (${e.message.split('\n').find((l) => l.trim()) ?? ''}); measured without it`);
+        return undefined;
+      }) : undefined;
+      const servers = [hookrelay, ...(older ? [older] : [])];
+      // Every server but the one measured is frozen (its background work too), so that each
+      // gets the whole core: the baseline, this tree and REV alike.
+      const alone = async <T>(running: unknown, fn: () => Promise<T>): Promise<T> => {
+        for (const s of servers) if (s !== running) s.proc.kill('SIGSTOP');
         try {
           return await fn();
         } finally {
-          hookrelay.proc.kill('SIGCONT');
+          for (const s of servers) if (s !== running) s.proc.kill('SIGCONT');
         }
       };
-      await load(opts(hrPort, 'hr'), 1); // warm-up: JIT, caches, connection pools
-      await baselineAlone(() => load(opts(basePort, 'base'), 1));
-      const base: Figures[] = [];
-      const hr: Figures[] = [];
-      for (let r = 0; r < ROUNDS; r++) {
-        base.push(await baselineAlone(() => measure(opts(basePort, 'base'), baseline.proc)));
-        hr.push(await measure(opts(hrPort, 'hr'), hookrelay.proc));
+      const opts = (port: number, kind: 'base' | 'hr') => request(sc, port, kind);
+      try {
+        for (const s of servers) await alone(s, () => load(opts(s.port, 'hr'), 1)); // warm-up: JIT, caches, connection pools
+        await alone(baseline, () => load(opts(basePort, 'base'), 1));
+        const base: Figures[] = [];
+        const hr: Figures[] = [];
+        const old: Figures[] = [];
+        for (let r = 0; r < ROUNDS; r++) {
+          base.push(await alone(baseline, () => measure(opts(basePort, 'base'), baseline.proc)));
+          hr.push(await alone(hookrelay, () => measure(opts(hookrelay.port, 'hr'), hookrelay.proc)));
+          if (older) old.push(await alone(older, () => measure(opts(older.port, 'hr'), older.proc)));
+        }
+        const b = summarise(base);
+        const h = summarise(hr);
+        const o = older ? summarise(old) : undefined;
+        const ratio = h.rps / b.rps;
+        const target = TARGETS[sc.name];
+        const verdict = target === undefined ? '' : ratio >= target ? `≥ ${target} ✓` : `< ${target} ✗`;
+        const p99ok = sc.accepted ? (h.p99 < 10 ? 'p99 < 10 ms ✓' : 'p99 ≥ 10 ms ✗') : '';
+        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3) } : undefined;
+        results[sc.name] = { baseline: b, hookrelay: h, ratio: round(ratio, 3), target, ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
+        const cpuRatio = h.cpuUs > 0 ? b.cpuUs / h.cpuUs : 0;
+        const steal = Math.max(b.stealPct, h.stealPct, o?.stealPct ?? 0);
+        const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)})` : '';
+        table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, `${b.cpuUs} / ${h.cpuUs} (${cpuRatio.toFixed(2)})`, h.rssMiB.toFixed(0), p99ok, `${steal}`, statuses(h.statuses)]);
+        log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs)` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
+      } finally {
+        await Promise.all(servers.map(stop));
       }
-      const b = summarise(base);
-      const h = summarise(hr);
-      const ratio = h.rps / b.rps;
-      const target = TARGETS[sc.name];
-      const verdict = target === undefined ? '' : ratio >= target ? `≥ ${target} ✓` : `< ${target} ✗`;
-      const p99ok = sc.accepted ? (h.p99 < 10 ? 'p99 < 10 ms ✓' : 'p99 ≥ 10 ms ✗') : '';
-      results[sc.name] = { baseline: b, hookrelay: h, ratio: round(ratio, 3), target };
-      const cpuRatio = h.cpuUs > 0 ? b.cpuUs / h.cpuUs : 0;
-      const steal = Math.max(b.stealPct, h.stealPct);
-      table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, `${b.cpuUs} / ${h.cpuUs} (${cpuRatio.toFixed(2)})`, h.rssMiB.toFixed(0), p99ok, `${steal}`, statuses(h.statuses)]);
-      log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
     }
 
-    if (!only || only === 'soak') results.soak = await soak(hrPort, hookrelay.proc);
+    if (!only || only === 'soak') {
+      const hookrelay = await serve(BIN, 'soak');
+      try {
+        results.soak = await soak(hookrelay.port, hookrelay.proc);
+      } finally {
+        await stop(hookrelay);
+      }
+    }
   } finally {
-    hookrelay.proc.kill('SIGTERM');
-    baseline.proc.kill('SIGTERM');
-    await Promise.all([hookrelay.exited, baseline.exited]);
+    await stop(baseline);
     await model.close();
+    other?.remove();
   }
   if (!only || only === 'startup') results.startup = await startup(dir, model.baseUrl);
 
-  printTable(table);
+  printTable(table, other ? `vs ${against}` : undefined);
   const previous = fs.existsSync(RESULTS) ? JSON.parse(fs.readFileSync(RESULTS, 'utf8')) : undefined;
   const out = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, taskset: hasTaskset, connections: CONNECTIONS, rounds: ROUNDS, durationSeconds: DURATION, results };
   if (previous && !only) compare(previous, out);
   if (!only) fs.writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
   log(only ? '(--only: figures not saved)' : `figures written to ${path.relative(ROOT, RESULTS)}`);
+}
+
+/** hookrelay as of `rev`, in a temporary git worktree that uses this tree's node_modules. */
+function checkout(rev: string, dir: string): { bin: string; rev: string; remove(): void } {
+  const at = path.join(dir, 'against');
+  const git = (...a: string[]) => {
+    const r = spawnSync('git', a, { cwd: ROOT, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`git ${a.join(' ')}: ${r.stderr.trim()}`);
+    return r.stdout.trim();
+  };
+  const commit = git('rev-parse', '--short', `${rev}^{commit}`);
+  git('worktree', 'add', '--detach', at, commit);
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(at, 'node_modules'));
+  return { bin: path.join(at, 'src/bin.mjs'), rev: commit, remove: () => void spawnSync('git', ['worktree', 'remove', '--force', at], { cwd: ROOT }) };
 }
 
 function request(sc: Scenario, port: number, kind: 'base' | 'hr'): autocannon.Options {
@@ -260,13 +322,14 @@ function compare(prev: any, cur: any) {
   }
 }
 
-function printTable(rows: string[][]) {
-  const head = ['scenario', 'baseline req/s', 'hookrelay req/s', 'ratio', 'target', 'p50/p99 ms', 'baseline p50/p99', 'CPU µs/req base / hookrelay (ratio)', 'peak RSS MiB', 'latency', 'steal %', 'statuses'];
+function printTable(rows: string[][], vs?: string) {
+  const head = ['scenario', 'baseline req/s', 'hookrelay req/s', 'ratio', 'target', ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', 'baseline p50/p99', 'CPU µs/req base / hookrelay (ratio)', 'peak RSS MiB', 'latency', 'steal %', 'statuses'];
   log(`\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }
 
 const statuses = (s: Record<string, number>) => Object.keys(s).sort().join(', ');
+const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
 const log = (s: string) => process.stdout.write(`${s}\n`);
