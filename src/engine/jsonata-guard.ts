@@ -1,5 +1,5 @@
-import v8 from 'node:v8';
 import type jsonata from 'jsonata';
+import { linearRegExp } from './linear-regexp.js';
 import { isPrototypeKey } from './prototype-keys.js';
 
 /**
@@ -12,19 +12,6 @@ import { isPrototypeKey } from './prototype-keys.js';
  * copied once per array item would otherwise fill the heap within the time budget), and code
  * from payloads is refused.
  */
-
-// V8's non-backtracking engine ("An additional non-backtracking RegExp engine",
-// https://v8.dev/blog/non-backtracking-regexp) runs regexes with the `l` flag in time linear
-// in the subject. It sits behind this flag; the flag only makes `l` legal and changes no
-// other regex, so setting it at run time (Node 20, V8 11.3) is safe.
-v8.setFlagsFromString('--enable-experimental-regexp-engine');
-const LINEAR_ENGINE = (() => {
-  try {
-    return new RegExp('a', 'l').flags.includes('l');
-  } catch {
-    return false;
-  }
-})();
 
 /** A guard trip: an ordinary evaluation error (500 transform_failed); never carries payload text. */
 export class JsonataGuardError extends Error {
@@ -47,7 +34,7 @@ export function tooLong(what: string, limit: number): JsonataGuardError {
  * the linear-time engine. Every literal was checked at load (`inspectExpression`).
  */
 export function LinearRegExp(pattern: RegExp): RegExp {
-  return new RegExp(pattern.source, pattern.flags.includes('l') ? pattern.flags : `${pattern.flags}l`);
+  return linearRegExp(pattern.source, pattern.flags);
 }
 
 // Name steps are looked up with hasOwnProperty, so a Symbol key never matches any JSON data.
@@ -81,23 +68,11 @@ export function inspectExpression(root: unknown): void {
 
 /** Throws a config error naming why a regex literal cannot run on the linear-time engine. */
 function checkLinear(regex: RegExp, position: number | undefined): void {
-  const where = `JSONata regex /${regex.source}/ at position ${position ?? 0}`;
-  if (!LINEAR_ENGINE) throw new Error(`${where} cannot run: this Node.js has no linear-time regex engine (V8 flag --enable-experimental-regexp-engine)`);
   try {
     LinearRegExp(regex);
-    return;
-  } catch {
-    // classified below
+  } catch (err) {
+    throw new Error(`JSONata regex /${regex.source}/ at position ${position ?? 0} ${(err as Error).message}`);
   }
-  const tail = 'because payload text could stall the gateway';
-  if (regex.flags.includes('i')) {
-    throw new Error(`${where} cannot run in linear time: the i flag is not supported by the linear-time engine, ${tail}; match $lowercase(text) against a lower-case pattern instead`);
-  }
-  // An escape is a backslash after an even run of backslashes (`\\1` is a backslash and a 1).
-  if (/(?:^|[^\\])(?:\\\\)*(?:\\[1-9]|\\k<|\(\?<?[=!])/.test(regex.source)) {
-    throw new Error(`${where} cannot run in linear time: backreferences and lookaround are not allowed, ${tail}`);
-  }
-  throw new Error(`${where} cannot run in linear time: counted repetitions are limited (e.g. {1,16}; nest fewer or use + and *), ${tail}`);
 }
 
 // Characters of every string a step of one evaluation produced, kept on that evaluation's

@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { HookError } from '../errors.js';
+import { linearRegExp } from './linear-regexp.js';
 
 /** Checks a payload against a mapping's `schema:`; throws HookError `invalid_payload`. */
 export type PayloadCheck = (payload: Record<string, unknown>) => void;
@@ -10,9 +11,16 @@ export type PayloadCheck = (payload: Record<string, unknown>) => void;
  * about the schema itself — an unknown keyword or format is a config error, since it is
  * usually a typo that would silently check nothing — but not about type combinations, which
  * are the author's business. allErrors off: the first failure is all a caller is told.
+ * `pattern` and `patternProperties` run on the linear-time regex engine (a pattern it cannot
+ * run is a config error saying why), so that no payload can make one backtrack; that engine
+ * has no unicode mode, hence `unicodeRegExp: false` (`\p{…}` is refused, and a character
+ * outside the BMP counts as two).
  */
 export function createSchemaCompiler(): (schema: unknown) => PayloadCheck {
-  const ajv = new Ajv2020({ allErrors: false, strict: true, strictTypes: false, strictTuples: false, strictRequired: false });
+  const ajv = new Ajv2020({
+    allErrors: false, strict: true, strictTypes: false, strictTuples: false, strictRequired: false,
+    unicodeRegExp: false, code: { regExp: schemaRegExp },
+  });
   addFormats.default(ajv);
   return (schema) => {
     // ajv keeps a reference to the schema it compiles; the config is frozen, so hand it a copy.
@@ -33,3 +41,20 @@ function schemaProblem(e: ErrorObject): string {
   if (e.keyword === 'required') at += `/${(e.params as { missingProperty: string }).missingProperty}`;
   return `${at}: ${e.message ?? 'is invalid'}`;
 }
+
+/** `\p{…}`, `\P{…}` or `\u{…}` not itself escaped (an even run of backslashes before it). */
+const UNICODE_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\[pPu]\{/;
+
+/** ajv's regex engine for schema patterns: the linear-time one, naming the pattern it refuses. */
+const schemaRegExp = Object.assign(
+  (pattern: string, flags: string): RegExp => {
+    try {
+      // Without unicode mode `\p{L}` would quietly match the letters "p{L}": refuse it instead.
+      if (UNICODE_ESCAPE.test(pattern)) throw new Error('cannot run in linear time: unicode escapes (\\p{…}, \\u{…}) need unicode mode, which the linear-time engine does not have; list the characters in a class instead');
+      return linearRegExp(pattern, flags);
+    } catch (err) {
+      throw new Error(`pattern /${pattern}/ ${(err as Error).message}`);
+    }
+  },
+  { code: 'linearRegExp' },
+);
