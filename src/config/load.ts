@@ -198,18 +198,23 @@ function locate(file: string, pos: { line: number; col: number } | undefined, me
 /**
  * Expands `${VAR}` in string values (never in keys; `env` null: no expansion) and drops
  * null-valued keys, so that YAML's empty value means "unset" and the default applies. An
- * unset variable without default is a problem at the key's path.
+ * unset variable without default is a problem at the key's path. A mapping's `schema` keeps
+ * its nulls: there `const: null` or `default: null` is the schema's own value, and dropping it
+ * would quietly widen what the schema accepts.
  */
-function prepare(value: unknown, env: Env | null, path = '', problems: ConfigProblem[] = []): unknown {
+function prepare(value: unknown, env: Env | null, path = '', problems: ConfigProblem[] = [], keepNulls = false): unknown {
   if (typeof value === 'string') {
     return env ? expandEnv(value, env, (name) => problems.push({ path: path || '(top level)', message: `\${${name}} is not set: set ${name}, or write \${${name}:-} (empty) or \${${name}:-default}` })) : value;
   }
-  if (Array.isArray(value)) return value.map((v, i) => prepare(v, env, `${path}[${i}]`, problems));
+  if (Array.isArray(value)) return value.map((v, i) => prepare(v, env, `${path}[${i}]`, problems, keepNulls));
   if (!isPlainObject(value)) return value;
   const out: Obj = {};
   for (const [k, v] of Object.entries(value)) {
+    if ((v === null && !keepNulls) || v === undefined) continue;
+    // A mapping's schema: the key `schema` of a list item (hooks.mappings[i], or a preset's [i]).
+    const inSchema = keepNulls || (k === 'schema' && path.endsWith(']'));
     // defineProperty: a `__proto__` key stays an ordinary (and then unknown) key.
-    if (v !== null && v !== undefined) Object.defineProperty(out, k, { value: prepare(v, env, join(path, k), problems), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, k, { value: prepare(v, env, join(path, k), problems, inSchema), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

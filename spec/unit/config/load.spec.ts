@@ -106,6 +106,25 @@ describe('config/load', () => {
       expect(config.agent).to.include({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', timeoutSeconds: 600, maxConcurrent: 4, historyTurns: 20 });
       expect(config.agent.systemPrompt).to.be.a('string').and.not.equal('');
     });
+    it("drops empty (null) values so that defaults apply, but keeps a mapping schema's own nulls", () => {
+      const file = write([
+        'hooks:',
+        '  maxBodyBytes:',
+        '  mappings:',
+        '    - match: { path: x }',
+        '      messageTemplate: hi',
+        '      timeoutSeconds: ~',
+        '      schema:',
+        '        type: object',
+        '        properties:',
+        '          cleared: { const: null }',
+        '          kind: { enum: [a, null] }',
+      ].join('\n'));
+      const { config } = loadConfig(file, {});
+      expect(config.hooks.maxBodyBytes).to.equal(262144);
+      expect(config.hooks.mappings[0]).not.to.have.property('timeoutSeconds');
+      expect(config.hooks.mappings[0].schema).to.deep.equal({ type: 'object', properties: { cleared: { const: null }, kind: { enum: ['a', null] } } });
+    });
     it('fills mapping defaults, numbers ids by position and folds channel into provider', () => {
       const { config } = configFromObject({ hooks: { mappings: [agentMapping, { id: 'own', action: 'wake', textTemplate: 't', channel: 'slack' }] }, providers: { slack: { botToken: 'xoxb-1' } } }, '/x/c.yaml', {});
       const [a, b] = config.hooks.mappings;
