@@ -27,6 +27,14 @@ export const DEFAULT_POOL_SIZE = Math.min(2, availableParallelism());
 const ENTRY = new URL('./transform-worker.mjs', import.meta.url);
 
 /**
+ * How long a worker may take to import the transforms (tsx compiles TypeScript on the way,
+ * well under a second per module even on a cold, slow machine): past it, the module being
+ * loaded is taken for one that never finishes (a loop at its top level), a config problem
+ * of that module, instead of a start-up that hangs without a word.
+ */
+export const LOAD_TIMEOUT_MS = 30_000;
+
+/**
  * Resolves every transform spec inside `transformsDir`, starts `size` workers that each
  * import every module once, and waits until they have: a module that does not load, has no
  * function to call, or kills its worker while loading is a problem of that spec, reported by
@@ -48,6 +56,7 @@ export async function createTransformPool(
   transformsDir: string,
   size: number,
   timeoutMs: number,
+  loadTimeoutMs = LOAD_TIMEOUT_MS,
 ): Promise<TransformPool> {
   const loaded = new Map<object, LoadedTransform>();
   const toLoad: WorkerSpec[] = [];
@@ -66,7 +75,7 @@ export async function createTransformPool(
   }
   if (toLoad.length === 0) return { load: (spec) => loaded.get(spec)!, close: async () => {} };
 
-  const workers = createWorkers(toLoad, size, timeoutMs);
+  const workers = createWorkers(toLoad, size, timeoutMs, loadTimeoutMs);
   const problems = await workers.started;
   for (const [spec, i] of indexOf) {
     const problem = problems[i];
@@ -108,7 +117,7 @@ interface Slot {
  */
 const MAX_BATCH = 32;
 
-function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
+function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number, loadTimeoutMs: number) {
   const slots: Slot[] = [];
   const queue: Call[] = [];
   let closed = false;
@@ -127,6 +136,14 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
     slot.ready = false;
     let loading = -1;
     let crash: Error | undefined;
+    const loadTimer = setTimeout(() => {
+      if (slot.worker !== worker || slot.ready) return;
+      slot.worker = undefined; // its exit is ours
+      slot.port!.close();
+      slot.port = undefined;
+      void worker.terminate();
+      onDiedLoading(loading, `was stopped after ${loadTimeoutMs} ms (a loop at the module's top level?)`);
+    }, loadTimeoutMs);
     port1.on('message', (answer: Answer) => {
       if (slot.port !== port1) return;
       settle(slot, answer);
@@ -142,12 +159,14 @@ function createWorkers(specs: WorkerSpec[], size: number, timeoutMs: number) {
         return;
       }
       slot.ready = true;
+      clearTimeout(loadTimer);
       worker.unref(); // idle workers never keep the process alive
       onStarted(msg[1] as Problem[]);
       pump();
     });
     worker.on('error', (err) => (crash = err));
     worker.on('exit', (code) => {
+      clearTimeout(loadTimer);
       if (slot.worker !== worker) return; // stopped on purpose
       const why = crash ? `crashed: ${crash.message}` : `exited with code ${code}`;
       if (!slot.ready) {

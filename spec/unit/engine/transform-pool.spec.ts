@@ -125,6 +125,15 @@ describe('engine/transform-pool', () => {
     expect(Number(exitedAfter)).to.be.below(2000); // not the 20 s time limit
   });
 
+  it('reports a module that never finishes loading as its problem, instead of hanging the start', async () => {
+    const specs = [{ module: 'echo.ts' }, { module: 'top-level-loop.mjs' }];
+    const started = Date.now();
+    const p = await createTransformPool(specs, FIXTURE_TRANSFORMS, 1, 1000, 1500);
+    expect(Date.now() - started).to.be.below(10_000);
+    expect(p.load(specs[1])).to.deep.equal({ problem: "its worker was stopped after 1500 ms (a loop at the module's top level?) while loading it", key: 'module' });
+    await p.close();
+  });
+
   it('close fails the call in flight and later calls', async () => {
     const spec = { module: 'stuck.mjs', export: 'never' };
     const p = await createTransformPool([spec], FIXTURE_TRANSFORMS, 1, 10_000);
