@@ -205,10 +205,12 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     }
     await store.settleDelivery(d.id, outcome, effects);
     const fields = { deliveryId: d.id, runId: d.runId, target: logValue(d.target), parts: d.parts.length, attempts: d.attempts };
-    const what = d.kind === 'forward' ? `${d.path} action forward` : 'reply delivery';
-    if (d.kind === 'forward' && ack) Object.assign(fields, { upstreamStatus: ack.status, upstreamRunId: logValue(ack.upstreamRunId) });
-    if (outcome.status === 'delivered') log.info(d.kind === 'forward' ? { ...fields, key: d.key } : fields, `${what} succeeded`);
-    else log.warn({ ...fields, error: logValue(outcome.error) }, `${what} failed`);
+    if (d.kind === 'forward') {
+      const upstream = ack ? { upstreamStatus: ack.status, upstreamRunId: logValue(ack.upstreamRunId) } : {};
+      if (outcome.status === 'delivered') log.info({ ...fields, key: d.key, ...upstream }, `${d.path} action forwarded`);
+      else log.warn({ ...fields, key: d.key, error: logValue(outcome.error) }, `${d.path} action forward failed`);
+    } else if (outcome.status === 'delivered') log.info(fields, 'reply delivered');
+    else log.warn({ ...fields, error: logValue(outcome.error) }, 'reply delivery failed');
     if (wake) deps.onSummary();
   }
 
