@@ -192,8 +192,10 @@ export async function main(argv: string[]): Promise<void> {
           const error = r.error ? ` — ${r.errorCode ? `[${r.errorCode}] ` : ''}${r.error}` : '';
           const d = r.delivery;
           const delivery = d ? ` delivery ${d.status} ${d.target} (${d.attempts} attempt${d.attempts === 1 ? '' : 's'})` : '';
+          const f = r.forwarded;
+          const forwarded = f ? ` forwarded ${f.status}${f.upstreamRunId ? ` upstream ${f.upstreamRunId}` : ''}` : '';
           process.stdout.write(opts.json ? `${printableJson(r)}\n`
-            : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${delivery}${error}`)}\n`);
+            : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${delivery}${forwarded}${error}`)}\n`);
         }
       } finally {
         await store.close();

@@ -15,6 +15,7 @@ export const RUN_ERRORS = {
   model_failed: { status: 'failed', summary: 'the model call failed in another way (an answer that is not Chat Completions JSON, …); details are in the log' },
   no_recipient: { status: 'succeeded', summary: 'the reply was not delivered: no provider or address to send it to (set session.provider/session.to, or give provider and to)' },
   delivery_failed: { status: 'succeeded', summary: 'the reply was not delivered: the provider refused it (a 4xx), or it could not be reached within delivery.maxAttempts attempts; the message says which. Set once the delivery has settled (run.delivery.status failed)' },
+  forward_failed: { status: 'failed', summary: 'forward mode: the upstream gateway refused the action (a 4xx other than 408 and 429), or could not be reached within delivery.maxAttempts attempts; the message has its status and its own reason' },
 } as const satisfies Record<string, { status: 'failed' | 'timed_out' | 'succeeded'; summary: string }>;
 
 export type RunErrorCode = keyof typeof RUN_ERRORS;

@@ -125,7 +125,9 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkHooks(cfg, problems);
-  checkProviders(cfg, problems);
+  checkRuntime(cfg, problems);
+  // Forward mode: chat delivery is the upstream's, with the upstream's providers.
+  if (!isForward(cfg)) checkProviders(cfg, problems);
   if (isPlainObject(cfg.server) && cfg.server.headersTimeoutMs > cfg.server.requestTimeoutMs) {
     problems.push({ path: 'server.requestTimeoutMs', message: `must be at least server.headersTimeoutMs (${cfg.server.headersTimeoutMs}): the headers are part of the request` });
   }
@@ -386,6 +388,28 @@ function checkProviders(cfg: Config, problems: ConfigProblem[]): void {
   const mappings: unknown[] = isPlainObject(cfg.hooks) && Array.isArray(cfg.hooks.mappings) ? cfg.hooks.mappings : [];
   mappings.forEach((m, i) => isPlainObject(m) && check(m.provider, `hooks.mappings[${i}].provider`));
   if (isPlainObject(cfg.session)) check(cfg.session.provider, 'session.provider');
+}
+
+function isForward(cfg: Config): boolean {
+  return isPlainObject(cfg.runtime) && cfg.runtime.kind === 'forward';
+}
+
+/** Forward mode needs an upstream to forward to (CONTRACT.md §9): an http(s) URL and its token. */
+function checkRuntime(cfg: Config, problems: ConfigProblem[]): void {
+  if (!isForward(cfg) || !isPlainObject(cfg.runtime.forward)) return;
+  const { url, token } = cfg.runtime.forward;
+  if (url === undefined) problems.push({ path: 'runtime.forward.url', message: 'is required with runtime.kind: forward: the upstream\'s hooks base URL, e.g. http://127.0.0.1:18789/hooks' });
+  else if (typeof url === 'string' && !isHttpUrl(url)) problems.push({ path: 'runtime.forward.url', message: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:18789/hooks' });
+  if (token === '') problems.push({ path: 'runtime.forward.token', message: 'is required with runtime.kind: forward: the upstream\'s hooks token' });
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** Two spellings of one key in a mapping: `channel` is only an alias of `provider`. */

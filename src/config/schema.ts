@@ -242,6 +242,14 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     maxDelaySeconds: int('Cap of the exponential back-off between attempts (1 s, 2 s, 4 s … plus 0–20 % jitter); a longer Retry-After from the provider is still waited out in full.', 300, 1),
     timeoutSeconds: int('Time limit of one request to a provider; past it the attempt counts as failed and is retried.', 30, 1),
   }, { default: {} }),
+  runtime: obj('Who carries out accepted actions: this gateway (`local`), or an upstream OpenClaw-compatible hooks gateway (`forward`). See "Forward mode".', {
+    kind: choice(['local', 'forward'], '`local`: the built-in runtime (agent, heartbeat, providers). `forward`: every accepted action is stored, then sent through the outbox to runtime.forward.url; the model, the heartbeat and chat delivery are the upstream\'s, and agent (except allowedModels and aliases), heartbeat, session and providers are not used.', 'local'),
+    forward: obj('The upstream hooks gateway (kind: forward).', {
+      url: str('Base URL of the upstream\'s hooks, http(s), e.g. `http://127.0.0.1:18789/hooks`: a wake goes to POST {url}/wake, an agent action to POST {url}/agent. Required with kind: forward.', undefined, { minLength: 1 }),
+      token: secret('The upstream\'s hooks token, sent as `Authorization: Bearer <token>`. Required with kind: forward.'),
+      timeoutSeconds: int('Time limit of one request to the upstream; past it the attempt counts as failed and is retried (as delivery.maxAttempts and delivery.maxDelaySeconds say).', 30, 1),
+    }, { default: {} }),
+  }, { default: {} }),
   log: obj('Logging (JSON lines on stderr).', {
     level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged.', 'info'),
   }, { default: {} }),

@@ -111,6 +111,7 @@ export interface Config {
   session: { provider?: Provider; to?: string };
   providers: ProvidersConfig;
   delivery: DeliveryConfig;
+  runtime: RuntimeConfig;
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
 }
 
@@ -118,6 +119,19 @@ export interface Config {
 export interface DeliveryConfig {
   maxAttempts: number;
   maxDelaySeconds: number;
+  timeoutSeconds: number;
+}
+
+/** `runtime`: local runtime, or forward mode (CONTRACT.md §9); load.ts guarantees `url` and `token` with `forward`. */
+export interface RuntimeConfig {
+  kind: 'local' | 'forward';
+  forward: ForwardConfig;
+}
+
+/** `runtime.forward`: the upstream hooks gateway. */
+export interface ForwardConfig {
+  url?: string;
+  token: string;
   timeoutSeconds: number;
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { DeliveryOutcomeRecord, DeliveryRecord, SettleEffects, Store } from '../store/store.js';
 import { DeliveryError, retryDelayMs, type Delivery } from './delivery.js';
+import type { ForwardAck, Forwarder } from './forward.js';
 import { stopWithGrace } from './grace.js';
 import { LAST_RECIPIENT_KEY } from './main-session.js';
 import { buildSummary } from './summary.js';
@@ -19,6 +20,8 @@ export interface OutboxDeps {
   config: Readonly<Config>;
   log: Logger;
   delivery: Delivery;
+  /** Forward mode: the sender of `forward` rows (undefined: such rows fail, there is no upstream). */
+  forwarder?: Forwarder;
   /** Time of the summary events. Due times use real time (they drive timers). */
   clock: () => Date;
   /** Jitter source, uniform in [0, 1) (specs inject it). */
@@ -40,6 +43,9 @@ export interface Outbox {
   stop(graceMs: number): Promise<void>;
 }
 
+/** One attempt at one part of a row; a forward resolves with the upstream's answer. */
+type PartSender = (part: string, signal: AbortSignal) => Promise<ForwardAck | void>;
+
 /**
  * Works off the outbox, off the request path. A woken loop, not a poll: it claims the due rows
  * when kicked (a reply enqueued, a delivery finished) and sleeps on one timer until the next
@@ -56,7 +62,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
   const timeoutMs = config.delivery.timeoutSeconds * 1000;
   // A claim holds a row for longer than any attempt at it can take; a restart clears it (the
   // store), so only another instance sharing the store ever waits it out.
-  const leaseMs = 5 * 60_000 + 4 * timeoutMs;
+  const leaseMs = 5 * 60_000 + 4 * Math.max(timeoutMs, config.runtime.forward.timeoutSeconds * 1000);
   const policy = { maxDelayMs: config.delivery.maxDelaySeconds * 1000, random: deps.random };
   const inFlight = new Map<number, { ctl: AbortController; done: Promise<void> }>();
   let stopped = true;
@@ -117,12 +123,25 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     inFlight.set(d.id, { ctl, done });
   }
 
-  async function attempt(d: DeliveryRecord, signal: AbortSignal): Promise<void> {
+  /** Who takes a row's parts: its provider, or (forward rows) the upstream; `problem`: nobody. */
+  function senderOf(d: DeliveryRecord): PartSender | { problem: string } {
+    if (d.kind === 'forward') {
+      const forward = deps.forwarder;
+      if (!forward) return { problem: 'runtime.kind is not forward: there is no upstream to forward to' };
+      return (part, signal) => forward(d.path, d.key, part, signal);
+    }
     const sender = deps.delivery.sender(d.provider);
-    if ('problem' in sender) return settle(d, { status: 'failed', at: now(), error: sender.problem });
+    if ('problem' in sender) return sender;
+    return (part, signal) => sender.send(d.to, part, { signal, timeoutMs });
+  }
+
+  async function attempt(d: DeliveryRecord, signal: AbortSignal): Promise<void> {
+    const send = senderOf(d);
+    if ('problem' in send) return settle(d, { status: 'failed', at: now(), error: send.problem });
+    let ack: ForwardAck | void = undefined;
     for (let i = d.partsSent; i < d.parts.length; i++) {
       try {
-        await sender.send(d.to, d.parts[i]!, { signal, timeoutMs });
+        ack = await send(d.parts[i]!, signal);
       } catch (err) {
         if (signal.aborted) {
           log.info({ deliveryId: d.id, part: i + 1 }, 'delivery interrupted by shutdown; it resumes at this part after a restart');
@@ -132,7 +151,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       }
       await store.ackPart(d.id, i);
     }
-    return settle(d, { status: 'delivered', at: now() });
+    return settle(d, { status: 'delivered', at: now() }, ack);
   }
 
   async function failed(d: DeliveryRecord, part: number, err: unknown): Promise<void> {
@@ -151,11 +170,24 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     return settle(d, { status: 'failed', at: now(), error });
   }
 
-  async function settle(d: DeliveryRecord, outcome: DeliveryOutcomeRecord): Promise<void> {
+  /**
+   * Settles a row with what that means for its kind: `forward` ends its run (forward mode: the
+   * run is never claimed here) with the upstream's answer or why it was refused; `heartbeat`
+   * moves the main session's last recipient; `run` records the delivery and posts the summary.
+   */
+  async function settle(d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<void> {
     const delivered = outcome.status === 'delivered';
     const effects: SettleEffects = {};
     let wake = false;
-    if (d.kind === 'heartbeat') {
+    if (d.kind === 'forward') {
+      if (d.runId !== undefined) {
+        // No ack: a restart found the part acknowledged but the row not settled (a crash in
+        // between); it succeeded, but the upstream's answer was not kept.
+        effects.run = outcome.status === 'delivered'
+          ? { status: 'succeeded', endedAt: outcome.at, ...(ack ? { forwarded: ack } : {}) }
+          : { status: 'failed', endedAt: outcome.at, error: `forward failed: ${outcome.error}`, errorCode: 'forward_failed' };
+      }
+    } else if (d.kind === 'heartbeat') {
       // The main session's last recipient is whoever its replies last reached (CONTRACT.md §5).
       if (delivered) effects.state = { [LAST_RECIPIENT_KEY]: JSON.stringify({ provider: d.provider, to: d.to }) };
     } else if (d.runId !== undefined) {
@@ -173,7 +205,11 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     }
     await store.settleDelivery(d.id, outcome, effects);
     const fields = { deliveryId: d.id, runId: d.runId, target: logValue(d.target), parts: d.parts.length, attempts: d.attempts };
-    if (outcome.status === 'delivered') log.info(fields, 'reply delivered');
+    if (d.kind === 'forward') {
+      const upstream = ack ? { upstreamStatus: ack.status, upstreamRunId: logValue(ack.upstreamRunId) } : {};
+      if (outcome.status === 'delivered') log.info({ ...fields, key: d.key, ...upstream }, `${d.path} action forwarded`);
+      else log.warn({ ...fields, key: d.key, error: logValue(outcome.error) }, `${d.path} action forward failed`);
+    } else if (outcome.status === 'delivered') log.info(fields, 'reply delivered');
     else log.warn({ ...fields, error: logValue(outcome.error) }, 'reply delivery failed');
     if (wake) deps.onSummary();
   }

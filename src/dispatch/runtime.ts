@@ -2,8 +2,10 @@ import { uuidv7 } from '../ids.js';
 import type { Config } from '../config/types.js';
 import type { Action } from '../engine/action.js';
 import type { Logger } from '../log.js';
-import type { NewEvent, NewRun, Store } from '../store/store.js';
+import { logValue } from '../printable.js';
+import type { NewEvent, NewForward, NewRun, Store } from '../store/store.js';
 import { createDelivery } from './delivery.js';
+import { agentForward, createForwarder, wakeForward } from './forward.js';
 import { createHeartbeat } from './heartbeat.js';
 import { hasPendingEvents, heartbeatTurn } from './main-session.js';
 import { createModelClient, DEFAULT_RETRY, type RetryPolicy } from './model.js';
@@ -48,7 +50,12 @@ export interface RuntimeOptions {
   random?: () => number;
 }
 
-/** The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery outbox. */
+/**
+ * The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery outbox.
+ * In forward mode (`runtime.kind: forward`) only the dispatcher and the outbox: every accepted
+ * action is committed with its forward row and sent upstream; no run is claimed here and no
+ * heartbeat runs (the upstream does both).
+ */
 export interface Runtime {
   /**
    * Commits every action in ONE `store.accept` call and resolves once it is durable (the
@@ -83,8 +90,10 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const log = opts.log.child({ component: 'runtime' });
   const model = createModelClient(config.agent, log, opts.fetch, opts.modelRetry ?? DEFAULT_RETRY);
   const delivery = createDelivery(config.providers, opts.fetch);
+  const forwarding = config.runtime.kind === 'forward';
+  const forwarder = forwarding ? createForwarder(config.runtime.forward, opts.fetch) : undefined;
   const onSummary = () => heartbeat.trigger();
-  const outbox = createOutbox({ store, config, delivery, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary });
+  const outbox = createOutbox({ store, config, delivery, forwarder, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary });
   const onEnqueued = () => outbox.kick();
   const heartbeat = createHeartbeat({
     everyMs: config.heartbeat.everySeconds * 1000,
@@ -100,12 +109,15 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     const events: NewEvent[] = [];
     const runs: NewRun[] = [];
     const accepted: Accepted[] = [];
+    // Forward mode: each action's outbox row, committed with it (CONTRACT.md §9).
+    const forwards: NewForward[] | undefined = forwarding ? [] : undefined;
     let wakeNow = false;
     for (const a of actions) {
       if (a.kind === 'wake') {
         const id = uuidv7();
         events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe });
         accepted.push({ action: 'wake', eventId: id });
+        forwards?.push(wakeForward(id, a.text, a.mode, at));
         wakeNow ||= a.mode === 'now';
       } else {
         const runId = uuidv7();
@@ -125,6 +137,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
           unsafe: a.unsafe,
           createdAt: at,
         });
+        if (forwards) forwards.push(agentForward(runs[runs.length - 1]!));
         accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
       }
     }
@@ -141,8 +154,12 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         }
         return { key: c.key, requestHash: c.requestHash, status, body, at, eventIds, runIds };
       });
-      held = await store.accept(events, runs, keys);
-    } else if (actions.length > 0) await store.accept(events, runs);
+      held = await store.accept(events, runs, keys, forwards);
+    } else if (actions.length > 0) await store.accept(events, runs, undefined, forwards);
+    if (forwarding) {
+      outbox.kick();
+      return { accepted, held };
+    }
     // Both are non-blocking: a timer, and a claim whose errors the runner logs. (Actions left
     // out for a held key at most cost a heartbeat check or a claim that finds nothing.)
     if (wakeNow) heartbeat.trigger();
@@ -158,6 +175,12 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       if (state !== 'idle') throw new Error(`runtime already ${state}`);
       state = 'started';
       const interrupted = await runner.recover();
+      if (forwarding) {
+        // Runs queued before a switch to forward mode stay queued: they were never forwarded.
+        outbox.start();
+        log.info({ interrupted, upstream: logValue(new URL(config.runtime.forward.url!).origin) }, 'runtime started in forward mode');
+        return;
+      }
       // Events already waiting were accepted before a crash or stop, and their heartbeat may
       // never have run (the store does not keep a wake's mode): the first heartbeat after a
       // restart is "the next heartbeat" for all of them, recovery summaries included. Checked

@@ -129,8 +129,9 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
   const allowedModels = new Set(config.agent.allowedModels.flatMap((m) => (Object.hasOwn(aliases, m) ? [m, aliases[m]!] : [m])));
   const modelRule = `model is not in agent.allowedModels (allowed: ${config.agent.allowedModels.join(', ')})`;
   // A provider that cannot deliver is refused up front (CONTRACT.md §9), with what to configure.
+  // Not in forward mode: the upstream delivers, with its own providers (README "Forward mode").
   const providerRules = new Map<string, string>();
-  for (const p of PROVIDERS) {
+  if (config.runtime.kind === 'local') for (const p of PROVIDERS) {
     const problem = unconfiguredProvider(p, config.providers);
     if (problem) providerRules.set(p, `provider ${p} is not configured: ${problem}`);
   }

@@ -247,7 +247,8 @@ function idOf(a: Accepted): string {
 
 /**
  * The run as the contract shows it: no message text, no delivery internals — of its outbox
- * row only `delivery: {status, target, attempts, error?}` (CONTRACT.md §9).
+ * row only `delivery: {status, target, attempts, error?}`, and in forward mode the upstream's
+ * answer `forwarded: {status, upstreamRunId?}` (CONTRACT.md §9).
  */
 export function publicRun(run: RunRecord) {
   return {
@@ -264,6 +265,7 @@ export function publicRun(run: RunRecord) {
     errorCode: run.errorCode,
     deliveredTo: run.deliveredTo,
     delivery: run.delivery,
+    forwarded: run.forwarded,
   };
 }
 

@@ -28,9 +28,12 @@ export function toLimit(n: number): number {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
-/** A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there). */
+/**
+ * A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there). A
+ * forward row (forward mode) is not a delivery: the run shows its outcome as `forwarded`.
+ */
 const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error
-  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id`;
+  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id AND o.kind <> 'forward'`;
 
 /** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings. */
 function eventBytes(row: EventRow): number {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type {
-  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, HistoryMessage, NewDelivery, NewEvent, NewKey, NewRun, RunRecord, RunStatus,
+  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRun,
+  RunRecord, RunStatus,
 } from './store.js';
 
 /**
@@ -194,6 +195,12 @@ export const MIGRATIONS: readonly string[] = [
   -- The due rows: claims and the "next due" probe read only the pending ones, in time order.
   CREATE INDEX outbox_due ON outbox (next_at) WHERE status = 'pending';
   `,
+  // v6
+  `
+  -- Forward mode (runtime.kind: forward): the upstream's 2xx answer to a forwarded run,
+  -- {status, upstreamRunId?} as JSON, set when its outbox row of kind 'forward' settles.
+  ALTER TABLE runs ADD COLUMN forwarded TEXT;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
@@ -254,6 +261,8 @@ export interface RunRow {
   error: string | null;
   delivered_to: string | null;
   error_code: string | null;
+  /** JSON of {@link Forwarded}. */
+  forwarded: string | null;
   /** From the run's outbox row (LEFT JOIN in sqlite-reader.ts): NULL when it has none. */
   d_status?: string | null;
   d_target?: string | null;
@@ -362,6 +371,7 @@ export function toRun(row: RunRow): RunRecord {
   if (row.error !== null) run.error = row.error;
   if (row.error_code !== null) run.errorCode = row.error_code as RunRecord['errorCode'];
   if (row.delivered_to !== null) run.deliveredTo = row.delivered_to;
+  if (row.forwarded !== null) run.forwarded = JSON.parse(row.forwarded) as Forwarded;
   if (row.d_status != null) {
     run.delivery = { status: row.d_status as DeliveryStatus, target: row.d_target!, attempts: row.d_attempts! };
     if (row.d_error != null) run.delivery.error = row.d_error;
@@ -371,10 +381,13 @@ export function toRun(row: RunRow): RunRecord {
 
 /** The outbox row's payload for replies. */
 interface ReplyPayload {
-  provider: DeliveryRecord['provider'];
+  provider: NewDelivery['provider'];
   to: string;
   parts: string[];
 }
+
+/** The outbox row's payload for forwards (forward mode): one part, the body. */
+type ForwardPayload = Pick<NewForward, 'path' | 'key' | 'body'>;
 
 /** The columns an outbox INSERT binds, in order (status pending, nothing sent yet). */
 export const OUTBOX_COLUMNS = 'kind, run_id, target, payload, parts, next_at, created_at';
@@ -385,22 +398,31 @@ export function outboxValues(d: NewDelivery, runId: string | null): Bind[] {
   return [d.kind, runId, `${d.provider}:${d.to}`, JSON.stringify(payload), d.parts.length, d.createdAt, d.createdAt];
 }
 
+/** Values for inserting a forward row, in {@link OUTBOX_COLUMNS} order: an agent row carries its run's id. */
+export function forwardValues(f: NewForward): Bind[] {
+  const payload: ForwardPayload = { path: f.path, key: f.key, body: f.body };
+  return [f.kind, f.path === 'agent' ? f.key : null, `forward:${f.path}`, JSON.stringify(payload), 1, f.createdAt, f.createdAt];
+}
+
 /** Row → record. */
 export function toDelivery(row: OutboxRow): DeliveryRecord {
-  const p = JSON.parse(row.payload) as ReplyPayload;
-  const d: DeliveryRecord = {
+  const state = {
     id: row.id,
-    kind: row.kind as DeliveryRecord['kind'],
-    provider: p.provider,
-    to: p.to,
     target: row.target,
-    parts: p.parts,
     partsSent: row.parts_sent,
     status: row.status as DeliveryStatus,
     attempts: row.attempts,
     nextAt: row.next_at,
     createdAt: row.created_at,
   };
+  let d: DeliveryRecord;
+  if (row.kind === 'forward') {
+    const p = JSON.parse(row.payload) as ForwardPayload;
+    d = { kind: 'forward', path: p.path, key: p.key, parts: [p.body], ...state };
+  } else {
+    const p = JSON.parse(row.payload) as ReplyPayload;
+    d = { kind: row.kind as NewDelivery['kind'], provider: p.provider, to: p.to, parts: p.parts, ...state };
+  }
   if (row.run_id !== null) d.runId = row.run_id;
   if (row.error !== null) d.error = row.error;
   return d;

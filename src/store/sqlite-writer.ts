@@ -24,7 +24,7 @@ import { StoreError, type DeliveryOutcomeRecord, type HistoryMessage, type NewDe
  * an object, whose every key is serialized too, and accepts are most of the traffic.
  */
 export type WriteOp =
-  | { kind: 'accept'; events: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string }
+  | { kind: 'accept'; events: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string; forwards?: ForwardOp[] }
   | { kind: 'claim'; limit: number; startedAt: string }
   | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
   | { kind: 'requeue'; runIds: string[] }
@@ -43,6 +43,9 @@ export interface KeyOp {
   events: string[];
   runs: string[];
 }
+
+/** A forward row in an accept: the id of the event or run it carries, and its INSERT's values. */
+export type ForwardOp = [key: string, values: Bind[]];
 
 /** What retention purges, one table per op (sqlite.ts walks them in turn). */
 export type PurgeTable = 'runs' | 'events' | 'history' | 'outbox';
@@ -245,9 +248,11 @@ function handlers(db: Database.Database) {
     UPDATE outbox SET status = @status, error = @error, settled_at = @at, lease_until = NULL
     WHERE id = @id AND status = 'pending'
     RETURNING run_id`);
+  // A forward row also ends its (queued) run: status, ended_at and forwarded.
   const settleRun = db.prepare(`
     UPDATE runs SET delivered_to = IFNULL(@delivered_to, delivered_to), error = IFNULL(@error, error),
-      error_code = IFNULL(@error_code, error_code)
+      error_code = IFNULL(@error_code, error_code), status = IFNULL(@status, status), ended_at = IFNULL(@ended_at, ended_at),
+      forwarded = IFNULL(@forwarded, forwarded)
     WHERE run_id = @run_id`);
 
   const appendHistory = (sessionKey: string, messages: readonly HistoryMessage[], at: string) => {
@@ -261,6 +266,7 @@ function handlers(db: Database.Database) {
         if (!op.keys) {
           for (const e of op.events) insertEvent.run(e);
           for (const r of op.runs) insertRun.run(r);
+          if (op.forwards) for (const [, f] of op.forwards) insertOutbox.run(f);
           return undefined;
         }
         let held: number[] | undefined;
@@ -275,6 +281,7 @@ function handlers(db: Database.Database) {
         }
         for (const e of op.events) if (!skip?.has(e[0] as string)) insertEvent.run(e);
         for (const r of op.runs) if (!skip?.has(r[0] as string)) insertRun.run(r);
+        if (op.forwards) for (const [key, f] of op.forwards) if (!skip?.has(key)) insertOutbox.run(f);
         return held;
       }
       case 'purgeKeys':
@@ -336,6 +343,9 @@ function handlers(db: Database.Database) {
             delivered_to: effects.run.deliveredTo ?? null,
             error: effects.run.error ?? null,
             error_code: effects.run.errorCode ?? null,
+            status: effects.run.status ?? null,
+            ended_at: effects.run.endedAt ?? null,
+            forwarded: effects.run.forwarded ? JSON.stringify(effects.run.forwarded) : null,
           });
         }
         if (effects.summary) insertEvent.run(eventValues(effects.summary));

@@ -4,14 +4,14 @@ import { performance } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
-import { eventValues, keyValues, migrate, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './sqlite-schema.js';
+import { eventValues, forwardValues, keyValues, migrate, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './sqlite-schema.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
 import { STORE_GONE, startWriter, type FromWriter, type PurgeStep, type PurgeTable, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
-  type RunRecord, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type SettleEffects,
+  type RunRecord, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -174,9 +174,10 @@ export class SqliteStore implements Store {
     }
   }
 
-  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[]): Promise<readonly number[]> {
+  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[]): Promise<readonly number[]> {
     if (events.length === 0 && runs.length === 0 && !keys?.length) return this.read(() => NONE_HELD);
     const op: WriteOp = { kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) };
+    if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
     if (!keys?.length) return this.write<undefined>(op).then(() => NONE_HELD);
     op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
     op.expiredBefore = this.keysSince();

@@ -18,8 +18,13 @@ export interface Store {
    * runs are left out and the rest commits. Resolves to the indexes (into `keys`) of the keys
    * that were already held — also by a key earlier in the same commit — in ascending order;
    * `[]` when none was.
+   *
+   * `forwards` (forward mode, `runtime.kind: forward`): one outbox row per accepted action,
+   * to send to the upstream gateway, committed in the same transaction as the event or run it
+   * carries, and left out with it when the key guarding that event or run is held (matched by
+   * {@link NewForward.key}, the event's or run's id).
    */
-  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[]): Promise<readonly number[]>;
+  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[]): Promise<readonly number[]>;
   /**
    * The stored answers of these keys (`NewKey.key` values), in order: undefined where the
    * key is unknown or older than the idempotency window. One indexed lookup per key.
@@ -206,6 +211,14 @@ export interface RunRecord extends NewRun {
   deliveredTo?: string;
   /** The run's outbox row, when its reply was put there. */
   delivery?: RunDelivery;
+  /** Forward mode: the upstream's 2xx answer to the forwarded run (CONTRACT.md §9). */
+  forwarded?: Forwarded;
+}
+
+/** What the upstream gateway answered to a forwarded run: its HTTP status and its own run id. */
+export interface Forwarded {
+  status: number;
+  upstreamRunId?: string;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -235,10 +248,28 @@ export interface NewDelivery {
   createdAt: string;
 }
 
-/** An outbox row. */
-export interface DeliveryRecord extends NewDelivery {
+/**
+ * Forward mode: an accepted action to send to the upstream gateway, as an outbox row of kind
+ * `forward` (one part: the body). `path`: `POST {runtime.forward.url}/{path}`; `key`: the
+ * event's or run's id, sent as X-OpenClaw-Idempotency-Key on every attempt; for `agent` rows
+ * it is also the row's run id (settling the row ends that run). `body`: the JSON to send.
+ * Target text of the row: `forward:<path>`.
+ */
+export interface NewForward {
+  kind: 'forward';
+  path: 'wake' | 'agent';
+  key: string;
+  body: string;
+  /** ISO time; the row is due at once. */
+  createdAt: string;
+}
+
+/** The bookkeeping every outbox row has, whatever it carries. */
+export interface DeliveryState {
   id: number;
   runId?: string;
+  /** What the row sends, in order: a reply's parts; a forward's one part, its body. */
+  parts: string[];
   /** `provider:to`. */
   target: string;
   /** Parts the provider accepted: the next attempt starts at `parts[partsSent]`. */
@@ -250,12 +281,22 @@ export interface DeliveryRecord extends NewDelivery {
   error?: string;
 }
 
+/** An outbox row: a reply for a provider, or (forward mode) an action for the upstream. */
+export type DeliveryRecord = (Omit<NewDelivery, 'parts'> | Omit<NewForward, 'body'>) & DeliveryState;
+
 export type DeliveryOutcomeRecord = { status: 'delivered'; at: string } | { status: 'failed'; at: string; error: string };
 
 export interface SettleEffects {
   summary?: NewEvent;
-  /** For a run's row: what its record says of the delivery. */
-  run?: { deliveredTo?: string; error?: string; errorCode?: RunErrorCode };
+  /**
+   * For a run's row: what its record says of the delivery. A `forward` row also ends its run
+   * (`status`, `endedAt`; the run is still queued: no local runner claims it) and sets
+   * `forwarded`.
+   */
+  run?: {
+    deliveredTo?: string; error?: string; errorCode?: RunErrorCode;
+    status?: 'succeeded' | 'failed'; endedAt?: string; forwarded?: Forwarded;
+  };
   state?: Record<string, string>;
 }
 
