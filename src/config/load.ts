@@ -251,6 +251,10 @@ function checkHooks(cfg: Config, problems: ConfigProblem[]): void {
   const keyRule = typeof hooks.defaultSessionKey === 'string' && hooks.defaultSessionKey ? sessionKeyRule(hooks.defaultSessionKey) : undefined;
   if (keyRule) problems.push({ path: 'hooks.defaultSessionKey', message: keyRule });
   if (hooks.tokens !== undefined && hooks.token) problems.push({ path: 'hooks.tokens', message: 'give hooks.token or hooks.tokens (a list, for rotation), not both' });
+  const imap = isPlainObject(hooks.email) && isPlainObject(hooks.email.imap) ? hooks.email.imap : undefined;
+  if (imap && (imap.passwordEnv === undefined) === (imap.passwordFile === undefined)) {
+    problems.push({ path: 'hooks.email.imap.passwordEnv', message: 'give passwordEnv (the name of an environment variable) or passwordFile (a file holding the password), exactly one' });
+  }
   if (prefixes && typeof hooks.defaultSessionKey === 'string') {
     const shown = JSON.stringify(hooks.allowedSessionKeyPrefixes);
     if (!hooks.defaultSessionKey && !prefixes.some((p) => 'hook:'.startsWith(p))) {

@@ -107,6 +107,29 @@ const verifySchema = obj('Signature check over the raw body, before it is parsed
   prefix: { ...str('hmac: text the header puts before the digest, e.g. `sha256=`.'), defaultDoc: '`""`' },
 }, { required: ['scheme'] });
 
+/** The TLS modes of `hooks.email.imap.tls` (CONTRACT.md §7). */
+export const EMAIL_TLS = ['implicit', 'starttls', 'none'] as const;
+
+/**
+ * `hooks.email`: what `hookrelay email setup` writes and `hookrelay email run` reads
+ * (CONTRACT.md §7). The password is never here, only where to find it.
+ */
+const emailSchema = obj('The e-mail companion (`hookrelay email run`): the IMAP mailbox it watches and where it posts each new message. Written by `hookrelay email setup`; see "E-mail".', {
+  imap: obj('The IMAP account.', {
+    host: str('IMAP server name or address, without a scheme or port (e.g. imap.gmail.com).', undefined, { minLength: 1, pattern: '^[^\\s/:]+$|^\\[[0-9A-Fa-f:.]+\\]$' }),
+    port: { ...int('IMAP port.', undefined, 1, 65535), defaultDoc: '993 with tls implicit, else 143' },
+    tls: choice(EMAIL_TLS, '`implicit`: TLS from the first byte (port 993, Gmail); `starttls`: plain connection upgraded with STARTTLS (port 143), refused if the server does not offer it; `none`: no encryption (only for a server on this machine).', 'implicit'),
+    user: str('Login name (for Gmail, the full address).', undefined, { minLength: 1 }),
+    passwordEnv: str('Name of the environment variable holding the password (for Gmail, an app password). Give passwordEnv or passwordFile.', undefined, { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
+    passwordFile: str('File holding the password (trailing newline ignored), relative to the config file. Give passwordEnv or passwordFile.', undefined, { minLength: 1 }),
+  }, { required: ['host', 'user'] }),
+  mailbox: str('Mailbox watched. A mailbox flagged \\Sent, \\Drafts, \\Junk or \\Trash (special-use, whatever its name) is refused.', 'INBOX', { minLength: 1 }),
+  hookUrl: { ...str('URL each message is posted to.', undefined, { pattern: '^https?://' }), defaultDoc: 'http://{server.host}:{server.port}{hooks.path}/email' },
+  bodyMaxChars: int('Message bodies are cut to this many characters (marked with …) before they are posted.', 8000, 200, 100000),
+  snippetChars: int('Length of the snippet: the start of the body on one line.', 200, 20, 2000),
+  pollSeconds: int('How often the mailbox is checked when the server has no IDLE (and how often IDLE is renewed when it has).', 60, 1, 1740),
+}, { required: ['imap'] });
+
 /** One mapping: shared by `hooks.mappings[]` and the preset files (`presets/*.yaml`). */
 export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path}/NAME into one action (or one per item with forEach).', {
   id: str('Stable name of the mapping, used in logs and as the untrusted-content source `mapping:<id>`; must be unique.', undefined, {
@@ -214,6 +237,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     transformTimeoutMs: int('Time limit of one transform call, async work included; past it the worker running it is stopped and replaced, and the request gets 500 transform_failed.', 5000, 1),
     transformPoolSize: { ...int('Worker threads that run transform calls (one call at a time each); none are started without transforms.', undefined, 1, 64), defaultDoc: 'min(2, available CPUs)' },
     mappings: { type: 'array', description: 'Your mappings, in match order (the first match wins).', items: mappingSchema, default: [] },
+    email: emailSchema,
   }, { default: {} }),
   agent: obj('The built-in agent runtime (an OpenAI-compatible Chat Completions endpoint).', {
     baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1 }),

@@ -78,6 +78,25 @@ export interface HooksConfig {
   transformPoolSize?: number;
   /** User mappings first, then the enabled presets' mappings (first match wins). */
   mappings: MappingConfig[];
+  /** The e-mail companion's settings (`hookrelay email setup` / `email run`, CONTRACT.md §7). */
+  email?: EmailConfig;
+}
+
+/** `hooks.email` (schema.ts has the descriptions). */
+export interface EmailConfig {
+  imap: {
+    host: string;
+    port?: number;
+    tls: 'implicit' | 'starttls' | 'none';
+    user: string;
+    passwordEnv?: string;
+    passwordFile?: string;
+  };
+  mailbox: string;
+  hookUrl?: string;
+  bodyMaxChars: number;
+  snippetChars: number;
+  pollSeconds: number;
 }
 
 export interface AgentConfig {

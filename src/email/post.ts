@@ -1,0 +1,91 @@
+import type { Logger } from '../log.js';
+import type { MailFields } from './message.js';
+
+/**
+ * Posting one mail to the e-mail hook (CONTRACT.md §7) until the listener has taken it or
+ * refused it for good. One mail per request: its progress is recorded after its own 2xx, and a
+ * mail the listener refuses cannot hold back the ones after it.
+ */
+
+export interface HookTarget {
+  url: string;
+  token: string;
+}
+
+/** `accepted`: a 2xx (a replay too); `refused`: a 4xx that no retry can change (400, 413, 422). */
+export type PostOutcome = { outcome: 'accepted' | 'refused'; status: number; code?: string };
+
+/** Waits before the n-th retry: 1 s, 2 s, 4 s … capped at 30 s, plus 0–20 % jitter. */
+export function retryDelayMs(n: number): number {
+  return Math.min(2 ** (n - 1), 30) * 1000 * (1 + Math.random() * 0.2);
+}
+
+// 401/403/404 are the gateway's config (token, preset not enabled), not the mail's fault:
+// they are retried, so that nothing is lost while the user fixes the config.
+const RETRIED = (status: number) => status === 408 || status === 429 || status >= 500 || [401, 403, 404].includes(status);
+
+/**
+ * POSTs `{source: "email", messages: [mail]}` with the token and `Idempotency-Key: key`,
+ * retrying network errors, 408, 429, 5xx (and the config statuses above) with back-off until
+ * `signal` aborts (then it throws the abort reason).
+ */
+export async function postMail(target: HookTarget, mail: MailFields, key: string, uid: number, log: Logger, signal: AbortSignal): Promise<PostOutcome> {
+  const body = JSON.stringify({ source: 'email', messages: [mail] });
+  for (let attempt = 1; ; attempt++) {
+    let reason: string;
+    try {
+      const res = await fetch(target.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}`, 'idempotency-key': key },
+        body,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]),
+      });
+      const text = await res.text();
+      if (res.ok) return { outcome: 'accepted', status: res.status };
+      const code = errorCode(text);
+      if (!RETRIED(res.status)) return { outcome: 'refused', status: res.status, code };
+      reason = `${res.status}${code ? ` ${code}` : ''}${advice(res.status)}`;
+    } catch (e) {
+      signal.throwIfAborted();
+      reason = (e as Error).name === 'TimeoutError' ? 'no answer within 30 s' : `${(e as Error).message}${causeOf(e)}`;
+    }
+    const wait = retryDelayMs(attempt);
+    log.warn({ uid, attempt, url: target.url }, `the hook did not take the mail (${reason}); retrying in ${(wait / 1000).toFixed(1)}s`);
+    await sleep(wait, signal);
+  }
+}
+
+function advice(status: number): string {
+  if (status === 401 || status === 403) return ': the token does not match the gateway\'s hooks.token';
+  if (status === 404) return ': is `email` in the gateway\'s hooks.presets, and hookUrl right?';
+  return '';
+}
+
+function causeOf(e: unknown): string {
+  const cause = (e as { cause?: { code?: string } }).cause;
+  return cause?.code ? ` (${cause.code})` : '';
+}
+
+function errorCode(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves after `ms`, or rejects with the abort reason as soon as `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

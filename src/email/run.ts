@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError } from '../config/errors.js';
+import type { LoadedConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { openProgress } from './progress.js';
+import { watch, type ImapAccount } from './watcher.js';
+
+/**
+ * `hookrelay email run`: the watcher set up from `hooks.email` (CONTRACT.md §7). The config
+ * must already carry the hooks token (the CLI runs ensureToken first, which reads the one
+ * `serve` generated).
+ * @throws ConfigError when `hooks.email` is missing or the password cannot be found.
+ */
+export async function runEmail(loaded: LoadedConfig, env: NodeJS.ProcessEnv, log: Logger, signal: AbortSignal, backfill = 0): Promise<void> {
+  const { hooks, server, dataDir } = loaded.config;
+  const email = hooks.email;
+  if (!email) {
+    throw new ConfigError([{ path: 'hooks.email', message: 'is not set: run `hookrelay email setup --imap-host HOST --user USER --password-env VAR` first' }]);
+  }
+  const { imap } = email;
+  let pass: string;
+  let passwordFrom: string;
+  if (imap.passwordEnv) {
+    passwordFrom = `$${imap.passwordEnv}`;
+    pass = env[imap.passwordEnv] ?? '';
+    if (!pass) throw new ConfigError([{ path: 'hooks.email.imap.passwordEnv', message: `the environment variable ${imap.passwordEnv} is not set: export it with the IMAP password` }]);
+  } else {
+    const file = resolve(loaded.baseDir, imap.passwordFile!);
+    passwordFrom = file;
+    try {
+      pass = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (e) {
+      throw new ConfigError([{ path: 'hooks.email.imap.passwordFile', message: `${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` }]);
+    }
+  }
+  const account: ImapAccount = {
+    host: imap.host,
+    port: imap.port ?? (imap.tls === 'implicit' ? 993 : 143),
+    tls: imap.tls,
+    user: imap.user,
+    pass,
+    passwordFrom,
+  };
+  const token = hooks.tokens?.[0] ?? hooks.token;
+  const url = email.hookUrl ?? `http://${localHost(server.host)}:${server.port}${hooks.path}/email`;
+  await watch({
+    account,
+    mailbox: email.mailbox,
+    target: { url, token },
+    progress: openProgress(dataDir, `${imap.user}@${account.host}:${account.port}/${email.mailbox}`),
+    limits: { bodyMaxChars: email.bodyMaxChars, snippetChars: email.snippetChars },
+    pollSeconds: email.pollSeconds,
+    backfill,
+    log,
+    signal,
+  });
+}
+
+/** The address that reaches the listener from this machine: a wildcard listens on loopback too. */
+function localHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}

@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import { ImapFlow } from 'imapflow';
+import type { Logger } from '../log.js';
+import { mailFields, type MailLimits } from './message.js';
+import { postMail, retryDelayMs, sleep, type HookTarget } from './post.js';
+import type { MailboxProgress, Progress } from './progress.js';
+
+/**
+ * The IMAP side of `hookrelay email run` (CONTRACT.md §7): one connection to one mailbox,
+ * IDLE (imapflow polls with NOOP when the server has no IDLE), each mail above the recorded
+ * UID posted in UID order, progress recorded after each 2xx, a reconnect with back-off after a
+ * dropped connection.
+ */
+
+export interface ImapAccount {
+  host: string;
+  port: number;
+  tls: 'implicit' | 'starttls' | 'none';
+  user: string;
+  pass: string;
+  /** Where the password came from, for the message of a refused login. */
+  passwordFrom: string;
+}
+
+export interface WatchOptions {
+  account: ImapAccount;
+  mailbox: string;
+  target: HookTarget;
+  progress: Progress;
+  limits: MailLimits;
+  pollSeconds: number;
+  /** First run only: post the last N mails of the mailbox instead of starting from now. */
+  backfill: number;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+/** A problem a reconnect cannot fix (a refused login, a skipped folder): `email run` exits 1. */
+export class WatchError extends Error {}
+
+/** Special-use folders whose mail is never posted (RFC 6154): the user's own and the junk. */
+const SKIPPED_USES = ['\\Sent', '\\Drafts', '\\Junk', '\\Trash'];
+
+/** Watches until `signal` aborts (resolves) or a {@link WatchError} (rejects). */
+export async function watch(o: WatchOptions): Promise<void> {
+  const { account, log, signal } = o;
+  for (let failures = 0; !signal.aborted; ) {
+    const client = new ImapFlow({
+      host: account.host,
+      port: account.port,
+      secure: account.tls === 'implicit',
+      doSTARTTLS: account.tls === 'starttls' ? true : account.tls === 'none' ? false : undefined,
+      auth: { user: account.user, pass: account.pass },
+      logger: false,
+      maxIdleTime: o.pollSeconds * 1000,
+      // IDLE as soon as a pass is done (imapflow waits 15 s by default): new mail is posted
+      // within about a second instead of after the next poll.
+      autoIdleDelay: 200,
+      connectionTimeout: 30_000,
+    });
+    // A connection error after connect() also arrives as 'close'; without a listener,
+    // 'error' would throw.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      failures = 0;
+      log.info({ host: account.host, port: account.port, mailbox: o.mailbox, idle: client.capabilities.has('IDLE') }, 'connected');
+      await session(client, o);
+    } catch (e) {
+      if (signal.aborted) break;
+      if ((e as { authenticationFailed?: boolean }).authenticationFailed) {
+        throw new WatchError(`the IMAP server ${account.host}:${account.port} refused the login of ${account.user}: check the user and the password in ${account.passwordFrom} (for Gmail: an app password, with IMAP enabled)`);
+      }
+      if (e instanceof WatchError) throw e;
+      failures++;
+      const wait = retryDelayMs(failures);
+      log.warn({ host: account.host, port: account.port }, `IMAP connection lost or refused (${(e as Error).message}); retrying in ${(wait / 1000).toFixed(1)}s`);
+      client.close();
+      await sleep(wait, signal).catch(() => {});
+      continue;
+    }
+    client.close();
+  }
+}
+
+/** One connected session: resolves when `signal` aborts, rejects when the connection drops. */
+async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
+  const boxes = await client.list();
+  const wanted = o.mailbox.toUpperCase() === 'INBOX' ? 'INBOX' : o.mailbox;
+  const box = boxes.find((b) => (wanted === 'INBOX' ? b.path.toUpperCase() === 'INBOX' : b.path === wanted));
+  if (!box) throw new WatchError(`hooks.email.mailbox: there is no mailbox ${JSON.stringify(o.mailbox)}; the account has ${boxes.map((b) => b.path).join(', ')}`);
+  const use = [box.specialUse, ...box.flags].find((f) => f && SKIPPED_USES.includes(f));
+  if (use) throw new WatchError(`hooks.email.mailbox: ${box.path} is the account's ${use.slice(1)} folder, whose mail is never posted; watch the inbox (or another folder) instead`);
+
+  const opened = await client.mailboxOpen(box.path, { readOnly: true });
+  const uidValidity = String(opened.uidValidity);
+  await begin(client, o, uidValidity, opened.uidNext);
+  o.log.info({ mailbox: box.path, uidValidity, after: o.progress.get()!.lastUid }, 'watching');
+
+  // New mail (EXISTS) wakes the loop; a dropped connection (close) ends the session.
+  let wake: () => void = () => {};
+  let more = true;
+  client.on('exists', () => {
+    more = true;
+    wake();
+  });
+  const closed = new Promise<never>((_, reject) => client.once('close', () => reject(new Error('the server closed the connection'))));
+  closed.catch(() => {});
+  const aborted = new Promise<void>((resolve) => o.signal.addEventListener('abort', () => resolve(), { once: true }));
+  while (!o.signal.aborted) {
+    if (more) {
+      more = false;
+      // Not raced against `closed`: a drop fails catchUp's next IMAP command, and a post in
+      // flight finishes (and is recorded) before the session ends.
+      await catchUp(client, o, uidValidity);
+      continue;
+    }
+    await Promise.race([new Promise<void>((r) => (wake = r)), closed, aborted]);
+  }
+}
+
+/**
+ * Where this run starts. First run: from now (UIDNEXT), or `--backfill N` mails back.
+ * Another UIDVALIDITY than the recorded one means the server renumbered the mailbox: the old
+ * UIDs say nothing, so the place is found again by INTERNALDATE — the mails newer than the
+ * newest one handled (and, in its second, those not handled yet by their header fingerprint).
+ * A renumbered mail that was posted already is then either left out here or, at worst, posted
+ * again with its Message-ID, which the preset's idempotency key answers with a replay.
+ */
+async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uidNext: number): Promise<void> {
+  const p = o.progress.get();
+  if (p && p.uidValidity === uidValidity) return;
+  if (!p) {
+    let lastUid = uidNext - 1;
+    let lastDate = Math.floor(Date.now() / 1000);
+    if (o.backfill > 0) {
+      const all = (await client.search({ all: true }, { uid: true })) || [];
+      const first = all.slice(-o.backfill)[0];
+      if (first !== undefined) {
+        lastUid = first - 1;
+        lastDate = (await dateOf(client, first)) - 1;
+      }
+      o.log.info({ backfill: Math.min(o.backfill, all.length) }, 'first run: posting the last mails of the mailbox once, then new ones');
+    } else {
+      o.log.info({ uidNext }, 'first run: starting from now (mail already in the mailbox is not posted; --backfill N posts the last N)');
+    }
+    o.progress.set({ uidValidity, lastUid, lastDate, lastDateIds: [] });
+    return;
+  }
+  const since = p.lastDate ?? 0;
+  const seen = new Set(p.lastDateIds ?? []);
+  const fresh: number[] = [];
+  // SEARCH SINCE is by day (in the server's zone): a day early, then exact by INTERNALDATE.
+  const near = (await client.search({ since: new Date((since - 86400) * 1000) }, { uid: true })) || [];
+  if (near.length > 0) {
+    for await (const m of client.fetch(near.join(','), { uid: true, internalDate: true, headers: true }, { uid: true })) {
+      const date = seconds(m.internalDate);
+      if (date > since || (date === since && !seen.has(fingerprint(m.headers)))) fresh.push(m.uid);
+    }
+  }
+  fresh.sort((a, b) => a - b);
+  const lastUid = fresh.length > 0 ? fresh[0]! - 1 : uidNext - 1;
+  o.log.warn({ was: p.uidValidity, now: uidValidity, toPost: fresh.length }, 'the mailbox was renumbered (UIDVALIDITY changed); resuming after the newest mail handled, by date');
+  o.progress.set({ ...p, uidValidity, lastUid });
+}
+
+/** Posts every mail above the recorded UID, in UID order, recording each after its 2xx. */
+async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): Promise<void> {
+  let p = o.progress.get()!;
+  const found = (await client.search({ uid: `${p.lastUid + 1}:*` }, { uid: true })) || [];
+  // `N:*` also matches the highest UID when it is below N (RFC 3501 §6.4.8).
+  const uids = found.filter((u) => u > p.lastUid).sort((a, b) => a - b);
+  for (const uid of uids) {
+    const m = await client.fetchOne(String(uid), { uid: true, source: true, internalDate: true }, { uid: true });
+    if (m && m.source) {
+      const mail = await mailFields(m.source, { uidValidity, uid }, o.limits);
+      const r = await postMail(o.target, mail, `email:${uidValidity}:${uid}`, uid, o.log, o.signal);
+      if (r.outcome === 'refused') o.log.error({ uid, status: r.status, code: r.code }, 'the hook refused the mail for good; skipped');
+      else o.log.info({ uid, status: r.status }, 'posted');
+      p = advance(p, uid, seconds(m.internalDate), fingerprint(headerBlock(m.source)));
+    } else {
+      p = { ...p, lastUid: uid }; // expunged before we got to it
+    }
+    o.progress.set(p);
+  }
+  if (uids.length > 0) o.log.info({ count: uids.length }, `caught up ${uids.length}`);
+}
+
+function advance(p: MailboxProgress, uid: number, date: number, id: string): MailboxProgress {
+  const last = p.lastDate ?? 0;
+  if (date > last) return { ...p, lastUid: uid, lastDate: date, lastDateIds: [id] };
+  if (date === last) return { ...p, lastUid: uid, lastDateIds: [...(p.lastDateIds ?? []), id] };
+  return { ...p, lastUid: uid };
+}
+
+async function dateOf(client: ImapFlow, uid: number): Promise<number> {
+  const m = await client.fetchOne(String(uid), { uid: true, internalDate: true }, { uid: true });
+  return m ? seconds(m.internalDate) : Math.floor(Date.now() / 1000);
+}
+
+function seconds(date: Date | string | undefined): number {
+  return date ? Math.floor(new Date(date).getTime() / 1000) : 0;
+}
+
+/** The header block of a raw mail (up to the first blank line). */
+function headerBlock(source: Buffer): Buffer {
+  const end = source.indexOf('\r\n\r\n');
+  return end < 0 ? source : source.subarray(0, end + 4); // with the blank line, as BODY[HEADER]
+}
+
+/** A mail's identity that survives renumbering, Message-ID or not: a hash of its headers. */
+function fingerprint(headers: Buffer | undefined): string {
+  return createHash('sha256').update(headers ?? '').digest('base64url').slice(0, 22);
+}
