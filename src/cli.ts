@@ -150,7 +150,7 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (opts) => {
       const loaded = await load(opts.config);
       const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-      const store = orExit(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+      const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       let after: number = opts.after;
       for (;;) {
         const events = await store.listEvents(after, opts.limit);
@@ -178,7 +178,7 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (id: string | undefined, opts) => {
       const loaded = await load(opts.config);
       const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-      const store = orExit(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+      const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       try {
         if (id !== undefined) {
           const run = await store.getRun(id);
