@@ -183,6 +183,10 @@ export function createPool(opts: PoolOptions): pg.Pool {
     types,
   });
   pool.on('error', opts.onIdleError);
+  // A connection that breaks emits 'error' on its client, also while it is checked out or after
+  // the pool has let go of it (ECONNRESET after "terminating connection"): unhandled, that
+  // would end the process. The query under way rejects with it anyway; the pool drops the client.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
