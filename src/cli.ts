@@ -18,6 +18,7 @@ const tokenModule = async (): Promise<typeof import('./config/token.js')> => req
 const compileModule = async (): Promise<typeof import('./compile-config.js')> => require('./compile-config.ts');
 const contextModule = async (): Promise<typeof import('./engine/context.js')> => require('./engine/context.ts');
 const storeModule = async (): Promise<typeof import('./store/open.js')> => require('./store/open.ts');
+const copyModule = async (): Promise<typeof import('./store/copy.js')> => require('./store/copy.ts');
 const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
 const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
 const routingModule = async (): Promise<typeof import('./http/routes-table.js')> => require('./http/routes-table.ts');
@@ -198,6 +199,20 @@ export async function main(argv: string[]): Promise<void> {
       } finally {
         await store.close();
       }
+    });
+
+  program
+    .command('store')
+    .description('work on the store itself')
+    .command('copy')
+    .description('copy events, runs, conversations, the outbox, idempotency keys and state from one store to another, empty one (e.g. SQLite → PostgreSQL); stop the servers of both first')
+    .requiredOption('--from <file>', 'config file of the store to copy from')
+    .requiredOption('--to <file>', 'config file of the store to copy into (it must be empty)')
+    .action(async (opts: { from: string; to: string }) => {
+      const [from, to] = [await load(opts.from), await load(opts.to)];
+      const { copyStore } = await copyModule();
+      const counts = await orExitAsync(() => copyStore(from.config, to.config, (line) => process.stdout.write(`${line}\n`)));
+      process.stdout.write(`copied: ${Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(', ')}\n`);
     });
 
   await program.parseAsync(argv);
