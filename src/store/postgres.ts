@@ -88,8 +88,8 @@ const CLAIM_OUTBOX_SQL = `UPDATE outbox SET attempts = attempts + 1, lease_until
  * reject with `unavailable` (503 on the request path); the pool reconnects by itself, so the
  * store serves again once the database is back.
  *
- * Unlike the SQLite store, opening one does not clear outbox leases: another instance may
- * hold them. A lease held by a process that stopped ends at its `leaseUntil`.
+ * One instance per database (CONTRACT.md §10's several instances come with instance leases):
+ * like the SQLite store, opening one clears the outbox leases of the process before.
  */
 export class PostgresStore implements Store {
   private state: 'open' | 'closing' | 'closed' = 'open';
@@ -130,6 +130,11 @@ export class PostgresStore implements Store {
       try {
         const { from, to } = await migratePg(client);
         if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
+        // One instance per database in this release (as the recovery of running runs at start
+        // assumes too): outbox leases were taken by a process that has stopped, so its pending
+        // deliveries are claimable at once, as with SQLite. Instance leases replace this when
+        // several instances share a database.
+        await client.query("UPDATE outbox SET lease_until = NULL WHERE status = 'pending' AND lease_until IS NOT NULL");
       } finally {
         client.release();
       }

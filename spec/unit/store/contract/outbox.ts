@@ -103,6 +103,20 @@ export function outboxContract(h: Harness): void {
       expect(await store.getState('main.lastRecipient')).to.equal('{"provider":"telegram","to":"555"}');
     });
 
+    // One process per store (SQLite: the data-directory lock; PostgreSQL: one instance per
+    // database in this release), so the process before has stopped.
+    it('a restart clears the leases of the process before: its pending rows are claimable at once', async () => {
+      let store = await open();
+      await queued(store, 'r1', ['one', 'two']);
+      const [d] = (await store.claimDeliveries(iso(T0), 10, far)).deliveries;
+      await store.ackPart(d!.id, 0);
+      await store.close();
+      stores.splice(0);
+      store = await open();
+      const [resumed] = (await store.claimDeliveries(iso(T0 + 1), 10, far)).deliveries;
+      expect(resumed).to.include({ id: d!.id, partsSent: 1, attempts: 2 });
+    });
+
     it('retention keeps a run whose delivery is pending and purges a settled one with its row', async () => {
       const store = await open({ retainDays: 30 });
       await queued(store, 'pending', ['p']);
