@@ -114,7 +114,7 @@ export function pgReads(db: Queryable) {
 export async function openPgReader(url: string): Promise<StoreReader> {
   const pool = createPool({ url, max: 2, onIdleError: () => {} });
   try {
-    const version = await schemaVersion(pool as unknown as pg.ClientBase);
+    const version = await schemaVersion(pool);
     if (version === 0) throw new StoreError('unavailable', `no store yet in ${redactUrl(url)} (\`hookrelay serve\` creates it there)`);
     if (version < PG_SCHEMA_VERSION) {
       throw new StoreError('unavailable', `the store in ${redactUrl(url)} has schema v${version}, this hookrelay reads v${PG_SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);

@@ -147,7 +147,7 @@ export async function migratePg(client: pg.ClientBase): Promise<{ from: number; 
 }
 
 /** The stored schema version; 0 when the database has none yet. */
-export async function schemaVersion(client: pg.ClientBase): Promise<number> {
+export async function schemaVersion(client: pg.Pool | pg.ClientBase): Promise<number> {
   const exists = await client.query<{ t: string | null }>("SELECT to_regclass('hookrelay_schema') AS t");
   if (exists.rows[0]?.t == null) return 0;
   const { rows } = await client.query<{ version: number }>('SELECT version FROM hookrelay_schema');
