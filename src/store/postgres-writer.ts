@@ -35,6 +35,14 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
 const columnCount = (columns: string) => columns.split(',').length;
 
 /**
+ * PostgreSQL's text cannot hold U+0000 (SQLite's can), and a payload may carry one: it is
+ * stored as U+FFFD rather than failing the request, whose 503 the sender would retry forever.
+ */
+export function pgText<T>(v: T): T {
+  return typeof v === 'string' && v.includes('\0') ? (v.replaceAll('\0', '\uFFFD') as T) : v;
+}
+
+/**
  * Inserts rows into a table in one statement, whatever their number (one array parameter per
  * column, `unnest`ed): a batch of accepts costs one round trip per table, not one per row.
  * The column casts come from `types`, in the columns' order; `status`: a constant status column.
@@ -43,7 +51,7 @@ async function insertMany(c: pg.ClientBase, table: string, columns: string, type
   if (rows.length === 0) return;
   const n = columnCount(columns);
   const cols: unknown[][] = Array.from({ length: n }, () => new Array(rows.length));
-  for (let r = 0; r < rows.length; r++) for (let i = 0; i < n; i++) cols[i]![r] = rows[r]![i];
+  for (let r = 0; r < rows.length; r++) for (let i = 0; i < n; i++) cols[i]![r] = pgText(rows[r]![i]);
   const casts = types.split(',').map((t, i) => `$${i + 1}::${t.trim()}[]`).join(', ');
   // WITH ORDINALITY … ORDER BY: identities (seq) are handed out in the order of `rows`.
   await c.query(
@@ -121,6 +129,15 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
   return held;
 }
 
+/**
+ * An error that one op's data caused — integrity (SQLSTATE class 23) or a value the column
+ * cannot take (class 22) — and that fails that op alone, not its batch-mates.
+ */
+function opLevel(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
 interface Pending {
   op: AcceptOp;
   resolve: (held: number[] | undefined) => void;
@@ -158,10 +175,9 @@ export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchM
         out.push({ held: (await writeAccepts(c, [p.op], before))[0] });
         await c.query('RELEASE SAVEPOINT op');
       } catch (err) {
-        const e = pgStoreError(err);
-        if (e.code !== 'constraint') throw err; // the connection or the database: the whole batch fails
+        if (!opLevel(err)) throw err; // the connection or the database: the whole batch fails
         await c.query('ROLLBACK TO SAVEPOINT op');
-        out.push({ error: e });
+        out.push({ error: pgStoreError(err) });
       }
     }
     return out;
@@ -175,7 +191,7 @@ export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchM
       try {
         outcome = await inTransaction(pool, async (c) => (await writeAccepts(c, batch.map((p) => p.op), before)).map((held) => ({ held })));
       } catch (err) {
-        if (!(err instanceof StoreError && err.code === 'constraint')) throw err;
+        if (!opLevel((err as Error).cause ?? err)) throw err;
         outcome = await inTransaction(pool, (c) => isolated(c, batch, before));
       }
       stats.commits++;

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
 import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
 import { pgLimit, pgReads } from './postgres-reader.js';
-import { acceptBatcher, inTransaction, insertEvents, insertOutbox, type CommitStats } from './postgres-writer.js';
+import { acceptBatcher, inTransaction, insertEvents, insertOutbox, pgText, type CommitStats } from './postgres-writer.js';
 import {
   StoreError,
   type DeliveryOutcomeRecord, type DeliveryRecord, type EventRecord, type HistoryMessage, type ListRunsOptions, type NewDelivery, type NewEvent,
@@ -195,7 +195,7 @@ export class PostgresStore implements Store {
       const { rows } = await c.query<{ session_key: string }>(
         `UPDATE runs SET status = $2, ended_at = $3, reply = $4, error = $5, error_code = $6, delivered_to = $7
          WHERE run_id = $1 AND status = 'running' RETURNING session_key`,
-        [runId, end.status, end.endedAt, end.reply ?? null, end.error ?? null, end.errorCode ?? null, end.deliveredTo ?? null],
+        [runId, end.status, end.endedAt, pgText(end.reply ?? null), pgText(end.error ?? null), end.errorCode ?? null, end.deliveredTo ?? null],
       );
       if (rows.length === 0) throw new StoreError('run_not_running', `run ${runId} is not running`);
       if (effects.summary) await insertEvents(c, [effects.summary]);
@@ -231,7 +231,7 @@ export class PostgresStore implements Store {
     await c.query(
       `INSERT INTO history (session_key, role, content, at)
        SELECT $1, role, content, $4 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(role, content, ord) ORDER BY ord`,
-      [sessionKey, messages.map((m) => m.role), messages.map((m) => m.content), this.clock().toISOString()],
+      [pgText(sessionKey), messages.map((m) => m.role), messages.map((m) => pgText(m.content)), this.clock().toISOString()],
     );
   }
 
@@ -260,7 +260,7 @@ export class PostgresStore implements Store {
 
   retryDelivery(id: number, at: string, error: string): Promise<void> {
     return this.guard(async () => {
-      await this.tx((c) => c.query("UPDATE outbox SET next_at = $2, error = $3, lease_until = NULL WHERE id = $1 AND status = 'pending'", [id, at, error]));
+      await this.tx((c) => c.query("UPDATE outbox SET next_at = $2, error = $3, lease_until = NULL WHERE id = $1 AND status = 'pending'", [id, at, pgText(error)]));
     });
   }
 
@@ -269,7 +269,7 @@ export class PostgresStore implements Store {
       const { rows } = await c.query<{ run_id: string | null }>(
         `UPDATE outbox SET status = $2, error = $3, settled_at = $4, lease_until = NULL
          WHERE id = $1 AND status = 'pending' RETURNING run_id`,
-        [id, outcome.status, outcome.status === 'failed' ? outcome.error : null, outcome.at],
+        [id, outcome.status, outcome.status === 'failed' ? pgText(outcome.error) : null, outcome.at],
       );
       if (rows.length === 0) throw new StoreError('constraint', `delivery ${id} is not pending`);
       const runId = rows[0]!.run_id;
@@ -277,7 +277,7 @@ export class PostgresStore implements Store {
         await c.query(
           `UPDATE runs SET delivered_to = COALESCE($2, delivered_to), error = COALESCE($3, error), error_code = COALESCE($4, error_code)
            WHERE run_id = $1`,
-          [runId, effects.run.deliveredTo ?? null, effects.run.error ?? null, effects.run.errorCode ?? null],
+          [runId, effects.run.deliveredTo ?? null, pgText(effects.run.error ?? null), effects.run.errorCode ?? null],
         );
       }
       if (effects.summary) await insertEvents(c, [effects.summary]);
@@ -396,6 +396,6 @@ async function setState(c: pg.ClientBase, state: Record<string, string> | undefi
   await c.query(
     `INSERT INTO state (key, value) SELECT * FROM unnest($1::text[], $2::text[])
      ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-    [entries.map(([k]) => k), entries.map(([, v]) => v)],
+    [entries.map(([k]) => pgText(k)), entries.map(([, v]) => pgText(v))],
   );
 }

@@ -75,3 +75,29 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
     await store.close();
   });
 });
+
+describe('store/postgres: text PostgreSQL cannot hold', function () {
+  this.timeout(60000);
+
+  it('a NUL character is stored as U+FFFD, and a value the database refuses fails only its own accept', async () => {
+    const url = await freshDatabase('nul');
+    const store = await PostgresStore.open({ url, poolSize: 2, log: silentLogger });
+    try {
+      const ev = (id: string, text: string, extra: Record<string, unknown> = {}) => ({ id, kind: 'wake' as const, text, source: 'wake', at: 'a', unsafe: false, ...extra });
+      const run = { runId: 'r1', sessionKey: 'hook:a\u0000b', message: 'm\u0000', wakeMode: 'now' as const, deliver: false, provider: 'last' as const, source: 'agent', unsafe: false, createdAt: 'a' };
+      // One turn of the event loop: one batch. A timeoutSeconds that is no number is a data
+      // exception (SQLSTATE 22P02) of that accept alone.
+      const results = await Promise.all([
+        store.accept([ev('e1', 'before\u0000after')], [run]),
+        store.accept([], [{ ...run, runId: 'r2', sessionKey: 'hook:x', timeoutSeconds: 'soon' as unknown as number }]).then(() => 'ok', (e) => e.code),
+        store.accept([ev('e3', 'fine')], []),
+      ]);
+      expect(results[1]).to.equal('failed');
+      expect((await store.listEvents(0, 10)).map((e) => e.text)).to.deep.equal(['before\uFFFDafter', 'fine']);
+      expect(await store.getRun('r1')).to.include({ sessionKey: 'hook:a\uFFFDb', message: 'm\uFFFD' });
+      expect(await store.getRun('r2')).to.equal(undefined);
+    } finally {
+      await store.close();
+    }
+  });
+});
