@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -34,10 +34,20 @@ export async function startCluster(): Promise<Cluster> {
     throw new Error(`cannot start a PostgreSQL server for the specs: ${(e.stderr || e.message).trim()}`);
   }
   const port = new URL(out).port;
+  let running = true;
+  // A run cut short (Ctrl-C, a crash) leaves no server behind either.
+  const atExit = () => running && execFileSync(SCRIPT, ['stop', dir], { stdio: 'ignore' });
+  process.once('exit', atExit);
   return {
     url: out,
-    stop: async () => void (await run(SCRIPT, ['stop', dir])),
-    start: async () => void (await run(SCRIPT, ['start', dir, port])),
+    stop: async () => {
+      await run(SCRIPT, ['stop', dir]);
+      running = false;
+    },
+    start: async () => {
+      await run(SCRIPT, ['start', dir, port]);
+      running = true;
+    },
   };
 }
 
