@@ -18,6 +18,7 @@ const tokenModule = async (): Promise<typeof import('./config/token.js')> => req
 const compileModule = async (): Promise<typeof import('./compile-config.js')> => require('./compile-config.ts');
 const contextModule = async (): Promise<typeof import('./engine/context.js')> => require('./engine/context.ts');
 const storeModule = async (): Promise<typeof import('./store/open.js')> => require('./store/open.ts');
+const copyModule = async (): Promise<typeof import('./store/copy.js')> => require('./store/copy.ts');
 const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
 const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
 const routingModule = async (): Promise<typeof import('./http/routes-table.js')> => require('./http/routes-table.ts');
@@ -203,7 +204,7 @@ Example: Gmail over IMAP with an app password
     .action(async (opts) => {
       const loaded = await load(opts.config);
       const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-      const store = orExit(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+      const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       let after: number = opts.after;
       for (;;) {
         const events = await store.listEvents(after, opts.limit);
@@ -231,7 +232,7 @@ Example: Gmail over IMAP with an app password
     .action(async (id: string | undefined, opts) => {
       const loaded = await load(opts.config);
       const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-      const store = orExit(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+      const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
       try {
         if (id !== undefined) {
           const run = await store.getRun(id);
@@ -253,6 +254,20 @@ Example: Gmail over IMAP with an app password
       } finally {
         await store.close();
       }
+    });
+
+  program
+    .command('store')
+    .description('work on the store itself')
+    .command('copy')
+    .description('copy events, runs, conversations, the outbox, idempotency keys and state from one store to another, empty one (e.g. SQLite → PostgreSQL); stop the servers of both first')
+    .requiredOption('--from <file>', 'config file of the store to copy from')
+    .requiredOption('--to <file>', 'config file of the store to copy into (it must be empty)')
+    .action(async (opts: { from: string; to: string }) => {
+      const [from, to] = [await load(opts.from), await load(opts.to)];
+      const { copyStore } = await copyModule();
+      const counts = await orExitAsync(() => copyStore(from.config, to.config, (line) => process.stdout.write(`${line}\n`)));
+      process.stdout.write(`copied: ${Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(', ')}\n`);
     });
 
   await program.parseAsync(argv);

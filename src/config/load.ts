@@ -128,6 +128,9 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   checkRuntime(cfg, problems);
   // Forward mode: chat delivery is the upstream's, with the upstream's providers.
   if (!isForward(cfg)) checkProviders(cfg, problems);
+  if (isPlainObject(cfg.store) && cfg.store.kind === 'postgres' && !cfg.store.url) {
+    problems.push({ path: 'store.url', message: 'is required with store.kind: postgres, e.g. postgres://user:${PGPASSWORD}@host:5432/hookrelay' });
+  }
   if (isPlainObject(cfg.server) && cfg.server.headersTimeoutMs > cfg.server.requestTimeoutMs) {
     problems.push({ path: 'server.requestTimeoutMs', message: `must be at least server.headersTimeoutMs (${cfg.server.headersTimeoutMs}): the headers are part of the request` });
   }

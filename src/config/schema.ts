@@ -212,9 +212,11 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     maxConnectionsPerAddress: int('Open connections at most from one address (a trusted proxy excepted); more are answered 503 with Retry-After and closed.', 128, 1),
   }, { default: {} }),
   dataDir: str('Directory of the embedded store and the generated token, relative to the config file.', './.hookrelay', { minLength: 1 }),
-  store: obj('The embedded store.', {
-    kind: choice(['sqlite'], 'Store implementation.', 'sqlite'),
-    durability: choice(['fsync', 'os'], '`fsync`: answer 2xx only once the commit is on disk; `os`: once the OS has it (faster, loses the last writes on power failure).', 'fsync'),
+  store: obj('Where accepted events, runs, conversations, the outbox and idempotency keys are kept.', {
+    kind: choice(['sqlite', 'postgres'], '`sqlite`: the embedded store in dataDir; `postgres`: a PostgreSQL database (store.url).', 'sqlite'),
+    durability: choice(['fsync', 'os'], 'SQLite only. `fsync`: answer 2xx only once the commit is on disk; `os`: once the OS has it (faster, loses the last writes on power failure).', 'fsync'),
+    url: str('PostgreSQL only, and required there: the connection URL, e.g. `postgres://hookrelay:${PGPASSWORD}@db:5432/hookrelay`. Its password is never logged or printed.', undefined, { minLength: 1 }),
+    poolSize: int('PostgreSQL only: database connections at most.', 10, 1, 1000),
     retainDays: int('Days ended runs, conversation turns and events are kept; older ones are purged in the background (hourly, in small batches; queued and running runs are never purged, and event seq numbers are never reused). 0 keeps everything.', 30, 0),
   }, { default: {} }),
   hooks: obj('The webhook listener and its mappings.', {

@@ -123,7 +123,7 @@ export interface Config {
     maxConnectionsPerAddress: number;
   };
   dataDir: string;
-  store: { kind: 'sqlite'; durability: 'fsync' | 'os'; retainDays: number };
+  store: { kind: 'sqlite' | 'postgres'; durability: 'fsync' | 'os'; retainDays: number; url?: string; poolSize: number };
   hooks: HooksConfig;
   agent: AgentConfig;
   heartbeat: { everySeconds: number };

@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
+import { PostgresStore } from './postgres.js';
+import { openPgReader } from './postgres-reader.js';
 import { SqliteStore } from './sqlite.js';
 import { openReadOnlyStore } from './sqlite-reader.js';
 import { StoreError, type Store, type StoreReader } from './store.js';
@@ -31,6 +33,14 @@ export async function openStore(config: Config, log: Logger): Promise<Store> {
         if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
         throw err;
       }
+    case 'postgres':
+      return PostgresStore.open({
+        url: config.store.url!, // required with kind: postgres (the loader checks)
+        poolSize: config.store.poolSize,
+        retainDays: config.store.retainDays,
+        idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
+        log,
+      });
     default: {
       const never: never = kind;
       throw new Error(`unknown store kind: ${String(never)}`);
@@ -40,14 +50,16 @@ export async function openStore(config: Config, log: Logger): Promise<Store> {
 
 /**
  * Opens the store for reading only, beside a running server: no lock, no writer, no
- * migration, nothing created. Throws {@link StoreError} `unavailable` saying what to do when
+ * migration, nothing created (PostgreSQL: a small pool that only reads). Throws {@link StoreError} `unavailable` saying what to do when
  * there is no store yet or its schema is not this version's.
  */
-export function openStoreReadOnly(config: Config): StoreReader {
+export async function openStoreReadOnly(config: Config): Promise<StoreReader> {
   const kind = config.store.kind;
   switch (kind) {
     case 'sqlite':
       return openReadOnlyStore(resolve(config.dataDir));
+    case 'postgres':
+      return openPgReader(config.store.url!);
     default: {
       const never: never = kind;
       throw new Error(`unknown store kind: ${String(never)}`);

@@ -1,0 +1,26 @@
+import type { Harness } from './harness.js';
+import { claimContract } from './claim.js';
+import { commitContract } from './commit.js';
+import { keysContract } from './keys.js';
+import { outboxContract } from './outbox.js';
+import { readsContract } from './reads.js';
+import { recordsContract } from './records.js';
+import { retentionContract } from './retention.js';
+
+/**
+ * The store specs that every backend must pass (the semantics documented on `Store` in
+ * src/store/store.ts), run once per backend by the `*-contract.spec.ts` entries. What only
+ * one backend has (SQLite's file lock, durability pragmas, crash specifics) stays in that
+ * backend's own specs.
+ */
+export function storeContract(h: Harness): void {
+  before(() => h.setup());
+  after(() => h.teardown());
+  recordsContract(h);
+  commitContract(h);
+  claimContract(h);
+  readsContract(h);
+  keysContract(h);
+  outboxContract(h);
+  retentionContract(h);
+}

@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import type { Harness, OpenOptions, TestStore } from './harness.js';
+import type { NewEvent } from '../../../../src/store/store.js';
+
+const ev = (id: string, text = `text ${id}`): NewEvent => ({
+  id, kind: 'wake', text, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false,
+});
+
+/** reads */
+export function readsContract(h: Harness): void {
+  describe('reads', function () {
+    this.timeout(30000);
+    let store: TestStore;
+    const opened: TestStore[] = [];
+    const open = async (opts: OpenOptions = {}) => {
+      const s = await h.open(opts);
+      opened.push(s);
+      return s;
+    };
+
+    beforeEach(async () => {
+      await h.reset();
+      store = await open();
+    });
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+    });
+
+    describe('listEvents with a byte budget', () => {
+      const KB100 = 100 * 1024;
+      const MIB = 1024 * 1024;
+
+      it('bounds a page of large events by the budget, not by the limit, and pages through each exactly once', async () => {
+        const n = 64; // 6.4 MB in all
+        for (let i = 0; i < n; i += 16) {
+          await store.accept(Array.from({ length: 16 }, (_, j) => ev(`e${i + j}`, String(i + j).padEnd(KB100, 'x'))), []);
+        }
+        const page = await store.listEvents(0, 1000, MIB);
+        expect(page.length).to.be.at.least(1).and.at.most(10);
+        expect(page.reduce((s, e) => s + e.text.length, 0)).to.be.at.most(MIB);
+        expect(page.map((e) => e.id)).to.deep.equal(Array.from({ length: page.length }, (_, i) => `e${i}`));
+
+        const seen: string[] = [];
+        let pages = 0;
+        for (let after = 0; ; pages++) {
+          const p = await store.listEvents(after, 1000, MIB);
+          if (p.length === 0) break;
+          seen.push(...p.map((e) => e.id));
+          after = p[p.length - 1]!.seq;
+        }
+        expect(seen).to.deep.equal(Array.from({ length: n }, (_, i) => `e${i}`));
+        expect(pages).to.be.at.least(Math.ceil((n * KB100) / MIB));
+        // Without a budget the limit alone still decides, as before.
+        expect(await store.listEvents(0, 1000)).to.have.length(n);
+      });
+
+      it('always returns at least one event, even one larger than the budget', async () => {
+        await store.accept([ev('big', 'y'.repeat(2 * KB100)), ev('small')], []);
+        const first = await store.listEvents(0, 1000, KB100);
+        expect(first.map((e) => e.id)).to.deep.equal(['big']);
+        expect((await store.listEvents(first[0]!.seq, 1000, KB100)).map((e) => e.id)).to.deep.equal(['small']);
+        expect((await store.listEvents(0, 1000, 0)).map((e) => e.id)).to.deep.equal(['big']);
+      });
+
+      it('counts multi-byte text in UTF-8 bytes', async () => {
+        const euro = '€'.repeat(40 * 1024); // 40 Ki characters, 120 KiB of UTF-8
+        await store.accept([ev('a', euro), ev('b', euro)], []);
+        expect((await store.listEvents(0, 10, 200 * 1024)).map((e) => e.id)).to.deep.equal(['a']);
+      });
+    });
+  });
+}

@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import type { Harness, OpenOptions, TestStore } from './harness.js';
+import { PURGE_BATCH } from '../../../../src/store/sqlite.js';
+import type { NewEvent, NewRun } from '../../../../src/store/store.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const ev = (id: string, at: number, extra: Partial<NewEvent> = {}): NewEvent => ({
+  id, kind: 'wake', text: `text ${id}`, source: 'wake', at: iso(at), unsafe: false, ...extra,
+});
+const run = (runId: string, at: number, sessionKey = `hook:${runId}`): NewRun => ({
+  runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
+  source: 'agent', unsafe: false, createdAt: iso(at),
+});
+
+/** retention (store.retainDays) */
+export function retentionContract(h: Harness): void {
+  describe('retention (store.retainDays)', function () {
+    this.timeout(30000);
+    let now: number;
+    const stores: TestStore[] = [];
+    const open = async (opts: OpenOptions = {}) => {
+      const s = await h.open({ clock: () => new Date(now), ...opts });
+      stores.push(s);
+      return s;
+    };
+
+    beforeEach(async () => {
+      await h.reset();
+      now = T0;
+    });
+    afterEach(async () => {
+      for (const s of stores.splice(0)) await s.close();
+    });
+
+    /** Old data at T0: two ended runs with their turns, one still queued, one still running. */
+    async function seedOld(store: TestStore) {
+      await store.accept([ev('old-1', T0), ev('old-2', T0)], [run('done', T0), run('broke', T0), run('busy', T0), run('waits', T0, 'hook:busy')]);
+      const claimed = await store.claimRuns(3, iso(T0));
+      expect(claimed.map((r) => r.runId)).to.deep.equal(['done', 'broke', 'busy']);
+      const turn = [{ role: 'user' as const, content: 'q' }, { role: 'assistant' as const, content: 'a' }];
+      await store.finishRun('done', { status: 'succeeded', endedAt: iso(T0), reply: 'a' }, { history: turn });
+      await store.finishRun('broke', { status: 'failed', endedAt: iso(T0), error: 'x', errorCode: 'model_http' }, {});
+      await store.appendHistory('main', turn, { 'heartbeat.cursor': '2' });
+    }
+
+    it('purges ended runs, turns and events older than retainDays; keeps new ones and queued/running runs; seq goes on', async () => {
+      const store = await open({ retainDays: 30 });
+      await seedOld(store);
+      now = T0 + 31 * DAY;
+      await store.accept([ev('new-1', now)], [run('fresh', now)]);
+      await store.appendHistory('main', [{ role: 'user', content: 'new q' }]);
+      const lastOldSeq = (await store.listEvents(0, 10)).find((e) => e.id === 'new-1')!.seq;
+
+      const counts = await store.purgeExpired();
+      expect(counts).to.deep.equal({ runs: 2, history: 4, events: 2, outbox: 0 });
+      expect((await store.listEvents(0, 100)).map((e) => e.id)).to.deep.equal(['new-1']);
+      expect((await store.listRuns({ limit: 100 })).map((r) => r.runId).sort()).to.deep.equal(['busy', 'fresh', 'waits']);
+      expect(await store.history('main', 10)).to.deep.equal([{ role: 'user', content: 'new q' }]);
+      expect(await store.history('hook:done', 10)).to.deep.equal([]);
+      // The queued run behind the running one is still its session's next: claims still work.
+      await store.finishRun('busy', { status: 'succeeded', endedAt: iso(now), reply: 'ok' }, {});
+      expect((await store.claimRuns(10, iso(now))).map((r) => r.runId)).to.deep.equal(['waits', 'fresh']);
+      // seq is never reused, even once every older event is gone.
+      await store.accept([ev('new-2', now)], []);
+      expect((await store.listEvents(lastOldSeq, 10))[0]).to.include({ id: 'new-2', seq: lastOldSeq + 1 });
+      // A second pass finds nothing more.
+      expect(await store.purgeExpired()).to.deep.equal({ runs: 0, history: 0, events: 0, outbox: 0 });
+    });
+
+    it('a run that ended recently stays, however long ago it was accepted; 0 keeps everything', async () => {
+      let store = await open({ retainDays: 30 });
+      await store.accept([], [run('long', T0)]);
+      await store.claimRuns(1, iso(T0));
+      now = T0 + 40 * DAY;
+      await store.finishRun('long', { status: 'succeeded', endedAt: iso(now - DAY), reply: 'late' }, {});
+      await store.purgeExpired();
+      expect(await store.getRun('long')).to.include({ status: 'succeeded' });
+
+      await store.close();
+      store = await open({ retainDays: 0 });
+      await store.accept([ev('ancient', T0 - 1000 * DAY)], []);
+      expect(await store.purgeExpired()).to.deep.equal({ runs: 0, history: 0, events: 0, outbox: 0 });
+      expect((await store.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['ancient']);
+    });
+
+    it(`works in batches of ${PURGE_BATCH} rows that take turns with other writes, and runs in the background on its own`, async () => {
+      // The timer's first pass only after a minute here: a pass of its own under way would be
+      // joined by the explicit one below, with the counts of its earlier clock.
+      let store = await open({ retainDays: 1 });
+      now = T0 - 10 * DAY;
+      const old = Array.from({ length: 1300 }, (_, i) => ev(`e${i}`, now));
+      await store.accept(old, []);
+      now = T0;
+      const commitsBefore = store.stats().commits;
+      // An accept sent while the purge runs commits before the purge is done (it is not held behind it).
+      let purged = false;
+      const purging = store.purgeExpired().then((c) => ((purged = true), c));
+      await store.accept([ev('during', now)], []);
+      expect(purged, 'the accept waited for the whole purge').to.equal(false);
+      const counts = await purging;
+      expect(counts.events).to.equal(1300);
+      expect(store.stats().commits - commitsBefore, 'one commit per batch at least').to.be.at.least(Math.ceil(1300 / PURGE_BATCH));
+      expect((await store.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['during']);
+
+      // The timer: rows that grow old later go without anyone asking.
+      await store.close();
+      store = await open({ retainDays: 1, purgeEveryMs: 50 });
+      now = T0 + 2 * DAY;
+      const deadline = Date.now() + 5000;
+      while ((await store.listEvents(0, 10)).length > 0) {
+        if (Date.now() > deadline) throw new Error('the background purge did not run');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
+  });
+}

@@ -1,0 +1,143 @@
+import type pg from 'pg';
+import { toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js';
+import { createPool, pgStoreError, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
+import {
+  StoreError, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type StoredKey, type StoreReader,
+} from './store.js';
+
+/** A pool or a client: reads run on either. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.ClientBase;
+
+/** LIMIT's value: null (no limit) for +∞, 0 for anything that is not a positive number. */
+export function pgLimit(n: number): number | null {
+  if (n === Number.POSITIVE_INFINITY) return null;
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+}
+
+/** A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there). */
+const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error
+  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id`;
+
+/** Events fetched per round trip while a byte budget is being filled. */
+const EVENTS_CHUNK = 100;
+
+/** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings (as in SQLite). */
+function eventBytes(row: EventRow): number {
+  return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
+}
+
+/**
+ * The read queries of the PostgreSQL store: the one place they are written. Each is one
+ * statement on the pool (autocommit), so it sees every commit acknowledged before it started.
+ * Errors come out as {@link StoreError}s.
+ */
+export function pgReads(db: Queryable) {
+  const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> => {
+    try {
+      return (await db.query<R>(text, values)).rows;
+    } catch (err) {
+      throw pgStoreError(err);
+    }
+  };
+  return {
+    /** See {@link Store.listEvents}: a budget is filled a chunk at a time, never more than a chunk past it. */
+    async listEvents(after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
+      const max = pgLimit(limit) ?? Number.POSITIVE_INFINITY;
+      const out: EventRecord[] = [];
+      let bytes = 0;
+      let from = Number(after) || 0;
+      const budgeted = maxBytes !== Number.POSITIVE_INFINITY;
+      while (out.length < max) {
+        const want = budgeted ? Math.min(EVENTS_CHUNK, max - out.length) : pgLimit(limit);
+        const rows = await q<EventRow>('SELECT * FROM events WHERE seq > $1 ORDER BY seq LIMIT $2', [from, want]);
+        for (const row of rows) {
+          const size = eventBytes(row);
+          if (out.length > 0 && bytes + size > maxBytes) return out;
+          out.push(toEvent(row));
+          bytes += size;
+        }
+        if (!budgeted || rows.length < (want ?? Number.POSITIVE_INFINITY) || rows.length === 0) return out;
+        from = rows[rows.length - 1]!.seq;
+      }
+      return out;
+    },
+
+    async getRun(runId: string): Promise<RunRecord | undefined> {
+      const [row] = await q<RunRow>(`${RUN_SELECT} WHERE runs.run_id = $1`, [runId]);
+      return row && toRun(row);
+    },
+
+    async listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
+      let below = Number.MAX_SAFE_INTEGER;
+      if (opts.before !== undefined) {
+        const [from] = await q<{ seq: number }>('SELECT seq FROM runs WHERE run_id = $1', [opts.before]);
+        if (!from) return [];
+        below = from.seq;
+      }
+      const rows = opts.status
+        ? await q<RunRow>(`${RUN_SELECT} WHERE runs.status = $1 AND runs.seq < $2 ORDER BY runs.seq DESC LIMIT $3`, [opts.status, below, pgLimit(opts.limit)])
+        : await q<RunRow>(`${RUN_SELECT} WHERE runs.seq < $1 ORDER BY runs.seq DESC LIMIT $2`, [below, pgLimit(opts.limit)]);
+      return rows.map(toRun);
+    },
+
+    async history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
+      const rows = await q<{ role: string; content: string }>(
+        'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = $1 ORDER BY seq DESC LIMIT $2) AS h ORDER BY seq',
+        [sessionKey, pgLimit(limit)],
+      );
+      return rows.map(toHistory);
+    },
+
+    /** Stored answers of these key hashes accepted at or after `since` (ISO time), in order. */
+    async findKeys(keys: readonly string[], since: string): Promise<(StoredKey | undefined)[]> {
+      if (keys.length === 0) return [];
+      const rows = await q<{ key: string; request_hash: string; status: number; body: string; at: string }>(
+        'SELECT key, request_hash, status, body, at FROM idempotency WHERE key = ANY($1) AND at >= $2',
+        [keys, since],
+      );
+      const byKey = new Map(rows.map((r) => [r.key, { requestHash: r.request_hash, status: r.status, body: r.body, at: r.at }]));
+      return keys.map((k) => byKey.get(k));
+    },
+
+    async getState(key: string): Promise<string | undefined> {
+      const [row] = await q<{ value: string }>('SELECT value FROM state WHERE key = $1', [key]);
+      return row?.value;
+    },
+  };
+}
+
+/**
+ * A {@link StoreReader} for `hookrelay events` and `runs`: a small pool, no migration, no
+ * writes. Refuses, saying what to do, a database without the store or at another schema
+ * version, and one that cannot be reached.
+ */
+export async function openPgReader(url: string): Promise<StoreReader> {
+  const pool = createPool({ url, max: 2, onIdleError: () => {} });
+  try {
+    const version = await schemaVersion(pool);
+    if (version === 0) throw new StoreError('unavailable', `no store yet in ${redactUrl(url)} (\`hookrelay serve\` creates it there)`);
+    if (version < PG_SCHEMA_VERSION) {
+      throw new StoreError('unavailable', `the store in ${redactUrl(url)} has schema v${version}, this hookrelay reads v${PG_SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
+    }
+    if (version > PG_SCHEMA_VERSION) {
+      throw new StoreError('unavailable', `the store in ${redactUrl(url)} has schema v${version}, newer than this hookrelay understands (v${PG_SCHEMA_VERSION}): upgrade hookrelay`);
+    }
+  } catch (err) {
+    await pool.end().catch(() => {});
+    if (err instanceof StoreError) throw err;
+    throw new StoreError('unavailable', `cannot read the store in ${redactUrl(url)}: ${pgStoreError(err).message}`, { cause: err });
+  }
+  const reads = pgReads(pool);
+  let open = true;
+  const guard = <A extends unknown[], T>(fn: (...a: A) => Promise<T>) => (...a: A): Promise<T> =>
+    open ? fn(...a) : Promise.reject(new StoreError('closed', 'the store is closed'));
+  return {
+    listEvents: guard(reads.listEvents),
+    getRun: guard(reads.getRun),
+    listRuns: guard(reads.listRuns),
+    close: async () => {
+      if (open) await pool.end();
+      open = false;
+    },
+  };
+}

@@ -1,0 +1,242 @@
+import type pg from 'pg';
+import { EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, keyValues, outboxValues, runValues } from './rows.js';
+import { EVENTS_LOCK, pgStoreError } from './postgres-schema.js';
+import { StoreError, type NewDelivery, type NewEvent, type NewKey, type NewRun } from './store.js';
+
+/**
+ * The write side of the PostgreSQL store: transactions on a pooled client, and group commit
+ * of accepts — the request path's writes.
+ */
+
+/** Runs `fn` in one transaction on a client of the pool; any failure rolls it back. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw pgStoreError(err);
+  }
+  let broken: unknown;
+  try {
+    await client.query('BEGIN');
+    const value = await fn(client);
+    await client.query('COMMIT');
+    return value;
+  } catch (err) {
+    broken = err;
+    await client.query('ROLLBACK').catch(() => {});
+    throw pgStoreError(err);
+  } finally {
+    // A client whose connection failed is destroyed rather than handed to the next caller.
+    client.release(broken !== undefined && pgStoreError(broken).code === 'unavailable' ? (broken as Error) : undefined);
+  }
+}
+
+const columnCount = (columns: string) => columns.split(',').length;
+
+/**
+ * PostgreSQL's text cannot hold U+0000 (SQLite's can), and a payload may carry one: it is
+ * stored as U+FFFD rather than failing the request, whose 503 the sender would retry forever.
+ */
+export function pgText<T>(v: T): T {
+  return typeof v === 'string' && v.includes('\0') ? (v.replaceAll('\0', '\uFFFD') as T) : v;
+}
+
+/**
+ * Inserts rows into a table in one statement, whatever their number (one array parameter per
+ * column, `unnest`ed): a batch of accepts costs one round trip per table, not one per row.
+ * The column casts come from `types`, in the columns' order; `status`: a constant status column.
+ */
+async function insertMany(c: pg.ClientBase, table: string, columns: string, types: string, rows: unknown[][], status?: string): Promise<void> {
+  if (rows.length === 0) return;
+  const n = columnCount(columns);
+  const cols: unknown[][] = Array.from({ length: n }, () => new Array(rows.length));
+  for (let r = 0; r < rows.length; r++) for (let i = 0; i < n; i++) cols[i]![r] = pgText(rows[r]![i]);
+  const casts = types.split(',').map((t, i) => `$${i + 1}::${t.trim()}[]`).join(', ');
+  // WITH ORDINALITY … ORDER BY: identities (seq) are handed out in the order of `rows`.
+  await c.query(
+    `INSERT INTO ${table} (${status ? 'status, ' : ''}${columns}) SELECT ${status ? `'${status}', ` : ''}${columns}
+     FROM unnest(${casts}) WITH ORDINALITY AS u(${columns}, ord) ORDER BY ord`,
+    cols,
+  );
+}
+
+const EVENT_TYPES = 'text, text, text, text, text, smallint';
+const RUN_TYPES = 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text';
+const OUTBOX_TYPES = 'text, text, text, text, integer, text, text';
+
+/** Inserts events after taking {@link EVENTS_LOCK}, so that their seq follows commit order. */
+export async function insertEvents(c: pg.ClientBase, events: readonly NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await c.query('SELECT pg_advisory_xact_lock($1)', [EVENTS_LOCK.toString()]);
+  await insertMany(c, 'events', EVENT_COLUMNS, EVENT_TYPES, events.map(eventValues));
+}
+
+/** Inserts an outbox row (pending, due at once). */
+export async function insertOutbox(c: pg.ClientBase, d: NewDelivery, runId: string | null): Promise<void> {
+  await insertMany(c, 'outbox', OUTBOX_COLUMNS, OUTBOX_TYPES, [outboxValues(d, runId)], 'pending');
+}
+
+/** One `accept` call. */
+export interface AcceptOp {
+  events: NewEvent[];
+  runs: NewRun[];
+  keys?: NewKey[];
+}
+
+/**
+ * Writes accepts in the open transaction and returns, per op, the indexes of its keys that
+ * were already held. A key is held when a live row has it (one whose `at` is not before
+ * `expiredBefore`; an expired one is taken over) or an earlier op of these has it; a held
+ * key's events and runs are left out.
+ */
+async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredBefore: string): Promise<(number[] | undefined)[]> {
+  const held: (number[] | undefined)[] = Array.from({ length: ops.length }, () => undefined);
+  const firstUse = new Map<string, NewKey>();
+  for (const op of ops) for (const k of op.keys ?? []) if (!firstUse.has(k.key)) firstUse.set(k.key, k);
+  let taken: Set<string> | undefined;
+  if (firstUse.size > 0) {
+    // ON CONFLICT … WHERE: a live key is left alone and not returned; RETURNING lists the keys
+    // this transaction now holds (new or taken over).
+    const rows = [...firstUse.values()].map(keyValues);
+    const cols = Array.from({ length: 5 }, (_, i) => rows.map((r) => r[i]));
+    const { rows: got } = await c.query<{ key: string }>(
+      `INSERT INTO idempotency (${KEY_COLUMNS}) SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[])
+       ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status, body = excluded.body, at = excluded.at
+       WHERE idempotency.at < $6
+       RETURNING key`,
+      [...cols, expiredBefore],
+    );
+    taken = new Set(got.map((r) => r.key));
+  }
+  const skip = new Set<string>();
+  const events: NewEvent[] = [];
+  const runs: NewRun[] = [];
+  ops.forEach((op, o) => {
+    op.keys?.forEach((k, i) => {
+      if (firstUse.get(k.key) === k && taken!.has(k.key)) return;
+      (held[o] ??= []).push(i);
+      for (const id of k.eventIds) skip.add(id);
+      for (const id of k.runIds) skip.add(id);
+    });
+  });
+  for (const op of ops) {
+    for (const e of op.events) if (!skip.has(e.id)) events.push(e);
+    for (const r of op.runs) if (!skip.has(r.runId)) runs.push(r);
+  }
+  await insertEvents(c, events);
+  await insertMany(c, 'runs', RUN_COLUMNS, RUN_TYPES, runs.map(runValues), 'queued');
+  return held;
+}
+
+/**
+ * An error that one op's data caused — integrity (SQLSTATE class 23) or a value the column
+ * cannot take (class 22) — and that fails that op alone, not its batch-mates.
+ */
+function opLevel(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
+interface Pending {
+  op: AcceptOp;
+  resolve: (held: number[] | undefined) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Counters for benchmarks and specs. */
+export interface CommitStats {
+  commits: number;
+  ops: number;
+  largestBatch: number;
+  commitMs: number;
+}
+
+/**
+ * Group commit for accepts: calls made while a commit is in flight (and those of one turn of
+ * the event loop) are written together in ONE transaction, and each resolves once it has
+ * committed. Normally the whole batch goes in one statement per table. When that breaks a
+ * constraint, the batch is rolled back and written again with each op in its own SAVEPOINT,
+ * so that only the offending op rejects and its batch-mates still commit (as in SQLite,
+ * sqlite-writer.ts). A connection or database failure rejects the whole batch `unavailable`:
+ * nothing in it is answered 2xx unless its COMMIT succeeded.
+ */
+export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchMax: number) {
+  const queue: Pending[] = [];
+  let inFlight: Promise<void> | undefined;
+  let scheduled = false;
+  const stats: CommitStats = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0 };
+
+  const isolated = async (c: pg.PoolClient, batch: Pending[], before: string) => {
+    const out: ({ held?: number[] } | { error: StoreError })[] = [];
+    for (const p of batch) {
+      await c.query('SAVEPOINT op');
+      try {
+        out.push({ held: (await writeAccepts(c, [p.op], before))[0] });
+        await c.query('RELEASE SAVEPOINT op');
+      } catch (err) {
+        if (!opLevel(err)) throw err; // the connection or the database: the whole batch fails
+        await c.query('ROLLBACK TO SAVEPOINT op');
+        out.push({ error: pgStoreError(err) });
+      }
+    }
+    return out;
+  };
+
+  const run = async (batch: Pending[]) => {
+    const t0 = performance.now();
+    const before = expiredBefore();
+    try {
+      let outcome: ({ held?: number[] } | { error: StoreError })[];
+      try {
+        outcome = await inTransaction(pool, async (c) => (await writeAccepts(c, batch.map((p) => p.op), before)).map((held) => ({ held })));
+      } catch (err) {
+        if (!opLevel((err as Error).cause ?? err)) throw err;
+        outcome = await inTransaction(pool, (c) => isolated(c, batch, before));
+      }
+      stats.commits++;
+      stats.ops += batch.length;
+      stats.largestBatch = Math.max(stats.largestBatch, batch.length);
+      batch.forEach((p, i) => {
+        const o = outcome[i]!;
+        if ('error' in o) p.reject(o.error);
+        else p.resolve(o.held);
+      });
+    } catch (err) {
+      const e = pgStoreError(err);
+      for (const p of batch) p.reject(e);
+    } finally {
+      stats.commitMs += performance.now() - t0;
+    }
+  };
+
+  const flush = () => {
+    if (inFlight || queue.length === 0) return;
+    const batch = queue.splice(0, batchMax);
+    inFlight = run(batch).finally(() => {
+      inFlight = undefined;
+      flush(); // what arrived meanwhile already waited: it goes at once
+    });
+  };
+
+  return {
+    stats,
+    accept(op: AcceptOp): Promise<number[] | undefined> {
+      return new Promise((resolve, reject) => {
+        queue.push({ op, resolve, reject });
+        if (!inFlight && !scheduled) {
+          // Wait for the end of this turn of the event loop, so that everything accepted in it shares the commit.
+          scheduled = true;
+          setImmediate(() => {
+            scheduled = false;
+            flush();
+          });
+        }
+      });
+    },
+    /** Resolves once nothing is queued or in flight. */
+    async drain(): Promise<void> {
+      while (inFlight || queue.length > 0 || scheduled) await (inFlight ?? new Promise((r) => setImmediate(r)));
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { CopyRow, CopyTable, StoreCopy } from './copy.js';
+import { lockDataDir } from './sqlite-lock.js';
+import { DB_FILE } from './sqlite-reader.js';
+import { migrate } from './sqlite-schema.js';
+
+/**
+ * The embedded store as one side of `hookrelay store copy`: its data directory locked (so a
+ * running server there is refused, and none starts meanwhile), migrated, one connection.
+ */
+export async function openSqliteCopy(dataDir: string): Promise<StoreCopy> {
+  mkdirSync(dataDir, { recursive: true });
+  const lock = lockDataDir(dataDir);
+  let db: Database.Database;
+  try {
+    db = new Database(join(dataDir, DB_FILE));
+    db.pragma('journal_mode = WAL');
+    migrate(db);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const importMany = db.transaction((table: CopyTable, rows: CopyRow[]) => {
+    const columns = Object.keys(rows[0]!);
+    const insert = db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
+    for (const row of rows) insert.run(row);
+  });
+  return {
+    where: join(dataDir, DB_FILE),
+    isEmpty: async () => ['events', 'runs', 'history', 'outbox', 'idempotency', 'state'].every((t) => !db.prepare(`SELECT 1 FROM ${t} LIMIT 1`).get()),
+    exportRows: async (table, key, after, limit) =>
+      (after === undefined
+        ? db.prepare(`SELECT * FROM ${table} ORDER BY ${key} LIMIT ?`).all(limit)
+        : db.prepare(`SELECT * FROM ${table} WHERE ${key} > ? ORDER BY ${key} LIMIT ?`).all(after, limit)) as CopyRow[],
+    importRows: async (table, rows) => {
+      if (rows.length) importMany(table, rows);
+    },
+    lastEventSeq: async () => (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get() as { seq: number } | undefined)?.seq ?? 0,
+    finishImport: async (lastEventSeq) => {
+      db.transaction(() => {
+        // seq goes on after the source's last one, even where its newest events had been purged.
+        db.prepare("UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'events'").run(lastEventSeq);
+        db.prepare("INSERT INTO sqlite_sequence (name, seq) SELECT 'events', ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events')").run(lastEventSeq);
+        // The claimable heads (sqlite-schema.ts v2), as the migration builds them: rows came in any status order.
+        db.exec(`DELETE FROM ready;
+          INSERT INTO ready (session_key, seq)
+            SELECT session_key, MIN(seq) FROM runs AS q
+            WHERE status = 'queued'
+              AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
+            GROUP BY session_key;`);
+      })();
+    },
+    close: async () => {
+      db.close();
+      lock.release();
+    },
+  };
+}
