@@ -14,9 +14,9 @@ export function pgLimit(n: number): number | null {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
-/** A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there). */
+/** A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there); a forward row is not a delivery (the run shows `forwarded`). */
 const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error
-  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id`;
+  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id AND o.kind <> 'forward'`;
 
 /** Events fetched per round trip while a byte budget is being filled. */
 const EVENTS_CHUNK = 100;

@@ -101,6 +101,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX outbox_due ON outbox (next_at) WHERE status = 'pending';
   `,
+  // v2 (SQLite v6)
+  `
+  -- Forward mode (runtime.kind: forward): the upstream's 2xx answer to a forwarded run,
+  -- {status, upstreamRunId?} as JSON, set when its outbox row of kind 'forward' settles.
+  ALTER TABLE runs ADD COLUMN forwarded text;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

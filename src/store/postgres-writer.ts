@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, keyValues, outboxValues, runValues } from './rows.js';
+import { EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
 import { EVENTS_LOCK, pgStoreError } from './postgres-schema.js';
-import { StoreError, type NewDelivery, type NewEvent, type NewKey, type NewRun } from './store.js';
+import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRun } from './store.js';
 
 /**
  * The write side of the PostgreSQL store: transactions on a pooled client, and group commit
@@ -82,6 +82,8 @@ export interface AcceptOp {
   events: NewEvent[];
   runs: NewRun[];
   keys?: NewKey[];
+  /** Forward mode: the outbox rows of the events and runs, left out with them when their key is held. */
+  forwards?: NewForward[];
 }
 
 /**
@@ -112,6 +114,7 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
   const skip = new Set<string>();
   const events: NewEvent[] = [];
   const runs: NewRun[] = [];
+  const forwards: NewForward[] = [];
   ops.forEach((op, o) => {
     op.keys?.forEach((k, i) => {
       if (firstUse.get(k.key) === k && taken!.has(k.key)) return;
@@ -123,9 +126,11 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
   for (const op of ops) {
     for (const e of op.events) if (!skip.has(e.id)) events.push(e);
     for (const r of op.runs) if (!skip.has(r.runId)) runs.push(r);
+    if (op.forwards) for (const f of op.forwards) if (!skip.has(f.key)) forwards.push(f);
   }
   await insertEvents(c, events);
   await insertMany(c, 'runs', RUN_COLUMNS, RUN_TYPES, runs.map(runValues), 'queued');
+  await insertMany(c, 'outbox', OUTBOX_COLUMNS, OUTBOX_TYPES, forwards.map(forwardValues), 'pending');
   return held;
 }
 

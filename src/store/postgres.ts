@@ -7,7 +7,7 @@ import { acceptBatcher, inTransaction, insertEvents, insertOutbox, pgText, type 
 import {
   StoreError,
   type DeliveryOutcomeRecord, type DeliveryRecord, type EventRecord, type HistoryMessage, type ListRunsOptions, type NewDelivery, type NewEvent,
-  type NewKey, type NewRun, type RunEffects, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
+  type NewForward, type NewKey, type NewRun, type RunEffects, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
 } from './store.js';
 
 /** Options of {@link PostgresStore.open}. */
@@ -146,10 +146,10 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool, opts.log, opts);
   }
 
-  async accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[]): Promise<readonly number[]> {
+  async accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[]): Promise<readonly number[]> {
     this.check();
     if (events.length === 0 && runs.length === 0 && !keys?.length) return NONE_HELD;
-    return (await this.batcher.accept({ events, runs, keys })) ?? NONE_HELD;
+    return (await this.batcher.accept({ events, runs, keys, forwards })) ?? NONE_HELD;
   }
 
   findKeys(keys: string[]): Promise<(StoredKey | undefined)[]> {
@@ -275,9 +275,12 @@ export class PostgresStore implements Store {
       const runId = rows[0]!.run_id;
       if (runId !== null && effects.run) {
         await c.query(
-          `UPDATE runs SET delivered_to = COALESCE($2, delivered_to), error = COALESCE($3, error), error_code = COALESCE($4, error_code)
+          // A forward row also ends its (queued) run: status, ended_at and forwarded.
+          `UPDATE runs SET delivered_to = COALESCE($2, delivered_to), error = COALESCE($3, error), error_code = COALESCE($4, error_code),
+             status = COALESCE($5, status), ended_at = COALESCE($6, ended_at), forwarded = COALESCE($7, forwarded)
            WHERE run_id = $1`,
-          [runId, effects.run.deliveredTo ?? null, pgText(effects.run.error ?? null), effects.run.errorCode ?? null],
+          [runId, effects.run.deliveredTo ?? null, pgText(effects.run.error ?? null), effects.run.errorCode ?? null,
+            effects.run.status ?? null, effects.run.endedAt ?? null, effects.run.forwarded ? JSON.stringify(effects.run.forwarded) : null],
         );
       }
       if (effects.summary) await insertEvents(c, [effects.summary]);

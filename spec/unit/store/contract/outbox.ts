@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Harness, OpenOptions, TestStore } from './harness.js';
-import { StoreError, type NewDelivery, type NewEvent, type NewRun } from '../../../../src/store/store.js';
+import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRun } from '../../../../src/store/store.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
@@ -130,6 +130,32 @@ export function outboxContract(h: Harness): void {
       expect(await store.getRun('settled')).to.equal(undefined);
       expect((await store.getRun('pending'))!.delivery!.status).to.equal('pending');
       expect((await store.claimDeliveries(iso(now), 10, iso(now + DAY))).deliveries.map((d) => d.runId)).to.deep.equal(['pending']);
+    });
+
+    it('forward mode: accept commits a forward row per action (left out with a held key); settling ends the run with forwarded', async () => {
+      const store = await open();
+      const wake: NewEvent = { id: 'w1', kind: 'wake', text: 'hello', source: 'wake', at: iso(T0), unsafe: false };
+      const fwd = (path: NewForward['path'], key: string, body: string): NewForward => ({ kind: 'forward', path, key, body, createdAt: iso(T0) });
+      const k = (key: string, runs: string[]): NewKey => ({ key, requestHash: 'h', status: 202, body: '{}', at: iso(T0), eventIds: [], runIds: runs });
+      await store.accept([wake], [run('a1')], [k('key-1', ['a1'])], [fwd('wake', 'w1', '{"text":"hello","mode":"now"}'), fwd('agent', 'a1', '{"message":"m"}')]);
+      // The same key again: its run and that run's forward row are left out.
+      expect(await store.accept([], [run('a2')], [k('key-1', ['a2'])], [fwd('agent', 'a2', '{"message":"again"}')])).to.deep.equal([0]);
+
+      const { deliveries } = await store.claimDeliveries(iso(T0), 10, far);
+      expect(deliveries.map((d) => [d.kind, d.target, d.runId ?? null, d.parts])).to.deep.equal([
+        ['forward', 'forward:wake', null, ['{"text":"hello","mode":"now"}']],
+        ['forward', 'forward:agent', 'a1', ['{"message":"m"}']],
+      ]);
+      expect(deliveries[1]).to.include({ path: 'agent', key: 'a1' });
+      // A forward row is not the run's delivery.
+      expect((await store.getRun('a1'))!.delivery).to.equal(undefined);
+
+      await store.settleDelivery(deliveries[1]!.id, { status: 'delivered', at: iso(T0 + 5) }, {
+        run: { status: 'succeeded', endedAt: iso(T0 + 5), forwarded: { status: 200, upstreamRunId: 'up-1' } },
+      });
+      expect(await store.getRun('a1')).to.include({ status: 'succeeded', endedAt: iso(T0 + 5) });
+      expect((await store.getRun('a1'))!.forwarded).to.deep.equal({ status: 200, upstreamRunId: 'up-1' });
+      expect(await store.getRun('a2')).to.equal(undefined);
     });
   });
 }
