@@ -1,4 +1,5 @@
-import type { Config } from '../config/types.js';
+import type { Config, Provider } from '../config/types.js';
+import type { DeliveryOutcome } from '../metrics.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { DeliveryOutcomeRecord, DeliveryRecord, SettleEffects, Store } from '../store/store.js';
@@ -25,6 +26,8 @@ export interface OutboxDeps {
   random?: () => number;
   /** Called after a summary of a run with `wakeMode: now` was posted: triggers a heartbeat. */
   onSummary: () => void;
+  /** Called with each row's outcome once committed: settled, or put back for a retry (metrics). */
+  onOutcome?: (provider: Provider, outcome: DeliveryOutcome) => void;
 }
 
 /** The sender loop of the durable outbox (CONTRACT.md §9). */
@@ -144,6 +147,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     if (e?.retryable && d.attempts < config.delivery.maxAttempts) {
       const wait = retryDelayMs(d.attempts, e.retryAfterMs, policy);
       await store.retryDelivery(d.id, new Date(Date.now() + wait).toISOString(), message);
+      deps.onOutcome?.(d.provider, 'retried');
       log.warn({ ...fields, retryInMs: wait }, 'delivery attempt failed; retrying');
       return;
     }
@@ -172,6 +176,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       }
     }
     await store.settleDelivery(d.id, outcome, effects);
+    deps.onOutcome?.(d.provider, outcome.status);
     const fields = { deliveryId: d.id, runId: d.runId, target: logValue(d.target), parts: d.parts.length, attempts: d.attempts };
     if (outcome.status === 'delivered') log.info(fields, 'reply delivered');
     else log.warn({ ...fields, error: logValue(outcome.error) }, 'reply delivery failed');

@@ -2,6 +2,7 @@ import { uuidv7 } from '../ids.js';
 import type { Config } from '../config/types.js';
 import type { Action } from '../engine/action.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { NewEvent, NewRun, Store } from '../store/store.js';
 import { createDelivery } from './delivery.js';
 import { createHeartbeat } from './heartbeat.js';
@@ -46,6 +47,8 @@ export interface RuntimeOptions {
   modelRetry?: RetryPolicy;
   /** Jitter of delivery retries, uniform in [0, 1) (default Math.random). */
   random?: () => number;
+  /** Where delivery outcomes and heartbeat turns are counted (src/metrics.ts); absent: nowhere. */
+  metrics?: Pick<Metrics, 'delivery' | 'heartbeat'>;
 }
 
 /** The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery outbox. */
@@ -84,11 +87,15 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const model = createModelClient(config.agent, log, opts.fetch, opts.modelRetry ?? DEFAULT_RETRY);
   const delivery = createDelivery(config.providers, opts.fetch);
   const onSummary = () => heartbeat.trigger();
-  const outbox = createOutbox({ store, config, delivery, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary });
+  const metrics = opts.metrics;
+  const outbox = createOutbox({
+    store, config, delivery, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary,
+    onOutcome: metrics && ((provider, outcome) => metrics.delivery(provider, outcome)),
+  });
   const onEnqueued = () => outbox.kick();
   const heartbeat = createHeartbeat({
     everyMs: config.heartbeat.everySeconds * 1000,
-    turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, log: log.child({ part: 'heartbeat' }) }, stop),
+    turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, onTurn: metrics && (() => metrics.heartbeat()), log: log.child({ part: 'heartbeat' }) }, stop),
     log,
   });
   const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued });
