@@ -7,6 +7,7 @@ import { createReloader } from './reload.js';
 import { createRuntime, type KeyClaim } from './dispatch/runtime.js';
 import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
+import { createMetrics } from './metrics.js';
 
 export interface Running {
   listener: Listener;
@@ -34,13 +35,16 @@ export interface StartOptions {
 export async function start(loaded: LoadedConfig, log: Logger, opts: StartOptions = {}): Promise<Running> {
   const config = loaded.config;
   let engine = opts.engine ?? (await createEngine(config));
-  const store = await openStore(config, log);
-  const runtime = createRuntime({ config, store, log });
+  // Made before the store, which reports its commits to it; it reads the store only when scraped.
+  const metrics = config.server.metrics ? createMetrics(() => store.countRuns()) : undefined;
+  const store = await openStore(config, log, metrics);
+  const runtime = createRuntime({ config, store, log, metrics });
   await runtime.start();
   const deps = (current: Engine) => ({
     engine: current,
     dispatch: (actions: Action[], claims?: KeyClaim[]) => runtime.dispatchKeyed(actions, claims ?? []),
     store,
+    metrics,
     onDropped: (mappingId: string, dropped: number) =>
       log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),
   });

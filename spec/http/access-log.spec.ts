@@ -56,15 +56,16 @@ describe('http: the access log', function () {
     expect(lines.join('\n')).to.not.include(TOKEN);
   });
 
-  it('refusals by the gate are logged too: 401, 404, 405, 413; a hook no mapping takes is `unmatched`', async () => {
+  it('refusals by the gate are logged too: 401, 404, 405, 413, under the route they were sent to; anything no route or mapping takes is `unmatched`', async () => {
     const cases: [string, RequestInit, number, string][] = [
-      ['/hooks/wake', { method: 'POST', body: '{"text":"x"}', headers: { authorization: 'Bearer wrong-token-value' } }, 401, '-'],
-      ['/nowhere', { method: 'GET' }, 404, '-'],
-      ['/healthz', { method: 'POST' }, 405, '-'],
-      ['/hooks/wake', { method: 'POST', body: 'x'.repeat(2000), headers: { authorization: `Bearer ${TOKEN}` } }, 413, '-'],
+      ['/hooks/wake', { method: 'POST', body: '{"text":"x"}', headers: { authorization: 'Bearer wrong-token-value' } }, 401, 'wake'],
+      ['/nowhere', { method: 'GET' }, 404, 'unmatched'],
+      ['/healthz', { method: 'POST' }, 405, 'healthz'],
+      ['/hooks/wake', { method: 'POST', body: 'x'.repeat(2000), headers: { authorization: `Bearer ${TOKEN}` } }, 413, 'wake'],
       ['/hooks/nothing-here', { method: 'POST', body: '{}', headers: { authorization: `Bearer ${TOKEN}` } }, 404, 'unmatched'],
       ['/hooks/wake', { method: 'POST', body: '{"text":"hi"}', headers: { authorization: `Bearer ${TOKEN}` } }, 200, 'wake'],
-      ['/healthz', { method: 'GET' }, 200, 'health'],
+      ['/healthz', { method: 'GET' }, 200, 'healthz'],
+      ['/hooks/runs/some-id', { method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } }, 404, 'runs'],
     ];
     for (const [target, init, status, route] of cases) {
       const r = await fetch(`${base}${target}`, init);

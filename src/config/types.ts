@@ -121,6 +121,7 @@ export interface Config {
     maxConnections: number;
     maxHeaderBytes: number;
     maxConnectionsPerAddress: number;
+    metrics: boolean;
   };
   dataDir: string;
   store: { kind: 'sqlite' | 'postgres'; durability: 'fsync' | 'os'; retainDays: number; url?: string; poolSize: number };

@@ -37,6 +37,8 @@ export interface MainSessionDeps {
   clock: () => Date;
   /** Called after a reply was put into the outbox: wakes the sender. */
   onEnqueued: () => void;
+  /** Called when a turn asked the model (whatever it answered; not when stopped by shutdown): metrics. */
+  onTurn?: () => void;
 }
 
 /** Source of the main session's `reply` events. */
@@ -127,6 +129,7 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
     log.info('heartbeat model call aborted by shutdown; events stay queued');
     return { more: false };
   }
+  deps.onTurn?.();
   if (result.kind !== 'reply') {
     log.warn({ errorCode: result.error.code, error: result.error.message, events: events.length }, 'heartbeat model call failed; will retry on the next trigger');
     return { more: false };

@@ -1,4 +1,5 @@
-import type { Config } from '../config/types.js';
+import type { Config, Provider } from '../config/types.js';
+import type { DeliveryOutcome } from '../metrics.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { DeliveryOutcomeRecord, DeliveryRecord, SettleEffects, Store } from '../store/store.js';
@@ -28,7 +29,15 @@ export interface OutboxDeps {
   random?: () => number;
   /** Called after a summary of a run with `wakeMode: now` was posted: triggers a heartbeat. */
   onSummary: () => void;
+  /**
+   * Called with each row's outcome once committed: settled, or put back for a retry (metrics).
+   * `provider`: the reply's provider, or `forward` for a forward row (forward mode).
+   */
+  onOutcome?: (provider: Provider | 'forward', outcome: DeliveryOutcome) => void;
 }
+
+/** The metrics label of a row: its provider, or `forward`. */
+const labelOf = (d: DeliveryRecord): Provider | 'forward' => (d.kind === 'forward' ? 'forward' : d.provider);
 
 /** The sender loop of the durable outbox (CONTRACT.md §9). */
 export interface Outbox {
@@ -163,6 +172,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     if (e?.retryable && d.attempts < config.delivery.maxAttempts) {
       const wait = retryDelayMs(d.attempts, e.retryAfterMs, policy);
       await store.retryDelivery(d.id, new Date(Date.now() + wait).toISOString(), message);
+      deps.onOutcome?.(labelOf(d), 'retried');
       log.warn({ ...fields, retryInMs: wait }, 'delivery attempt failed; retrying');
       return;
     }
@@ -204,6 +214,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       }
     }
     await store.settleDelivery(d.id, outcome, effects);
+    deps.onOutcome?.(labelOf(d), outcome.status);
     const fields = { deliveryId: d.id, runId: d.runId, target: logValue(d.target), parts: d.parts.length, attempts: d.attempts };
     if (d.kind === 'forward') {
       const upstream = ack ? { upstreamStatus: ack.status, upstreamRunId: logValue(ack.upstreamRunId) } : {};

@@ -3,6 +3,7 @@ import type { Config } from '../config/types.js';
 import type { Action } from '../engine/action.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
+import type { Metrics } from '../metrics.js';
 import type { NewEvent, NewForward, NewRun, Store } from '../store/store.js';
 import { createDelivery } from './delivery.js';
 import { agentForward, createForwarder, wakeForward } from './forward.js';
@@ -48,6 +49,8 @@ export interface RuntimeOptions {
   modelRetry?: RetryPolicy;
   /** Jitter of delivery retries, uniform in [0, 1) (default Math.random). */
   random?: () => number;
+  /** Where delivery outcomes and heartbeat turns are counted (src/metrics.ts); absent: nowhere. */
+  metrics?: Pick<Metrics, 'delivery' | 'heartbeat'>;
 }
 
 /**
@@ -93,11 +96,15 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const forwarding = config.runtime.kind === 'forward';
   const forwarder = forwarding ? createForwarder(config.runtime.forward, opts.fetch) : undefined;
   const onSummary = () => heartbeat.trigger();
-  const outbox = createOutbox({ store, config, delivery, forwarder, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary });
+  const metrics = opts.metrics;
+  const outbox = createOutbox({
+    store, config, delivery, forwarder, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary,
+    onOutcome: metrics && ((provider, outcome) => metrics.delivery(provider, outcome)),
+  });
   const onEnqueued = () => outbox.kick();
   const heartbeat = createHeartbeat({
     everyMs: config.heartbeat.everySeconds * 1000,
-    turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, log: log.child({ part: 'heartbeat' }) }, stop),
+    turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, onTurn: metrics && (() => metrics.heartbeat()), log: log.child({ part: 'heartbeat' }) }, stop),
     log,
   });
   const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued });

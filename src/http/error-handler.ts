@@ -1,10 +1,9 @@
 import type { Context, Next } from 'koa';
 import { ERRORS, HookError, errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
-import { logValue } from '../printable.js';
 import { StoreError } from '../store/store.js';
 import { ClientClosedError } from './body.js';
-import { routeOf } from './gate.js';
+import { routeLabel } from './route-label.js';
 import { sendJson } from './json.js';
 
 /** Seconds a sender is asked to wait when the store could not take its request. */
@@ -23,7 +22,7 @@ export function errorHandler(log: Logger) {
       await next();
     } catch (caught) {
       if (caught instanceof ClientClosedError) {
-        log.info({ route: routeLabel(ctx) }, 'client closed the connection before its body was complete');
+        log.info({ route: routeLabel(ctx.res) }, 'client closed the connection before its body was complete');
         return;
       }
       const err = caught instanceof StoreError ? storeUnavailable(caught) : caught;
@@ -34,7 +33,7 @@ export function errorHandler(log: Logger) {
         // A transform's or template's error can quote the payload: its text is logged at
         // debug level only; the error level gets what failed and where.
         const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
-        const route = routeLabel(ctx);
+        const route = routeLabel(ctx.res);
         log.error({ code, route, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
         log.debug({ code, route, err: cause }, 'request failed: cause');
       }
@@ -44,13 +43,6 @@ export function errorHandler(log: Logger) {
       if (!ctx.req.complete) ctx.set('connection', 'close');
     }
   };
-}
-
-/** The route for a log line: its kind, and the hook name (request-derived: escaped, capped). */
-function routeLabel(ctx: Context): string | undefined {
-  const route = routeOf(ctx.req);
-  if (!route) return undefined;
-  return route.kind === 'mapped' ? `mapped:${logValue(route.name)}` : route.kind;
 }
 
 /**

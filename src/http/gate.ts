@@ -3,6 +3,7 @@ import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route } from './routes-table.js';
 import type { Auth, AuthVerdict } from './auth.js';
 import { jsonHeaders } from './json.js';
+import { noteKind } from './route-label.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
 
@@ -19,6 +20,8 @@ export interface GateOptions {
   enabled: boolean;
   maxBodyBytes: number;
   allowQueryToken: boolean;
+  /** `server.metrics`: `GET /metrics` is routed (behind the token). */
+  metrics?: boolean;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
   /** True when a signature may stand in for the token on POST {hooks.path}/NAME (signatures.ts). */
@@ -31,15 +34,15 @@ export interface GateOptions {
  * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
  *
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
- * against the auth budget) → the token for anything under the hooks path, however it was
- * spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
+ * against the auth budget) → the token for anything under the hooks path and for `/metrics`,
+ * however it was spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
  * read; a NAME with an `auth: signature` mapping is let through without it, marked
  * `bySignature`, and its signature is checked on the body, signatures.ts) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes
  * goes on to the Koa app with its {@link Route}; a request that sent `Expect: 100-continue`
  * is told to continue only then.
  */
 export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: ServerResponse) => void) {
-  const route = createRouting(opts.hooksPath, opts.enabled);
+  const route = createRouting(opts.hooksPath, opts.enabled, opts.metrics);
   // A refused request's announced body up to the body limit may be drained (see answer()).
   const drainable = opts.maxBodyBytes;
   const unauthorized = unauthorizedAnswer(opts.allowQueryToken);
@@ -49,6 +52,8 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     const target = parseTarget(req.url ?? '/');
     const decided = target && route(target);
     const method = req.method ?? 'GET';
+    // Labelled at once, so that a refusal counts under the route it was sent to (route-label.ts).
+    if (decided) noteKind(res, decided.kind);
     if (decided && decided.kind !== 'none' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
       deny(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });

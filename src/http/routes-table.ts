@@ -5,7 +5,7 @@
  * so what the gate guards and what a handler serves cannot drift apart. Later layers read the
  * route (`routeOf(req)`), never Koa's `ctx.path` or `ctx.url`: those are the raw target.
  */
-export type RouteKind = 'wake' | 'agent' | 'events' | 'runs' | 'run' | 'mapped' | 'health' | 'none';
+export type RouteKind = 'wake' | 'agent' | 'events' | 'runs' | 'run' | 'mapped' | 'health' | 'metrics' | 'none';
 
 /** The method each kind takes (HEAD rides along with GET); `none` takes none. */
 export const ROUTE_METHODS: Record<RouteKind, string> = {
@@ -16,13 +16,14 @@ export const ROUTE_METHODS: Record<RouteKind, string> = {
   run: 'GET',
   mapped: 'POST',
   health: 'GET',
+  metrics: 'GET',
   none: '',
 };
 
 /** What the gate decided about a request. */
 export interface Route {
   kind: RouteKind;
-  /** Under `hooks.path`: the token is required, whatever the kind. */
+  /** Under `hooks.path`: the token is required, whatever the kind (`/metrics` requires it too). */
   hooks: boolean;
   /** Under the hooks path: the decoded part after `{hooks.path}/` (`runs/ID` for a run), else ''. */
   name: string;
@@ -110,14 +111,18 @@ export function parseTarget(url: string): Target | undefined {
 /**
  * The router of one listener: target → {@link Route}, or undefined for a target that cannot
  * be parsed. `hooksPath` is the configured base path, matched exactly (case-sensitive).
+ * `metrics`: `GET /metrics` is served (`server.metrics`, and only with the hooks on: it takes
+ * their token).
  */
-export function createRouting(hooksPath: string, hooksEnabled: boolean): (target: Target) => Route {
+export function createRouting(hooksPath: string, hooksEnabled: boolean, metrics = false): (target: Target) => Route {
   const baseSlash = `${hooksPath}/`;
+  const metricsPath = hooksEnabled && metrics ? '/metrics' : undefined;
   return ({ path, query }) => {
     if (hooksEnabled && (path === hooksPath || path.startsWith(baseSlash))) {
       const name = path.slice(baseSlash.length);
       return { kind: routeKind(name), hooks: true, name, path, query };
     }
+    if (path === metricsPath) return { kind: 'metrics', hooks: true, name: '', path, query };
     return { kind: path === '/healthz' ? 'health' : 'none', hooks: false, name: '', path, query };
   };
 }

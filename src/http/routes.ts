@@ -7,7 +7,8 @@ import { RUN_STATUSES, type RunRecord, type RunStatus, type Store } from '../sto
 import type { Accepted, Dispatched, KeyClaim } from '../dispatch/runtime.js';
 import { checkSameRequest, headerKey, requestKey, sendReplay, type RequestKey } from './idempotency.js';
 import type { Route, RouteKind } from './routes-table.js';
-import { noteRoute } from './access-log.js';
+import { noteMapping } from './route-label.js';
+import type { Metrics } from '../metrics.js';
 import { sendJson } from './json.js';
 import { EVENTS_LIMIT, RUNS_LIMIT } from './limits.js';
 import type { SignedBy, Signatures } from './signatures.js';
@@ -25,6 +26,8 @@ export interface RouteDeps {
   now?: () => Date;
   /** Logs what a mapping dropped past hooks.maxFanOut. */
   onDropped?: (mappingId: string, dropped: number) => void;
+  /** `GET /metrics` (absent: `server.metrics: false`, and the gate does not route it). */
+  metrics?: Pick<Metrics, 'render' | 'contentType' | 'request'>;
 }
 
 /** A route's handler: the route is the gate's decision (routes-table.ts), never re-derived. */
@@ -182,7 +185,12 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
         query: templateQuery(route.query),
         url: templateUrl(route.path, route.query),
         now: now(),
-        admit: signedBy && ((mappingId: string) => deps.signatures.admit(route, signedBy, mappingId)),
+        // The engine calls it on a match, before rendering: the request is labelled with its
+        // mapping from there on, a mapping's 400 or 500 included (logs and metrics).
+        admit: (mappingId: string) => {
+          noteMapping(ctx.res, mappingId);
+          if (signedBy) deps.signatures.admit(route, signedBy, mappingId);
+        },
       };
       // A header key is looked up before mapping; a mapping that renders its own key
       // (idempotencyKey) uses that one instead, known only once rendered.
@@ -200,7 +208,6 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
       }
       const result = await deps.engine.map(req);
       if (result.type === 'no_match') throw new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
-      noteRoute(ctx.res, `mapping:${result.mappingId}`);
       if (result.type === 'skipped') {
         ctx.status = 204;
         return;
@@ -223,6 +230,13 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Ha
 
     health(ctx) {
       sendJson(ctx, 200, { ok: true });
+    },
+
+    async metrics(ctx) {
+      const text = await deps.metrics!.render();
+      ctx.status = 200;
+      ctx.set('content-type', deps.metrics!.contentType);
+      ctx.body = text;
     },
   };
 }

@@ -57,7 +57,7 @@ type Refusable = Socket & { [REFUSED]?: true };
 export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Logger): Promise<Listener> {
   const clientAddress = createClientAddress(config.server.trustedProxies);
   let current = createHandler(config, deps, clientAddress, log);
-  const access = createAccessLog(log);
+  const access = createAccessLog(log, deps.metrics);
   let closing = false;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
     if ((req.socket as Refusable)[REFUSED]) return;
@@ -146,6 +146,7 @@ function createHandler(config: Readonly<Config>, deps: ListenDeps, clientAddress
       enabled: hooks.enabled,
       maxBodyBytes: hooks.maxBodyBytes,
       allowQueryToken: hooks.allowQueryToken,
+      metrics: deps.metrics !== undefined,
       auth,
       clientAddress,
       signatureStandsIn: signatures.standsIn,

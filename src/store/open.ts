@@ -4,6 +4,7 @@ import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { PostgresStore } from './postgres.js';
 import { openPgReader } from './postgres-reader.js';
+import type { Metrics } from '../metrics.js';
 import { SqliteStore } from './sqlite.js';
 import { openReadOnlyStore } from './sqlite-reader.js';
 import { StoreError, type Store, type StoreReader } from './store.js';
@@ -17,7 +18,7 @@ import { StoreError, type Store, type StoreReader } from './store.js';
  * a {@link ConfigError} at `dataDir` (so `serve` prints it and exits 1), raised before the
  * store is touched — the other server's live runs are not "recovered" from under it.
  */
-export async function openStore(config: Config, log: Logger): Promise<Store> {
+export async function openStore(config: Config, log: Logger, metrics?: Pick<Metrics, 'commit'>): Promise<Store> {
   const kind = config.store.kind;
   switch (kind) {
     case 'sqlite':
@@ -28,6 +29,7 @@ export async function openStore(config: Config, log: Logger): Promise<Store> {
           retainDays: config.store.retainDays,
           idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
           log,
+          onCommit: metrics && ((accepts) => metrics.commit(accepts)),
         });
       } catch (err) {
         if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
@@ -40,6 +42,7 @@ export async function openStore(config: Config, log: Logger): Promise<Store> {
         retainDays: config.store.retainDays,
         idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
         log,
+        onCommit: metrics && ((accepts) => metrics.commit(accepts)),
       });
     default: {
       const never: never = kind;

@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js';
 import { createPool, pgStoreError, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
 import {
-  StoreError, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type StoredKey, type StoreReader,
+  RUN_STATUSES, StoreError, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type RunStatus, type StoredKey,
+  type StoreReader,
 } from './store.js';
 
 /** A pool or a client: reads run on either. */
@@ -78,6 +79,13 @@ export function pgReads(db: Queryable) {
         ? await q<RunRow>(`${RUN_SELECT} WHERE runs.status = $1 AND runs.seq < $2 ORDER BY runs.seq DESC LIMIT $3`, [opts.status, below, pgLimit(opts.limit)])
         : await q<RunRow>(`${RUN_SELECT} WHERE runs.seq < $1 ORDER BY runs.seq DESC LIMIT $2`, [below, pgLimit(opts.limit)]);
       return rows.map(toRun);
+    },
+
+    /** Runs per status, every status present (0 for none): see {@link Store.countRuns}. */
+    async countRuns(): Promise<Record<RunStatus, number>> {
+      const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+      for (const { status, n } of await q<{ status: RunStatus; n: string }>('SELECT status, count(*) AS n FROM runs GROUP BY status', [])) counts[status] = Number(n);
+      return counts;
     },
 
     async history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {

@@ -166,7 +166,7 @@ export interface CommitStats {
  * sqlite-writer.ts). A connection or database failure rejects the whole batch `unavailable`:
  * nothing in it is answered 2xx unless its COMMIT succeeded.
  */
-export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchMax: number) {
+export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchMax: number, onCommit?: (accepts: number) => void) {
   const queue: Pending[] = [];
   let inFlight: Promise<void> | undefined;
   let scheduled = false;
@@ -202,6 +202,7 @@ export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchM
       stats.commits++;
       stats.ops += batch.length;
       stats.largestBatch = Math.max(stats.largestBatch, batch.length);
+      onCommit?.(batch.length);
       batch.forEach((p, i) => {
         const o = outcome[i]!;
         if ('error' in o) p.reject(o.error);

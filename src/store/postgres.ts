@@ -7,7 +7,7 @@ import { acceptBatcher, inTransaction, insertEvents, insertOutbox, pgText, type 
 import {
   StoreError,
   type DeliveryOutcomeRecord, type DeliveryRecord, type EventRecord, type HistoryMessage, type ListRunsOptions, type NewDelivery, type NewEvent,
-  type NewForward, type NewKey, type NewRun, type RunEffects, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
+  type NewForward, type NewKey, type NewRun, type RunEffects, type RunStatus, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
 } from './store.js';
 
 /** Options of {@link PostgresStore.open}. */
@@ -19,6 +19,8 @@ export interface PostgresStoreOptions {
   log: Logger;
   /** Most accepts per transaction (default 512). */
   batchMax?: number;
+  /** Called after each group commit with how many accept calls it carried (the metrics' commit batch size). */
+  onCommit?: (accepts: number) => void;
   /** `store.retainDays` (see SqliteStoreOptions); 0 or absent keeps everything. */
   retainDays?: number;
   clock?: () => Date;
@@ -108,7 +110,7 @@ export class PostgresStore implements Store {
     this.clock = opts.clock ?? (() => new Date());
     this.keyWindowMs = (opts.idempotencyWindowSeconds ?? DEFAULT_KEY_WINDOW_SECONDS) * 1000;
     this.reads = pgReads(pool);
-    this.batcher = acceptBatcher(pool, () => this.keysSince(), opts.batchMax ?? 512);
+    this.batcher = acceptBatcher(pool, () => this.keysSince(), opts.batchMax ?? 512, opts.onCommit);
     const purgeEveryMs = opts.purgeEveryMs ?? 60 * 60 * 1000;
     if ((opts.retainDays ?? 0) > 0) this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
     this.scheduleKeyPurge(opts.keysPurgeEveryMs ?? Math.min(Math.max(this.keyWindowMs / 10, 1000), 600_000));
@@ -171,6 +173,10 @@ export class PostgresStore implements Store {
 
   listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
     return this.guard(() => this.reads.listRuns(opts));
+  }
+
+  countRuns(): Promise<Record<RunStatus, number>> {
+    return this.guard(() => this.reads.countRuns());
   }
 
   claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {

@@ -4,8 +4,8 @@ import Database from 'better-sqlite3';
 import type { WireError } from './sqlite-writer.js';
 import { SCHEMA_VERSION, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
 import {
-  StoreError,
-  type EventRecord, type HistoryMessage, type StoredKey, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
+  RUN_STATUSES, StoreError,
+  type RunStatus, type EventRecord, type HistoryMessage, type StoredKey, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
 } from './store.js';
 
 /** The database file, in the data directory. */
@@ -61,6 +61,7 @@ export class SqliteReader {
         'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
       ),
       state: db.prepare<[string], { value: string }>('SELECT value FROM state WHERE key = ?'),
+      runCounts: db.prepare<[], { status: RunStatus; n: number }>('SELECT status, COUNT(*) AS n FROM runs GROUP BY status'),
       key: db.prepare<[string, string], { request_hash: string; status: number; body: string; at: string }>(
         'SELECT request_hash, status, body, at FROM idempotency WHERE key = ? AND at >= ?',
       ),
@@ -127,6 +128,13 @@ export class SqliteReader {
       below = from.seq;
     }
     return (opts.status ? this.q.runsWith.all(opts.status, below, limit) : this.q.runs.all(below, limit)).map(toRun);
+  }
+
+  /** Runs per status, every status present (0 for none): see {@link Store.countRuns}. */
+  countRuns(): Record<RunStatus, number> {
+    const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+    for (const { status, n } of this.q.runCounts.all()) counts[status] = n;
+    return counts;
   }
 
   history(sessionKey: string, limit: number): HistoryMessage[] {

@@ -11,7 +11,7 @@ import { STORE_GONE, startWriter, type FromWriter, type PurgeStep, type PurgeTab
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
-  type RunRecord, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects,
+  type RunRecord, type RunStatus, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -36,6 +36,12 @@ export interface SqliteStoreOptions {
   keysPurgeEveryMs?: number;
   /** How often retention runs (default hourly); the first pass runs this long after open, at most a minute. */
   purgeEveryMs?: number;
+  /**
+   * Called after each group commit that carried accepts, with how many (the
+   * `hookrelay_commit_batch_size` histogram, src/metrics.ts): a plain callback, so that the
+   * store knows nothing of how it is measured.
+   */
+  onCommit?: (accepts: number) => void;
   /**
    * `false` skips the data-directory lock ({@link lockDataDir}). Only for specs that need two
    * writers on one file (the claim's triggers must hold when another process writes it).
@@ -123,6 +129,7 @@ export class SqliteStore implements Store {
     purgeEveryMs: number,
     keyWindowSeconds: number,
     keysPurgeEveryMs: number | undefined,
+    private readonly onCommit: ((accepts: number) => void) | undefined,
   ) {
     this.counters = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0, writerStartMs };
     this.clock = clock ?? (() => new Date());
@@ -165,7 +172,7 @@ export class SqliteStore implements Store {
       return new SqliteStore(
         new SqliteReader(db!), worker, lock, opts.log, opts.batchMax ?? 512, performance.now() - t0,
         opts.retainDays ?? 0, opts.clock, opts.purgeEveryMs ?? 60 * 60 * 1000,
-        opts.idempotencyWindowSeconds ?? DEFAULT_KEY_WINDOW_SECONDS, opts.keysPurgeEveryMs,
+        opts.idempotencyWindowSeconds ?? DEFAULT_KEY_WINDOW_SECONDS, opts.keysPurgeEveryMs, opts.onCommit,
       );
     } catch (err) {
       db?.close();
@@ -233,6 +240,10 @@ export class SqliteStore implements Store {
 
   listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
     return this.read(() => this.reader.listRuns(opts));
+  }
+
+  countRuns(): Promise<Record<RunStatus, number>> {
+    return this.read(() => this.reader.countRuns());
   }
 
   async claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {
@@ -429,11 +440,15 @@ export class SqliteStore implements Store {
       this.counters.ops += batch.length;
       this.counters.largestBatch = Math.max(this.counters.largestBatch, batch.length);
       const failed = msg.failed && new Map(msg.failed);
+      let accepts = 0;
       for (let i = 0; i < batch.length; i++) {
         const error = failed?.get(i);
+        if (batch[i]!.op.kind === 'accept') accepts++;
         if (error) batch[i]!.reject(toStoreError(error));
         else batch[i]!.resolve(msg.values?.[i]);
       }
+      // Commits of other ops only (claims, acks, purges) would crowd the histogram with zeros.
+      if (accepts > 0) this.onCommit?.(accepts);
     } else if (msg.error.code === STORE_GONE) {
       this.storeGone(msg.error.message, batch);
     } else {

@@ -47,6 +47,14 @@ export interface Store {
   listRuns(opts: ListRunsOptions): Promise<RunRecord[]>;
 
   /**
+   * How many runs are in each status, every status present (0 for none): the `hookrelay_runs`
+   * gauge, read at each scrape. One aggregate, kept trivial so that every backend can answer
+   * it (`SELECT status, COUNT(*) FROM runs GROUP BY status`); ended runs count until retention
+   * purges them.
+   */
+  countRuns(): Promise<Record<RunStatus, number>>;
+
+  /**
    * Atomically moves up to `limit` queued runs to `running` and returns them: the oldest
    * queued run of each session, skipping sessions that already have a running run (one
    * turn at a time per session).

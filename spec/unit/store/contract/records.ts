@@ -64,6 +64,14 @@ export function recordsContract(h: Harness): void {
       expect((await store.listRuns({ limit: 10, status: 'running' })).map((r) => r.runId)).to.deep.equal(['r1']);
     });
 
+    it('counts runs per status, every status present (the metrics gauge)', async () => {
+      expect(await store.countRuns()).to.deep.equal({ queued: 0, running: 0, succeeded: 0, failed: 0, timed_out: 0 });
+      await store.accept([], [run('r1'), run('r2', 'hook:b'), run('r3', 'hook:c')]);
+      await store.claimRuns(2, '2025-01-01T00:00:01.000Z');
+      await store.finishRun('r1', { status: 'failed', endedAt: '2025-01-01T00:00:02.000Z', error: 'x' }, {});
+      expect(await store.countRuns()).to.deep.equal({ queued: 1, running: 1, succeeded: 0, failed: 1, timed_out: 0 });
+    });
+
     it('finishes a running run with its summary event and conversation turns in one commit', async () => {
       await store.accept([], [run('r1', 'hook:s')]);
       const [claimed] = await store.claimRuns(5, '2025-01-01T00:00:01.000Z');

@@ -1,0 +1,154 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { RUN_STATUSES, type RunStatus } from './store/store.js';
+
+/**
+ * The Prometheus metrics of CONTRACT.md §11, in a registry of our own (not prom-client's
+ * global one), so that specs and several gateways in one process never collide. The layers
+ * report through the small {@link Metrics} methods — http/ (requests), store/ (commits, as
+ * a plain callback), dispatch/ (deliveries, heartbeats) — and nothing else imports
+ * prom-client. README "Metrics" lists what each one means.
+ *
+ * Requests are the hot path: they are counted in plain numbers, a few array and Map lookups
+ * and no allocation once a route/status pair has been seen, and handed to prom-client only
+ * at scrape time. prom-client's own `inc`/`observe` build a label-key string and objects on
+ * every call, which is fine for the rare events (a commit, a delivery) but not per request.
+ */
+export interface Metrics {
+  /** `text/plain; version=0.0.4; charset=utf-8`. */
+  readonly contentType: string;
+  /** The exposition text (runs are counted in the store at this moment). */
+  render(): Promise<string>;
+  /** One answered request: its route label (src/http/route-label.ts), status and duration. */
+  request(route: string, status: number, seconds: number): void;
+  /** One group commit that carried `accepts` accept calls. */
+  commit(accepts: number): void;
+  /** One delivery outcome of an outbox row (see {@link DeliveryOutcome}). */
+  delivery(provider: string, outcome: DeliveryOutcome): void;
+  /** One heartbeat turn that asked the model. */
+  heartbeat(): void;
+}
+
+/**
+ * `delivered`: an outbox row settled delivered (every part accepted); `failed`: settled failed
+ * (refused for good, attempts used up, provider not configured); `retried`: an attempt failed
+ * and another is scheduled. A row counts once under `delivered` or `failed`, and under
+ * `retried` once per retry before that.
+ */
+export type DeliveryOutcome = 'delivered' | 'failed' | 'retried';
+
+/** Seconds: from 100 µs (a refused request) to 10 s (a transform near its time limit). */
+export const DURATION_BUCKETS: readonly number[] = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
+/** Accept calls per commit: 1 when idle, up to the store's batch limit (512) under load. */
+export const COMMIT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/** One route's request figures. */
+interface RouteCells {
+  /** Responses by status code. */
+  byStatus: Map<number, number>;
+  /** Non-cumulative counts per bucket of {@link DURATION_BUCKETS}, the last one for +Inf. */
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/** `countRuns`: the store's {@link Store.countRuns}, called at each scrape. */
+export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const routes = new Map<string, RouteCells>();
+
+  new Counter({
+    name: 'hookrelay_requests_total',
+    help: 'HTTP requests answered, by route (wake, agent, mapping:<id>, events, runs, healthz, metrics, unmatched) and status code.',
+    labelNames: ['route', 'status'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [route, cells] of routes) for (const [status, n] of cells.byStatus) this.inc({ route, status }, n);
+    },
+  });
+  registry.registerMetric(requestDuration(routes));
+  new Gauge({
+    name: 'hookrelay_runs',
+    help: 'Agent runs in the store, by status (ended runs count until store.retainDays purges them).',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const counts = await countRuns();
+      for (const status of RUN_STATUSES) this.set({ status }, counts[status]);
+    },
+  });
+  const deliveries = new Counter({
+    name: 'hookrelay_deliveries_total',
+    help: 'Reply deliveries from the outbox, by provider and outcome (delivered, failed: settled; retried: an attempt failed and another is scheduled).',
+    labelNames: ['provider', 'outcome'],
+    registers: [registry],
+  });
+  const heartbeats = new Counter({
+    name: 'hookrelay_heartbeats_total',
+    help: 'Heartbeat turns of the main session that asked the model (a trigger with no queued event is none).',
+    registers: [registry],
+  });
+  const commits = new Histogram({
+    name: 'hookrelay_commit_batch_size',
+    help: 'Accept calls (accepted requests) carried by each group commit of the store; commits without accepts are not observed.',
+    buckets: [...COMMIT_BATCH_BUCKETS],
+    registers: [registry],
+  });
+
+  return {
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    request(route, status, seconds) {
+      let cells = routes.get(route);
+      if (cells === undefined) {
+        cells = { byStatus: new Map(), buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 };
+        routes.set(route, cells);
+      }
+      cells.byStatus.set(status, (cells.byStatus.get(status) ?? 0) + 1);
+      let b = 0;
+      while (b < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[b]!) b++;
+      cells.buckets[b]!++;
+      cells.sum += seconds;
+      cells.count++;
+    },
+    commit: (accepts) => commits.observe(accepts),
+    delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
+    heartbeat: () => heartbeats.inc(),
+  };
+}
+
+/**
+ * `hookrelay_request_duration_seconds`, read from the route cells at scrape time. prom-client
+ * has no way to set a histogram's buckets, so this is a metric of our own: the registry takes
+ * any object with a name and a `get()` giving the values to format (what its own metric
+ * classes give), which is what the cast says.
+ */
+function requestDuration(routes: Map<string, RouteCells>): Metric {
+  const name = 'hookrelay_request_duration_seconds';
+  const help = 'Time from the request line to the end of the answer, by route, in seconds.';
+  const metric = {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    collect: undefined,
+    async get() {
+      const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+      for (const [route, cells] of routes) {
+        let cumulative = 0;
+        DURATION_BUCKETS.forEach((le, i) => {
+          cumulative += cells.buckets[i]!;
+          values.push({ labels: { route, le }, value: cumulative, metricName: `${name}_bucket` });
+        });
+        values.push({ labels: { route, le: '+Inf' }, value: cells.count, metricName: `${name}_bucket` });
+        values.push({ labels: { route }, value: cells.sum, metricName: `${name}_sum` });
+        values.push({ labels: { route }, value: cells.count, metricName: `${name}_count` });
+      }
+      return { name, help, type: 'histogram', aggregator: 'sum', values };
+    },
+  };
+  return metric as unknown as Metric;
+}
