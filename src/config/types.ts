@@ -102,6 +102,7 @@ export interface Config {
     maxConnections: number;
     maxHeaderBytes: number;
     maxConnectionsPerAddress: number;
+    console: boolean;
   };
   dataDir: string;
   store: { kind: 'sqlite'; durability: 'fsync' | 'os'; retainDays: number };
