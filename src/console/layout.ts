@@ -19,7 +19,7 @@ export function layout(title: string, active: NavPage | undefined, body: Html): 
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<link rel="icon" href="/console/static/favicon.svg" type="image/svg+xml">
 <title>${title} · hookrelay</title>
 <link rel="stylesheet" href="/console/static/console.css">
 <script src="/console/static/console.js" defer></script>

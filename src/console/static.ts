@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 export const STATIC: Readonly<Record<string, { type: string; bytes: Buffer }>> = {
   'console.css': { type: 'text/css; charset=utf-8', bytes: load('console.css') },
   'console.js': { type: 'text/javascript; charset=utf-8', bytes: load('console.js') },
+  'favicon.svg': { type: 'image/svg+xml', bytes: load('favicon.svg') },
 };
 
 function load(name: string): Buffer {
