@@ -57,12 +57,15 @@ function findRoute(name: string): ConsoleRoute | undefined {
 /**
  * Headers of every console answer. The CSP allows the console's own files and nothing else:
  * no inline script or style (payload text that slipped through as markup still could not
- * run), no other host, no framing, forms only to the console.
+ * run), no other host, no framing, forms only to the console. The referrer policy is
+ * `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with
+ * the console's own POSTs, and the CSRF check below could not tell them from another site's;
+ * `same-origin` sends no referrer to any other site either.
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 
