@@ -219,6 +219,19 @@ describe('console: the sign-in failure budget, Secure cookies, token rotation, s
     }
   });
 
+  it('closes open event streams when the gateway stops, so that stopping does not wait on them', async () => {
+    const gw = await startInProcess();
+    const cookie = (await form(gw.base, TOKEN)).headers.get('set-cookie')!.split(';')[0]!;
+    const res = await fetch(`${gw.base}/console/events/stream`, { headers: { cookie } });
+    expect(res.status).to.equal(200);
+    const reader = res.body!.getReader();
+    await reader.read(); // the stream is open (its `retry:` line)
+    const t0 = Date.now();
+    await gw.stop();
+    expect(Date.now() - t0).to.be.below(3000);
+    for (;;) if ((await reader.read()).done) break;
+  });
+
   it('server.console: false leaves /console/ unrouted (404), sign-in included', async () => {
     const gw = await startInProcess({ server: { console: false } });
     try {

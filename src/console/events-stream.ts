@@ -21,6 +21,11 @@ const BATCH_BYTES = 256 * 1024;
 export function streamEvents(ctx: Context, route: Route, session: string, deps: { store: Pick<Store, 'listEvents'>; sessions: Sessions; log: Logger }): void {
   const resume = ctx.req.headers['last-event-id'] ?? new URLSearchParams(route.query).get('after');
   let after = /^\d{1,15}$/.test(String(resume ?? '')) ? Number(resume) : 0;
+  if (ctx.method === 'HEAD') {
+    ctx.status = 200;
+    ctx.set('content-type', 'text/event-stream; charset=utf-8');
+    return;
+  }
   const res = ctx.res;
   ctx.respond = false; // the stream is written here, past Koa
   // The security headers set before (console.ts) stay: writeHead adds to them.
