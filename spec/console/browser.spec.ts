@@ -25,7 +25,7 @@ describe('console in headless Chromium', function () {
   const sideEffects: string[] = [];
 
   before(async () => {
-    model = await startFakeModel([{ reply: `Reply with ${XSS}` }]);
+    model = await startFakeModel([{ match: 'acme/web', status: 400, error: { message: 'model not found' } }, { reply: `Reply with ${XSS}` }]);
     telegram = await startFakeProvider('telegram');
     gw = await startInProcess({
       agent: { baseUrl: model.baseUrl },
@@ -159,9 +159,17 @@ describe('console in headless Chromium', function () {
 
   it('shows the runs at 1280×800 (the README screenshot)', async () => {
     await hook('github', { repository: 'acme/api', pusher: 'ana' });
+    await hook('github', { repository: 'acme/web', pusher: 'bo' });
+    // Until both runs have ended (the model answers at once; the store commits right after).
+    for (let i = 0; i < 100; i++) {
+      const { runs } = await (await fetch(`${gw.hooks}/runs`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+      if (runs.every((r: { status: string }) => r.status !== 'queued' && r.status !== 'running')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await page.goto(`${gw.base}/console/`);
     await page.waitForSelector('table.runs');
-    expect(await page.locator('table.runs tbody tr').count()).to.equal(2);
+    expect(await page.locator('table.runs tbody tr').count()).to.equal(3);
+    expect(await page.locator('table.runs tbody tr').first().locator('.badge').textContent()).to.equal('failed');
     const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
     expect(scroll).to.be.at.most(client);
     if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT });
