@@ -83,8 +83,8 @@ export async function lastSeq(store: Pick<Store, 'listEvents'>): Promise<number>
     lo = found;
     step *= 2;
   }
-  let hi = lo + step; // nothing after hi; lo is a seq that exists
-  while (hi - lo > 1) {
+  let hi = lo + step; // no seq is past hi (hi itself may be one); lo is one
+  while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
     const found = await next(mid);
     if (found === undefined) hi = mid;
