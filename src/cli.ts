@@ -2,12 +2,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from './config/errors.js';
-import { HookError } from './errors.js';
 import { StoreError } from './store/store.js';
 import type { ConfigOverrides } from './config/load.js';
 import { EVENTS_LIMIT, RUNS_LIMIT } from './http/limits.js';
 import type { LoadedConfig } from './config/types.js';
-import type { Action } from './engine/action.js';
 
 // Each command loads what it needs when it runs: `--help` and `check` should not pay for
 // Koa, SQLite and the model client (start-up time is one of the benchmark's figures).
@@ -16,14 +14,12 @@ const require = createRequire(import.meta.url);
 const configLoader = async (): Promise<typeof import('./config/load.js')> => require('./config/load.ts');
 const tokenModule = async (): Promise<typeof import('./config/token.js')> => require('./config/token.ts');
 const compileModule = async (): Promise<typeof import('./compile-config.js')> => require('./compile-config.ts');
-const contextModule = async (): Promise<typeof import('./engine/context.js')> => require('./engine/context.ts');
 const storeModule = async (): Promise<typeof import('./store/open.js')> => require('./store/open.ts');
 const copyModule = async (): Promise<typeof import('./store/copy.js')> => require('./store/copy.ts');
 const logModule = async (): Promise<typeof import('./log.js')> => require('./log.ts');
 const serveModule = async (): Promise<typeof import('./serve.js')> => require('./serve.ts');
-const routingModule = async (): Promise<typeof import('./http/routes-table.js')> => require('./http/routes-table.ts');
 const warningsModule = async (): Promise<typeof import('./config/warnings.js')> => require('./config/warnings.ts');
-const payloadModule = async (): Promise<typeof import('./http/payload.js')> => require('./http/payload.ts');
+const dryRunModule = async (): Promise<typeof import('./dry-run.js')> => require('./dry-run.ts');
 const LIMITS = { events: EVENTS_LIMIT, runs: RUNS_LIMIT };
 const emailSetupModule = async (): Promise<typeof import('./email/setup.js')> => require('./email/setup.ts');
 const emailRunModule = async (): Promise<typeof import('./email/run.js')> => require('./email/run.ts');
@@ -86,17 +82,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(async (name: string, opts) => {
       const { loaded, engine } = await compile(opts.config);
-      const [{ templateHeaders, templateQuery, templateUrl, withoutToken }, { createRouting, parseTarget }, { parsePayload }] =
-        await Promise.all([contextModule(), routingModule(), payloadModule()]);
-      // NAME is routed like the path of a real request, so it resolves to what serve would.
-      const base = loaded.config.hooks.path;
-      const target = parseTarget(`${base}/${name}`);
-      const route = target && createRouting(base, true)(target);
-      if (route?.kind !== 'mapped') {
-        fail(route?.hooks && route.kind !== 'none'
-          ? `${route.name} is a built-in endpoint (${base}/${route.name}), not a mapping: give the NAME of a mapping's match.path`
-          : `${JSON.stringify(name)} is not a hook name: give the NAME in POST ${base}/NAME`);
-      }
+      const { dryRun, DryRunProblem } = await dryRunModule();
       const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());
       let bytes: Buffer;
       try {
@@ -104,40 +90,18 @@ export async function main(argv: string[]): Promise<void> {
       } catch (e) {
         fail(`--payload ${opts.payload}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
       }
-      let payload: Record<string, unknown>;
       try {
-        // The listener's own reading of the same bytes: JSON, or form data by --header content-type=….
-        payload = parsePayload(bytes, headers['content-type'], true);
-      } catch (e) {
-        if (e instanceof HookError) fail(`--payload ${opts.payload}: ${e.code}: ${e.message}`);
-        throw e;
-      }
-      const url = `${base}/${route.name}`;
-      const query = withoutToken(new URLSearchParams(pairs(opts.query, '--query')).toString());
-      try {
-        const result = await engine.map({
-          name: route.name,
-          payload,
-          headers: templateHeaders(headers),
-          query: templateQuery(query),
-          url: templateUrl(route.path, query),
-          now: new Date(),
-        });
-        if (result.type === 'no_match') fail(`no mapping matches POST ${url} with this payload`);
-        const out = result.type === 'skipped'
-          ? { mapping: result.mappingId, skipped: true }
-          : engine.fanOut(result.mappingId)
-            ? { mapping: result.mappingId, actions: result.actions.map(requestBody), ...(result.dropped ? { dropped: result.dropped } : {}) }
-            : { mapping: result.mappingId, ...requestBody(result.actions[0]) };
+        const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
+        const out = await dryRun(engine, loaded.config.hooks.path, { name, body: bytes, headers, query, now: new Date() });
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       } catch (e) {
-        if (!(e instanceof HookError)) throw e;
+        if (!(e instanceof DryRunProblem)) throw e;
         // The author's own tool: the cause of a failing template or transform, stack and
         // all, is what they need (the listener only logs it, at debug level).
         for (let cause = e.cause; cause !== undefined; cause = (cause as Error)?.cause) {
           process.stderr.write(`cause: ${cause instanceof Error ? cause.stack ?? String(cause) : String(cause)}\n`);
         }
-        fail(`${e.code}: ${e.message}`);
+        fail(e.stage === 'payload' ? `--payload ${opts.payload}: ${e.message}` : e.message);
       } finally {
         await engine.close(); // fail() exits at once: its workers end with the process
       }
@@ -329,13 +293,6 @@ function fail(message: string): never {
  * `{text, mode}`, `/agent`'s `{message, name, sessionKey, …}` — with `action` naming which, so
  * that a dry run reads like what the listener will do (and can be sent to that endpoint).
  */
-function requestBody(action: Action): Record<string, unknown> {
-  if (action.kind === 'wake') return { action: 'wake', text: action.text, mode: action.mode };
-  // The idempotency key is not a body field (it would travel as a header).
-  const { kind: _kind, source: _source, unsafe: _unsafe, idempotency: _key, ...body } = action;
-  return { action: 'agent', ...body };
-}
-
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }

@@ -100,7 +100,7 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
   const running = await start(loaded, log, opts);
   const { config } = loaded;
   const ms = Math.round(performance.now() - t0);
-  io.out(`hookrelay listening on ${running.listener.url}${config.hooks.enabled ? ` (hooks at ${config.hooks.path})` : ' (hooks disabled)'}, ready in ${ms} ms`);
+  io.out(`hookrelay listening on ${running.listener.url}${config.hooks.enabled ? ` (hooks at ${config.hooks.path}${config.server.console ? `, console at ${running.listener.url}/console/` : ''})` : ' (hooks disabled)'}, ready in ${ms} ms`);
   if (loaded.generatedTokenFile) {
     io.out(`no hooks.token configured: using the token in ${loaded.generatedTokenFile} (mode 0600). Send it as "Authorization: Bearer <token>".`);
   }

@@ -211,6 +211,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     maxHeaderBytes: int('The request line and headers together at most this many bytes; more get 431 and the connection is closed.', 16384, 1024),
     maxConnectionsPerAddress: int('Open connections at most from one address (a trusted proxy excepted); more are answered 503 with Retry-After and closed.', 128, 1),
     metrics: bool('Serve Prometheus metrics at GET /metrics, behind the hooks token (see Metrics); false: /metrics is 404. Needs hooks.enabled.', true),
+    console: bool('The web console at `/console/` (README "Console"): sign in with the hooks token. `false` turns it off (404); it is off too while `hooks.enabled` is false.', true),
   }, { default: {} }),
   dataDir: str('Directory of the embedded store and the generated token, relative to the config file.', './.hookrelay', { minLength: 1 }),
   store: obj('Where accepted events, runs, conversations, the outbox and idempotency keys are kept.', {

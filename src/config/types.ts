@@ -122,6 +122,7 @@ export interface Config {
     maxHeaderBytes: number;
     maxConnectionsPerAddress: number;
     metrics: boolean;
+    console: boolean;
   };
   dataDir: string;
   store: { kind: 'sqlite' | 'postgres'; durability: 'fsync' | 'os'; retainDays: number; url?: string; poolSize: number };

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { errorHandler } from './error-handler.js';
 import { bodyParser } from './body.js';
 import { routeOf } from './gate.js';
-import { handlers, type RouteDeps } from './routes.js';
+import { handlers, type Handler, type RouteDeps } from './routes.js';
 
 /**
  * The Koa app, in the order of the data flow (STYLE.md): errors → body → the route's handler.
@@ -11,10 +11,11 @@ import { handlers, type RouteDeps } from './routes.js';
  * front of Koa: every request that reaches the app carries the gate's route, and the handler
  * is picked by its kind — the app does not route again.
  */
-export function createApp(deps: RouteDeps & { maxBodyBytes: number; bodyTimeoutMs: number; log: Logger }): Koa {
+export function createApp(deps: RouteDeps & { maxBodyBytes: number; bodyTimeoutMs: number; log: Logger; console?: Handler }): Koa {
   const app = new Koa();
   app.silent = true; // errorHandler logs; Koa's default handler would print stacks to stderr
-  const byKind = handlers(deps);
+  // The gate routes to `console` only when the console is on (server.console).
+  const byKind = { ...handlers(deps), console: deps.console! };
   app.use(errorHandler(deps.log));
   app.use(bodyParser(deps.maxBodyBytes, deps.bodyTimeoutMs, deps.signatures));
   app.use(async (ctx) => {

@@ -25,6 +25,11 @@ export interface Auth {
    * `query` is the raw query string without `?` ('' when there is none).
    */
   check(req: IncomingMessage, query: string, address: string, signatureMayStandIn?: boolean): AuthVerdict;
+  /**
+   * A token given other than in a request's headers or query (the console's sign-in form):
+   * the same comparison and the same failure budget as {@link Auth.check}.
+   */
+  verify(given: string, address: string): AuthVerdict;
   /** A failed attempt from `address` (a wrong signature counts like a wrong token): 401 or 429. */
   failed(address: string): AuthVerdict & { ok: false };
   /** A successful one: clears the address's count. */
@@ -92,6 +97,11 @@ export function createAuth(tokens: readonly string[], allowQueryToken: boolean, 
         return PASSED;
       }
       return signatureMayStandIn ? BY_SIGNATURE : failed(address);
+    },
+    verify(given, address) {
+      if (!matches(given)) return failed(address);
+      passed(address);
+      return PASSED;
     },
     failed,
     passed,

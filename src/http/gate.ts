@@ -18,6 +18,8 @@ export function routeOf(req: IncomingMessage): Route | undefined {
 export interface GateOptions {
   hooksPath: string;
   enabled: boolean;
+  /** `server.console`: `/console/` is the web console's (its session check is its own, console/console.ts). */
+  console: boolean;
   maxBodyBytes: number;
   allowQueryToken: boolean;
   /** `server.metrics`: `GET /metrics` is routed (behind the token). */
@@ -38,11 +40,12 @@ export interface GateOptions {
  * however it was spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
  * read; a NAME with an `auth: signature` mapping is let through without it, marked
  * `bySignature`, and its signature is checked on the body, signatures.ts) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes
- * goes on to the Koa app with its {@link Route}; a request that sent `Expect: 100-continue`
+ * goes on to the Koa app with its {@link Route} — a `console` route too, whatever its method:
+ * the console answers 405 and checks its session cookie itself; a request that sent `Expect: 100-continue`
  * is told to continue only then.
  */
 export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: ServerResponse) => void) {
-  const route = createRouting(opts.hooksPath, opts.enabled, opts.metrics);
+  const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
   // A refused request's announced body up to the body limit may be drained (see answer()).
   const drainable = opts.maxBodyBytes;
   const unauthorized = unauthorizedAnswer(opts.allowQueryToken);
@@ -54,7 +57,7 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     const method = req.method ?? 'GET';
     // Labelled at once, so that a refusal counts under the route it was sent to (route-label.ts).
     if (decided) noteKind(res, decided.kind);
-    if (decided && decided.kind !== 'none' && !methodAllowed(decided.kind, method)) {
+    if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
       deny(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;

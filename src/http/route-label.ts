@@ -4,7 +4,7 @@ import type { RouteKind } from './routes-table.js';
 /**
  * The one route label of a request, for the access log, the error log and the metrics
  * (`hookrelay_requests_total{route}`): `wake`, `agent`, `events`, `runs` (a run by id too),
- * `healthz`, `metrics`, `mapping:<id>` once a mapping matched, and `unmatched` for the rest —
+ * `healthz`, `metrics`, `console` (every page and asset of it), `mapping:<id>` once a mapping matched, and `unmatched` for the rest —
  * a hook no mapping takes, a path no route takes, a target that cannot be read. Every value
  * comes from the route table or the config, never from the request: the metrics' label set
  * stays bounded whatever is sent.
@@ -24,6 +24,7 @@ const KIND_LABELS: Record<RouteKind, string> = {
   mapped: 'unmatched',
   health: 'healthz',
   metrics: 'metrics',
+  console: 'console',
   none: 'unmatched',
 };
 

@@ -5,9 +5,12 @@
  * so what the gate guards and what a handler serves cannot drift apart. Later layers read the
  * route (`routeOf(req)`), never Koa's `ctx.path` or `ctx.url`: those are the raw target.
  */
-export type RouteKind = 'wake' | 'agent' | 'events' | 'runs' | 'run' | 'mapped' | 'health' | 'metrics' | 'none';
+export type RouteKind = 'wake' | 'agent' | 'events' | 'runs' | 'run' | 'mapped' | 'health' | 'metrics' | 'console' | 'none';
 
-/** The method each kind takes (HEAD rides along with GET); `none` takes none. */
+/**
+ * The method each kind takes (HEAD rides along with GET); `none` takes none. The console's
+ * pages take GET or POST each: its own table (console/console.ts) answers 405 for them.
+ */
 export const ROUTE_METHODS: Record<RouteKind, string> = {
   wake: 'POST',
   agent: 'POST',
@@ -17,6 +20,7 @@ export const ROUTE_METHODS: Record<RouteKind, string> = {
   mapped: 'POST',
   health: 'GET',
   metrics: 'GET',
+  console: 'GET, POST',
   none: '',
 };
 
@@ -25,7 +29,7 @@ export interface Route {
   kind: RouteKind;
   /** Under `hooks.path`: the token is required, whatever the kind (`/metrics` requires it too). */
   hooks: boolean;
-  /** Under the hooks path: the decoded part after `{hooks.path}/` (`runs/ID` for a run), else ''. */
+  /** Under the hooks path: the decoded part after `{hooks.path}/` (`runs/ID` for a run); under `/console`, the part after `/console/`; else ''. */
   name: string;
   /** The normalised path the decision was made on. */
   path: string;
@@ -34,6 +38,10 @@ export interface Route {
   /** Let through without the token: a signature must stand in for it (`auth: signature`, http/signatures.ts). */
   bySignature?: true;
 }
+
+/** Where the web console lives (CONTRACT.md §11). */
+export const CONSOLE_PATH = '/console';
+const CONSOLE_SLASH = `${CONSOLE_PATH}/`;
 
 /** Classifies the NAME part of `{hooks.path}/NAME`; also how the loader finds reserved names. */
 export function routeKind(name: string): RouteKind {
@@ -110,19 +118,25 @@ export function parseTarget(url: string): Target | undefined {
 
 /**
  * The router of one listener: target → {@link Route}, or undefined for a target that cannot
- * be parsed. `hooksPath` is the configured base path, matched exactly (case-sensitive).
- * `metrics`: `GET /metrics` is served (`server.metrics`, and only with the hooks on: it takes
- * their token).
+ * be parsed. `hooksPath` is the configured base path, matched exactly (case-sensitive); it
+ * is decided first, so a hooks path under `/console` stays guarded by the token.
+ * `serve.metrics`: `GET /metrics` is served (`server.metrics`, and only with the hooks on: it
+ * takes their token). `serve.console`: `/console` and everything under it is the console's
+ * (`name`: the rest).
  */
-export function createRouting(hooksPath: string, hooksEnabled: boolean, metrics = false): (target: Target) => Route {
+export function createRouting(hooksPath: string, hooksEnabled: boolean, serve: { metrics?: boolean; console?: boolean } = {}): (target: Target) => Route {
   const baseSlash = `${hooksPath}/`;
-  const metricsPath = hooksEnabled && metrics ? '/metrics' : undefined;
+  const metricsPath = hooksEnabled && serve.metrics ? '/metrics' : undefined;
+  const consoleEnabled = serve.console === true;
   return ({ path, query }) => {
     if (hooksEnabled && (path === hooksPath || path.startsWith(baseSlash))) {
       const name = path.slice(baseSlash.length);
       return { kind: routeKind(name), hooks: true, name, path, query };
     }
     if (path === metricsPath) return { kind: 'metrics', hooks: true, name: '', path, query };
+    if (consoleEnabled && (path === CONSOLE_PATH || path.startsWith(CONSOLE_SLASH))) {
+      return { kind: 'console', hooks: false, name: path.slice(CONSOLE_SLASH.length), path, query };
+    }
     return { kind: path === '/healthz' ? 'health' : 'none', hooks: false, name: '', path, query };
   };
 }

@@ -42,9 +42,9 @@ export const EVENTS_MAX_BYTES = 1024 * 1024;
 
 /**
  * The endpoints of CONTRACT.md §5, one handler per route kind. `none` has no handler: the gate
- * answers 404 for it before Koa.
+ * answers 404 for it before Koa; `console` is the console's (console/console.ts).
  */
-export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none'>, Handler> {
+export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'console'>, Handler> {
   const now = deps.now ?? (() => new Date());
 
   /** A request key of the headers, looked up at once: true when the stored answer was replayed. */

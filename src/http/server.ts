@@ -11,6 +11,8 @@ import { createGate, refuse } from './gate.js';
 import { createSignatures } from './signatures.js';
 import { jsonHeaders } from './json.js';
 import type { RouteDeps } from './routes.js';
+import { createConsole } from '../console/console.js';
+import { createSessions, type Sessions } from '../console/session.js';
 
 export interface Listener {
   server: http.Server;
@@ -35,6 +37,8 @@ interface Handler {
   gate: ReturnType<typeof createGate>;
   auth: Auth;
   tokens: string;
+  /** The console's sessions: kept across a swap that does not change the tokens, ended by one that does. */
+  sessions: Sessions;
   /** Resolves when no request that entered through this handler is still being handled. */
   drained(): Promise<void>;
 }
@@ -56,7 +60,9 @@ type Refusable = Socket & { [REFUSED]?: true };
  */
 export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Logger): Promise<Listener> {
   const clientAddress = createClientAddress(config.server.trustedProxies);
-  let current = createHandler(config, deps, clientAddress, log);
+  const isProxy = trustedBy(config.server.trustedProxies);
+  const trustedPeer = (req: http.IncomingMessage) => isProxy(fold(req.socket.remoteAddress ?? ''));
+  let current = createHandler(config, deps, clientAddress, trustedPeer, log);
   const access = createAccessLog(log, deps.metrics);
   let closing = false;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
@@ -104,12 +110,13 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;
+        current.sessions.endAll(); // open event streams would hold their connections forever
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
     swap(next, nextDeps) {
       const before = current;
-      current = createHandler(next, nextDeps, clientAddress, log, before);
+      current = createHandler(next, nextDeps, clientAddress, trustedPeer, log, before);
       return before.drained();
     },
   };
@@ -119,11 +126,19 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
  * The gate and the Koa app for one config. The failure budget (auth.ts) is kept across a swap
  * that does not change the tokens, so that a reload does not forgive an address its failures.
  */
-function createHandler(config: Readonly<Config>, deps: ListenDeps, clientAddress: (req: http.IncomingMessage) => string, log: Logger, previous?: Handler): Handler {
+function createHandler(
+  config: Readonly<Config>, deps: ListenDeps, clientAddress: (req: http.IncomingMessage) => string,
+  trustedPeer: (req: http.IncomingMessage) => boolean, log: Logger, previous?: Handler,
+): Handler {
   const hooks = config.hooks;
   const tokens = JSON.stringify([hooks.tokens ?? [hooks.token], hooks.allowQueryToken]);
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(hooks.tokens ?? [hooks.token], hooks.allowQueryToken);
   const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
+  // A new token ends every console session (a new key, console/session.ts).
+  const sessions = previous?.tokens === tokens ? previous.sessions : createSessions();
+  if (previous && previous.sessions !== sessions) previous.sessions.endAll();
+  // Without hooks there is no token to sign in with: the console is off too.
+  const consoleOn = config.server.console && hooks.enabled;
   const app = createApp({
     ...deps,
     hooksPath: hooks.path,
@@ -132,6 +147,12 @@ function createHandler(config: Readonly<Config>, deps: ListenDeps, clientAddress
     bodyTimeoutMs: hooks.bodyTimeoutMs,
     signatures,
     log,
+    console: consoleOn
+      ? createConsole({
+        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
+        auth, sessions, clientAddress, trustedPeer, log, now: deps.now,
+      })
+      : undefined,
   });
   const koa = app.callback();
   // Requests the gate let through, until Koa is done with them (the engine is only used there).
@@ -144,6 +165,7 @@ function createHandler(config: Readonly<Config>, deps: ListenDeps, clientAddress
     {
       hooksPath: hooks.path,
       enabled: hooks.enabled,
+      console: consoleOn,
       maxBodyBytes: hooks.maxBodyBytes,
       allowQueryToken: hooks.allowQueryToken,
       metrics: deps.metrics !== undefined,
@@ -160,6 +182,7 @@ function createHandler(config: Readonly<Config>, deps: ListenDeps, clientAddress
     gate,
     auth,
     tokens,
+    sessions,
     drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };
 }

@@ -1,0 +1,94 @@
+import type { Context } from 'koa';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/store.js';
+import type { Route } from '../http/routes-table.js';
+import type { Sessions } from './session.js';
+
+/** How often an open stream asks the store for newer events (one indexed read). */
+export const POLL_MS = 500;
+/** A comment line this often keeps proxies from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+const BATCH = 100;
+const BATCH_BYTES = 256 * 1024;
+
+/**
+ * `GET /console/events/stream?after=SEQ`: the main session's events after SEQ (or after the
+ * `Last-Event-ID` a reconnecting EventSource sends) as server-sent events, one `event` per
+ * stored event, `id` its seq. Polls `listEvents(after)` — the store's own paging, so nothing
+ * is missed or sent twice — and ends when the session ends (logout, token rotation) or the
+ * listener stops.
+ */
+export function streamEvents(ctx: Context, route: Route, session: string, deps: { store: Pick<Store, 'listEvents'>; sessions: Sessions; log: Logger }): void {
+  const resume = ctx.req.headers['last-event-id'] ?? new URLSearchParams(route.query).get('after');
+  let after = /^\d{1,15}$/.test(String(resume ?? '')) ? Number(resume) : 0;
+  if (ctx.method === 'HEAD') {
+    ctx.status = 200;
+    ctx.set('content-type', 'text/event-stream; charset=utf-8');
+    return;
+  }
+  const res = ctx.res;
+  ctx.respond = false; // the stream is written here, past Koa
+  // The security headers set before (console.ts) stay: writeHead adds to them.
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'x-accel-buffering': 'no', // nginx: do not buffer the stream
+  });
+  res.write('retry: 2000\n\n');
+  let busy = false;
+  let done = false;
+  const tick = async () => {
+    if (busy || done) return;
+    busy = true;
+    try {
+      const events = await deps.store.listEvents(after, BATCH, BATCH_BYTES);
+      if (done) return;
+      let out = '';
+      for (const e of events) {
+        out += `id: ${e.seq}\nevent: event\ndata: ${JSON.stringify({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n\n`;
+        after = e.seq;
+      }
+      if (out !== '') res.write(out);
+    } catch (err) {
+      deps.log.warn({ errorType: (err as Error)?.name }, 'console event stream: the store could not be read; retrying');
+    } finally {
+      busy = false;
+    }
+  };
+  const poll = setInterval(tick, POLL_MS);
+  const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  const end = () => {
+    if (done) return;
+    done = true;
+    clearInterval(poll);
+    clearInterval(heartbeat);
+    off();
+    res.end();
+  };
+  const off = deps.sessions.onEnd(session, end);
+  res.once('close', end);
+  void tick();
+}
+
+/**
+ * The seq of the newest event (0: none). The store pages forward only (`listEvents(after)`
+ * names the first seq past `after`), so the tail is found by galloping and then bisecting on
+ * it: about 2·log2(seq) one-row indexed reads, once per page load.
+ */
+export async function lastSeq(store: Pick<Store, 'listEvents'>): Promise<number> {
+  const next = async (after: number) => (await store.listEvents(after, 1))[0]?.seq;
+  let lo = await next(0);
+  if (lo === undefined) return 0;
+  let step = 1;
+  for (let found = await next(lo + step); found !== undefined; found = await next(lo + step)) {
+    lo = found;
+    step *= 2;
+  }
+  let hi = lo + step; // no seq is past hi (hi itself may be one); lo is one
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const found = await next(mid);
+    if (found === undefined) hi = mid;
+    else lo = found;
+  }
+  return lo;
+}

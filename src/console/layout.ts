@@ -1,0 +1,49 @@
+import { html, type Html } from './html.js';
+
+/**
+ * The console's pages in the order of the navigation. The request log's page (CONTRACT.md §11,
+ * "recent requests") takes its place here, first, once the store keeps a request log.
+ */
+export const NAV = [
+  { page: 'runs', href: '/console/', label: 'Runs' },
+  { page: 'events', href: '/console/events', label: 'Events' },
+  { page: 'mappings', href: '/console/mappings', label: 'Mappings' },
+] as const;
+
+export type NavPage = (typeof NAV)[number]['page'];
+
+/** A whole page: the head (CSS and JS from the console's own static files only), the header and navigation, `body`. */
+export function layout(title: string, active: NavPage | undefined, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/console/static/favicon.svg" type="image/svg+xml">
+<title>${title} · hookrelay</title>
+<link rel="stylesheet" href="/console/static/console.css">
+<script src="/console/static/console.js" defer></script>
+</head>
+<body>
+<header class="top">
+<a class="brand" href="/console/">hookrelay</a>
+${active === undefined ? '' : html`<nav>${NAV.map((n) => html`<a href="${n.href}"${n.page === active ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
+<form method="post" action="/console/logout" class="logout"><button type="submit">Sign out</button></form>`}
+</header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** An ISO time, shown in the viewer's local time by console.js (the ISO text until then). */
+export function time(iso: string | undefined): Html {
+  return iso ? html`<time datetime="${iso}">${iso}</time>` : html`<span class="none">—</span>`;
+}
+
+/** A status badge; its class picks the colour. */
+export function badge(status: string | undefined): Html {
+  return status ? html`<span class="badge badge-${status}">${status.replace('_', ' ')}</span>` : html`<span class="none">—</span>`;
+}

@@ -1,0 +1,160 @@
+import type { MappingConfig } from '../config/types.js';
+import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/store.js';
+import { html, type Html } from './html.js';
+import { badge, layout, time } from './layout.js';
+
+/** The sign-in page; `problem`: why the last try was refused. */
+export function loginPage(problem?: string): Html {
+  return layout('Sign in', undefined, html`<section class="signin">
+<h1>Sign in</h1>
+<p>Paste the hooks token (<code>hooks.token</code>, or one of <code>hooks.tokens</code>).</p>
+${problem ? html`<p class="problem" role="alert">${problem}</p>` : ''}
+<form method="post" action="/console/login">
+<label for="token">Token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Sign in</button>
+</form>
+</section>`);
+}
+
+/** The runs table: newest first, filtered by `status`, paged on with `before`. */
+export function runsPage(runs: RunRecord[], status: string | undefined, before: string | undefined, pageSize: number): Html {
+  const query = (extra: Record<string, string>) => `/console/?${new URLSearchParams({ ...(status ? { status } : {}), ...extra })}`;
+  const last = runs[runs.length - 1];
+  return layout('Runs', 'runs', html`<div class="heading">
+<h1>Runs</h1>
+<form method="get" action="/console/" class="filter">
+<label for="status">Status</label>
+<select id="status" name="status" data-autosubmit>
+<option value="">all</option>
+${RUN_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s.replace('_', ' ')}</option>`)}
+</select>
+<noscript><button type="submit">Filter</button></noscript>
+</form>
+</div>
+${runs.length === 0
+    ? html`<p class="empty">No ${status ? status.replace('_', ' ') : ''} runs${before ? ' before that one' : ''} yet.</p>`
+    : html`<div class="scroll"><table class="runs">
+<thead><tr><th>Accepted</th><th>Status</th><th>Name</th><th>Session</th><th>Model</th><th>Delivery</th></tr></thead>
+<tbody>
+${runs.map((r) => html`<tr>
+<td>${time(r.createdAt)}</td>
+<td>${badge(r.status)}</td>
+<td><a href="/console/runs/${encodeURIComponent(r.runId)}">${r.name || html`<span class="id">${r.runId}</span>`}</a></td>
+<td class="mono">${r.sessionKey}</td>
+<td class="mono">${r.model ?? html`<span class="none">default</span>`}</td>
+<td>${r.delivery ? html`${badge(r.delivery.status)} <span class="mono">${r.delivery.target}</span>` : html`<span class="none">—</span>`}</td>
+</tr>`)}
+</tbody></table></div>`}
+<nav class="pager">
+${before ? html`<a href="${query({})}">← Newest</a>` : ''}
+${last && runs.length === pageSize ? html`<a href="${query({ before: last.runId })}">Older →</a>` : ''}
+</nav>`);
+}
+
+/** One run: what it was asked, what it answered, how it ended, and its delivery. */
+export function runPage(r: RunRecord): Html {
+  const row = (label: string, value: Html | string | undefined) => html`<dt>${label}</dt><dd>${value === undefined || value === '' ? html`<span class="none">—</span>` : value}</dd>`;
+  const d = r.delivery;
+  return layout(`Run ${r.name ?? r.runId}`, 'runs', html`<p class="crumbs"><a href="/console/">Runs</a> /</p>
+<h1>${r.name || 'Run'} ${badge(r.status)}</h1>
+<dl class="facts">
+${row('Run id', html`<span class="mono">${r.runId}</span>`)}
+${row('Session', html`<span class="mono">${r.sessionKey}</span>`)}
+${row('Model', r.model)}
+${row('Thinking', r.thinking)}
+${row('Source', r.source)}
+${row('Accepted', time(r.createdAt))}
+${row('Started', r.startedAt && time(r.startedAt))}
+${row('Ended', r.endedAt && time(r.endedAt))}
+</dl>
+<h2>Message</h2>
+<pre class="text">${r.message}</pre>
+<h2>Reply</h2>
+${r.reply === undefined ? html`<p class="none">No reply${r.status === 'queued' || r.status === 'running' ? ' yet' : ''}.</p>` : html`<pre class="text">${r.reply}</pre>`}
+${r.error === undefined ? '' : html`<h2>Error</h2><p class="problem"><code>${r.errorCode ?? 'error'}</code> ${r.error}</p>`}
+<h2>Delivery</h2>
+${d ? html`<dl class="facts delivery">
+${row('Status', badge(d.status))}
+${row('Target', html`<span class="mono">${d.target}</span>`)}
+${row('Attempts', String(d.attempts))}
+${row('Last error', d.error)}
+${row('Delivered to', r.deliveredTo)}
+</dl>` : html`<p class="none">${r.deliver ? 'Not put into the outbox (no reply to deliver, or only HEARTBEAT_OK).' : 'Not asked to deliver its reply.'}</p>`}`);
+}
+
+/** The main session's events, newest first; console.js adds new ones live from `/console/events/stream?after=`. */
+export function eventsPage(events: EventRecord[], after: number): Html {
+  return layout('Events', 'events', html`<div class="heading">
+<h1>Events</h1>
+<p class="live" id="live" data-state="connecting">connecting…</p>
+</div>
+<p class="hint">The main session's events: wakes, run summaries and heartbeat replies. New ones appear as they are committed.</p>
+<div class="scroll"><table class="events" id="events" data-after="${after}">
+<thead><tr><th>#</th><th>Time</th><th>Kind</th><th>Source</th><th>Text</th></tr></thead>
+<tbody>
+${[...events].reverse().map((e) => html`<tr>
+<td class="mono">${e.seq}</td>
+<td>${time(e.at)}</td>
+<td>${badge(e.kind)}</td>
+<td class="mono">${sourceLink(e.source)}</td>
+<td><div class="text">${e.text}</div></td>
+</tr>`)}
+</tbody></table></div>
+<p class="empty" id="no-events"${events.length ? html` hidden` : ''}>No events yet.</p>`);
+}
+
+/** A summary's source names its run: link to it. */
+function sourceLink(source: string): Html | string {
+  return source.startsWith('run:') ? html`<a href="/console/runs/${encodeURIComponent(source.slice(4))}">${source}</a>` : source;
+}
+
+/** The mappings in match order, and the playground. Never a secret: of `verify` only its scheme. */
+export function mappingsPage(mappings: readonly MappingConfig[], hooksPath: string): Html {
+  const names = [...new Set(mappings.map((m) => m.match.path).filter((p): p is string => p !== undefined))];
+  return layout('Mappings', 'mappings', html`<h1>Mappings</h1>
+<p class="hint">In match order: the first that matches <code>POST ${hooksPath}/NAME</code> wins.</p>
+${mappings.length === 0 ? html`<p class="empty">No mappings (hooks.mappings and hooks.presets are empty).</p>` : html`<div class="scroll"><table class="mappings">
+<thead><tr><th>Id</th><th>Match</th><th>Action</th><th>Engine</th><th>Verifies</th><th>Transform</th><th>forEach</th></tr></thead>
+<tbody>
+${mappings.map((m) => html`<tr>
+<td class="mono">${m.id}</td>
+<td class="mono">${matchText(m, hooksPath)}</td>
+<td>${badge(m.action)}</td>
+<td>${m.engine}</td>
+<td>${m.verify ? html`${m.verify.scheme}${m.auth === 'signature' ? ' (instead of the token)' : ''}` : html`<span class="none">no</span>`}</td>
+<td class="mono">${m.transform ? `${m.transform.module}${m.transform.export ? `#${m.transform.export}` : ''}` : html`<span class="none">no</span>`}</td>
+<td class="mono">${m.forEach ?? html`<span class="none">no</span>`}</td>
+</tr>`)}
+</tbody></table></div>`}
+<h2 id="playground-title">Playground</h2>
+<p class="hint">Renders a payload through the mappings exactly as <code>hookrelay test</code> does. Nothing is dispatched or stored.</p>
+<form id="playground" class="playground" method="post" action="/console/playground">
+<label for="pg-name">POST ${hooksPath}/</label>
+<input id="pg-name" name="name" list="pg-names" required placeholder="NAME" value="${names[0] ?? ''}">
+<datalist id="pg-names">${names.map((n) => html`<option value="${n}">`)}</datalist>
+<label for="pg-payload">Payload (JSON)</label>
+<textarea id="pg-payload" name="payload" rows="10" spellcheck="false">{}</textarea>
+<div class="pair">
+<div><label for="pg-headers">Headers, one <code>name: value</code> a line</label>
+<textarea id="pg-headers" name="headers" rows="3" spellcheck="false"></textarea></div>
+<div><label for="pg-query">Query string</label>
+<input id="pg-query" name="query" placeholder="a=1&amp;b=2" spellcheck="false"></div>
+</div>
+<button type="submit">Render</button>
+</form>
+<h3>Result</h3>
+<pre id="playground-output" class="output" aria-live="polite">Press Render.</pre>`);
+}
+
+function matchText(m: MappingConfig, hooksPath: string): string {
+  const parts = [m.match.path === undefined ? `${hooksPath}/*` : `${hooksPath}/${m.match.path}`];
+  if (m.match.source !== undefined) parts.push(`source=${m.match.source}`);
+  for (const [k, v] of Object.entries(m.match.headers ?? {})) parts.push(`${k}: ${v}`);
+  return parts.join(' · ');
+}
+
+/** A page for what is not there (an unknown console path or run). */
+export function notFoundPage(what: string): Html {
+  return layout('Not found', 'runs', html`<h1>Not found</h1><p>${what}</p><p><a href="/console/">Back to the runs</a></p>`);
+}

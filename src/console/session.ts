@@ -1,0 +1,86 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** The session cookie's name. */
+export const COOKIE = 'hookrelay_console';
+/** A session lasts this long from sign-in (fixed, not sliding: an open tab does not keep it alive). */
+export const SESSION_SECONDS = 12 * 60 * 60;
+
+/**
+ * Console sessions: a cookie `<id>.<expires>.<mac>`, the MAC an HMAC-SHA256 under a random
+ * key made per process and per set of hooks tokens (server.ts makes a new one when a reload
+ * changes the tokens): rotating the token ends every session, and so does a restart. Nothing
+ * is stored per session but what logout revoked (until it would have expired anyway) and the
+ * open event streams, which are closed when their session ends.
+ */
+export interface Sessions {
+  /** A new session's cookie value. */
+  issue(nowMs: number): string;
+  /** The session id of a cookie value that is genuine, unexpired and not revoked; else undefined. */
+  verify(value: string | undefined, nowMs: number): string | undefined;
+  /** Logout: the session ends now and its event streams are closed. */
+  revoke(id: string, nowMs: number): void;
+  /** Registers a stream to close when session `id` ends; returns its unregistration. */
+  onEnd(id: string, close: () => void): () => void;
+  /** Ends every session (token rotation, shutdown): closes every stream; no cookie verifies after. */
+  endAll(): void;
+}
+
+export function createSessions(): Sessions {
+  const key = randomBytes(32);
+  const revoked = new Map<string, number>();
+  const streams = new Map<string, Set<() => void>>();
+  let ended = false;
+  const mac = (payload: string) => createHmac('sha256', key).update(payload).digest();
+
+  function closeStreams(id: string): void {
+    const set = streams.get(id);
+    streams.delete(id);
+    for (const close of set ?? []) close();
+  }
+
+  return {
+    issue(nowMs) {
+      const payload = `${randomBytes(16).toString('base64url')}.${Math.floor(nowMs / 1000) + SESSION_SECONDS}`;
+      return `${payload}.${mac(payload).toString('base64url')}`;
+    },
+    verify(value, nowMs) {
+      if (ended || value === undefined) return undefined;
+      const parts = value.split('.');
+      if (parts.length !== 3) return undefined;
+      const [id, expires, given] = parts as [string, string, string];
+      const expected = mac(`${id}.${expires}`);
+      const presented = Buffer.from(given, 'base64url');
+      if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return undefined;
+      if (!(Number(expires) * 1000 > nowMs) || revoked.has(id)) return undefined;
+      return id;
+    },
+    revoke(id, nowMs) {
+      for (const [old, until] of revoked) if (until <= nowMs) revoked.delete(old);
+      revoked.set(id, nowMs + SESSION_SECONDS * 1000);
+      closeStreams(id);
+    },
+    onEnd(id, close) {
+      let set = streams.get(id);
+      if (!set) streams.set(id, (set = new Set()));
+      set.add(close);
+      return () => {
+        set.delete(close);
+        if (set.size === 0 && streams.get(id) === set) streams.delete(id);
+      };
+    },
+    endAll() {
+      ended = true;
+      for (const id of [...streams.keys()]) closeStreams(id);
+    },
+  };
+}
+
+/** The session cookie's value in a Cookie header, if any. */
+export function cookieValue(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
