@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startGateway } from '../support/gateway.js';
-import { deliver, doveadm, emptyAccount, IMAP_USER } from '../support/servers/dovecot.js';
+import { deliver, doveadm, emptyAccount, IMAP_USER, imapClient, startImapServerWithoutIdle } from '../support/servers/dovecot.js';
 import { mail, runs, setUp, startWatcher, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
 
 /**
@@ -105,6 +105,29 @@ describe('email run (real IMAP server, real gateway)', function () {
     await watching(['--backfill', '2']);
     await deliver(mail({ From: 'new@example.com', Subject: 'new 2', 'Message-ID': '<new-2@example.com>' }, 'after'));
     expect((await waitForRuns(s.gateway, 4)).map((r) => r.sessionKey).slice(3)).to.deep.equal(['hook:email:new-2@example.com']);
+  });
+
+  it('polls a server without IDLE (every hooks.email.pollSeconds) and posts new mail once', async () => {
+    const noIdle = startImapServerWithoutIdle();
+    try {
+      const c = await imapClient(noIdle);
+      expect(c.capabilities.has('IDLE'), 'the spec server must leave IDLE out').to.equal(false);
+      await c.logout();
+      s = await setUp({ imap: { host: noIdle.host, port: noIdle.port, tls: 'none', user: IMAP_USER, passwordEnv: 'IMAP_SPEC_PASSWORD' }, pollSeconds: 1 });
+      await watching();
+      expect(w!.output()).to.match(/"idle":false/);
+      await deliver(mail({ From: 'carol@example.com', Subject: 'Polled', 'Message-ID': '<polled-1@example.com>' }, 'Found by a poll.'), 'INBOX', noIdle);
+      const [run] = await waitForRuns(s.gateway, 1, 10000);
+      expect(run!.sessionKey).to.equal('hook:email:polled-1@example.com');
+      await deliver(mail({ From: 'carol@example.com', Subject: 'Polled again', 'Message-ID': '<polled-2@example.com>' }, 'And another.'), 'INBOX', noIdle);
+      await waitForRuns(s.gateway, 2, 10000);
+      await new Promise((r) => setTimeout(r, 2500)); // two more polls: nothing is posted twice
+      expect((await runs(s.gateway)).map((r) => r.sessionKey).sort()).to.deep.equal(['hook:email:polled-1@example.com', 'hook:email:polled-2@example.com']);
+    } finally {
+      if (w) await stopWatcher(w, 'SIGKILL');
+      w = undefined;
+      noIdle.stop();
+    }
   });
 
   it('refuses to watch a special-use folder (\\Sent), by its flag, with a clear message and exit 1', async () => {

@@ -5,6 +5,9 @@
 #   dovecot.sh start DIR [PORT]   prints `IMAP_SPEC_ADDRESS=127.0.0.1:PORT` when it answers
 #   dovecot.sh stop DIR
 #
+# With DOVECOT_SPEC_NO_IDLE=1 the server leaves IDLE out of its capabilities (dovecot's default
+# list otherwise), like servers without IDLE, for the watcher's polling fallback.
+#
 # Gotchas it handles: dovecot refuses to store mail as root, so mail belongs to its own
 # `dovenull` user (first_valid_uid lowered to admit a system uid); its auth process must read
 # the passwd-file, so DIR (often mkdtemp's 0700) is opened up; it daemonizes and keeps the
@@ -102,6 +105,13 @@ namespace inbox {
   }
 }
 CONF
+if [ "${DOVECOT_SPEC_NO_IDLE:-}" = 1 ]; then
+  cat >> "$dir/dovecot.conf" <<'CONF'
+protocol imap {
+  imap_capability = IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE SORT SORT=DISPLAY THREAD=REFERENCES THREAD=REFS THREAD=ORDEREDSUBJECT MULTIAPPEND URL-PARTIAL CATENATE UNSELECT CHILDREN NAMESPACE UIDPLUS LIST-EXTENDED I18NLEVEL=1 CONDSTORE QRESYNC ESEARCH ESORT SEARCHRES WITHIN CONTEXT=SEARCH LIST-STATUS BINARY MOVE SNIPPET=FUZZY PREVIEW=FUZZY PREVIEW STATUS=SIZE SAVEDATE LITERAL+ NOTIFY SPECIAL-USE
+}
+CONF
+fi
 
 dovecot -c "$dir/dovecot.conf" </dev/null >>"$dir/dovecot.log" 2>&1
 for _ in $(seq 1 100); do

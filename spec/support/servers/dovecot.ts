@@ -53,6 +53,21 @@ export function imapServer(): ImapServer {
   return started;
 }
 
+/**
+ * A second throwaway dovecot whose capabilities leave IDLE out (dovecot.sh with
+ * DOVECOT_SPEC_NO_IDLE=1), for the watcher's polling fallback; `stop` ends it.
+ */
+export function startImapServerWithoutIdle(): ImapServer & { stop(): void } {
+  const dir = fs.mkdtempSync(path.join('/tmp', 'hookrelay-dovecot-noidle-'));
+  const out = execFileSync('bash', [SCRIPT, 'start', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DOVECOT_SPEC_NO_IDLE: '1' } });
+  const [host, port] = out.trim().split('=')[1]!.split(':');
+  const stop = () => {
+    execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  return { host: host!, port: Number(port), dir, stop };
+}
+
 /** `doveadm` against the spec server (e.g. `kick hookrelay`). */
 export function doveadm(...args: string[]): string {
   const s = imapServer();
@@ -60,8 +75,7 @@ export function doveadm(...args: string[]): string {
 }
 
 /** A client of the spec server, for delivering mail (APPEND) and looking around. */
-export async function imapClient(): Promise<ImapFlow> {
-  const s = imapServer();
+export async function imapClient(s: ImapServer = imapServer()): Promise<ImapFlow> {
   const c = new ImapFlow({ host: s.host, port: s.port, secure: false, auth: { user: IMAP_USER, pass: IMAP_PASSWORD }, logger: false });
   c.on('error', () => {});
   await c.connect();
@@ -69,8 +83,8 @@ export async function imapClient(): Promise<ImapFlow> {
 }
 
 /** Delivers one raw mail to `mailbox` with IMAP APPEND; resolves with its UID. */
-export async function deliver(raw: string | Buffer, mailbox = 'INBOX'): Promise<number> {
-  const c = await imapClient();
+export async function deliver(raw: string | Buffer, mailbox = 'INBOX', server?: ImapServer): Promise<number> {
+  const c = await imapClient(server);
   try {
     const r = await c.append(mailbox, raw);
     return (r as { uid: number }).uid;
