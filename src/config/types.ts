@@ -125,7 +125,7 @@ export interface Config {
     console: boolean;
   };
   dataDir: string;
-  store: { kind: 'sqlite' | 'postgres'; durability: 'fsync' | 'os'; retainDays: number; url?: string; poolSize: number };
+  store: { kind: 'sqlite' | 'postgres'; durability: 'fsync' | 'os'; retainDays: number; url?: string; poolSize: number; leaseSeconds: number };
   hooks: HooksConfig;
   agent: AgentConfig;
   heartbeat: { everySeconds: number };

@@ -211,6 +211,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
           : { kind: 'failed' as const, to: d.target, error: { code: 'delivery_failed' as const, message: outcome.error } };
         effects.summary = buildSummary(run, { status: 'succeeded', reply: run.reply, delivery }, deps.clock().toISOString(), config.hooks.mainSummary);
         wake = effects.summary !== undefined && run.wakeMode === 'now';
+        if (wake) effects.summary!.wakesNow = true;
       }
     }
     await store.settleDelivery(d.id, outcome, effects);

@@ -30,9 +30,13 @@ export interface RunnerDeps {
 
 /** The agent runner: claims queued runs and carries each out (model call, finish, reply into the outbox). */
 export interface Runner {
-  /** Marks runs left `running` by a crash as failed; returns how many. Call before {@link start}. */
+  /**
+   * Marks runs left `running` by a crash as failed (those the store hands over:
+   * `takeOverRuns`, the runs of a gone instance); returns how many. Call before {@link start};
+   * start() repeats it every third of `store.leaseSeconds` (another instance may die).
+   */
   recover(): Promise<number>;
-  /** Starts the safety poll and claims what is queued. */
+  /** Starts the safety poll, the periodic recovery, and claims what is queued. */
   start(): void;
   /**
    * Claims queued runs up to `agent.maxConcurrent` running at once; cheap to call often.
@@ -63,6 +67,10 @@ export function createRunner(deps: RunnerDeps): Runner {
   const active = new Map<string, Active>();
   let stopped = true;
   let poll: NodeJS.Timeout | undefined;
+  let sweep: NodeJS.Timeout | undefined;
+  let recovering: Promise<number> | undefined;
+  /** Taken over but not yet ended (the store failed meanwhile): they are ours now, so only we retry them. */
+  const orphans = new Map<string, RunRecord>();
   let claiming: Promise<void> | undefined;
   let kickAgain = false;
 
@@ -198,41 +206,56 @@ export function createRunner(deps: RunnerDeps): Runner {
       end.errorCode = 'model_timeout';
     }
     const summary = buildSummary(run, outcome, endedAt, config.hooks.mainSummary);
+    if (summary && run.wakeMode === 'now') summary.wakesNow = true;
     await store.finishRun(run.runId, end, { summary, history: turns });
     log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');
     if (summary && run.wakeMode === 'now') deps.onSummary();
   }
 
+  async function recoverOnce(): Promise<number> {
+    // Why failed rather than re-run: the crash may have come after the model answered or
+    // even after the reply was delivered, so running it again could message the user twice.
+    // Failing it posts a summary, which tells the main session (and so the user) what was
+    // lost; the sender can retry deliberately. Queued runs never started, so they simply
+    // resume, and stop() requeues what it interrupts, so only a crash leads here.
+    let ended = 0;
+    for (;;) {
+      for (const run of await store.takeOverRuns(100)) orphans.set(run.runId, run);
+      if (orphans.size === 0) return ended;
+      for (const run of [...orphans.values()]) {
+        await finish(run, { status: 'failed', error: INTERRUPTED_ERROR });
+        orphans.delete(run.runId);
+        ended++;
+        log.warn({ runId: run.runId }, 'run interrupted by a crash marked failed');
+      }
+    }
+  }
+
   return {
     kick,
-    async recover() {
-      // Why failed rather than re-run: the crash may have come after the model answered or
-      // even after the reply was delivered, so running it again could message the user twice.
-      // Failing it posts a summary, which tells the main session (and so the user) what was
-      // lost; the sender can retry deliberately. Queued runs never started, so they simply
-      // resume, and stop() requeues what it interrupts, so only a crash leads here.
-      const seen = new Set<string>();
-      for (;;) {
-        const stuck = (await store.listRuns({ status: 'running', limit: 100 })).filter((r) => !seen.has(r.runId));
-        if (stuck.length === 0) return seen.size;
-        for (const run of stuck) {
-          seen.add(run.runId);
-          await finish(run, { status: 'failed', error: INTERRUPTED_ERROR });
-          log.warn({ runId: run.runId }, 'run interrupted by a crash marked failed');
-        }
-      }
+    recover() {
+      recovering ??= recoverOnce().finally(() => (recovering = undefined));
+      return recovering;
     },
     start() {
       if (!stopped) return;
       stopped = false;
       poll = setInterval(kick, SAFETY_POLL_MS);
       poll.unref();
+      sweep = setInterval(() => {
+        if (stopped) return;
+        recovering ??= recoverOnce().finally(() => (recovering = undefined));
+        recovering.catch((err) => log.error({ err }, 'ending the runs of a gone instance failed; retrying later'));
+      }, (config.store.leaseSeconds * 1000) / 3);
+      sweep.unref();
       kick();
     },
     async stop() {
       stopped = true;
       clearInterval(poll);
+      clearInterval(sweep);
       await claiming;
+      await recovering?.catch(() => {});
       for (const entry of active.values()) entry.modelCtl.abort(new Error('gateway stopping'));
       await Promise.all([...active.values()].map((e) => e.done));
     },

@@ -4,7 +4,7 @@ import type { Action } from '../engine/action.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { Metrics } from '../metrics.js';
-import type { NewEvent, NewForward, NewRun, Store } from '../store/store.js';
+import type { Leadership, NewEvent, NewForward, NewRun, Store } from '../store/store.js';
 import { createDelivery } from './delivery.js';
 import { agentForward, createForwarder, wakeForward } from './forward.js';
 import { createHeartbeat } from './heartbeat.js';
@@ -110,6 +110,28 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued });
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
+  let leadership: Leadership | undefined;
+  /** Leadership changes, one after the other: a heartbeat stops completely before it starts again. */
+  let leading: Promise<void> = Promise.resolve();
+
+  /**
+   * Only the heartbeat leader runs heartbeats (one at a time across instances; SQLite: this
+   * process, at once). A new leader first catches up: events may wait that the last leader
+   * never took (it died, or this is a restart) — checked before anything new is accepted at
+   * start, so that a next-heartbeat wake arriving later still waits.
+   */
+  function onLeader(on: boolean): void {
+    leading = leading.then(async () => {
+      if (!on) return heartbeat.stop();
+      if (state !== 'started') return;
+      heartbeat.start();
+      const catchUp = await hasPendingEvents(store).catch((err) => {
+        log.error({ err }, 'checking for events waiting for a heartbeat failed; the next trigger takes them');
+        return false;
+      });
+      if (catchUp) heartbeat.trigger();
+    });
+  }
 
   async function dispatchKeyed(actions: Action[], claims?: KeyClaim[]): Promise<Dispatched> {
     const at = clock().toISOString();
@@ -122,7 +144,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     for (const a of actions) {
       if (a.kind === 'wake') {
         const id = uuidv7();
-        events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe });
+        // wakesNow: with several instances, the store tells the heartbeat leader on commit.
+        events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe, ...(a.mode === 'now' && !forwarding ? { wakesNow: true } : {}) });
         accepted.push({ action: 'wake', eventId: id });
         forwards?.push(wakeForward(id, a.text, a.mode, at));
         wakeNow ||= a.mode === 'now';
@@ -190,20 +213,25 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       }
       // Events already waiting were accepted before a crash or stop, and their heartbeat may
       // never have run (the store does not keep a wake's mode): the first heartbeat after a
-      // restart is "the next heartbeat" for all of them, recovery summaries included. Checked
-      // before anything new is accepted, so a next-heartbeat wake arriving now still waits.
-      const catchUp = await hasPendingEvents(store);
+      // restart (or a change of leader) is "the next heartbeat" for all of them, recovery
+      // summaries included (onLeader).
+      leadership = await store.lead({ onLeader, onTrigger: () => heartbeat.trigger() });
+      await leading;
       runner.start();
-      heartbeat.start();
       outbox.start();
-      if (catchUp) heartbeat.trigger();
       log.info({ interrupted }, 'runtime started');
     },
 
     stop() {
       state = 'stopped';
       // The runner and the heartbeat first: a reply they commit meanwhile is simply left pending.
-      stopping ??= Promise.all([runner.stop(), heartbeat.stop(), outbox.stop(STOP_GRACE_MS)]).then(() => {
+      // Leadership first (a follower takes over), then the heartbeat it may have started.
+      const stopHeartbeat = async () => {
+        await leadership?.stop();
+        await leading;
+        await heartbeat.stop();
+      };
+      stopping ??= Promise.all([runner.stop(), stopHeartbeat(), outbox.stop(STOP_GRACE_MS)]).then(() => {
         log.info('runtime stopped');
       });
       return stopping;

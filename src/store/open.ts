@@ -39,6 +39,7 @@ export async function openStore(config: Config, log: Logger, metrics?: Pick<Metr
       return PostgresStore.open({
         url: config.store.url!, // required with kind: postgres (the loader checks)
         poolSize: config.store.poolSize,
+        leaseSeconds: config.store.leaseSeconds,
         retainDays: config.store.retainDays,
         idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
         log,

@@ -107,6 +107,20 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- {status, upstreamRunId?} as JSON, set when its outbox row of kind 'forward' settles.
   ALTER TABLE runs ADD COLUMN forwarded text;
   `,
+  // v3: several instances on one database (CONTRACT.md §10)
+  `
+  -- One row per running instance, its lease renewed in the background (store.leaseSeconds).
+  -- An instance whose lease has expired is gone: a survivor ends its running runs as
+  -- interrupted and releases its outbox leases. Times are the database's clock, one for all.
+  CREATE TABLE instances (
+    id          text PRIMARY KEY,
+    started_at  timestamptz NOT NULL,
+    lease_until timestamptz NOT NULL
+  );
+  -- Who claimed a running run, who leased a pending outbox row (NULL: before v3, or released).
+  ALTER TABLE runs ADD COLUMN instance text;
+  ALTER TABLE outbox ADD COLUMN instance text;
+  `,
 ];
 
 /** The schema version this code reads and writes. */
@@ -116,10 +130,14 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
  * Advisory lock keys (one 64-bit space per database). MIGRATE_LOCK serialises migrations of
  * stores opening at once; EVENTS_LOCK (transaction-scoped) is taken before events are
  * inserted, so that seq is handed out in commit order: a reader paging with `after` never
- * skips an event that committed later with a smaller seq.
+ * skips an event that committed later with a smaller seq. LEADER_LOCK: the heartbeat leader's.
  */
 export const MIGRATE_LOCK = 0x686f6f6b72656c61n; // "hookrela"
 export const EVENTS_LOCK = 0x686f6f6b65766e74n; // "hookevnt"
+/** Held (session-scoped, on a dedicated connection) by the heartbeat leader: see postgres-leader.ts. */
+export const LEADER_LOCK = 0x686f6f6b6c656164n; // "hooklead"
+/** The LISTEN/NOTIFY channel of `now` triggers, for the heartbeat leader. */
+export const HEARTBEAT_CHANNEL = 'hookrelay_heartbeat';
 
 /**
  * Brings the database to {@link PG_SCHEMA_VERSION} under a session advisory lock, each

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
-import { EVENTS_LOCK, pgStoreError } from './postgres-schema.js';
+import { EVENTS_LOCK, HEARTBEAT_CHANNEL, pgStoreError } from './postgres-schema.js';
 import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRun } from './store.js';
 
 /**
@@ -65,11 +65,17 @@ const EVENT_TYPES = 'text, text, text, text, text, smallint';
 const RUN_TYPES = 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text';
 const OUTBOX_TYPES = 'text, text, text, text, integer, text, text';
 
-/** Inserts events after taking {@link EVENTS_LOCK}, so that their seq follows commit order. */
+/**
+ * Inserts events after taking {@link EVENTS_LOCK}, so that their seq follows commit order.
+ * When one of them asks for a heartbeat now ({@link NewEvent.wakesNow}), NOTIFYs the leader
+ * in the same transaction: PostgreSQL delivers it on COMMIT only, so the leader's turn sees
+ * the events, and a rolled-back batch wakes nobody.
+ */
 export async function insertEvents(c: pg.ClientBase, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await c.query('SELECT pg_advisory_xact_lock($1)', [EVENTS_LOCK.toString()]);
   await insertMany(c, 'events', EVENT_COLUMNS, EVENT_TYPES, events.map(eventValues));
+  if (events.some((e) => e.wakesNow)) await c.query(`NOTIFY ${HEARTBEAT_CHANNEL}`);
 }
 
 /** Inserts an outbox row (pending, due at once). */

@@ -1,13 +1,15 @@
 import type pg from 'pg';
+import { uuidv7 } from '../ids.js';
 import type { Logger } from '../log.js';
 import { toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
 import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
+import { pgLeader } from './postgres-leader.js';
 import { pgLimit, pgReads } from './postgres-reader.js';
 import { acceptBatcher, inTransaction, insertEvents, insertOutbox, pgText, type CommitStats } from './postgres-writer.js';
 import {
   StoreError,
   type DeliveryOutcomeRecord, type DeliveryRecord, type EventRecord, type HistoryMessage, type ListRunsOptions, type NewDelivery, type NewEvent,
-  type NewForward, type NewKey, type NewRun, type RunEffects, type RunStatus, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
+  type LeaderHandlers, type Leadership, type NewForward, type NewKey, type NewRun, type RunEffects, type RunStatus, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
 } from './store.js';
 
 /** Options of {@link PostgresStore.open}. */
@@ -28,7 +30,17 @@ export interface PostgresStoreOptions {
   idempotencyWindowSeconds?: number;
   keysPurgeEveryMs?: number;
   purgeEveryMs?: number;
+  /**
+   * `store.leaseSeconds` (default 30): how long this instance counts as alive after its last
+   * renewal (renewed every third of it). Once it has expired, another instance ends its
+   * running runs as interrupted and takes over its pending deliveries.
+   */
+  leaseSeconds?: number;
+  /** How often a follower tries for the heartbeat leadership (default 1000 ms). */
+  leaderRetryMs?: number;
 }
+
+const DEFAULT_LEASE_SECONDS = 30;
 
 const DEFAULT_KEY_WINDOW_SECONDS = 86_400;
 const NONE_HELD: readonly number[] = Object.freeze([]);
@@ -65,7 +77,7 @@ const PURGE_SQL = {
  * claims still race (one commits between the other's snapshot and its lock), the partial
  * unique index runs_one_running refuses the second running run; that claim is retried.
  */
-const CLAIM_SQL = `UPDATE runs SET status = 'running', started_at = $2
+const CLAIM_SQL = `UPDATE runs SET status = 'running', started_at = $2, instance = $3
   WHERE seq IN (
     SELECT q.seq FROM runs AS q
     WHERE q.status = 'queued'
@@ -76,12 +88,33 @@ const CLAIM_SQL = `UPDATE runs SET status = 'running', started_at = $2
   RETURNING *`;
 
 /** Pending rows due at $1 whose lease has ended, oldest due first, skipping rows another claim holds. */
-const CLAIM_OUTBOX_SQL = `UPDATE outbox SET attempts = attempts + 1, lease_until = $3
+const CLAIM_OUTBOX_SQL = `UPDATE outbox SET attempts = attempts + 1, lease_until = $3, instance = $4
   WHERE id IN (
     SELECT id FROM outbox WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
     ORDER BY next_at LIMIT $2
     FOR UPDATE SKIP LOCKED)
   RETURNING *`;
+
+/** No live instance row holds `instance` (of the enclosing row): its instance is gone (or it never had one). */
+const GONE = 'NOT EXISTS (SELECT 1 FROM instances AS i WHERE i.id = instance AND i.lease_until > now())';
+
+/**
+ * Running runs of gone instances ({@link GONE}), taken over by instance $1, at most $2. One
+ * statement: rows another takeover holds are skipped, and one that a concurrent takeover has
+ * just committed is re-checked against its new instance (live: left alone), so each run is
+ * returned to one survivor only.
+ */
+const TAKE_OVER_SQL = `UPDATE runs SET instance = $1
+  WHERE seq IN (
+    SELECT seq FROM runs WHERE status = 'running' AND instance IS DISTINCT FROM $1 AND ${GONE}
+    ORDER BY seq LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+  AND ${GONE}
+  RETURNING *`;
+
+/** Outbox leases of gone instances, released (their rows are claimable at once). */
+const RELEASE_GONE_SQL = `UPDATE outbox SET lease_until = NULL, instance = NULL
+  WHERE status = 'pending' AND instance IS NOT NULL AND instance <> $1 AND ${GONE}`;
 
 /**
  * The store on PostgreSQL (`store.kind: postgres`, CONTRACT.md §10), with the semantics of
@@ -90,8 +123,11 @@ const CLAIM_OUTBOX_SQL = `UPDATE outbox SET attempts = attempts + 1, lease_until
  * reject with `unavailable` (503 on the request path); the pool reconnects by itself, so the
  * store serves again once the database is back.
  *
- * One instance per database (CONTRACT.md §10's several instances come with instance leases):
- * like the SQLite store, opening one clears the outbox leases of the process before.
+ * Several instances on one database behave as one (CONTRACT.md §10; README "Several
+ * instances"): each store registers an instance row with a lease it renews in the background;
+ * runs it claims and outbox rows it leases name it. A survivor takes over what a gone
+ * instance held ({@link PostgresStore.takeOverRuns}); the heartbeat leader is elected in
+ * postgres-leader.ts and hears `now` triggers through NOTIFY ({@link insertEvents}).
  */
 export class PostgresStore implements Store {
   private state: 'open' | 'closing' | 'closed' = 'open';
@@ -105,8 +141,16 @@ export class PostgresStore implements Store {
   private purging: Promise<PgPurgeCounts> | undefined;
   private purgeWrites = 0;
   private readonly calls = new Set<Promise<unknown>>();
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+  private readonly leaseSeconds: number;
+  private leaderships = new Set<Leadership>();
 
-  private constructor(private readonly pool: pg.Pool, private readonly log: Logger, private readonly opts: PostgresStoreOptions) {
+  private constructor(
+    private readonly pool: pg.Pool, private readonly log: Logger, private readonly opts: PostgresStoreOptions,
+    /** This instance's id: a new one each open, so a restart is a new instance (see close()). */
+    readonly instanceId: string,
+  ) {
     this.clock = opts.clock ?? (() => new Date());
     this.keyWindowMs = (opts.idempotencyWindowSeconds ?? DEFAULT_KEY_WINDOW_SECONDS) * 1000;
     this.reads = pgReads(pool);
@@ -114,6 +158,8 @@ export class PostgresStore implements Store {
     const purgeEveryMs = opts.purgeEveryMs ?? 60 * 60 * 1000;
     if ((opts.retainDays ?? 0) > 0) this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
     this.scheduleKeyPurge(opts.keysPurgeEveryMs ?? Math.min(Math.max(this.keyWindowMs / 10, 1000), 600_000));
+    this.leaseSeconds = opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
+    this.scheduleRenew();
   }
 
   /**
@@ -122,6 +168,7 @@ export class PostgresStore implements Store {
    * without its password.
    */
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
+    const instanceId = uuidv7();
     const pool = createPool({
       url: opts.url,
       max: opts.poolSize,
@@ -132,11 +179,7 @@ export class PostgresStore implements Store {
       try {
         const { from, to } = await migratePg(client);
         if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
-        // One instance per database in this release (as the recovery of running runs at start
-        // assumes too): outbox leases were taken by a process that has stopped, so its pending
-        // deliveries are claimable at once, as with SQLite. Instance leases replace this when
-        // several instances share a database.
-        await client.query("UPDATE outbox SET lease_until = NULL WHERE status = 'pending' AND lease_until IS NOT NULL");
+        await renewLease(client, instanceId, opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS);
       } finally {
         client.release();
       }
@@ -145,7 +188,7 @@ export class PostgresStore implements Store {
       const e = pgStoreError(err);
       throw new StoreError(e.code, `cannot open the store in ${redactUrl(opts.url)}: ${e.message}`, { cause: err });
     }
-    return new PostgresStore(pool, opts.log, opts);
+    return new PostgresStore(pool, opts.log, opts, instanceId);
   }
 
   async accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[]): Promise<readonly number[]> {
@@ -185,7 +228,7 @@ export class PostgresStore implements Store {
       if (n === 0) return [];
       for (let attempt = 0; ; attempt++) {
         try {
-          const rows = await this.tx(async (c) => (await c.query<RunRow>(CLAIM_SQL, [n, startedAt])).rows);
+          const rows = await this.tx(async (c) => (await c.query<RunRow>(CLAIM_SQL, [n, startedAt, this.instanceId])).rows);
           return rows.sort((a, b) => a.seq - b.seq).map(toRun);
         } catch (err) {
           // Lost the race for a session's one running slot to another claim: try again (it now sees that run).
@@ -193,6 +236,44 @@ export class PostgresStore implements Store {
         }
       }
     });
+  }
+
+  takeOverRuns(limit: number): Promise<RunRecord[]> {
+    return this.guard(async () => {
+      const n = pgLimit(limit);
+      const { runs, released } = await this.tx(async (c) => {
+        const released = (await c.query(RELEASE_GONE_SQL, [this.instanceId])).rowCount ?? 0;
+        const runs = n === 0 ? [] : (await c.query<RunRow>(TAKE_OVER_SQL, [this.instanceId, n])).rows;
+        // Rows of instances gone for a day are history: nothing can still name them as live.
+        await c.query("DELETE FROM instances WHERE lease_until < now() - interval '1 day'");
+        return { runs, released };
+      });
+      if (released > 0) this.log.warn({ released }, 'outbox leases of a gone instance released: a survivor sends those deliveries');
+      return runs.sort((a, b) => a.seq - b.seq).map(toRun);
+    });
+  }
+
+  lead(handlers: LeaderHandlers): Promise<Leadership> {
+    return this.guard(async () => {
+      const l = await pgLeader({ url: this.opts.url, log: this.log, retryMs: this.opts.leaderRetryMs ?? 1000 }, handlers);
+      this.leaderships.add(l);
+      return { stop: () => (this.leaderships.delete(l), l.stop()) };
+    });
+  }
+
+  /** Renews this instance's lease every third of it, off the request path; a failure is retried at the next tick. */
+  private scheduleRenew(): void {
+    this.leaseTimer = setTimeout(() => {
+      if (this.state !== 'open') return;
+      this.renewing = this.tx((c) => renewLease(c, this.instanceId, this.leaseSeconds)).then(
+        () => {},
+        (err) => this.log.warn({ err }, 'renewing this instance\'s lease failed; retrying (past store.leaseSeconds, other instances take over its runs)'),
+      ).finally(() => {
+        this.renewing = undefined;
+        if (this.state === 'open') this.scheduleRenew();
+      });
+    }, (this.leaseSeconds * 1000) / 3);
+    this.leaseTimer.unref();
   }
 
   finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void> {
@@ -248,7 +329,7 @@ export class PostgresStore implements Store {
   claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }> {
     return this.guard(() => this.tx(async (c) => {
       const n = pgLimit(limit);
-      const rows = n === 0 ? [] : (await c.query<OutboxRow>(CLAIM_OUTBOX_SQL, [now, n, leaseUntil])).rows;
+      const rows = n === 0 ? [] : (await c.query<OutboxRow>(CLAIM_OUTBOX_SQL, [now, n, leaseUntil, this.instanceId])).rows;
       rows.sort((a, b) => a.next_at.localeCompare(b.next_at) || a.id - b.id);
       // When the next pending row can be claimed: its due time, or its lease's end if later.
       const next = await c.query<{ at: string | null }>("SELECT MIN(GREATEST(next_at, COALESCE(lease_until, ''))) AS at FROM outbox WHERE status = 'pending'");
@@ -370,9 +451,18 @@ export class PostgresStore implements Store {
     this.closing ??= (async () => {
       clearTimeout(this.purgeTimer);
       clearTimeout(this.keyPurgeTimer);
+      clearTimeout(this.leaseTimer);
       this.state = 'closing'; // new calls reject from here on; queued accepts still commit
+      await Promise.allSettled([...this.leaderships].map((l) => l.stop()));
       await this.batcher.drain();
       await Promise.allSettled([...this.calls]);
+      await this.renewing;
+      // A graceful stop hands over at once rather than after the lease: the runtime has
+      // requeued its runs; its outbox leases are released and its instance row goes.
+      await inTransaction(this.pool, async (c) => {
+        await c.query("UPDATE outbox SET lease_until = NULL, instance = NULL WHERE instance = $1 AND status = 'pending'", [this.instanceId]);
+        await c.query('DELETE FROM instances WHERE id = $1', [this.instanceId]);
+      }).catch((err) => this.log.warn({ err }, 'could not release this instance at close; others take over after its lease'));
       await this.pool.end();
       this.state = 'closed';
     })();
@@ -396,6 +486,15 @@ export class PostgresStore implements Store {
   private tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, fn);
   }
+}
+
+/** Registers or renews an instance's lease: alive until `leaseSeconds` from now (the database's clock). */
+async function renewLease(c: pg.ClientBase, id: string, leaseSeconds: number): Promise<void> {
+  await c.query(
+    `INSERT INTO instances (id, started_at, lease_until) VALUES ($1, now(), now() + make_interval(secs => $2))
+     ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until`,
+    [id, leaseSeconds],
+  );
 }
 
 /** Sets state keys (upsert). */

@@ -11,7 +11,7 @@ import { STORE_GONE, startWriter, type FromWriter, type PurgeStep, type PurgeTab
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
-  type RunRecord, type RunStatus, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects,
+  type RunRecord, type RunStatus, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects, type LeaderHandlers, type Leadership,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -110,6 +110,10 @@ export class SqliteStore implements Store {
   private goneError: StoreError | undefined;
   private lastWorkerError: Error | undefined;
   private stopping = false;
+  /** Whether claimRuns was called: see {@link takeOverRuns}. */
+  private claimed = false;
+  /** Runs takeOverRuns has handed out: each once. */
+  private readonly takenOver = new Set<string>();
   private readonly counters: SqliteStoreStats;
   private readonly clock: () => Date;
   private purgeTimer: NodeJS.Timeout | undefined;
@@ -247,9 +251,29 @@ export class SqliteStore implements Store {
   }
 
   async claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {
+    this.claimed = true;
     if (toLimit(limit) === 0) return this.read(() => []);
     const rows = await this.write<RunRow[]>({ kind: 'claim', limit: toLimit(limit), startedAt });
     return rows.map(toRun);
+  }
+
+  /**
+   * The only instance (the data-directory lock): runs running before this store claimed any
+   * are the process before's, each handed out once. Once it has claimed, every running run is its own: none.
+   */
+  async takeOverRuns(limit: number): Promise<RunRecord[]> {
+    if (this.claimed) return this.read(() => []);
+    const runs = (await this.listRuns({ status: 'running', limit: limit + this.takenOver.size })).filter((r) => !this.takenOver.has(r.runId)).slice(0, limit);
+    for (const r of runs) this.takenOver.add(r.runId);
+    return runs;
+  }
+
+  /** The only instance is the leader, at once; `now` triggers stay in the process. */
+  lead(handlers: LeaderHandlers): Promise<Leadership> {
+    return this.read(() => {
+      handlers.onLeader(true);
+      return { stop: async () => {} };
+    });
   }
 
   finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void> {

@@ -109,8 +109,37 @@ export interface Store {
    */
   settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void>;
 
+  /**
+   * Takes over up to `limit` runs left `running` by an instance that is gone, to end them as
+   * interrupted: each is returned to one caller only, and still `running` (end it with
+   * `finishRun`). SQLite (the only instance: its data-directory lock): the runs found running
+   * before this store claimed any, i.e. the process before's. PostgreSQL: the runs claimed by
+   * instances whose lease (`store.leaseSeconds`) has expired; it also releases their outbox
+   * leases, so that their pending deliveries are claimable at once. Never a live instance's.
+   */
+  takeOverRuns(limit: number): Promise<RunRecord[]>;
+
+  /**
+   * Heartbeat leadership: one instance at a time runs heartbeats. `onLeader(true)` when this
+   * one becomes the leader, `onLeader(false)` when it loses it; `onTrigger` when another
+   * instance accepted something that asks for a heartbeat now ({@link NewEvent.wakesNow}).
+   * Resolves after the first attempt (SQLite: the leader at once; triggers stay local).
+   */
+  lead(handlers: LeaderHandlers): Promise<Leadership>;
+
   /** Flushes pending commits and closes (releasing the data directory); later calls reject. */
   close(): Promise<void>;
+}
+
+/** See {@link Store.lead}. */
+export interface LeaderHandlers {
+  onLeader(leading: boolean): void;
+  onTrigger(): void;
+}
+
+/** See {@link Store.lead}: `stop` gives leadership up (and stops trying). */
+export interface Leadership {
+  stop(): Promise<void>;
 }
 
 /**
@@ -154,6 +183,12 @@ export interface NewEvent {
   at: string;
   /** True when the text may reach the model without the untrusted-content fence. */
   unsafe: boolean;
+  /**
+   * Not stored: the event asks for a heartbeat now (a `now` wake, the summary of a run with
+   * `wakeMode: now`). A store shared by several instances tells the heartbeat leader in the
+   * commit that stores it (PostgreSQL: NOTIFY, delivered on COMMIT only).
+   */
+  wakesNow?: boolean;
 }
 
 /** An idempotency key and what it guards (CONTRACT.md §8). */

@@ -98,7 +98,7 @@ describe('config/load', () => {
     it('fills every default', () => {
       const { config } = configFromObject({}, '/srv/hr/hookrelay.yaml', {});
       expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128, metrics: true, console: true });
-      expect(config.store).to.deep.equal({ kind: 'sqlite', durability: 'fsync', retainDays: 30, poolSize: 10 });
+      expect(config.store).to.deep.equal({ kind: 'sqlite', durability: 'fsync', retainDays: 30, poolSize: 10, leaseSeconds: 30 });
       expect(config.log.level).to.equal('info');
       expect(config.heartbeat.everySeconds).to.equal(1800);
       expect(config.hooks).to.include({ enabled: true, token: '', path: '/hooks', maxBodyBytes: 262144, allowQueryToken: true, defaultSessionKey: '', acceptStatus: 202, mainSummary: 'always', allowUnsafeExternalContent: false, maxFanOut: 200, transformTimeoutMs: 5000 });

@@ -482,6 +482,9 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
         { ...base, runId: 'waiting', sessionKey: 'hook:y', message: 'was queued', createdAt: now },
       ]);
       expect((await h.store.claimRuns(1, now)).map((r) => r.runId)).to.deep.equal(['crashed']);
+      // The crash: the next process opens the store (a store never takes over its own live runs).
+      await h.store.close();
+      h.store = await openStore(h.config, silentLogger);
       await h.runtime();
       const crashed = await h.run('crashed', 'failed');
       expect(crashed.error).to.equal(INTERRUPTED);

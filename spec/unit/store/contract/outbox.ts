@@ -103,8 +103,9 @@ export function outboxContract(h: Harness): void {
       expect(await store.getState('main.lastRecipient')).to.equal('{"provider":"telegram","to":"555"}');
     });
 
-    // One process per store (SQLite: the data-directory lock; PostgreSQL: one instance per
-    // database in this release), so the process before has stopped.
+    // SQLite: one process per data directory (its lock), so the process before has stopped;
+    // PostgreSQL: a store that closes releases its instance's leases (a crashed one's go after
+    // store.leaseSeconds: spec/unit/store/postgres-instances.spec.ts).
     it('a restart clears the leases of the process before: its pending rows are claimable at once', async () => {
       let store = await open();
       await queued(store, 'r1', ['one', 'two']);

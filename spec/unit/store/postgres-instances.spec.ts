@@ -1,0 +1,167 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import { silentLogger } from '../../../src/log.js';
+import { PostgresStore } from '../../../src/store/postgres.js';
+import { LEADER_LOCK } from '../../../src/store/postgres-schema.js';
+import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/store.js';
+import { freshDatabase, truncateAll } from '../../support/postgres.js';
+
+/**
+ * Several instances on one database (CONTRACT.md §10), at the store: instance leases (a live
+ * instance's runs are never taken over; a gone one's are, once, with its outbox leases) and
+ * the heartbeat leadership (one leader, taken over when its connection drops; `now` triggers
+ * by NOTIFY on commit). The shared store contract covers claims across two stores.
+ */
+const run = (runId: string, sessionKey: string): NewRun => ({
+  runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
+  source: 'agent', unsafe: false, createdAt: '2025-01-01T00:00:00.000Z',
+});
+const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({ id, kind: 'wake', text: id, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false, ...extra });
+const reply: NewDelivery = { kind: 'run', provider: 'telegram', to: '555', parts: ['one', 'two'], createdAt: '2025-01-01T00:00:00.000Z' };
+const failed = { status: 'failed', endedAt: '2025-01-01T00:02:00.000Z', error: 'interrupted', errorCode: 'interrupted' } as const;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('store/postgres: several instances on one database', function () {
+  this.timeout(60000);
+  let url: string;
+  const opened: PostgresStore[] = [];
+  const open = async (opts: { leaseSeconds?: number; leaderRetryMs?: number } = {}) => {
+    const s = await PostgresStore.open({ url, poolSize: 4, log: silentLogger, ...opts });
+    opened.push(s);
+    return s;
+  };
+  const sql = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      return (await c.query<T>(text, values)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  /** What a crash leaves: the instance stops renewing and its lease runs out (here: at once). */
+  const expire = (s: PostgresStore) => sql("UPDATE instances SET lease_until = now() - interval '1 second' WHERE id = $1", [s.instanceId]);
+
+  before(async () => {
+    url = await freshDatabase('instances');
+  });
+  beforeEach(async () => {
+    await (await open()).close();
+    opened.splice(0);
+    await truncateAll(url);
+  });
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close().catch(() => {});
+  });
+
+  it('each store registers an instance and renews its lease in the background; close removes it', async () => {
+    const a = await open({ leaseSeconds: 3 });
+    const [row] = await sql<{ left: number }>('SELECT EXTRACT(EPOCH FROM lease_until - now())::float AS left FROM instances WHERE id = $1', [a.instanceId]);
+    expect(row!.left).to.be.within(2, 3.5);
+    await sleep(4500); // past the first lease: renewed (every second here)
+    const [later] = await sql<{ left: number }>('SELECT EXTRACT(EPOCH FROM lease_until - now())::float AS left FROM instances WHERE id = $1', [a.instanceId]);
+    expect(later!.left, 'renewed').to.be.above(1);
+    await a.close();
+    expect(await sql('SELECT id FROM instances WHERE id = $1', [a.instanceId])).to.deep.equal([]);
+  });
+
+  it('a run claimed by A is not taken over by B while A lives; once A\'s lease expires, B takes it over once, with A\'s deliveries', async () => {
+    const a = await open({ leaseSeconds: 3 });
+    const b = await open();
+    const c = await open();
+    await a.accept([], [run('r1', 'S1'), run('r2', 'S2'), run('d1', 'S3')]);
+    expect((await a.claimRuns(10, 't')).map((r) => r.runId)).to.deep.equal(['r1', 'r2', 'd1']);
+    await a.finishRun('d1', { status: 'succeeded', endedAt: 't', reply: 'one two' }, { delivery: reply });
+    const leased = (await a.claimDeliveries('2025-01-01T00:00:01.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries;
+    expect(leased).to.have.length(1);
+    await a.ackPart(leased[0]!.id, 0);
+
+    await sleep(1500); // A renews meanwhile
+    expect(await b.takeOverRuns(10), 'A is alive').to.deep.equal([]);
+    expect((await b.claimDeliveries('2025-01-01T00:00:02.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries, 'A holds its lease').to.deep.equal([]);
+
+    await expire(a);
+    const [fromB, fromC] = await Promise.all([b.takeOverRuns(10), c.takeOverRuns(10)]);
+    const all = [...fromB, ...fromC].map((r) => r.runId).sort();
+    expect(all, 'each run to one survivor').to.deep.equal(['r1', 'r2']);
+    expect(await b.takeOverRuns(10)).to.deep.equal([]);
+    expect(await c.takeOverRuns(10)).to.deep.equal([]);
+    for (const r of fromB) await b.finishRun(r.runId, failed, {});
+    for (const r of fromC) await c.finishRun(r.runId, failed, {});
+    expect((await b.getRun('r1'))!).to.include({ status: 'failed', errorCode: 'interrupted' });
+    expect((await b.getRun('r2'))!).to.include({ status: 'failed', errorCode: 'interrupted' });
+    // A's run-not-running: it cannot end them again (its late answer commits nothing).
+    let code: string | undefined;
+    await a.finishRun('r1', { status: 'succeeded', endedAt: 't' }, {}).catch((e: { code: string }) => (code = e.code));
+    expect(code).to.equal('run_not_running');
+
+    // A's leased delivery: released, and a survivor resumes it after the acknowledged part.
+    const resumed = (await b.claimDeliveries('2025-01-01T00:00:03.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries;
+    expect(resumed.map((d) => ({ id: d.id, partsSent: d.partsSent, attempts: d.attempts }))).to.deep.equal([{ id: leased[0]!.id, partsSent: 1, attempts: 2 }]);
+    expect((await c.claimDeliveries('2025-01-01T00:00:04.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries, 'now B\'s').to.deep.equal([]);
+  });
+
+  it('a store that stops renewing (its process froze or died) loses its runs after store.leaseSeconds, not before', async () => {
+    const a = await open({ leaseSeconds: 3 });
+    const b = await open();
+    await a.accept([], [run('r1', 'S1')]);
+    await a.claimRuns(1, 't');
+    // The renewal stops as it would in a dead process; A's pool stays (its row is not removed).
+    clearTimeout((a as unknown as { leaseTimer: NodeJS.Timeout }).leaseTimer);
+    (a as unknown as { scheduleRenew: () => void }).scheduleRenew = () => {};
+    await sleep(1500);
+    expect(await b.takeOverRuns(10), 'within the lease').to.deep.equal([]);
+    await sleep(2500);
+    expect((await b.takeOverRuns(10)).map((r) => r.runId)).to.deep.equal(['r1']);
+  });
+
+  it('one heartbeat leader at a time, taken over within a few seconds when its connection drops; NOTIFY on commit reaches it', async () => {
+    const log: string[] = [];
+    const lead = async (name: string) => {
+      const s = await open({ leaderRetryMs: 200 });
+      const l = await s.lead({ onLeader: (on) => log.push(`${name}:${on ? 'lead' : 'lost'}`), onTrigger: () => log.push(`${name}:trigger`) });
+      return { s, l };
+    };
+    const a = await lead('A');
+    const b = await lead('B');
+    expect(log).to.deep.equal(['A:lead']);
+
+    // B commits a `now` wake: the leader hears of it within ~250 ms; a `next` wake and a
+    // rolled-back batch wake nobody.
+    await b.s.accept([ev('n1')], []);
+    const t0 = Date.now();
+    await b.s.accept([ev('w1', { wakesNow: true })], []);
+    while (!log.includes('A:trigger') && Date.now() - t0 < 2000) await sleep(5);
+    expect(Date.now() - t0, 'trigger latency (ms)').to.be.below(250);
+    await sleep(300);
+    expect(log).to.deep.equal(['A:lead', 'A:trigger']);
+    await b.s.accept([ev('w1', { wakesNow: true })], []).catch(() => {}); // duplicate id: refused, rolled back
+    await sleep(300);
+    expect(log, 'a rolled-back commit notifies nobody').to.deep.equal(['A:lead', 'A:trigger']);
+
+    // The leader's connection drops (as when its process dies): B takes over.
+    const [holder] = await sql<{ pid: number }>(
+      "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND ((classid::bigint << 32) | objid::bigint) = $1",
+      [LEADER_LOCK.toString()],
+    );
+    await sql('SELECT pg_terminate_backend($1)', [holder!.pid]);
+    const t1 = Date.now();
+    while (!log.includes('B:lead') && Date.now() - t1 < 5000) await sleep(20);
+    expect(log.slice(2).sort()).to.deep.equal(['A:lost', 'B:lead']);
+    expect(Date.now() - t1).to.be.below(3000);
+    await a.s.accept([ev('w2', { wakesNow: true })], []);
+    const t2 = Date.now();
+    while (!log.includes('B:trigger') && Date.now() - t2 < 2000) await sleep(5);
+    expect(log.filter((e) => e.endsWith('trigger'))).to.deep.equal(['A:trigger', 'B:trigger']);
+    await sleep(500);
+    expect(log.filter((e) => e === 'A:lead'), 'A stays a follower: B holds the lock').to.have.length(1);
+
+    // B gives up leadership (a graceful stop): A takes it.
+    await b.l.stop();
+    const t3 = Date.now();
+    while (log.filter((e) => e === 'A:lead').length < 2 && Date.now() - t3 < 5000) await sleep(20);
+    expect(log.filter((e) => e === 'A:lead')).to.have.length(2);
+    await a.l.stop();
+  });
+});
+
