@@ -99,7 +99,10 @@ export function retentionContract(h: Harness): void {
       let purged = false;
       const purging = store.purgeExpired().then((c) => ((purged = true), c));
       await store.accept([ev('during', now)], []);
-      expect(purged, 'the accept waited for the whole purge').to.equal(false);
+      // SQLite has one writer, where a purge could hold the queue; on PostgreSQL the accept and
+      // each purge batch are transactions on their own connections, which can end in either
+      // order on a busy machine (nothing waits for the other, so there is nothing to order).
+      if (h.name === 'sqlite') expect(purged, 'the accept waited for the whole purge').to.equal(false);
       const counts = await purging;
       expect(counts.events).to.equal(1300);
       expect(store.stats().commits - commitsBefore, 'one commit per batch at least').to.be.at.least(Math.ceil(1300 / PURGE_BATCH));
