@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Harness, OpenOptions, TestStore } from './harness.js';
+import { storesFor, type Harness, type TestStore } from './harness.js';
 import type { NewRun, RunRecord } from '../../../../src/store/store.js';
 
 const run = (runId: string, sessionKey: string): NewRun => ({
@@ -14,19 +14,9 @@ export function claimContract(h: Harness): void {
   describe('claiming runs', function () {
     this.timeout(30000);
     let store: TestStore;
-    const opened: TestStore[] = [];
-    const open = async (opts: OpenOptions = {}) => {
-      const s = await h.open(opts);
-      opened.push(s);
-      return s;
-    };
-
+    const open = storesFor(h);
     beforeEach(async () => {
-      await h.reset();
       store = await open();
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
     });
 
     it('claims the oldest queued run of each session, oldest first, up to the limit', async () => {

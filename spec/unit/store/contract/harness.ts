@@ -42,6 +42,24 @@ export interface Harness {
   teardown(): Promise<void>;
 }
 
+/**
+ * The lifecycle every contract suite shares, registered in the calling `describe`: each spec
+ * starts from an empty store, and every store it opened is closed after it. Returns the
+ * suite's `open`; with `clock`, stores read the suite's clock unless a spec gives its own.
+ */
+export function storesFor(h: Harness, clock?: () => Date): (opts?: OpenOptions) => Promise<TestStore> {
+  const opened: TestStore[] = [];
+  beforeEach(() => h.reset());
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close();
+  });
+  return async (opts = {}) => {
+    const s = await h.open(clock ? { clock, ...opts } : opts);
+    opened.push(s);
+    return s;
+  };
+}
+
 /** SQLite: a new data directory per spec. */
 export function sqliteHarness(): Harness {
   let dir: string | undefined;

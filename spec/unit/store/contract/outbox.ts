@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Harness, OpenOptions, TestStore } from './harness.js';
+import { storesFor, type Harness, type TestStore } from './harness.js';
 import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRun } from '../../../../src/store/store.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -18,19 +18,9 @@ export function outboxContract(h: Harness): void {
   describe('the delivery outbox', function () {
     this.timeout(30000);
     let now: number;
-    const stores: TestStore[] = [];
-    const open = async (opts: OpenOptions = {}) => {
-      const s = await h.open({ clock: () => new Date(now), ...opts });
-      stores.push(s);
-      return s;
-    };
-
-    beforeEach(async () => {
-      await h.reset();
+    const open = storesFor(h, () => new Date(now));
+    beforeEach(() => {
       now = T0;
-    });
-    afterEach(async () => {
-      for (const s of stores.splice(0)) await s.close();
     });
 
     const far = iso(T0 + DAY);
@@ -112,7 +102,6 @@ export function outboxContract(h: Harness): void {
       const [d] = (await store.claimDeliveries(iso(T0), 10, far)).deliveries;
       await store.ackPart(d!.id, 0);
       await store.close();
-      stores.splice(0);
       store = await open();
       const [resumed] = (await store.claimDeliveries(iso(T0 + 1), 10, far)).deliveries;
       expect(resumed).to.include({ id: d!.id, partsSent: 1, attempts: 2 });

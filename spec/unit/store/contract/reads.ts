@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Harness, OpenOptions, TestStore } from './harness.js';
+import { storesFor, type Harness, type TestStore } from './harness.js';
 import type { NewEvent } from '../../../../src/store/store.js';
 
 const ev = (id: string, text = `text ${id}`): NewEvent => ({
@@ -11,19 +11,9 @@ export function readsContract(h: Harness): void {
   describe('reads', function () {
     this.timeout(30000);
     let store: TestStore;
-    const opened: TestStore[] = [];
-    const open = async (opts: OpenOptions = {}) => {
-      const s = await h.open(opts);
-      opened.push(s);
-      return s;
-    };
-
+    const open = storesFor(h);
     beforeEach(async () => {
-      await h.reset();
       store = await open();
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
     });
 
     describe('listEvents with a byte budget', () => {

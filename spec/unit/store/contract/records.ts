@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Harness, OpenOptions, TestStore } from './harness.js';
+import { storesFor, type Harness, type TestStore } from './harness.js';
 import type { NewEvent, NewRun } from '../../../../src/store/store.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
@@ -15,19 +15,9 @@ export function recordsContract(h: Harness): void {
   describe('records and lifecycle', function () {
     this.timeout(30000);
     let store: TestStore;
-    const opened: TestStore[] = [];
-    const open = async (opts: OpenOptions = {}) => {
-      const s = await h.open(opts);
-      opened.push(s);
-      return s;
-    };
-
+    const open = storesFor(h);
     beforeEach(async () => {
-      await h.reset();
       store = await open();
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
     });
 
     it('round-trips events: seq assigned in order, after/limit honoured, booleans restored', async () => {

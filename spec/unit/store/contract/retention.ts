@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Harness, OpenOptions, TestStore } from './harness.js';
+import { storesFor, type Harness, type TestStore } from './harness.js';
 import { PURGE_BATCH } from '../../../../src/store/sqlite.js';
 import type { NewEvent, NewRun } from '../../../../src/store/store.js';
 
@@ -20,19 +20,9 @@ export function retentionContract(h: Harness): void {
   describe('retention (store.retainDays)', function () {
     this.timeout(30000);
     let now: number;
-    const stores: TestStore[] = [];
-    const open = async (opts: OpenOptions = {}) => {
-      const s = await h.open({ clock: () => new Date(now), ...opts });
-      stores.push(s);
-      return s;
-    };
-
-    beforeEach(async () => {
-      await h.reset();
+    const open = storesFor(h, () => new Date(now));
+    beforeEach(() => {
       now = T0;
-    });
-    afterEach(async () => {
-      for (const s of stores.splice(0)) await s.close();
     });
 
     /** Old data at T0: two ended runs with their turns, one still queued, one still running. */

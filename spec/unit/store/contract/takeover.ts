@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Harness, TestStore } from './harness.js';
+import { storesFor, type Harness, type TestStore } from './harness.js';
 import type { NewRun } from '../../../../src/store/store.js';
 
 const run = (runId: string, sessionKey: string): NewRun => ({
@@ -12,17 +12,7 @@ const failed = { status: 'failed', endedAt: '2025-01-01T00:02:00.000Z', error: '
 export function takeOverContract(h: Harness): void {
   describe('taking over the runs of a store that is gone', function () {
     this.timeout(30000);
-    const opened: TestStore[] = [];
-    const open = async () => {
-      const s = await h.open();
-      opened.push(s);
-      return s;
-    };
-
-    beforeEach(() => h.reset());
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
-    });
+    const open = storesFor(h);
 
     it('never hands out the running runs of the live store itself', async () => {
       const store = await open();
@@ -37,7 +27,6 @@ export function takeOverContract(h: Harness): void {
       await store.accept([], [run('r1', 'A'), run('r2', 'B'), run('q1', 'A')]);
       await store.claimRuns(10, 't');
       await store.close(); // (SQLite keeps running runs at close; PostgreSQL: the instance is gone)
-      opened.splice(0);
       store = await open();
       const taken = await store.takeOverRuns(1);
       const more = await store.takeOverRuns(10);
