@@ -17,7 +17,16 @@
  * machine in the same minutes. REV's server is given only the mapping of the scenario it is
  * measured on; a scenario REV cannot serve (a mapping it refuses) is measured without it.
  *
- *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent --against REV]
+ * `--store postgres` measures hookrelay on PostgreSQL instead of SQLite, `--store both` on both in
+ * the same rounds (the PostgreSQL row also gets its ratio to SQLite): each scenario's servers on
+ * a fresh database of the test server (HOOKRELAY_TEST_PG_URL, else a throwaway cluster started
+ * and stopped by spec/support/postgres.ts). `--instances 2` starts two servers on that one
+ * database, pinned to the same core as one, and splits the load generator's connections
+ * between them (one autocannon per server, in parallel, summed). The soak and the start-up
+ * time stay SQLite's; only a default full run (SQLite, no --only) writes last-run.json.
+ *
+ *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent --against REV
+ *                     --store sqlite|postgres|both --instances 2]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +35,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { startFakeModel } from '../support/fake-model.js';
 import { BIN, ROOT, freePort, sleep, tmpDir } from '../support/gateway.js';
+import { freshDatabase, stopSharedCluster } from '../support/postgres.js';
 import { SCENARIOS, TARGETS, benchConfig, writeBenchTransforms, type Scenario } from './scenarios.js';
 
 const args = process.argv.slice(2);
@@ -39,6 +49,12 @@ const ROUNDS = opt('rounds', 3);
 const DURATION = opt('duration', 5);
 const CONNECTIONS = opt('connections', 32);
 const SOAK = opt('soak', 200_000);
+const STORE = args.includes('--store') ? args[args.indexOf('--store') + 1] : 'sqlite';
+const INSTANCES = opt('instances', 1);
+if (!['sqlite', 'postgres', 'both'].includes(STORE!)) throw new Error(`--store: sqlite, postgres or both, not ${STORE}`);
+if (!(Number.isInteger(INSTANCES) && INSTANCES >= 1 && INSTANCES <= CONNECTIONS)) throw new Error(`--instances: a whole number from 1 to --connections, not ${INSTANCES}`);
+if (INSTANCES > 1 && STORE === 'sqlite') throw new Error('--instances needs --store postgres or both: a SQLite store has one instance');
+const PG_LABEL = `postgres${INSTANCES > 1 ? ` ×${INSTANCES}` : ''}`;
 const TOKEN = 'bench-token-0123456789abcdef';
 const RESULTS = path.join(ROOT, 'spec/bench/last-run.json');
 
@@ -64,22 +80,31 @@ async function main() {
   const basePort = await freePort();
   const other = against ? checkout(against, dir) : undefined;
   const maxBody = benchConfig({ dir, port: 0, token: TOKEN, modelUrl: model.baseUrl }).hooks.maxBodyBytes;
-  /** A fresh server of `bin` on its own data directory and port. */
-  const serve = async (bin: string, name: string, onlyFor?: Scenario) => {
-    const port = await freePort();
-    const sub = path.join(dir, name);
-    const config = benchConfig({ dir, port, token: TOKEN, modelUrl: model.baseUrl, dataDir: path.join(sub, 'data') });
-    // REV gets only the mapping its scenario hits: a mapping using something newer than REV
-    // (a `verify`, say) would make it refuse the whole file.
-    if (onlyFor) config.hooks.mappings = config.hooks.mappings.filter((m) => `/${(m.match as { path: string }).path}` === onlyFor.path);
-    fs.mkdirSync(sub, { recursive: true });
-    fs.writeFileSync(path.join(sub, 'hookrelay.json'), JSON.stringify(config, null, 2));
-    return { port, ...(await startProcess([bin, 'serve', '--config', path.join(sub, 'hookrelay.json')], `http://127.0.0.1:${port}/healthz`)) };
-  };
-  const stop = async (p: { proc: ChildProcess; exited: Promise<void> }) => {
-    p.proc.kill('SIGCONT');
-    p.proc.kill('SIGTERM');
-    await p.exited;
+  /**
+   * A fresh server of `bin` on its own data directory and port; on PostgreSQL, `instances` of
+   * them on one fresh database (started one after the other, as a rolling start would).
+   */
+  const serve = async (bin: string, name: string, onlyFor?: Scenario, store: 'sqlite' | 'postgres' = 'sqlite'): Promise<Server> => {
+    const url = store === 'postgres' ? await freshDatabase(`bench_${name}`) : undefined;
+    const instances: Instance[] = [];
+    try {
+      for (let n = 0; n < (url ? INSTANCES : 1); n++) {
+        const port = await freePort();
+        const sub = path.join(dir, n ? `${name}-${n}` : name);
+        const config = benchConfig({ dir, port, token: TOKEN, modelUrl: model.baseUrl, dataDir: path.join(sub, 'data') });
+        if (url) (config as Record<string, unknown>).store = { kind: 'postgres', url };
+        // REV gets only the mapping its scenario hits: a mapping using something newer than REV
+        // (a `verify`, say) would make it refuse the whole file.
+        if (onlyFor) config.hooks.mappings = config.hooks.mappings.filter((m) => `/${(m.match as { path: string }).path}` === onlyFor.path);
+        fs.mkdirSync(sub, { recursive: true });
+        fs.writeFileSync(path.join(sub, 'hookrelay.json'), JSON.stringify(config, null, 2));
+        instances.push({ port, ...(await startProcess([bin, 'serve', '--config', path.join(sub, 'hookrelay.json')], `http://127.0.0.1:${port}/healthz`)) });
+      }
+    } catch (err) {
+      await stop({ instances });
+      throw err;
+    }
+    return { instances };
   };
 
   log(`hookrelay bench — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'})`);
@@ -91,74 +116,84 @@ async function main() {
   const table: string[][] = [];
   try {
     for (const sc of SCENARIOS.filter((s) => !only || only.split(',').includes(s.name))) {
-      const hookrelay = await serve(BIN, sc.name);
+      const hookrelay = await serve(BIN, sc.name, undefined, STORE === 'postgres' ? 'postgres' : 'sqlite');
+      const onPg = STORE === 'both' ? await serve(BIN, `${sc.name}-pg`, undefined, 'postgres') : undefined;
       const older = other ? await serve(other.bin, `${sc.name}-against`, sc).catch((e: Error) => {
         log(`  ${sc.name}: ${against} cannot serve this scenario (${e.message.split('\n').find((l) => l.trim()) ?? ''}); measured without it`);
         return undefined;
       }) : undefined;
-      const servers = [hookrelay, ...(older ? [older] : [])];
+      const servers = [hookrelay, ...(onPg ? [onPg] : []), ...(older ? [older] : [])];
       // Every server but the one measured is frozen (its background work too), so that each
       // gets the whole core: the baseline, this tree and REV alike.
       const alone = async <T>(running: unknown, fn: () => Promise<T>): Promise<T> => {
-        for (const s of servers) if (s !== running) s.proc.kill('SIGSTOP');
+        for (const s of servers) if (s !== running) for (const i of s.instances) i.proc.kill('SIGSTOP');
         try {
           return await fn();
         } finally {
-          for (const s of servers) if (s !== running) s.proc.kill('SIGCONT');
+          for (const s of servers) if (s !== running) for (const i of s.instances) i.proc.kill('SIGCONT');
         }
       };
-      const opts = (port: number, kind: 'base' | 'hr') => request(sc, port, kind);
+      const bare: Server = { instances: [{ port: basePort, ...baseline }] };
+      const opts = (s: Server, kind: 'base' | 'hr') => s.instances.map((i, n) => request(sc, i.port, kind, share(n, s.instances.length)));
       try {
-        for (const s of servers) await alone(s, () => load(opts(s.port, 'hr'), 1)); // warm-up: JIT, caches, connection pools
-        await alone(baseline, () => load(opts(basePort, 'base'), 1));
+        for (const s of servers) await alone(s, () => Promise.all(opts(s, 'hr').map((o) => load(o, 1)))); // warm-up: JIT, caches, connection pools
+        await alone(bare, () => load(opts(bare, 'base')[0]!, 1));
         const base: Figures[] = [];
         const hr: Figures[] = [];
+        const pgs: Figures[] = [];
         const old: Figures[] = [];
         for (let r = 0; r < ROUNDS; r++) {
-          base.push(await alone(baseline, () => measure(opts(basePort, 'base'), baseline.proc)));
-          hr.push(await alone(hookrelay, () => measure(opts(hookrelay.port, 'hr'), hookrelay.proc)));
-          if (older) old.push(await alone(older, () => measure(opts(older.port, 'hr'), older.proc)));
+          base.push(await alone(bare, () => measure(opts(bare, 'base'), bare)));
+          hr.push(await alone(hookrelay, () => measure(opts(hookrelay, 'hr'), hookrelay)));
+          if (onPg) pgs.push(await alone(onPg, () => measure(opts(onPg, 'hr'), onPg)));
+          if (older) old.push(await alone(older, () => measure(opts(older, 'hr'), older)));
         }
         const b = summarise(base);
         const h = summarise(hr);
         const o = older ? summarise(old) : undefined;
+        const pgF = onPg ? summarise(pgs) : undefined;
+        const pgVs = pgF ? { instances: INSTANCES, hookrelay: pgF, ratio: round(pgF.rps / b.rps, 3), toSqlite: round(pgF.rps / h.rps, 3) } : undefined;
         const ratio = h.rps / b.rps;
         const target = TARGETS[sc.name];
         const verdict = target === undefined ? '' : ratio >= target ? `≥ ${target} ✓` : `< ${target} ✗`;
         const p99ok = sc.accepted ? (h.p99 < 10 ? 'p99 < 10 ms ✓' : 'p99 ≥ 10 ms ✗') : '';
         const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3) } : undefined;
-        results[sc.name] = { baseline: b, hookrelay: h, ratio: round(ratio, 3), target, ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
+        results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, hookrelay: h, ratio: round(ratio, 3), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
         const cpuRatio = h.cpuUs > 0 ? b.cpuUs / h.cpuUs : 0;
-        const steal = Math.max(b.stealPct, h.stealPct, o?.stealPct ?? 0);
+        const steal = Math.max(b.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
+        const pgText = pgVs ? `${fmt(pgVs.hookrelay.rps)} (${pgVs.ratio.toFixed(2)}; ${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50} / ${pgF!.p99}, CPU ${pgF!.cpuUs}, ${statuses(pgF!.statuses)}` : '';
         const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)})` : '';
-        table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, `${b.cpuUs} / ${h.cpuUs} (${cpuRatio.toFixed(2)})`, h.rssMiB.toFixed(0), p99ok, `${steal}`, statuses(h.statuses)]);
-        log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs)` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
+        table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, `${b.cpuUs} / ${h.cpuUs} (${cpuRatio.toFixed(2)})`, h.rssMiB.toFixed(0), p99ok, `${steal}`, statuses(h.statuses)]);
+        log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs)` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
       } finally {
         await Promise.all(servers.map(stop));
       }
     }
 
-    if (!only || only === 'soak') {
+    if ((!only || only === 'soak') && STORE !== 'postgres') {
       const hookrelay = await serve(BIN, 'soak');
       try {
-        results.soak = await soak(hookrelay.port, hookrelay.proc);
+        results.soak = await soak(hookrelay.instances[0]!.port, hookrelay.instances[0]!.proc);
       } finally {
         await stop(hookrelay);
       }
     }
   } finally {
-    await stop(baseline);
+    await stop({ instances: [{ port: basePort, ...baseline }] });
     await model.close();
     other?.remove();
+    await stopSharedCluster();
   }
-  if (!only || only === 'startup') results.startup = await startup(dir, model.baseUrl);
+  if ((!only || only === 'startup') && STORE !== 'postgres') results.startup = await startup(dir, model.baseUrl);
 
-  printTable(table, other ? `vs ${against}` : undefined);
+  printTable(table, other ? `vs ${against}` : undefined, onPgColumn());
   const previous = fs.existsSync(RESULTS) ? JSON.parse(fs.readFileSync(RESULTS, 'utf8')) : undefined;
-  const out = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, taskset: hasTaskset, connections: CONNECTIONS, rounds: ROUNDS, durationSeconds: DURATION, results };
-  if (previous && !only) compare(previous, out);
-  if (!only) fs.writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
-  log(only ? '(--only: figures not saved)' : `figures written to ${path.relative(ROOT, RESULTS)}`);
+  const out = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, taskset: hasTaskset, connections: CONNECTIONS, rounds: ROUNDS, durationSeconds: DURATION, store: STORE, instances: INSTANCES, results };
+  // last-run.json is the default run's record: a partial or PostgreSQL run would not compare.
+  const save = !only && STORE === 'sqlite';
+  if (previous && save) compare(previous, out);
+  if (save) fs.writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
+  log(save ? `figures written to ${path.relative(ROOT, RESULTS)}` : `(${only ? '--only' : `--store ${STORE}`}: figures not saved)`);
 }
 
 /** hookrelay as of `rev`, in a temporary git worktree that uses this tree's node_modules. */
@@ -175,14 +210,32 @@ function checkout(rev: string, dir: string): { bin: string; rev: string; remove(
   return { bin: path.join(at, 'src/bin.mjs'), rev: commit, remove: () => void spawnSync('git', ['worktree', 'remove', '--force', at], { cwd: ROOT }) };
 }
 
-function request(sc: Scenario, port: number, kind: 'base' | 'hr'): autocannon.Options {
+interface Instance { port: number; proc: ChildProcess; exited: Promise<void> }
+/** What one figure is measured on: one process, or several instances on one database. */
+interface Server { instances: Instance[] }
+
+async function stop(s: Server) {
+  await Promise.all(s.instances.map(async (i) => {
+    i.proc.kill('SIGCONT');
+    i.proc.kill('SIGTERM');
+    await i.exited;
+  }));
+}
+
+/** Instance n's share of the connections when `of` instances split them. */
+const share = (n: number, of: number) => Math.floor(CONNECTIONS / of) + (n < CONNECTIONS % of ? 1 : 0);
+
+/** The table's extra column when PostgreSQL is measured beside SQLite. */
+const onPgColumn = () => (STORE === 'both' ? `${PG_LABEL} req/s (ratio; of SQLite), p50/p99, CPU µs` : undefined);
+
+function request(sc: Scenario, port: number, kind: 'base' | 'hr', connections = CONNECTIONS): autocannon.Options {
   const body = sc.body();
   return {
     url: `http://127.0.0.1:${port}${kind === 'hr' ? `/hooks${sc.path}` : '/'}`,
     method: 'POST',
     headers: { authorization: `Bearer ${sc.badToken ? 'wrong-token' : TOKEN}`, 'content-type': 'application/json', ...sc.headers?.(body) },
     body,
-    connections: CONNECTIONS,
+    connections,
   };
 }
 
@@ -190,21 +243,38 @@ function load(o: autocannon.Options, seconds: number): Promise<autocannon.Result
   return autocannon({ ...o, duration: seconds });
 }
 
-async function measure(o: autocannon.Options, proc: ChildProcess): Promise<Figures> {
+/**
+ * One load per instance (`loads[n]` against instance n), in parallel: req/s and CPU summed over
+ * the instances, latency the worst instance's, RSS the largest instance's.
+ */
+async function measure(loads: autocannon.Options[], s: Server): Promise<Figures> {
+  const pids = s.instances.map((i) => i.proc.pid!);
+  const cpuAll = () => pids.reduce((a, pid) => a + cpuMs(pid), 0);
   let peak = 0;
-  const sampler = setInterval(() => { peak = Math.max(peak, rssMiB(proc.pid!)); }, 200);
-  const cpu0 = cpuMs(proc.pid!);
+  const sample = () => { for (const pid of pids) peak = Math.max(peak, rssMiB(pid)); };
+  const sampler = setInterval(sample, 200);
+  const cpu0 = cpuAll();
   const steal0 = stealTicks();
-  const r = await load(o, DURATION);
-  const cpu = cpuMs(proc.pid!) - cpu0;
+  const rs = await Promise.all(loads.map((o) => load(o, DURATION)));
+  const cpu = cpuAll() - cpu0;
   const steal = stealTicks();
   clearInterval(sampler);
-  peak = Math.max(peak, rssMiB(proc.pid!));
+  sample();
   const statusesSeen: Record<string, number> = {};
-  for (const [code, v] of Object.entries((r as any).statusCodeStats ?? {})) statusesSeen[code] = (v as { count: number }).count;
-  const cpuUs = r.requests.total > 0 ? round((cpu * 1000) / r.requests.total, 1) : 0;
+  for (const r of rs) {
+    for (const [code, v] of Object.entries((r as any).statusCodeStats ?? {})) statusesSeen[code] = (statusesSeen[code] ?? 0) + (v as { count: number }).count;
+  }
+  const total = rs.reduce((a, r) => a + r.requests.total, 0);
+  const cpuUs = total > 0 ? round((cpu * 1000) / total, 1) : 0;
   const stealPct = round((100 * (steal.steal - steal0.steal)) / Math.max(1, steal.total - steal0.total), 1);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, rssMiB: peak, cpuUs, stealPct, errors: r.errors, statuses: statusesSeen };
+  return {
+    rps: rs.reduce((a, r) => a + r.requests.average, 0),
+    p50: Math.max(...rs.map((r) => r.latency.p50)),
+    p99: Math.max(...rs.map((r) => r.latency.p99)),
+    rssMiB: peak, cpuUs, stealPct,
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+    statuses: statusesSeen,
+  };
 }
 
 function summarise(rounds: Figures[]): Figures {
@@ -322,8 +392,8 @@ function compare(prev: any, cur: any) {
   }
 }
 
-function printTable(rows: string[][], vs?: string) {
-  const head = ['scenario', 'baseline req/s', 'hookrelay req/s', 'ratio', 'target', ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', 'baseline p50/p99', 'CPU µs/req base / hookrelay (ratio)', 'peak RSS MiB', 'latency', 'steal %', 'statuses'];
+function printTable(rows: string[][], vs?: string, pg?: string) {
+  const head = ['scenario', 'baseline req/s', `hookrelay req/s${STORE === 'postgres' ? ` (${PG_LABEL})` : ''}`, 'ratio', 'target', ...(pg ? [pg] : []), ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', 'baseline p50/p99', 'CPU µs/req base / hookrelay (ratio)', 'peak RSS MiB', 'latency', 'steal %', 'statuses'];
   log(`\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }

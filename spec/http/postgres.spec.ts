@@ -8,6 +8,7 @@ import { freshDatabase, startCluster, withDatabase, type Cluster } from '../supp
 
 const run = promisify(execFile);
 const TOKEN = 'postgres-spec-token';
+const HEARTBEAT = 'System events since the last heartbeat';
 
 async function configFor(url: string, extra: Record<string, unknown> = {}) {
   const dir = tmpDir('hookrelay-pg-');
@@ -79,51 +80,93 @@ describe('http: the real bin on PostgreSQL (store.kind: postgres)', function () 
     }
   });
 
-  it('the database stops under requests: 503 unavailable meanwhile, 2xx again once it is back, nothing answered 2xx lost', async () => {
+  it('the database restarts under requests spread over two instances: 503 unavailable meanwhile, both serve again, every 2xx once, the heartbeat leader re-elected', async () => {
     // A cluster of its own: this one is stopped and started.
     const cluster: Cluster = await startCluster();
+    const model = await startFakeModel([{ match: HEARTBEAT, reply: 'HEARTBEAT_OK' }]);
+    const gws: Gateway[] = [];
     try {
-      const { config } = await configFor(withDatabase(cluster.url, 'postgres'));
-      gw = await startGateway(config);
+      const url = withDatabase(cluster.url, 'postgres');
+      // One after the other: the first is the heartbeat leader.
+      for (let n = 0; n < 2; n++) {
+        const { config } = await configFor(url, { agent: { baseUrl: model.baseUrl, model: 'fake' } });
+        gws.push(await startGateway(config, { env: { HOOKRELAY_LOG_LEVEL: 'info' } }));
+      }
+      const [a, b] = gws as [Gateway, Gateway];
+      const leading = (g: Gateway) => {
+        const o = g.output();
+        return o.lastIndexOf('this instance is the heartbeat leader') > o.lastIndexOf('this instance is no longer the heartbeat leader');
+      };
+      const heartbeats = () => model.requests.filter((r) => r.user.startsWith(HEARTBEAT)).length;
+      expect(leading(a), 'the first instance leads').to.equal(true);
+
+      // Two clients, each sending to both instances in turn.
       const acked: string[] = [];
+      const ackedBy = [0, 0];
       const refused: { status: number; code?: string }[] = [];
+      const refusedBy = [0, 0];
       let stop = false;
       let i = 0;
-      const load = (async () => {
+      const client = async () => {
         while (!stop) {
-          const r = await call(`${gw!.hooks}/wake`, { token: TOKEN, json: { text: `w${i++}`, mode: 'next-heartbeat' } });
-          if (r.status === 200) acked.push(r.data.eventId);
-          else refused.push({ status: r.status, code: r.data?.error?.code });
+          const n = i++ % 2;
+          const r = await call(`${gws[n]!.hooks}/wake`, { token: TOKEN, json: { text: `w${i}`, mode: 'next-heartbeat' } });
+          if (r.status === 200) {
+            acked.push(r.data.eventId);
+            ackedBy[n]!++;
+          } else {
+            refused.push({ status: r.status, code: r.data?.error?.code });
+            refusedBy[n]!++;
+          }
           await sleep(5);
         }
-      })();
-      await until('some accepted', async () => (acked.length >= 20 ? true : undefined));
+      };
+      const load = Promise.all([client(), client()]);
+      await until('some accepted by each', async () => (ackedBy[0]! >= 20 && ackedBy[1]! >= 20 ? true : undefined));
       await cluster.stop();
-      await until('requests refused while it is down', async () => (refused.length >= 5 ? true : undefined)).catch((err) => {
-        throw new Error(`${(err as Error).message}; the server said:\n${gw!.output().slice(-3000)}`);
+      await until('requests refused by both while it is down', async () => (refusedBy[0]! >= 5 && refusedBy[1]! >= 5 ? true : undefined)).catch((err) => {
+        throw new Error(`${(err as Error).message}; the servers said:\n${a.output().slice(-2000)}\n${b.output().slice(-2000)}`);
       });
-      const ackedWhileDown = acked.length;
-      await sleep(300);
+      await until('the leader gone with its connection', async () => (!leading(a) && !leading(b) ? true : undefined));
+      const [downA, downB] = ackedBy as [number, number];
+      // Down for longer than the leadership retry (1 s): the instances' attempts fail meanwhile.
+      await sleep(2500);
       await cluster.start();
-      await until('accepted again', async () => (acked.length >= ackedWhileDown + 20 ? true : undefined), 30_000);
+      await until('both accepting again', async () => (ackedBy[0]! >= downA + 20 && ackedBy[1]! >= downB + 20 ? true : undefined), 30_000);
       stop = true;
       await load;
 
       expect(refused.length).to.be.greaterThan(0);
       for (const r of refused) expect(r).to.deep.equal({ status: 503, code: 'unavailable' });
-      const listed = new Set<string>();
+      const listed: string[] = [];
       for (let after = 0; ;) {
-        const r = await call(`${gw.hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
+        const r = await call(`${b.hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
         expect(r.status, r.text).to.equal(200);
         if (r.data.events.length === 0) break;
-        for (const e of r.data.events) listed.add(e.id);
+        for (const e of r.data.events) listed.push(e.id);
         after = r.data.events[r.data.events.length - 1].seq;
       }
-      for (const id of acked) expect(listed.has(id), `acked event ${id} is stored`).to.equal(true);
-      expect(gw.output(), 'the URL is never printed with a password').to.not.match(/postgres:\/\/[^@\s]*:[^@\s*]+@/);
+      expect(new Set(listed).size, 'no event stored twice').to.equal(listed.length);
+      const stored = new Set(listed);
+      for (const id of acked) expect(stored.has(id), `acked event ${id} is stored`).to.equal(true);
+
+      // A new leader (either), which LISTENs again: a `now` wake accepted by the other one
+      // gets one heartbeat turn. The waiting events' catch-up heartbeat goes first.
+      const leader = await until('a leader again', async () => gws.find(leading), 10_000);
+      const follower = leader === a ? b : a;
+      await until('the catch-up heartbeat', async () => (heartbeats() >= 1 ? true : undefined), 10_000);
+      await sleep(1000);
+      const before = heartbeats();
+      const w = await call(`${follower.hooks}/wake`, { token: TOKEN, json: { text: 'after the restart', mode: 'now' } });
+      expect(w.status, w.text).to.equal(200);
+      await until('the heartbeat of the `now` wake', async () => (heartbeats() > before ? true : undefined), 5000);
+      await sleep(1000);
+      expect(heartbeats() - before, 'one heartbeat turn').to.equal(1);
+      expect(model.requests.at(-1)!.user).to.include('after the restart');
+      for (const g of gws) expect(g.output(), 'the URL is never printed with a password').to.not.match(/postgres:\/\/[^@\s]*:[^@\s*]+@/);
     } finally {
-      await gw?.stop();
-      gw = undefined;
+      for (const g of gws) await g.stop();
+      await model.close();
       await cluster.stop().catch(() => {});
     }
   });
