@@ -6,6 +6,7 @@ import { outboxContract } from './outbox.js';
 import { readsContract } from './reads.js';
 import { recordsContract } from './records.js';
 import { retentionContract } from './retention.js';
+import { requestLogContract } from './request-log.js';
 
 /**
  * The store specs that every backend must pass (the semantics documented on `Store` in
@@ -23,4 +24,5 @@ export function storeContract(h: Harness): void {
   keysContract(h);
   outboxContract(h);
   retentionContract(h);
+  requestLogContract(h);
 }
