@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
 import { routeLabel } from './route-label.js';
+import { REQUEST_ID, START, type RequestLogger } from './request-log.js';
 
 /**
  * What is recorded when a request ends: one access line at info level, `{reqId, method, path,
@@ -15,6 +16,9 @@ import { routeLabel } from './route-label.js';
  *
  * What a line never holds: the query (it may carry the token), headers, bodies. The path is
  * request-derived, so it is escaped (no control character reaches the log) and capped.
+ *
+ * The request log's rows of requests that no accept committed are made here too
+ * (request-log.ts), when the response closes.
  */
 export interface AccessLog {
   /** Call first thing for each request: sets `X-Request-Id` (when logging) and arms the record. */
@@ -22,8 +26,7 @@ export interface AccessLog {
 }
 
 const ENTRY = Symbol('hookrelay.access');
-const START = Symbol('hookrelay.start');
-type Tracked = ServerResponse & { [ENTRY]?: Entry; [START]?: number };
+type Tracked = ServerResponse & { [ENTRY]?: Entry; [START]?: number; [REQUEST_ID]?: string };
 
 interface Entry {
   log: Logger;
@@ -35,14 +38,16 @@ interface Entry {
 const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
- * The access log and request metrics, or undefined when `log` does not write info lines and
- * there are no metrics: then it costs nothing on the request path (the benchmark's figures
- * are measured at `warn`; see README Performance). Metrics alone cost a timestamp and one
- * listener per request, no allocation of our own.
+ * The access log, request metrics and request log, or undefined when `log` does not write
+ * info lines and there are neither metrics nor a request log: then it costs nothing on the
+ * request path. Metrics alone cost a timestamp and one listener per request, no allocation of
+ * our own; the request log adds the X-Request-Id (a counter) and, for requests under the hooks
+ * path, the row.
  */
-export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>): AccessLog | undefined {
+export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>, requests?: RequestLogger): AccessLog | undefined {
   const logging = log.isLevelEnabled('info');
-  if (!logging && !metrics) return undefined;
+  if (!logging && !metrics && !requests) return undefined;
+  const ids = logging || requests !== undefined;
   // A per-process prefix and a counter: unique across restarts without a random draw per request.
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
@@ -51,6 +56,7 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>)
     const ms = performance.now() - this[START]!;
     const route = routeLabel(this);
     metrics?.request(route, this.statusCode, ms / 1000);
+    requests?.closed(this);
     const entry = this[ENTRY];
     if (entry === undefined) return;
     this[ENTRY] = undefined;
@@ -72,11 +78,12 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>)
   return {
     begin(req, res) {
       (res as Tracked)[START] = performance.now();
-      if (logging) {
+      if (ids) {
         const given = req.headers['x-request-id'];
         const id = typeof given === 'string' && SENDER_ID.test(given) ? given : `${prefix}-${(++seq).toString(36)}`;
         res.setHeader('x-request-id', id);
-        (res as Tracked)[ENTRY] = { log, id, req };
+        (res as Tracked)[REQUEST_ID] = id;
+        if (logging) (res as Tracked)[ENTRY] = { log, id, req };
       }
       res.on('close', onClose);
     },
