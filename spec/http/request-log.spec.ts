@@ -38,8 +38,17 @@ describe('http: the request log', function () {
     return rows(gw);
   }
 
+  // Each request names itself (X-Request-Id): the row keeps a sender's own plain id.
+  let n = 0;
+  const sent = new WeakMap<Response, string>();
+  const named = async (url: string, init: RequestInit & { headers?: Record<string, string> }) => {
+    const id = `spec-${++n}`;
+    const res = await fetch(url, { ...init, headers: { 'x-request-id': id, ...init.headers } });
+    sent.set(res, id);
+    return res;
+  };
   const post = (url: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers }, body });
+    named(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers }, body });
 
   describe('with hooks.keepBodies', () => {
     let gw: InProcess;
@@ -61,7 +70,7 @@ describe('http: the request log', function () {
       const { eventId } = await wake.json();
       const agent = await post(`${gw.hooks}/agent`, JSON.stringify({ message: 'hi', deliver: false }));
       const { runId } = await agent.json();
-      const wrongToken = await fetch(`${gw.hooks}/wake?token=not-${TOKEN}`, { method: 'POST', body: '{}' });
+      const wrongToken = await named(`${gw.hooks}/wake?token=not-${TOKEN}`, { method: 'POST', body: '{}' });
       const badJson = await post(`${gw.hooks}/note`, `{"n": ${MARK}`);
       const payload = JSON.stringify({ n: 1 });
       const badSignature = await post(`${gw.hooks}/signed`, payload, { 'x-hub-signature-256': await githubSign('not-the-secret', payload) });
@@ -69,7 +78,7 @@ describe('http: the request log', function () {
       const keyed = () => post(`${gw.hooks}/note`, JSON.stringify({ n: 2 }), { 'idempotency-key': 'same-key' });
       const first = await keyed();
       const repeat = await keyed();
-      const read = await fetch(`${gw.hooks}/events`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const read = await named(`${gw.hooks}/events`, { headers: { authorization: `Bearer ${TOKEN}` } });
       // Outside the hooks path: no rows.
       await fetch(`${gw.base}/healthz`);
       await fetch(`${gw.base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -81,7 +90,7 @@ describe('http: the request log', function () {
       await sleep(300); // nothing more comes
       const all = rows(gw);
       expect(all).to.have.length(9);
-      const byId = (res: Response) => all.find((r) => r.request_id === res.headers.get('x-request-id'))!;
+      const byId = (res: Response) => all.find((r) => r.request_id === sent.get(res))!;
       expect(got.length).to.equal(9);
 
       const w = byId(wake);
@@ -110,7 +119,7 @@ describe('http: the request log', function () {
 
     it('an accepted request and its row are one commit: the row is there as soon as the answer is', async () => {
       const res = await post(`${gw.hooks}/note`, JSON.stringify({ n: 3 }));
-      const id = res.headers.get('x-request-id');
+      const id = sent.get(res);
       await res.json();
       // No wait: a buffered row would not be there yet.
       expect(rows(gw).find((r) => r.request_id === id)).to.include({ status: 200, route: 'mapping:note' });

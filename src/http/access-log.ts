@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
 import { routeLabel } from './route-label.js';
-import { REQUEST_ID, START, type RequestLogger } from './request-log.js';
+import { SENDER_ID, START, type RequestLogger } from './request-log.js';
 
 /**
  * What is recorded when a request ends: one access line at info level, `{reqId, method, path,
@@ -26,7 +26,7 @@ export interface AccessLog {
 }
 
 const ENTRY = Symbol('hookrelay.access');
-type Tracked = ServerResponse & { [ENTRY]?: Entry; [START]?: number; [REQUEST_ID]?: string };
+type Tracked = ServerResponse & { [ENTRY]?: Entry; [START]?: number };
 
 interface Entry {
   log: Logger;
@@ -34,20 +34,18 @@ interface Entry {
   req: IncomingMessage;
 }
 
-/** A sender's own `X-Request-Id` is kept when it is a plain token of at most 64 characters. */
-const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
  * The access log, request metrics and request log, or undefined when `log` does not write
  * info lines and there are neither metrics nor a request log: then it costs nothing on the
  * request path. Metrics alone cost a timestamp and one listener per request, no allocation of
- * our own; the request log adds the X-Request-Id (a counter) and, for requests under the hooks
- * path, the row.
+ * our own; the request log adds, for requests under the hooks path, the row. X-Request-Id is
+ * set when lines are logged (the row keeps it, or else a sender's own).
  */
 export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>, requests?: RequestLogger): AccessLog | undefined {
   const logging = log.isLevelEnabled('info');
   if (!logging && !metrics && !requests) return undefined;
-  const ids = logging || requests !== undefined;
+
   // A per-process prefix and a counter: unique across restarts without a random draw per request.
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
@@ -78,12 +76,11 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   return {
     begin(req, res) {
       (res as Tracked)[START] = performance.now();
-      if (ids) {
+      if (logging) {
         const given = req.headers['x-request-id'];
         const id = typeof given === 'string' && SENDER_ID.test(given) ? given : `${prefix}-${(++seq).toString(36)}`;
         res.setHeader('x-request-id', id);
-        (res as Tracked)[REQUEST_ID] = id;
-        if (logging) (res as Tracked)[ENTRY] = { log, id, req };
+        (res as Tracked)[ENTRY] = { log, id, req };
       }
       res.on('close', onClose);
     },

@@ -90,7 +90,7 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
       if (verdict.bySignature) decided!.bySignature = true;
       else if (opts.replayOf && decided) {
         const of = opts.replayOf(req);
-        if (of !== undefined) noteReplay(req, of);
+        if (of !== undefined) noteReplay(res, of);
       }
     }
     if (!decided) {

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Accepted } from '../dispatch/runtime.js';
 import type { ErrorCode } from '../errors.js';
 import { printable } from '../printable.js';
@@ -19,56 +19,68 @@ import { routeLabel } from './route-label.js';
  * Content-Type and User-Agent (capped, control characters escaped), signatures, secrets. The
  * body only under `hooks.keepBodies`.
  *
- * The marks below are symbol properties on the request and response, set by the layer that
- * knows each fact, so that nothing is computed twice and nothing is allocated for a request
- * until its row is made.
+ * What the layers learn about a request goes into one small record per request under the hooks
+ * path, made by the gate with every field present: one symbol on the response, one object of
+ * one shape, rather than a property per fact — properties added one by one to Node's request
+ * and response objects would give them many shapes and slow every access to them.
  */
-const HOOKS = Symbol('hookrelay.log.hooks');
-const PATH = Symbol('hookrelay.log.path');
-const ERROR = Symbol('hookrelay.log.error');
-const COMMITTED = Symbol('hookrelay.log.committed');
-const RAW = Symbol('hookrelay.log.raw');
-const REPLAY_OF = Symbol('hookrelay.log.replayOf');
-/** When the request began (performance.now()) and its X-Request-Id: set by access-log.ts. */
-export const START = Symbol('hookrelay.start');
-export const REQUEST_ID = Symbol('hookrelay.requestId');
+const LOG = Symbol('hookrelay.log');
 
-type Marked = ServerResponse & {
-  [HOOKS]?: number; [PATH]?: string; [ERROR]?: string; [COMMITTED]?: true; [START]?: number; [REQUEST_ID]?: string;
-};
-type MarkedRequest = IncomingMessage & { [RAW]?: Buffer; [REPLAY_OF]?: number };
+interface LogMarks {
+  /** hooks.keepBodies of the handler that took the request. */
+  keep: number;
+  path: string;
+  /** The error code it was refused with. */
+  error: string | undefined;
+  /** Its row was committed with its accept. */
+  committed: boolean;
+  /** The body as read, only when it is to be kept. */
+  raw: Buffer | undefined;
+  /** A console replay of the row of this seq. */
+  replayOf: number | undefined;
+}
+
+type Marked = ServerResponse & { [LOG]?: LogMarks; [START]?: number };
+
+/** When the request began (performance.now()): set by access-log.ts. */
+export const START = Symbol('hookrelay.start');
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** A sender's own X-Request-Id is kept when it is a plain token of at most 64 characters (access-log.ts). */
+export const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** The gate: this request is under the hooks path and gets a row; bodies are kept `keepBodies` days (0: none). */
 export function noteHooks(res: ServerResponse, path: string, keepBodies: number): void {
-  (res as Marked)[HOOKS] = keepBodies;
-  (res as Marked)[PATH] = path;
+  (res as Marked)[LOG] = { keep: keepBodies, path, error: undefined, committed: false, raw: undefined, replayOf: undefined };
 }
 
 /** The error code the request is refused with (the gate, the error handler). */
 export function noteError(res: ServerResponse, code: ErrorCode): void {
-  (res as Marked)[ERROR] = code;
+  const m = (res as Marked)[LOG];
+  if (m !== undefined) m.error = code;
 }
 
 /** The body as read (body.ts): kept in the row under `hooks.keepBodies`. */
-export function noteRaw(req: IncomingMessage, raw: Buffer): void {
-  (req as MarkedRequest)[RAW] = raw;
+export function noteRaw(res: ServerResponse, raw: Buffer): void {
+  const m = (res as Marked)[LOG];
+  if (m !== undefined && m.keep > 0) m.raw = raw;
 }
 
 /** The gate: a console replay of the row `seq` (http/replay.ts checked its marker). */
-export function noteReplay(req: IncomingMessage, seq: number): void {
-  (req as MarkedRequest)[REPLAY_OF] = seq;
+export function noteReplay(res: ServerResponse, seq: number): void {
+  const m = (res as Marked)[LOG];
+  if (m !== undefined) m.replayOf = seq;
 }
 
 /** The seq of the row a console replay repeats; undefined for any other request. */
-export function replayOf(req: IncomingMessage): number | undefined {
-  return (req as MarkedRequest)[REPLAY_OF];
+export function replayOf(res: ServerResponse): number | undefined {
+  return (res as Marked)[LOG]?.replayOf;
 }
 
 /** The request's row was committed with its accept: the close hook makes none. */
 export function noteCommitted(res: ServerResponse): void {
-  (res as Marked)[COMMITTED] = true;
+  const m = (res as Marked)[LOG];
+  if (m !== undefined) m.committed = true;
 }
 
 /**
@@ -76,38 +88,51 @@ export function noteCommitted(res: ServerResponse): void {
  * what its accept committed (the route calls this just before the commit).
  */
 export function requestRow(res: ServerResponse, status: number, accepted?: readonly Accepted[]): NewRequestLog | undefined {
-  const m = res as Marked;
-  const keep = m[HOOKS];
-  if (keep === undefined) return undefined;
-  const req = res.req as MarkedRequest;
+  const m = (res as Marked)[LOG];
+  if (m === undefined) return undefined;
+  const req = res.req;
   const now = Date.now();
-  const ms = m[START] === undefined ? 0 : performance.now() - m[START];
+  const start = (res as Marked)[START];
+  const ms = start === undefined ? 0 : performance.now() - start;
   const eventIds: string[] = [];
   const runIds: string[] = [];
   if (accepted) for (const a of accepted) (a.action === 'wake' ? eventIds.push(a.eventId) : runIds.push(a.runId));
   const h = req.headers;
   const row: NewRequestLog = {
     at: new Date(now - ms).toISOString(),
-    requestId: m[REQUEST_ID],
-    method: printable(req.method ?? '', 16),
-    path: printable(m[PATH] ?? '', 200),
+    requestId: requestIdOf(res),
+    // Node's parser admits only token characters in a method.
+    method: req.method ?? '',
+    path: printable(m.path, 200),
     route: routeLabel(res),
     status,
     ms: Math.round(ms * 10) / 10,
     eventIds,
     runIds,
     replayed: accepted === undefined && res.getHeader(REPLAYED_HEADER) === 'true',
-    error: m[ERROR],
+    error: m.error,
     contentType: typeof h['content-type'] === 'string' ? printable(h['content-type'], 100) : undefined,
     userAgent: typeof h['user-agent'] === 'string' ? printable(h['user-agent'], 200) : undefined,
-    replayOf: req[REPLAY_OF],
+    replayOf: m.replayOf,
   };
-  const raw = keep > 0 ? req[RAW] : undefined;
-  if (raw !== undefined) {
-    row.body = raw.toString('utf8');
-    row.bodyUntil = new Date(now + keep * DAY_MS).toISOString();
+  if (m.raw !== undefined) {
+    row.body = m.raw.toString('utf8');
+    row.bodyUntil = new Date(now + m.keep * DAY_MS).toISOString();
   }
   return row;
+}
+
+/** The X-Request-Id the answer carries (the access log's, when it logs), else the sender's own plain one. */
+function requestIdOf(res: ServerResponse): string | undefined {
+  const ours = res.getHeader('x-request-id');
+  if (typeof ours === 'string') return ours;
+  const given = res.req.headers['x-request-id'];
+  return typeof given === 'string' && SENDER_ID.test(given) ? given : undefined;
+}
+
+/** The row of a request no accept committed, once its response has closed. */
+function closedRow(res: ServerResponse): NewRequestLog {
+  return requestRow(res, res.statusCode)!;
 }
 
 /** The close hook's side: rows of answered requests that no accept committed. */
@@ -131,20 +156,16 @@ export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store,
   };
   return {
     closed(res) {
-      const m = res as Marked;
-      if (m[HOOKS] === undefined) return;
-      const replay = (res.req as MarkedRequest)[REPLAY_OF] !== undefined;
-      if (m[COMMITTED]) {
-        if (replay) settle(m[REQUEST_ID]);
+      const m = (res as Marked)[LOG];
+      if (m === undefined) return;
+      if (m.replayOf === undefined) {
+        // When the buffer is full the row is dropped (and counted) before it is made.
+        if (!m.committed) buffer.offer(closedRow, res);
         return;
       }
-      const row = requestRow(res, res.statusCode)!;
-      if (!replay) {
-        buffer.add(row);
-        return;
-      }
-      const done = () => settle(m[REQUEST_ID]);
-      store.logRequests([row]).then(done, done);
+      const done = () => settle(requestIdOf(res));
+      if (m.committed) done();
+      else store.logRequests([requestRow(res, res.statusCode)!]).then(done, done);
     },
     stored(requestId, timeoutMs) {
       return new Promise<void>((resolve) => {

@@ -94,7 +94,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
    * the one it replays, nor hold a key (README "Console").
    */
   function keyOf(ctx: Context, route: string): RequestKey | undefined {
-    if (replayOf(ctx.req) !== undefined) return undefined;
+    if (replayOf(ctx.res) !== undefined) return undefined;
     const header = headerKey(ctx.req.headers);
     return header === undefined ? undefined : requestKey(route, header, ctx.state.raw);
   }
@@ -216,7 +216,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
       };
       // A header key is looked up before mapping; a mapping that renders its own key
       // (idempotencyKey) uses that one instead, known only once rendered.
-      const replay = replayOf(ctx.req) !== undefined;
+      const replay = replayOf(ctx.res) !== undefined;
       const header = replay ? undefined : headerKey(ctx.req.headers);
       let key: RequestKey | undefined;
       if (header !== undefined) {

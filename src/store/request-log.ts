@@ -22,11 +22,15 @@ export const REQUEST_LOG_FLUSH_MS = 200;
 export interface RequestLogBuffer {
   /** Queues a row; false when it was dropped. O(1), allocates nothing but the row itself. */
   add(row: NewRequestLog): boolean;
+  /** Queues `make(arg)`, made only when there is room (a flood of refusals costs no rows); false when dropped. */
+  offer<T>(make: (arg: T) => NewRequestLog, arg: T): boolean;
   /** Writes what is queued now (and waits for a batch under way). */
   flush(): Promise<void>;
   /** Flushes and stops: later rows are dropped. */
   close(): Promise<void>;
 }
+
+const identity = <T>(v: T): T => v;
 
 export interface RequestLogOptions {
   maxPending?: number;
@@ -81,11 +85,14 @@ export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: Reques
 
   return {
     add(row) {
+      return this.offer(identity, row);
+    },
+    offer(make, arg) {
       if (closed || pending.length >= max) {
         drop(1);
         return false;
       }
-      pending.push(row);
+      pending.push(make(arg));
       kick();
       return true;
     },
