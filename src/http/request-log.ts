@@ -99,7 +99,7 @@ export function requestRow(res: ServerResponse, status: number, accepted?: reado
   if (accepted) for (const a of accepted) (a.action === 'wake' ? eventIds.push(a.eventId) : runIds.push(a.runId));
   const h = req.headers;
   const row: NewRequestLog = {
-    at: new Date(now - ms).toISOString(),
+    at: isoAt(Math.round(now - ms)),
     requestId: requestIdOf(res),
     // Node's parser admits only token characters in a method.
     method: req.method ?? '',
@@ -120,6 +120,20 @@ export function requestRow(res: ServerResponse, status: number, accepted?: reado
     row.bodyUntil = new Date(now + m.keep * DAY_MS).toISOString();
   }
   return row;
+}
+
+/**
+ * ISO text of a time in ms, the last one remembered: requests arriving within the same
+ * millisecond (most of them, under load) share one string instead of formatting a Date each.
+ */
+let lastMs = -1;
+let lastIso = '';
+function isoAt(ms: number): string {
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 /** The X-Request-Id the answer carries (the access log's, when it logs), else the sender's own plain one. */
