@@ -100,10 +100,17 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     registers: [registry],
   });
 
-  const requestLogDropped = new Counter({
+  // Drops come in floods (a refusal per request once the buffer is full): counted in a plain
+  // number, handed to prom-client at scrape time like the request figures.
+  let dropped = 0;
+  new Counter({
     name: 'hookrelay_request_log_dropped_total',
     help: 'Request-log rows of requests that were not accepted, dropped rather than slowing the listener: the buffer was full, or the store could not take a batch.',
     registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(dropped);
+    },
   });
 
   return {
@@ -125,7 +132,9 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     commit: (accepts) => commits.observe(accepts),
     delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
     heartbeat: () => heartbeats.inc(),
-    requestLogDropped: (rows) => requestLogDropped.inc(rows),
+    requestLogDropped: (rows) => {
+      dropped += rows;
+    },
   };
 }
 
