@@ -26,6 +26,8 @@ export interface Metrics {
   delivery(provider: string, outcome: DeliveryOutcome): void;
   /** One heartbeat turn that asked the model. */
   heartbeat(): void;
+  /** Request-log rows dropped (its buffer full, or the store could not take a batch: store/request-log.ts). */
+  requestLogDropped(rows: number): void;
 }
 
 /**
@@ -98,6 +100,19 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     registers: [registry],
   });
 
+  // Drops come in floods (a refusal per request once the buffer is full): counted in a plain
+  // number, handed to prom-client at scrape time like the request figures.
+  let dropped = 0;
+  new Counter({
+    name: 'hookrelay_request_log_dropped_total',
+    help: 'Request-log rows of requests that were not accepted, dropped rather than slowing the listener: the buffer was full, or the store could not take a batch.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(dropped);
+    },
+  });
+
   return {
     contentType: registry.contentType,
     render: () => registry.metrics(),
@@ -117,6 +132,9 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     commit: (accepts) => commits.observe(accepts),
     delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
     heartbeat: () => heartbeats.inc(),
+    requestLogDropped: (rows) => {
+      dropped += rows;
+    },
   };
 }
 

@@ -4,7 +4,9 @@ import type { Logger } from './log.js';
 import { createEngine, type Engine } from './engine/engine.js';
 import type { Action } from './engine/action.js';
 import { createReloader } from './reload.js';
-import { createRuntime, type KeyClaim } from './dispatch/runtime.js';
+import { createRuntime, type Accepted, type KeyClaim } from './dispatch/runtime.js';
+import type { NewRequestLog } from './store/store.js';
+import { createRequestLog } from './store/request-log.js';
 import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
 import { createMetrics } from './metrics.js';
@@ -40,15 +42,20 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   const store = await openStore(config, log, metrics);
   const runtime = createRuntime({ config, store, log, metrics });
   await runtime.start();
+  // Rows of requests that no accept committed, written off the request path (store/request-log.ts).
+  const requestLog = createRequestLog(store, { log, onDropped: metrics && ((rows) => metrics.requestLogDropped(rows)) });
   const deps = (current: Engine) => ({
     engine: current,
-    dispatch: (actions: Action[], claims?: KeyClaim[]) => runtime.dispatchKeyed(actions, claims ?? []),
+    dispatch: (actions: Action[], claims?: KeyClaim[], request?: (accepted: Accepted[]) => NewRequestLog | undefined) =>
+      runtime.dispatchKeyed(actions, claims ?? [], request),
     store,
     metrics,
+    requestLog,
     onDropped: (mappingId: string, dropped: number) =>
       log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),
   });
   const listener = await listen(config, deps(engine), log).catch(async (err: NodeJS.ErrnoException) => {
+    await requestLog.close();
     await runtime.stop();
     await store.close();
     await engine.close();
@@ -77,6 +84,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
         await reloader.close();
         await listener.close();
         await Promise.all(retiring);
+        await requestLog.close();
         await runtime.stop();
         await store.close();
         await engine.close();

@@ -31,6 +31,7 @@ describe('console in headless Chromium', function () {
       agent: { baseUrl: model.baseUrl },
       providers: { telegram: telegram.config },
       hooks: {
+        keepBodies: 1,
         mappings: [
           { id: 'github-push', match: { path: 'github' }, action: 'agent', name: 'GitHub push', messageTemplate: 'Push to {{repository}} by {{pusher}}', sessionKey: 'hook:github:{{repository}}' },
           { id: 'alerts', match: { path: 'alerts' }, action: 'wake', engine: 'jsonata', textTemplate: '"Alert: " & title' },
@@ -147,7 +148,7 @@ describe('console in headless Chromium', function () {
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
     try {
       await phone.context().addCookies(await page.context().cookies());
-      for (const p of ['/console/', '/console/events', '/console/mappings']) {
+      for (const p of ['/console/', '/console/requests', '/console/events', '/console/mappings']) {
         await phone.goto(`${gw.base}${p}`);
         const [scroll, client] = await phone.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
         expect(scroll, p).to.be.at.most(client);
@@ -174,6 +175,73 @@ describe('console in headless Chromium', function () {
     expect(scroll).to.be.at.most(client);
     if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT });
     await expectNothingRan();
+  });
+
+  it('lists a request POSTed by the spec on the requests page, shows its kept body as text, and replays it as a new request with its own run', async () => {
+    const res = await hook('github', { repository: XSS, pusher: 'cy' });
+    expect(res.status).to.equal(202);
+    const { runId } = await res.json();
+    const refused = await fetch(`${gw.hooks}/github`, { method: 'POST', body: '{}' });
+    expect(refused.status).to.equal(401);
+    await page.goto(`${gw.base}/console/requests`);
+    await page.waitForSelector('#requests');
+    // The 401 is buffered (a fraction of a second): reload until it is there.
+    for (let i = 0; i < 20 && (await page.locator('#requests tbody tr').first().locator('.badge').textContent()) !== '401'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await page.reload();
+    }
+    const [top, accepted] = [page.locator('#requests tbody tr').nth(0), page.locator('#requests tbody tr').nth(1)];
+    expect(await top.locator('.badge').textContent()).to.equal('401');
+    expect(await top.textContent()).to.include('unauthorized');
+    expect(await accepted.locator('.badge').textContent()).to.equal('202');
+    expect(await accepted.textContent()).to.include('POST mapping:github-push');
+    expect(await accepted.locator(`a[href="/console/runs/${runId}"]`).count()).to.equal(1);
+    // The filter: 4xx only.
+    await page.selectOption('#status', '4xx');
+    await page.waitForURL(/status=4xx/);
+    expect(await page.locator('#requests tbody .badge').allTextContents()).to.deep.equal(['401']);
+
+    await page.goto(`${gw.base}/console/requests`);
+    await accepted.locator('td a').first().click();
+    await page.waitForSelector('#body');
+    const original = new URL(page.url()).pathname;
+    expect(await page.locator('#body').textContent()).to.equal(JSON.stringify({ repository: XSS, pusher: 'cy' }));
+    expect(await page.locator('#body *').count()).to.equal(0);
+
+    await page.click('form.replay button');
+    await page.waitForURL((u) => u.pathname !== original && u.pathname.startsWith('/console/requests/'));
+    const marker = page.locator('.marker-replay').first();
+    expect(await marker.getAttribute('href')).to.equal(original);
+    expect(await page.locator('dl#request .badge').first().textContent()).to.equal('202');
+    const runLink = page.locator('dl#request a.action');
+    const newRun = (await runLink.getAttribute('href'))!.slice('/console/runs/'.length);
+    expect(newRun).to.not.equal(runId);
+    // The new run is a real one, of the current mapping.
+    await runLink.click();
+    await page.waitForSelector('h2:has-text("Message")');
+    expect(await page.locator('pre.text').first().textContent()).to.equal(`Push to ${XSS} by cy`);
+    // And the original lists its replay.
+    await page.goto(`${gw.base}${original}`);
+    expect(await page.locator('ul.replays li').count()).to.equal(1);
+    await expectNothingRan();
+  });
+
+  it('replays only from the console: a POST without the session is 401, one from elsewhere is refused (CSRF), and neither replays', async () => {
+    await page.goto(`${gw.base}/console/requests`);
+    const href = (await page.locator('#requests tbody tr td a').first().getAttribute('href'))!;
+    const seq = href.split('/').pop();
+    const count = async () => (await (await fetch(`${gw.base}/console/requests`, { headers: { cookie } })).text()).match(/<tr>/g)?.length;
+    const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const before = await count();
+    const noSession = await fetch(`${gw.base}/console/replay/${seq}`, { method: 'POST', redirect: 'manual', headers: { origin: gw.base } });
+    expect(noSession.status).to.equal(401);
+    const foreign = await fetch(`${gw.base}/console/replay/${seq}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: 'http://evil.example' } });
+    expect(foreign.status).to.equal(403);
+    expect((await foreign.json()).error.code).to.equal('cross_origin');
+    const bare = await fetch(`${gw.base}/console/replay/${seq}`, { method: 'POST', redirect: 'manual', headers: { cookie } });
+    expect(bare.status).to.equal(403);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await count()).to.equal(before);
   });
 
   it('logout ends the session: the event stream closes and the pages send you to sign in', async () => {

@@ -8,6 +8,16 @@ function lines(text: string, name: string): string[] {
   return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
 }
 
+describe('metrics: the request log\'s drop counter', () => {
+  it('counts request-log rows dropped by the buffer (store/request-log.ts), from 0', async () => {
+    const m = createMetrics(NO_RUNS);
+    expect(lines(await m.render(), 'hookrelay_request_log_dropped_total')).to.deep.equal(['hookrelay_request_log_dropped_total 0']);
+    m.requestLogDropped(3);
+    m.requestLogDropped(1);
+    expect(lines(await m.render(), 'hookrelay_request_log_dropped_total')).to.deep.equal(['hookrelay_request_log_dropped_total 4']);
+  });
+});
+
 describe('metrics: the request figures kept on the hot path', () => {
   it('a duration on a bucket bound counts in that bucket (le is ≤), one past the last only in +Inf; sum and count exact', async () => {
     const m = createMetrics(NO_RUNS);

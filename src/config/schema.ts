@@ -236,6 +236,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     mainSummary: choice(['always', 'undelivered'], '`undelivered`: skip the main-session summary when the reply was delivered (failures are always summarised).', 'always'),
     allowUnsafeExternalContent: bool('true: payload text reaches the model without the untrusted-content fence.', false),
     idempotencyWindowSeconds: int('How long an idempotency key is remembered: a repeat within this window gets the first answer again; older keys are purged in the background.', 86400, 1),
+    keepBodies: int('Days the request log keeps the body of each request under the hooks path (as UTF-8 text), so that the console can show and replay it; then it is purged in the background. 0 keeps none. Bodies are payloads: keep them only where the store may hold them.', 0, 0, 3650),
     maxFanOut: int('forEach acts on at most this many items; the rest are dropped and logged.', 200, 1),
     presets: strList('Built-in mapping sets to enable (see presets/); their mappings come after yours.', []),
     transformsDir: str('Directory transform modules must resolve inside, relative to the config file.', './transforms', { minLength: 1 }),
@@ -293,6 +294,8 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
 export const SECRET_HEADERS: readonly string[] = [
   'authorization', 'proxy-authorization', 'x-hookrelay-token', 'x-openclaw-token', 'cookie', 'set-cookie',
   'x-hub-signature-256', 'x-hub-signature', 'stripe-signature', 'x-slack-signature', 'webhook-signature', 'svix-signature',
+  // The console's replay marker (http/replay.ts): it lets its request past `verify`.
+  'x-hookrelay-replay',
 ];
 
 /**

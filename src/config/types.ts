@@ -70,6 +70,8 @@ export interface HooksConfig {
   mainSummary: 'always' | 'undelivered';
   allowUnsafeExternalContent: boolean;
   idempotencyWindowSeconds: number;
+  /** Days the request log keeps request bodies (README "Console"); 0: never. */
+  keepBodies: number;
   maxFanOut: number;
   presets: string[];
   transformsDir: string;

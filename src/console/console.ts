@@ -12,6 +12,9 @@ import { dryRun, DryRunProblem } from '../dry-run.js';
 import { readBody, formField } from './read-body.js';
 import { COOKIE, SESSION_SECONDS, cookieValue, type Sessions } from './session.js';
 import { eventsPage, loginPage, mappingsPage, notFoundPage, runPage, runsPage } from './pages.js';
+import { requestPage, requestsPage, STATUS_CLASSES, type RequestsFilter } from './requests-pages.js';
+import type { Replayed } from '../http/replay.js';
+import type { RequestRecord } from '../store/store.js';
 import { lastSeq, streamEvents } from './events-stream.js';
 import { STATIC } from './static.js';
 import type { Html } from './html.js';
@@ -37,6 +40,9 @@ interface ConsoleRoute {
  */
 export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   { name: '', methods: ['GET'], access: 'page' },
+  { name: 'requests', methods: ['GET'], access: 'page' },
+  { name: 'requests/*', methods: ['GET'], access: 'page' },
+  { name: 'replay/*', methods: ['POST'], access: 'page' },
   { name: 'runs', methods: ['GET'], access: 'page' },
   { name: 'runs/*', methods: ['GET'], access: 'page' },
   { name: 'events', methods: ['GET'], access: 'page' },
@@ -71,7 +77,9 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 export interface ConsoleDeps {
   engine: Pick<Engine, 'map' | 'fanOut'>;
-  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns'>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest'>;
+  /** Replays a kept request through the listener (http/replay.ts). */
+  replay: (row: RequestRecord) => Promise<Replayed>;
   hooksPath: string;
   mappings: readonly MappingConfig[];
   maxBodyBytes: number;
@@ -85,6 +93,7 @@ export interface ConsoleDeps {
 }
 
 const RUNS_PAGE = 50;
+const REQUESTS_PAGE = 50;
 const EVENTS_PAGE = 100;
 const LOGIN_MAX_BYTES = 4096;
 
@@ -105,6 +114,56 @@ export function createConsole(deps: ConsoleDeps): (ctx: Context, route: Route) =
     const found = await deps.store.getRun(id);
     if (!found) sendHtml(ctx, 404, notFoundPage('No run with that id (it may have been purged after store.retainDays).'));
     else sendHtml(ctx, 200, runPage(found));
+  }
+
+  // The route labels a request can have (http/route-label.ts), for the requests page's filter.
+  const routeLabels = ['wake', 'agent', ...deps.mappings.map((m) => `mapping:${m.id}`), 'events', 'runs', 'unmatched'];
+
+  async function requests(ctx: Context, route: Route) {
+    const params = new URLSearchParams(route.query);
+    const filter: RequestsFilter = {};
+    const status = /^([2-5])xx$/.exec(params.get('status') ?? '');
+    if (status && STATUS_CLASSES.includes(Number(status[1]) as 2)) filter.statusClass = Number(status[1]);
+    const label = params.get('route');
+    if (label) filter.route = label;
+    const before = Number(params.get('before'));
+    if (params.get('before') && Number.isSafeInteger(before)) filter.before = before;
+    const list = await deps.store.listRequests({ limit: REQUESTS_PAGE, ...filter });
+    sendHtml(ctx, 200, requestsPage(list, filter, routeLabels, REQUESTS_PAGE));
+  }
+
+  async function request(ctx: Context, route: Route) {
+    const seq = Number(route.name.slice('requests/'.length));
+    const found = Number.isSafeInteger(seq) ? await deps.store.getRequest(seq) : undefined;
+    if (!found) {
+      sendHtml(ctx, 404, notFoundPage('No request with that number (it may have been purged after store.retainDays).'));
+      return;
+    }
+    sendHtml(ctx, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: seq })));
+  }
+
+  /** POST replay/SEQ: the kept request again, through the current mappings; then the new request's page. */
+  async function replay(ctx: Context, route: Route) {
+    const seq = Number(route.name.slice('replay/'.length));
+    const found = Number.isSafeInteger(seq) ? await deps.store.getRequest(seq) : undefined;
+    if (!found) {
+      sendHtml(ctx, 404, notFoundPage('No request with that number (it may have been purged after store.retainDays).'));
+      return;
+    }
+    if (found.body === undefined || found.method !== 'POST') {
+      sendHtml(ctx, 409, notFoundPage('This request cannot be replayed: its body was not kept (hooks.keepBodies) or was purged.', 'Cannot replay'));
+      return;
+    }
+    let done: Replayed;
+    try {
+      done = await deps.replay(found);
+    } catch (err) {
+      deps.log.warn({ err, seq }, 'console replay failed');
+      sendHtml(ctx, 502, notFoundPage(`The replay could not be sent: ${(err as Error).message}.`, 'Replay failed'));
+      return;
+    }
+    const mine = (await deps.store.listRequests({ limit: 20, replayOf: seq })).find((r) => r.requestId === done.requestId);
+    redirect(ctx, `/console/requests/${mine ? mine.seq : seq}`);
   }
 
   async function events(ctx: Context) {
@@ -179,6 +238,9 @@ export function createConsole(deps: ConsoleDeps): (ctx: Context, route: Route) =
 
   const pages: Record<string, (ctx: Context, route: Route, session: string) => Promise<void> | void> = {
     '': runs,
+    requests,
+    'requests/*': request,
+    'replay/*': replay,
     runs,
     'runs/*': run,
     events,

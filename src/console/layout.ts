@@ -1,10 +1,8 @@
 import { html, type Html } from './html.js';
 
-/**
- * The console's pages in the order of the navigation. The request log's page (CONTRACT.md §11,
- * "recent requests") takes its place here, first, once the store keeps a request log.
- */
+/** The console's pages in the order of the navigation: what arrived first, then what it became. */
 export const NAV = [
+  { page: 'requests', href: '/console/requests', label: 'Requests' },
   { page: 'runs', href: '/console/', label: 'Runs' },
   { page: 'events', href: '/console/events', label: 'Events' },
   { page: 'mappings', href: '/console/mappings', label: 'Mappings' },

@@ -155,6 +155,6 @@ function matchText(m: MappingConfig, hooksPath: string): string {
 }
 
 /** A page for what is not there (an unknown console path or run). */
-export function notFoundPage(what: string): Html {
-  return layout('Not found', 'runs', html`<h1>Not found</h1><p>${what}</p><p><a href="/console/">Back to the runs</a></p>`);
+export function notFoundPage(what: string, title = 'Not found'): Html {
+  return layout(title, 'runs', html`<h1>${title}</h1><p>${what}</p><p><a href="/console/">Back to the runs</a></p>`);
 }

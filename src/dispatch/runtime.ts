@@ -4,7 +4,7 @@ import type { Action } from '../engine/action.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { Metrics } from '../metrics.js';
-import type { Leadership, NewEvent, NewForward, NewRun, Store } from '../store/store.js';
+import type { Leadership, NewEvent, NewForward, NewRequestLog, NewRun, Store } from '../store/store.js';
 import { createDelivery } from './delivery.js';
 import { agentForward, createForwarder, wakeForward } from './forward.js';
 import { createHeartbeat } from './heartbeat.js';
@@ -70,8 +70,10 @@ export interface Runtime {
    * {@link dispatch} with idempotency keys, each committed in the same transaction as the
    * actions it guards. A key already held is not acted on again: its actions are left out of
    * the commit (their `accepted` entries were never stored) and its index is in `held`.
+   * `request`: the request log's row, made from what is accepted and committed with it
+   * (Store.accept; left out when a key was held).
    */
-  dispatchKeyed(actions: Action[], claims: KeyClaim[]): Promise<Dispatched>;
+  dispatchKeyed(actions: Action[], claims: KeyClaim[], request?: (accepted: Accepted[]) => NewRequestLog | undefined): Promise<Dispatched>;
   /**
    * Recovery (runs left `running` by a crash are marked failed), then timers and claiming;
    * pending deliveries resume.
@@ -133,7 +135,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     });
   }
 
-  async function dispatchKeyed(actions: Action[], claims?: KeyClaim[]): Promise<Dispatched> {
+  async function dispatchKeyed(actions: Action[], claims?: KeyClaim[], request?: (accepted: Accepted[]) => NewRequestLog | undefined): Promise<Dispatched> {
     const at = clock().toISOString();
     const events: NewEvent[] = [];
     const runs: NewRun[] = [];
@@ -184,8 +186,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         }
         return { key: c.key, requestHash: c.requestHash, status, body, at, eventIds, runIds };
       });
-      held = await store.accept(events, runs, keys, forwards);
-    } else if (actions.length > 0) await store.accept(events, runs, undefined, forwards);
+      held = await store.accept(events, runs, keys, forwards, request?.(accepted));
+    } else if (actions.length > 0) await store.accept(events, runs, undefined, forwards, request?.(accepted));
     if (forwarding) {
       outbox.kick();
       return { accepted, held };

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
 import { routeLabel } from './route-label.js';
+import { SENDER_ID, START, type RequestLogger } from './request-log.js';
 
 /**
  * What is recorded when a request ends: one access line at info level, `{reqId, method, path,
@@ -15,6 +16,9 @@ import { routeLabel } from './route-label.js';
  *
  * What a line never holds: the query (it may carry the token), headers, bodies. The path is
  * request-derived, so it is escaped (no control character reaches the log) and capped.
+ *
+ * The request log's rows of requests that no accept committed are made here too
+ * (request-log.ts), when the response closes.
  */
 export interface AccessLog {
   /** Call first thing for each request: sets `X-Request-Id` (when logging) and arms the record. */
@@ -22,7 +26,6 @@ export interface AccessLog {
 }
 
 const ENTRY = Symbol('hookrelay.access');
-const START = Symbol('hookrelay.start');
 type Tracked = ServerResponse & { [ENTRY]?: Entry; [START]?: number };
 
 interface Entry {
@@ -31,18 +34,18 @@ interface Entry {
   req: IncomingMessage;
 }
 
-/** A sender's own `X-Request-Id` is kept when it is a plain token of at most 64 characters. */
-const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
- * The access log and request metrics, or undefined when `log` does not write info lines and
- * there are no metrics: then it costs nothing on the request path (the benchmark's figures
- * are measured at `warn`; see README Performance). Metrics alone cost a timestamp and one
- * listener per request, no allocation of our own.
+ * The access log, request metrics and request log, or undefined when `log` does not write
+ * info lines and there are neither metrics nor a request log: then it costs nothing on the
+ * request path. Metrics alone cost a timestamp and one listener per request, no allocation of
+ * our own; the request log adds, for requests under the hooks path, the row. X-Request-Id is
+ * set when lines are logged (the row keeps it, or else a sender's own).
  */
-export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>): AccessLog | undefined {
+export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>, requests?: RequestLogger): AccessLog | undefined {
   const logging = log.isLevelEnabled('info');
-  if (!logging && !metrics) return undefined;
+  if (!logging && !metrics && !requests) return undefined;
+
   // A per-process prefix and a counter: unique across restarts without a random draw per request.
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
@@ -51,6 +54,7 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>)
     const ms = performance.now() - this[START]!;
     const route = routeLabel(this);
     metrics?.request(route, this.statusCode, ms / 1000);
+    requests?.closed(this);
     const entry = this[ENTRY];
     if (entry === undefined) return;
     this[ENTRY] = undefined;

@@ -8,6 +8,7 @@ import { routeOf } from './gate.js';
 import { parsePayload } from './payload.js';
 import { ROUTE_METHODS } from './routes-table.js';
 import type { Signatures } from './signatures.js';
+import { noteRaw, replayOf } from './request-log.js';
 
 /**
  * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
@@ -21,8 +22,10 @@ export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatur
     const raw = await readLimited(ctx, maxBodyBytes, bodyTimeoutMs);
     // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8).
     ctx.state.raw = raw;
-    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts).
-    ctx.state.signedBy = signatures.check(ctx.req, route, raw);
+    noteRaw(ctx.res, raw);
+    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts) —
+    // except on a console replay: the operator replays what was received, signed or not (README "Console").
+    ctx.state.signedBy = replayOf(ctx.res) === undefined ? signatures.check(ctx.req, route, raw) : undefined;
     ctx.state.body = parsePayload(raw, ctx.get('content-type'), route.kind === 'mapped');
     return next();
   };

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { StoreError } from '../store/store.js';
 import { ClientClosedError } from './body.js';
 import { routeLabel } from './route-label.js';
+import { noteError } from './request-log.js';
 import { sendJson } from './json.js';
 
 /** Seconds a sender is asked to wait when the store could not take its request. */
@@ -29,6 +30,7 @@ export function errorHandler(log: Logger) {
       const e = err instanceof HookError ? err : undefined;
       const code = e?.code ?? 'internal_error';
       const status = ERRORS[code].status;
+      noteError(ctx.res, code);
       if (status >= 500) {
         // A transform's or template's error can quote the payload: its text is logged at
         // debug level only; the error level gets what failed and where.

@@ -4,6 +4,7 @@ import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route } 
 import type { Auth, AuthVerdict } from './auth.js';
 import { jsonHeaders } from './json.js';
 import { noteKind } from './route-label.js';
+import { noteError, noteHooks, noteReplay } from './request-log.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
 
@@ -28,6 +29,10 @@ export interface GateOptions {
   clientAddress: (req: IncomingMessage) => string;
   /** True when a signature may stand in for the token on POST {hooks.path}/NAME (signatures.ts). */
   signatureStandsIn: (name: string) => boolean;
+  /** `hooks.keepBodies`: days the request log keeps bodies (request-log.ts). */
+  keepBodies?: number;
+  /** The seq a console replay repeats, read from its marker (replay.ts); undefined for any other request. */
+  replayOf?: (req: IncomingMessage) => number | undefined;
 }
 
 /**
@@ -49,14 +54,21 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
   // A refused request's announced body up to the body limit may be drained (see answer()).
   const drainable = opts.maxBodyBytes;
   const unauthorized = unauthorizedAnswer(opts.allowQueryToken);
-  const deny = (req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>) =>
+  const keepBodies = opts.keepBodies ?? 0;
+  const deny = (req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>) => {
+    noteError(res, code);
     refuse(req, res, code, message, headers, drainable);
+  };
   return function gate(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
     const target = parseTarget(req.url ?? '/');
     const decided = target && route(target);
     const method = req.method ?? 'GET';
     // Labelled at once, so that a refusal counts under the route it was sent to (route-label.ts).
-    if (decided) noteKind(res, decided.kind);
+    if (decided) {
+      noteKind(res, decided.kind);
+      // Under the hooks path, every answered request has a row in the request log.
+      if (decided.hooks && decided.kind !== 'metrics') noteHooks(res, decided.path, keepBodies);
+    }
     if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
       deny(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
@@ -67,6 +79,7 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
       const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name);
       const verdict = opts.enabled ? opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), signed) : PASSED;
       if (!verdict.ok) {
+        noteError(res, verdict.code);
         if (verdict.code === 'rate_limited') {
           answer(req, res, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
         } else {
@@ -75,6 +88,10 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
         return;
       }
       if (verdict.bySignature) decided!.bySignature = true;
+      else if (opts.replayOf && decided) {
+        const of = opts.replayOf(req);
+        if (of !== undefined) noteReplay(res, of);
+      }
     }
     if (!decided) {
       deny(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');

@@ -8,6 +8,8 @@ import type { Accepted, Dispatched, KeyClaim } from '../dispatch/runtime.js';
 import { checkSameRequest, headerKey, requestKey, sendReplay, type RequestKey } from './idempotency.js';
 import type { Route, RouteKind } from './routes-table.js';
 import { noteMapping } from './route-label.js';
+import { noteCommitted, replayOf, requestRow } from './request-log.js';
+import type { NewRequestLog } from '../store/store.js';
 import type { Metrics } from '../metrics.js';
 import { sendJson } from './json.js';
 import { EVENTS_LIMIT, RUNS_LIMIT } from './limits.js';
@@ -18,8 +20,11 @@ export interface RouteDeps {
   hooksPath: string;
   acceptStatus: number;
   engine: Pick<Engine, 'map' | 'match' | 'wake' | 'agent' | 'fanOut'>;
-  /** Commits the actions, with their idempotency keys when given (`Runtime.dispatchKeyed`). */
-  dispatch(actions: Action[], claims?: KeyClaim[]): Promise<Dispatched>;
+  /**
+   * Commits the actions, with their idempotency keys when given (`Runtime.dispatchKeyed`), and
+   * the request's row of the request log (`request`, made from what was accepted) in the same commit.
+   */
+  dispatch(actions: Action[], claims?: KeyClaim[], request?: (accepted: Accepted[]) => NewRequestLog | undefined): Promise<Dispatched>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'findKeys'>;
   /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
   signatures: Pick<Signatures, 'check' | 'admit'>;
@@ -62,23 +67,34 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
    * when a concurrent request with the same key committed first, answers its answer instead.
    */
   async function act(ctx: Context, actions: Action[], key: RequestKey | undefined, answer: (accepted: Accepted[]) => Answer): Promise<void> {
-    if (!key) {
-      const { status, body } = answer((await deps.dispatch(actions)).accepted);
-      sendJson(ctx, status, body);
-      return;
-    }
     let first: Answer | undefined;
-    const claim: KeyClaim = { ...key, actions: actions.map((_, i) => i), answer: (accepted) => (first = answer(accepted)) };
-    const { held } = await deps.dispatch(actions, [claim]);
-    if (held.length === 0) {
+    const made = (accepted: Accepted[]) => (first ??= answer(accepted));
+    // The request log's row goes into the same commit (store.ts accept): made once, from the answer.
+    const row = (accepted: Accepted[]) => requestRow(ctx.res, made(accepted).status, accepted);
+    if (!key) {
+      made((await deps.dispatch(actions, undefined, row)).accepted);
+      noteCommitted(ctx.res);
       sendJson(ctx, first!.status, first!.body);
       return;
     }
+    const claim: KeyClaim = { ...key, actions: actions.map((_, i) => i), answer: made };
+    const { held } = await deps.dispatch(actions, [claim], row);
+    if (held.length === 0) {
+      noteCommitted(ctx.res);
+      sendJson(ctx, first!.status, first!.body);
+      return;
+    }
+    // Held: the store left the row out; it is logged as the replay it is answered as.
     if (!(await replayed(ctx, key))) throw new HookError('unavailable', 'the idempotency key was held but could not be read back');
   }
 
-  /** The request's header key scoped to `route`, over the body bytes; undefined without one. */
+  /**
+   * The request's header key scoped to `route`, over the body bytes; undefined without one —
+   * and for a console replay, which is a new request: it must not be answered as a repeat of
+   * the one it replays, nor hold a key (README "Console").
+   */
   function keyOf(ctx: Context, route: string): RequestKey | undefined {
+    if (replayOf(ctx.res) !== undefined) return undefined;
     const header = headerKey(ctx.req.headers);
     return header === undefined ? undefined : requestKey(route, header, ctx.state.raw);
   }
@@ -118,7 +134,13 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
         claimed.push(i);
         claims.push({ ...keys[i], actions: [j], answer: ([a]) => ({ status: statusOf([a!]), body: JSON.stringify(a) }) });
       });
-      const { accepted, held } = await deps.dispatch(todo.map((i) => actions[i]!), claims);
+      const row = (accepted: Accepted[]) => {
+        const all = answers.slice();
+        todo.forEach((i, j) => (all[i] = accepted[j]!));
+        return requestRow(ctx.res, statusOf(all.map((a) => a as Accepted)), accepted);
+      };
+      const { accepted, held } = await deps.dispatch(todo.map((i) => actions[i]!), claims, row);
+      if (held.length === 0) noteCommitted(ctx.res);
       todo.forEach((i, j) => (answers[i] = accepted[j]!));
       if (held.length > 0 && (await replay(held.map((c) => claimed[c]!))).length > 0) {
         throw new HookError('unavailable', 'an idempotency key was held but could not be read back');
@@ -194,7 +216,8 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
       };
       // A header key is looked up before mapping; a mapping that renders its own key
       // (idempotencyKey) uses that one instead, known only once rendered.
-      const header = headerKey(ctx.req.headers);
+      const replay = replayOf(ctx.res) !== undefined;
+      const header = replay ? undefined : headerKey(ctx.req.headers);
       let key: RequestKey | undefined;
       if (header !== undefined) {
         const target = deps.engine.match(req);
@@ -215,11 +238,11 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
       if (result.dropped) deps.onDropped?.(result.mappingId, result.dropped);
       const { actions, mappingId } = result;
       const fanOut = deps.engine.fanOut(mappingId);
-      if (fanOut && actions.some((a) => a.idempotency)) {
+      if (fanOut && !replay && actions.some((a) => a.idempotency)) {
         await actItems(ctx, `mapping:${mappingId}`, actions);
         return;
       }
-      const rendered = actions[0]!.idempotency;
+      const rendered = replay ? undefined : actions[0]!.idempotency;
       if (rendered) {
         key = requestKey(`mapping:${mappingId}`, rendered.key, ctx.state.raw);
         if (await replayed(ctx, key)) return;

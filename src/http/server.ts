@@ -13,6 +13,10 @@ import { jsonHeaders } from './json.js';
 import type { RouteDeps } from './routes.js';
 import { createConsole } from '../console/console.js';
 import { createSessions, type Sessions } from '../console/session.js';
+import type { RequestLogBuffer } from '../store/request-log.js';
+import type { Store } from '../store/store.js';
+import { createRequestLogger } from './request-log.js';
+import { createReplayer, type Replayer } from './replay.js';
 
 export interface Listener {
   server: http.Server;
@@ -29,8 +33,11 @@ export interface Listener {
   swap(config: Readonly<Config>, deps: ListenDeps): Promise<void>;
 }
 
-/** What the routes need besides the config's own settings. */
-export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures'>;
+/** What the routes need besides the config's own settings; the request log's store side and buffer (store/request-log.ts). */
+export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures' | 'store'> & {
+  store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest'>;
+  requestLog: RequestLogBuffer;
+};
 
 /** The part of the listener one config decides (tokens, hooks settings, signatures, engine). */
 interface Handler {
@@ -62,8 +69,11 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   const clientAddress = createClientAddress(config.server.trustedProxies);
   const isProxy = trustedBy(config.server.trustedProxies);
   const trustedPeer = (req: http.IncomingMessage) => isProxy(fold(req.socket.remoteAddress ?? ''));
-  let current = createHandler(config, deps, clientAddress, trustedPeer, log);
-  const access = createAccessLog(log, deps.metrics);
+  const requests = createRequestLogger(deps.requestLog, deps.store);
+  let url = '';
+  const replayer = createReplayer(() => url, requests);
+  let current = createHandler(config, deps, clientAddress, trustedPeer, log, replayer);
+  const access = createAccessLog(log, deps.metrics, requests);
   let closing = false;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
     if ((req.socket as Refusable)[REFUSED]) return;
@@ -103,10 +113,11 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  url = `http://${host}:${addr.port}`;
 
   return {
     server,
-    url: `http://${host}:${addr.port}`,
+    url,
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;
@@ -116,7 +127,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
       }),
     swap(next, nextDeps) {
       const before = current;
-      current = createHandler(next, nextDeps, clientAddress, trustedPeer, log, before);
+      current = createHandler(next, nextDeps, clientAddress, trustedPeer, log, replayer, before);
       return before.drained();
     },
   };
@@ -128,7 +139,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
  */
 function createHandler(
   config: Readonly<Config>, deps: ListenDeps, clientAddress: (req: http.IncomingMessage) => string,
-  trustedPeer: (req: http.IncomingMessage) => boolean, log: Logger, previous?: Handler,
+  trustedPeer: (req: http.IncomingMessage) => boolean, log: Logger, replayer: Replayer, previous?: Handler,
 ): Handler {
   const hooks = config.hooks;
   const tokens = JSON.stringify([hooks.tokens ?? [hooks.token], hooks.allowQueryToken]);
@@ -151,6 +162,8 @@ function createHandler(
       ? createConsole({
         engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
         auth, sessions, clientAddress, trustedPeer, log, now: deps.now,
+        // Through whatever config is current when the loopback request arrives (the one of the newest swap).
+        replay: (row) => replayer.replay(row, { path: hooks.path, token: (hooks.tokens ?? [hooks.token])[0]! }),
       })
       : undefined,
   });
@@ -172,6 +185,8 @@ function createHandler(
       auth,
       clientAddress,
       signatureStandsIn: signatures.standsIn,
+      keepBodies: hooks.keepBodies,
+      replayOf: replayer.replayOf,
     },
     (req, res) => {
       active++;

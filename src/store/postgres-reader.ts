@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import { toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js';
 import { createPool, pgStoreError, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
+import { REQUEST_LIST_COLUMNS, requestFilter, toRequest, type RequestRow } from './request-rows.js';
 import {
+  type ListRequestsOptions, type RequestRecord,
   RUN_STATUSES, StoreError, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type RunStatus, type StoredKey,
   type StoreReader,
 } from './store.js';
@@ -110,6 +112,19 @@ export function pgReads(db: Queryable) {
     async getState(key: string): Promise<string | undefined> {
       const [row] = await q<{ value: string }>('SELECT value FROM state WHERE key = $1', [key]);
       return row?.value;
+    },
+
+    /** See {@link Store.listRequests}. */
+    async listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
+      const { where, values } = requestFilter(opts, (i) => `$${i + 1}`);
+      const rows = await q<RequestRow>(`SELECT ${REQUEST_LIST_COLUMNS} FROM requests ${where} ORDER BY seq DESC LIMIT $${values.length + 1}`, [...values, pgLimit(opts.limit)]);
+      return rows.map(toRequest);
+    },
+
+    async getRequest(seq: number): Promise<RequestRecord | undefined> {
+      if (!Number.isSafeInteger(seq)) return undefined;
+      const [row] = await q<RequestRow>('SELECT * FROM requests WHERE seq = $1', [seq]);
+      return row && toRequest(row);
     },
   };
 }

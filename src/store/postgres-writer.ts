@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
 import { EVENTS_LOCK, HEARTBEAT_CHANNEL, pgStoreError } from './postgres-schema.js';
-import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRun } from './store.js';
+import { REQUEST_COLUMNS, REQUEST_TYPES, requestValues } from './request-rows.js';
+import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRequestLog, type NewRun } from './store.js';
 
 /**
  * The write side of the PostgreSQL store: transactions on a pooled client, and group commit
@@ -90,6 +91,13 @@ export interface AcceptOp {
   keys?: NewKey[];
   /** Forward mode: the outbox rows of the events and runs, left out with them when their key is held. */
   forwards?: NewForward[];
+  /** The request log's row of the accepting request: left out when one of its keys was held. */
+  request?: NewRequestLog;
+}
+
+/** Inserts request-log rows in one statement. */
+export async function insertRequests(c: pg.ClientBase, rows: readonly NewRequestLog[]): Promise<void> {
+  await insertMany(c, 'requests', REQUEST_COLUMNS, REQUEST_TYPES, rows.map(requestValues));
 }
 
 /**
@@ -129,6 +137,10 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
       for (const id of k.runIds) skip.add(id);
     });
   });
+  const requests: NewRequestLog[] = [];
+  ops.forEach((op, o) => {
+    if (op.request && held[o] === undefined) requests.push(op.request);
+  });
   for (const op of ops) {
     for (const e of op.events) if (!skip.has(e.id)) events.push(e);
     for (const r of op.runs) if (!skip.has(r.runId)) runs.push(r);
@@ -137,6 +149,7 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
   await insertEvents(c, events);
   await insertMany(c, 'runs', RUN_COLUMNS, RUN_TYPES, runs.map(runValues), 'queued');
   await insertMany(c, 'outbox', OUTBOX_COLUMNS, OUTBOX_TYPES, forwards.map(forwardValues), 'pending');
+  await insertRequests(c, requests);
   return held;
 }
 

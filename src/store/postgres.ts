@@ -5,11 +5,12 @@ import { toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
 import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
 import { pgLeader } from './postgres-leader.js';
 import { pgLimit, pgReads } from './postgres-reader.js';
-import { acceptBatcher, inTransaction, insertEvents, insertOutbox, pgText, type CommitStats } from './postgres-writer.js';
+import { acceptBatcher, inTransaction, insertEvents, insertOutbox, insertRequests, pgText, type CommitStats } from './postgres-writer.js';
 import {
   StoreError,
   type DeliveryOutcomeRecord, type DeliveryRecord, type EventRecord, type HistoryMessage, type ListRunsOptions, type NewDelivery, type NewEvent,
   type LeaderHandlers, type Leadership, type NewForward, type NewKey, type NewRun, type RunEffects, type RunStatus, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
+  type ListRequestsOptions, type NewRequestLog, type RequestRecord,
 } from './store.js';
 
 /** Options of {@link PostgresStore.open}. */
@@ -139,7 +140,7 @@ export class PostgresStore implements Store {
   private purgeTimer: NodeJS.Timeout | undefined;
   private keyPurgeTimer: NodeJS.Timeout | undefined;
   private purging: Promise<PgPurgeCounts> | undefined;
-  private purgeWrites = 0;
+  private otherCommits = 0;
   private readonly calls = new Set<Promise<unknown>>();
   private leaseTimer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
@@ -156,7 +157,8 @@ export class PostgresStore implements Store {
     this.reads = pgReads(pool);
     this.batcher = acceptBatcher(pool, () => this.keysSince(), opts.batchMax ?? 512, opts.onCommit);
     const purgeEveryMs = opts.purgeEveryMs ?? 60 * 60 * 1000;
-    if ((opts.retainDays ?? 0) > 0) this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
+    // Always: kept request bodies expire by their own time (hooks.keepBodies), whatever retainDays says.
+    this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
     this.scheduleKeyPurge(opts.keysPurgeEveryMs ?? Math.min(Math.max(this.keyWindowMs / 10, 1000), 600_000));
     this.leaseSeconds = opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
     this.scheduleRenew();
@@ -191,10 +193,54 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool, opts.log, opts, instanceId);
   }
 
-  async accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[]): Promise<readonly number[]> {
+  async accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[], request?: NewRequestLog): Promise<readonly number[]> {
     this.check();
-    if (events.length === 0 && runs.length === 0 && !keys?.length) return NONE_HELD;
-    return (await this.batcher.accept({ events, runs, keys, forwards })) ?? NONE_HELD;
+    if (events.length === 0 && runs.length === 0 && !keys?.length) {
+      if (request) await this.logRequests([request]);
+      return NONE_HELD;
+    }
+    return (await this.batcher.accept({ events, runs, keys, forwards, request })) ?? NONE_HELD;
+  }
+
+  logRequests(rows: NewRequestLog[]): Promise<void> {
+    return this.guard(async () => {
+      if (rows.length === 0) return;
+      await this.tx((c) => insertRequests(c, rows));
+      this.otherCommits++;
+    });
+  }
+
+  listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
+    return this.guard(() => this.reads.listRequests(opts));
+  }
+
+  getRequest(seq: number): Promise<RequestRecord | undefined> {
+    return this.guard(() => this.reads.getRequest(seq));
+  }
+
+  /** The request log's part of a retention pass (as SqliteStore's): old rows (store.retainDays), then bodies past their time. */
+  purgeRequestLog(): Promise<{ requests: number; bodies: number }> {
+    return this.guard(async () => {
+      const now = this.clock();
+      const counts = { requests: 0, bodies: 0 };
+      const days = this.opts.retainDays ?? 0;
+      const steps: [keyof typeof counts, string, string][] = [
+        ['bodies', 'UPDATE requests SET body = NULL, body_until = NULL WHERE seq IN (SELECT seq FROM requests WHERE body_until <= $1 ORDER BY body_until LIMIT $2)', now.toISOString()],
+      ];
+      if (days > 0) {
+        steps.unshift(['requests', 'DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE at < $1 ORDER BY seq LIMIT $2)', new Date(now.getTime() - days * DAY_MS).toISOString()]);
+      }
+      for (const [what, sql, at] of steps) {
+        for (;;) {
+          const r = await this.tx((c) => c.query(sql, [at, PURGE_BATCH]));
+          this.otherCommits++;
+          counts[what] += r.rowCount ?? 0;
+          if ((r.rowCount ?? 0) < PURGE_BATCH) break;
+        }
+      }
+      if (counts.requests + counts.bodies > 0) this.log.info({ ...counts }, 'store retention: old request-log rows and bodies purged');
+      return counts;
+    });
   }
 
   findKeys(keys: string[]): Promise<(StoredKey | undefined)[]> {
@@ -398,13 +444,14 @@ export class PostgresStore implements Store {
 
   private async purgePass(): Promise<PgPurgeCounts> {
     const counts: PgPurgeCounts = { runs: 0, history: 0, events: 0, outbox: 0 };
+    await this.purgeRequestLog();
     const days = this.opts.retainDays ?? 0;
     if (days <= 0) return counts;
     const before = new Date(this.clock().getTime() - days * DAY_MS).toISOString();
     for (const table of ['runs', 'history', 'events', 'outbox'] as const) {
       for (;;) {
         const r = await this.tx((c) => c.query(PURGE_SQL[table], [before, PURGE_BATCH]));
-        this.purgeWrites++;
+        this.otherCommits++;
         counts[table] += r.rowCount ?? 0;
         if ((r.rowCount ?? 0) < PURGE_BATCH) break;
       }
@@ -441,10 +488,10 @@ export class PostgresStore implements Store {
     this.keyPurgeTimer.unref();
   }
 
-  /** Commit counters since open: accept batches, plus retention's short transactions. */
+  /** Commit counters since open: accept batches, plus retention's and the request log's short transactions. */
   stats(): CommitStats {
     const s = this.batcher.stats;
-    return { ...s, commits: s.commits + this.purgeWrites };
+    return { ...s, commits: s.commits + this.otherCommits };
   }
 
   close(): Promise<void> {

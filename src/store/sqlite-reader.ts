@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { WireError } from './sqlite-writer.js';
 import { SCHEMA_VERSION, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
+import { REQUEST_LIST_COLUMNS, requestFilter, toRequest, type RequestRow } from './request-rows.js';
 import {
-  RUN_STATUSES, StoreError,
+  RUN_STATUSES, StoreError, type ListRequestsOptions, type RequestRecord,
   type RunStatus, type EventRecord, type HistoryMessage, type StoredKey, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
 } from './store.js';
 
@@ -151,6 +152,26 @@ export class SqliteReader {
 
   getState(key: string): string | undefined {
     return this.q.state.get(key)?.value;
+  }
+
+  /** Listings of the request log, one statement per combination of filters, prepared on first use. */
+  private readonly requestLists = new Map<string, Database.Statement<unknown[], RequestRow>>();
+
+  /** See {@link Store.listRequests}. */
+  listRequests(opts: ListRequestsOptions): RequestRecord[] {
+    const { where, values } = requestFilter(opts, () => '?');
+    let stmt = this.requestLists.get(where);
+    if (!stmt) {
+      stmt = this.db.prepare<unknown[], RequestRow>(`SELECT ${REQUEST_LIST_COLUMNS} FROM requests ${where} ORDER BY seq DESC LIMIT ?`);
+      this.requestLists.set(where, stmt);
+    }
+    return stmt.all(...values, toLimit(opts.limit)).map(toRequest);
+  }
+
+  getRequest(seq: number): RequestRecord | undefined {
+    if (!Number.isSafeInteger(seq)) return undefined;
+    const row = this.db.prepare<[number], RequestRow>('SELECT * FROM requests WHERE seq = ?').get(seq);
+    return row && toRequest(row);
   }
 
   close(): void {

@@ -196,6 +196,36 @@ export const MIGRATIONS: readonly string[] = [
   -- {status, upstreamRunId?} as JSON, set when its outbox row of kind 'forward' settles.
   ALTER TABLE runs ADD COLUMN forwarded TEXT;
   `,
+  // v7
+  `
+  -- The request log (CONTRACT.md §11, src/store/request-rows.ts): one row per answered request
+  -- under the hooks path. An accepted request's row is written in its accept's transaction,
+  -- the others in batches. No index but the key on the request path: the console reads it
+  -- newest first by seq. event_ids, run_ids: space-separated. body: only under
+  -- hooks.keepBodies, until body_until. replay_of: the seq of the row a console replay repeated.
+  CREATE TABLE requests (
+    seq          INTEGER PRIMARY KEY,
+    at           TEXT NOT NULL,
+    request_id   TEXT,
+    method       TEXT NOT NULL,
+    path         TEXT NOT NULL,
+    route        TEXT NOT NULL,
+    status       INTEGER NOT NULL,
+    ms           REAL NOT NULL,
+    event_ids    TEXT,
+    run_ids      TEXT,
+    replayed     INTEGER NOT NULL CHECK (replayed IN (0, 1)),
+    error        TEXT,
+    content_type TEXT,
+    user_agent   TEXT,
+    body         TEXT,
+    body_until   TEXT,
+    replay_of    INTEGER
+  ) STRICT;
+  -- Only rows that keep a body, or that are replays, are in these (none without keepBodies).
+  CREATE INDEX requests_body_until ON requests (body_until) WHERE body_until IS NOT NULL;
+  CREATE INDEX requests_replay_of ON requests (replay_of, seq) WHERE replay_of IS NOT NULL;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

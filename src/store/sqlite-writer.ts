@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import {
   EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow,
 } from './sqlite-schema.js';
+import { REQUEST_COLUMNS } from './request-rows.js';
 import { StoreError, type DeliveryOutcomeRecord, type HistoryMessage, type NewDelivery, type RunEffects, type RunEnd, type SettleEffects } from './store.js';
 
 /**
@@ -24,7 +25,10 @@ import { StoreError, type DeliveryOutcomeRecord, type HistoryMessage, type NewDe
  * an object, whose every key is serialized too, and accepts are most of the traffic.
  */
 export type WriteOp =
-  | { kind: 'accept'; events: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string; forwards?: ForwardOp[] }
+  | { kind: 'accept'; events: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string; forwards?: ForwardOp[]; request?: Bind[] }
+  | { kind: 'requests'; rows: Bind[][] }
+  | { kind: 'purgeRequests'; before: string; after: number; max: number }
+  | { kind: 'purgeBodies'; now: string; max: number }
   | { kind: 'claim'; limit: number; startedAt: string }
   | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
   | { kind: 'requeue'; runIds: string[] }
@@ -255,6 +259,15 @@ function handlers(db: Database.Database) {
       forwarded = IFNULL(@forwarded, forwarded)
     WHERE run_id = @run_id`);
 
+  const insertRequest = db.prepare(`INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${REQUEST_COLUMNS.split(',').map(() => '?').join(', ')})`);
+  // Retention of the request log, like the other tables' (purgeSteps): a walk in seq order
+  // that stops at the first row too young. Bodies by their own time, through the partial index.
+  const requestWindow = db.prepare<[number, number], { seq: number; t: string }>('SELECT seq, at AS t FROM requests WHERE seq > ? ORDER BY seq LIMIT ?');
+  const removeRequest = db.prepare('DELETE FROM requests WHERE seq = ?');
+  const purgeBodies = db.prepare(
+    'UPDATE requests SET body = NULL, body_until = NULL WHERE seq IN (SELECT seq FROM requests WHERE body_until <= ? ORDER BY body_until LIMIT ?)',
+  );
+
   const appendHistory = (sessionKey: string, messages: readonly HistoryMessage[], at: string) => {
     for (const m of messages) insertHistory.run(sessionKey, m.role, m.content, at);
   };
@@ -267,6 +280,7 @@ function handlers(db: Database.Database) {
           for (const e of op.events) insertEvent.run(e);
           for (const r of op.runs) insertRun.run(r);
           if (op.forwards) for (const [, f] of op.forwards) insertOutbox.run(f);
+          if (op.request) insertRequest.run(op.request);
           return undefined;
         }
         let held: number[] | undefined;
@@ -282,8 +296,24 @@ function handlers(db: Database.Database) {
         for (const e of op.events) if (!skip?.has(e[0] as string)) insertEvent.run(e);
         for (const r of op.runs) if (!skip?.has(r[0] as string)) insertRun.run(r);
         if (op.forwards) for (const [key, f] of op.forwards) if (!skip?.has(key)) insertOutbox.run(f);
+        // A request answered as a replay of the first (a key held) is logged as such by its caller.
+        if (op.request && !held) insertRequest.run(op.request);
         return held;
       }
+      case 'requests':
+        for (const r of op.rows) insertRequest.run(r);
+        return undefined;
+      case 'purgeRequests': {
+        const rows = requestWindow.all(op.after, op.max);
+        let deleted = 0;
+        for (const row of rows) {
+          if (row.t >= op.before) return { deleted } satisfies PurgeStep;
+          deleted += removeRequest.run(row.seq).changes;
+        }
+        return (rows.length < op.max ? { deleted } : { deleted, next: rows[rows.length - 1]!.seq }) satisfies PurgeStep;
+      }
+      case 'purgeBodies':
+        return purgeBodies.run(op.now, op.max).changes;
       case 'purgeKeys':
         return purgeKeys.run(op.before, op.max).changes;
       case 'claim':

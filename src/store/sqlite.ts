@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
+import { requestValues } from './request-rows.js';
 import { eventValues, forwardValues, keyValues, migrate, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './sqlite-schema.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
@@ -12,6 +13,7 @@ import {
   StoreError,
   type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
   type RunRecord, type RunStatus, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects, type LeaderHandlers, type Leadership,
+  type ListRequestsOptions, type NewRequestLog, type RequestRecord,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -82,6 +84,12 @@ const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events', 'outbo
 /** Rows removed by one retention pass. */
 export type PurgeCounts = Record<PurgeTable, number>;
 
+/** What one pass did to the request log: rows past store.retainDays, bodies past their time (hooks.keepBodies). */
+export interface RequestPurgeCounts {
+  requests: number;
+  bodies: number;
+}
+
 /**
  * The embedded store: `{dataDir}/hookrelay.db`, SQLite in WAL mode.
  *
@@ -141,7 +149,8 @@ export class SqliteStore implements Store {
     worker.on('error', (err) => (this.lastWorkerError = err));
     worker.on('exit', (code) => this.onExit(code));
     worker.unref(); // referenced only while a batch is in flight
-    if (retainDays > 0) this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
+    // Always: kept request bodies expire by their own time (hooks.keepBodies), whatever retainDays says.
+    this.schedulePurge(Math.min(purgeEveryMs, 60_000), purgeEveryMs);
     this.keyWindowMs = keyWindowSeconds * 1000;
     // A tenth of the window, between a second and ten minutes: a key outlives its window by
     // at most that (it no longer answers once past it; the purge only frees the room).
@@ -185,10 +194,13 @@ export class SqliteStore implements Store {
     }
   }
 
-  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[]): Promise<readonly number[]> {
-    if (events.length === 0 && runs.length === 0 && !keys?.length) return this.read(() => NONE_HELD);
+  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[], request?: NewRequestLog): Promise<readonly number[]> {
+    if (events.length === 0 && runs.length === 0 && !keys?.length) {
+      return request ? this.logRequests([request]).then(() => NONE_HELD) : this.read(() => NONE_HELD);
+    }
     const op: WriteOp = { kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) };
     if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
+    if (request) op.request = requestValues(request);
     if (!keys?.length) return this.write<undefined>(op).then(() => NONE_HELD);
     op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
     op.expiredBefore = this.keysSince();
@@ -197,6 +209,45 @@ export class SqliteStore implements Store {
 
   findKeys(keys: string[]): Promise<(StoredKey | undefined)[]> {
     return this.read(() => this.reader.findKeys(keys, this.keysSince()));
+  }
+
+  logRequests(rows: NewRequestLog[]): Promise<void> {
+    if (rows.length === 0) return this.read(() => undefined);
+    return this.write({ kind: 'requests', rows: rows.map(requestValues) });
+  }
+
+  listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
+    return this.read(() => this.reader.listRequests(opts));
+  }
+
+  getRequest(seq: number): Promise<RequestRecord | undefined> {
+    return this.read(() => this.reader.getRequest(seq));
+  }
+
+  /**
+   * The request log's part of a retention pass: rows older than `store.retainDays` (none when
+   * it is 0), and kept bodies past their `bodyUntil` (hooks.keepBodies), each a series of
+   * small write ops as for the other tables.
+   */
+  async purgeRequestLog(): Promise<RequestPurgeCounts> {
+    const now = this.clock();
+    const counts: RequestPurgeCounts = { requests: 0, bodies: 0 };
+    if (this.retainDays > 0) {
+      const before = new Date(now.getTime() - this.retainDays * DAY_MS).toISOString();
+      let after: number | undefined = 0;
+      while (after !== undefined) {
+        const step: PurgeStep = await this.write({ kind: 'purgeRequests', before, after, max: PURGE_BATCH });
+        counts.requests += step.deleted;
+        after = step.next;
+      }
+    }
+    for (;;) {
+      const n: number = await this.write({ kind: 'purgeBodies', now: now.toISOString(), max: PURGE_BATCH });
+      counts.bodies += n;
+      if (n < PURGE_BATCH) break;
+    }
+    if (counts.requests + counts.bodies > 0) this.log.info({ ...counts }, 'store retention: old request-log rows and bodies purged');
+    return counts;
   }
 
   /** Keys accepted before this ISO time are past the idempotency window. */
@@ -324,6 +375,7 @@ export class SqliteStore implements Store {
 
   private async purgePass(): Promise<PurgeCounts> {
     const counts: PurgeCounts = { runs: 0, history: 0, events: 0, outbox: 0 };
+    await this.purgeRequestLog();
     if (this.retainDays <= 0) return counts;
     const before = new Date(this.clock().getTime() - this.retainDays * DAY_MS).toISOString();
     for (const table of PURGE_TABLES) {

@@ -23,8 +23,25 @@ export interface Store {
    * to send to the upstream gateway, committed in the same transaction as the event or run it
    * carries, and left out with it when the key guarding that event or run is held (matched by
    * {@link NewForward.key}, the event's or run's id).
+   *
+   * `request`: the request log's row of the request that brought these actions, committed in
+   * the same transaction — an accepted request and its log row are one commit, and a failed
+   * accept logs nothing. It is left out (not committed) when any of `keys` was held: that
+   * request is answered as a replay of the first, and its caller logs it as such
+   * ({@link Store.logRequests}).
    */
-  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[]): Promise<readonly number[]>;
+  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[], request?: NewRequestLog): Promise<readonly number[]>;
+  /**
+   * Commits request-log rows in one transaction: the requests that were not accepted (refused,
+   * reads, idempotent replays), batched off the request path by the listener's buffer
+   * (store/request-log.ts). Rows are kept for `store.retainDays`; a row's `body` until its
+   * `bodyUntil`, then the background purge drops it.
+   */
+  logRequests(rows: NewRequestLog[]): Promise<void>;
+  /** The request log, newest first (by seq), filtered and paged on with `before` (a seq). */
+  listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]>;
+  /** One row of the request log, its body included (when still kept). */
+  getRequest(seq: number): Promise<RequestRecord | undefined>;
   /**
    * The stored answers of these keys (`NewKey.key` values), in order: undefined where the
    * key is unknown or older than the idempotency window. One indexed lookup per key.
@@ -363,6 +380,56 @@ export interface RunEffects {
 export interface HistoryMessage {
   role: 'user' | 'assistant';
   content: string;
+}
+
+/**
+ * One row of the request log (CONTRACT.md §11): one answered request under the hooks path.
+ * Never a token, secret, signature or header value beyond `contentType` and `userAgent`
+ * (capped, control characters escaped); `body` only under `hooks.keepBodies`.
+ */
+export interface NewRequestLog {
+  /** ISO time the request arrived. */
+  at: string;
+  /** Its X-Request-Id (the sender's, when it sent a plain one; else ours). */
+  requestId?: string;
+  method: string;
+  /** The normalised path, capped (no query: it may carry the token). */
+  path: string;
+  /** The route label (http/route-label.ts): `wake`, `agent`, `mapping:<id>`, `unmatched`, … */
+  route: string;
+  status: number;
+  /** Milliseconds from the request line to the answer (for an accepted one: to its commit being queued). */
+  ms: number;
+  /** The events and runs it brought (accepted ones). */
+  eventIds: string[];
+  runIds: string[];
+  /** Answered as an idempotent replay of an earlier request (Idempotent-Replayed). */
+  replayed: boolean;
+  /** The error code it was refused with (`invalid_signature`, `stale_signature`: a signature failure). */
+  error?: string;
+  contentType?: string;
+  userAgent?: string;
+  /** The body as UTF-8 text, with `hooks.keepBodies` > 0. */
+  body?: string;
+  /** ISO time after which the body is purged. */
+  bodyUntil?: string;
+  /** The console replayed the request of this seq (a new request through the current mappings). */
+  replayOf?: number;
+}
+
+export interface RequestRecord extends NewRequestLog {
+  seq: number;
+}
+
+export interface ListRequestsOptions {
+  limit: number;
+  /** A seq: only rows before it. */
+  before?: number;
+  /** 2, 3, 4 or 5: only statuses 200–299, … */
+  statusClass?: number;
+  route?: string;
+  /** Only the replays of this row. */
+  replayOf?: number;
 }
 
 export type { Provider };

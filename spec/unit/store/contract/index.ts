@@ -7,6 +7,7 @@ import { readsContract } from './reads.js';
 import { recordsContract } from './records.js';
 import { retentionContract } from './retention.js';
 import { takeOverContract } from './takeover.js';
+import { requestLogContract } from './request-log.js';
 
 /**
  * The store specs that every backend must pass (the semantics documented on `Store` in
@@ -25,4 +26,5 @@ export function storeContract(h: Harness): void {
   outboxContract(h);
   retentionContract(h);
   takeOverContract(h);
+  requestLogContract(h);
 }

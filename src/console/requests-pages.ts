@@ -1,0 +1,107 @@
+import type { RequestRecord } from '../store/store.js';
+import { html, type Html } from './html.js';
+import { layout, time } from './layout.js';
+
+/** The status classes the requests page filters by. */
+export const STATUS_CLASSES = [2, 3, 4, 5] as const;
+
+/** What the requests page was asked for. */
+export interface RequestsFilter {
+  statusClass?: number;
+  route?: string;
+  before?: number;
+}
+
+/** A status code, coloured by its class (2xx green, 4xx amber, 5xx red). */
+function statusBadge(status: number): Html {
+  return html`<span class="badge badge-http${Math.floor(status / 100)}">${status}</span>`;
+}
+
+/** Signature failures, idempotent replays and console replays, as small markers. */
+function markers(r: RequestRecord): Html {
+  return html`${r.replayOf !== undefined ? html`<a class="marker marker-replay" href="/console/requests/${r.replayOf}" title="a console replay of request #${r.replayOf}">replay of #${r.replayOf}</a>` : ''}
+${r.replayed ? html`<span class="marker marker-idempotent" title="answered with the first answer of its idempotency key">idempotent replay</span>` : ''}
+${r.error === 'invalid_signature' || r.error === 'stale_signature' ? html`<span class="marker marker-signature">signature: ${r.error}</span>` : ''}`;
+}
+
+/** The actions a request brought: links to its runs, its event ids. */
+function actions(r: RequestRecord): Html {
+  if (r.runIds.length === 0 && r.eventIds.length === 0) return html`<span class="none">—</span>`;
+  return html`${r.runIds.map((id) => html`<a class="mono action" href="/console/runs/${encodeURIComponent(id)}">run ${id.slice(-8)}</a> `)}${r.eventIds.map((id) => html`<span class="mono action" title="${id}">event ${id.slice(-8)}</span> `)}`;
+}
+
+/** The request log, newest first: filtered by status class and route, paged on with `before` (a seq). */
+export function requestsPage(rows: RequestRecord[], filter: RequestsFilter, routes: readonly string[], pageSize: number): Html {
+  const base: Record<string, string> = {};
+  if (filter.statusClass !== undefined) base.status = `${filter.statusClass}xx`;
+  if (filter.route !== undefined) base.route = filter.route;
+  const query = (extra: Record<string, string>) => `/console/requests?${new URLSearchParams({ ...base, ...extra })}`;
+  const last = rows[rows.length - 1];
+  return layout('Requests', 'requests', html`<div class="heading">
+<h1>Requests</h1>
+<form method="get" action="/console/requests" class="filter">
+<label for="status">Status</label>
+<select id="status" name="status" data-autosubmit>
+<option value="">all</option>
+${STATUS_CLASSES.map((c) => html`<option value="${c}xx"${c === filter.statusClass ? html` selected` : ''}>${c}xx</option>`)}
+</select>
+<label for="route">Route</label>
+<select id="route" name="route" data-autosubmit>
+<option value="">all</option>
+${routes.map((r) => html`<option value="${r}"${r === filter.route ? html` selected` : ''}>${r}</option>`)}
+</select>
+<noscript><button type="submit">Filter</button></noscript>
+</form>
+</div>
+<p class="hint">Every answered request under the hooks path, newest first (refused ones appear within a fraction of a second). Reload for new ones.</p>
+${rows.length === 0
+    ? html`<p class="empty">No requests${filter.before !== undefined ? ' before that one' : ''} yet.</p>`
+    : html`<div class="scroll"><table class="requests" id="requests">
+<thead><tr><th>#</th><th>Time</th><th>Route</th><th>Status</th><th>Duration</th><th>Actions</th><th></th></tr></thead>
+<tbody>
+${rows.map((r) => html`<tr>
+<td class="mono"><a href="/console/requests/${r.seq}">${r.seq}</a></td>
+<td>${time(r.at)}</td>
+<td class="mono">${r.method} ${r.route}</td>
+<td>${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}</td>
+<td class="num">${r.ms.toFixed(1)} ms</td>
+<td>${actions(r)}</td>
+<td>${markers(r)}</td>
+</tr>`)}
+</tbody></table></div>`}
+<nav class="pager">
+${filter.before !== undefined ? html`<a href="${query({})}">← Newest</a>` : ''}
+${last && rows.length === pageSize ? html`<a href="${query({ before: String(last.seq) })}">Older →</a>` : ''}
+</nav>`);
+}
+
+/** One request: its fields, its body when kept (as text) with the replay button, and its replays. */
+export function requestPage(r: RequestRecord, replays: RequestRecord[]): Html {
+  const row = (label: string, value: Html | string | undefined) => html`<dt>${label}</dt><dd>${value === undefined || value === '' ? html`<span class="none">—</span>` : value}</dd>`;
+  return layout(`Request #${r.seq}`, 'requests', html`<p class="crumbs"><a href="/console/requests">Requests</a> /</p>
+<h1>Request #${r.seq} ${statusBadge(r.status)}</h1>
+<p>${markers(r)}</p>
+<dl class="facts" id="request">
+${row('Time', time(r.at))}
+${row('Request id', r.requestId && html`<span class="mono">${r.requestId}</span>`)}
+${row('Method and path', html`<span class="mono">${r.method} ${r.path}</span>`)}
+${row('Route', html`<span class="mono">${r.route}</span>`)}
+${row('Status', html`${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}`)}
+${row('Duration', `${r.ms.toFixed(1)} ms`)}
+${row('Actions', actions(r))}
+${row('Content-Type', r.contentType)}
+${row('User-Agent', r.userAgent)}
+${row('Replay of', r.replayOf === undefined ? undefined : html`<a href="/console/requests/${r.replayOf}">#${r.replayOf}</a>`)}
+</dl>
+<h2>Body</h2>
+${r.body === undefined
+    ? html`<p class="none">Not kept (hooks.keepBodies is 0, the request had none, or it was purged after its days).</p>`
+    : html`<pre class="text" id="body">${r.body}</pre>
+<p class="hint">Kept until ${time(r.bodyUntil)}.</p>
+${r.method === 'POST' ? html`<form method="post" action="/console/replay/${r.seq}" class="replay">
+<button type="submit">Replay</button>
+<span class="hint">Sends this body again, as a new request, through the current mappings: without its signature check, and never answered as an idempotent repeat.</span>
+</form>` : ''}`}
+${replays.length === 0 ? '' : html`<h2>Replays</h2>
+<ul class="replays">${replays.map((p) => html`<li><a href="/console/requests/${p.seq}">#${p.seq}</a> ${time(p.at)} ${statusBadge(p.status)} ${actions(p)}</li>`)}</ul>`}`);
+}

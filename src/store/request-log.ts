@@ -1,0 +1,109 @@
+import type { Logger } from '../log.js';
+import type { NewRequestLog, Store } from './store.js';
+
+/** Rows waiting for the next flush at most; past it new rows are dropped (and counted). */
+export const REQUEST_LOG_MAX_PENDING = 1000;
+/** How long a row waits before its batch is written. */
+export const REQUEST_LOG_FLUSH_MS = 200;
+
+/**
+ * The off-the-request-path half of the request log (CONTRACT.md §11): the rows of requests
+ * that were not accepted — refused ones (401, 400, 413, 429, …), reads, idempotent replays —
+ * wait in memory and are written together, in one transaction, every
+ * {@link REQUEST_LOG_FLUSH_MS}. An accepted request's row does not come here: it commits with
+ * its accept (Store.accept).
+ *
+ * Bounded, so that a flood of refusals (a token guesser, a broken sender) never slows the
+ * listener or grows memory: at most `maxPending` rows wait (plus one batch being written);
+ * more are dropped and counted (`onDropped`: the `hookrelay_request_log_dropped_total`
+ * counter), and so is a batch the store could not take (down, closed): the log is for people,
+ * nothing accepted depends on it.
+ */
+export interface RequestLogBuffer {
+  /** Queues a row; false when it was dropped. O(1), allocates nothing but the row itself. */
+  add(row: NewRequestLog): boolean;
+  /** Queues `make(arg)`, made only when there is room (a flood of refusals costs no rows); false when dropped. */
+  offer<T>(make: (arg: T) => NewRequestLog, arg: T): boolean;
+  /** Writes what is queued now (and waits for a batch under way). */
+  flush(): Promise<void>;
+  /** Flushes and stops: later rows are dropped. */
+  close(): Promise<void>;
+}
+
+const identity = <T>(v: T): T => v;
+
+export interface RequestLogOptions {
+  maxPending?: number;
+  flushMs?: number;
+  /** Rows dropped (buffer full, store failed, closed). */
+  onDropped?: (rows: number) => void;
+  log: Logger;
+}
+
+export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: RequestLogOptions): RequestLogBuffer {
+  const max = opts.maxPending ?? REQUEST_LOG_MAX_PENDING;
+  const every = opts.flushMs ?? REQUEST_LOG_FLUSH_MS;
+  let pending: NewRequestLog[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> | undefined;
+  let closed = false;
+  let warned = false;
+
+  const drop = (n: number) => {
+    if (n > 0) opts.onDropped?.(n);
+  };
+
+  /** Arms the timer when rows wait and no batch is being written (that one re-arms it when done). */
+  function kick(): void {
+    if (timer === undefined && writing === undefined && pending.length > 0) timer = setTimeout(write, every).unref();
+  }
+
+  /** Writes the waiting rows as one batch; never two batches at once, so a stuck store holds one batch at most. */
+  function write(): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
+    if (writing) return writing;
+    if (pending.length === 0) return Promise.resolve();
+    const rows = pending;
+    pending = [];
+    writing = store.logRequests(rows).then(
+      () => {
+        warned = false;
+      },
+      (err: unknown) => {
+        drop(rows.length);
+        // Once per outage, not once per batch.
+        if (!warned) opts.log.warn({ err, rows: rows.length }, 'request log: a batch could not be stored and was dropped');
+        warned = true;
+      },
+    ).finally(() => {
+      writing = undefined;
+      kick();
+    });
+    return writing;
+  }
+
+  return {
+    add(row) {
+      return this.offer(identity, row);
+    },
+    offer(make, arg) {
+      if (closed || pending.length >= max) {
+        drop(1);
+        return false;
+      }
+      pending.push(make(arg));
+      kick();
+      return true;
+    },
+    async flush() {
+      await writing;
+      await write();
+    },
+    async close() {
+      closed = true;
+      await writing;
+      await write();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { Bind } from './rows.js';
+import type { ListRequestsOptions, NewRequestLog, RequestRecord } from './store.js';
+
+/**
+ * The request log's rows (CONTRACT.md §11), shared by both backends like rows.ts: the same
+ * table, columns and encodings in SQLite and PostgreSQL (booleans 0/1, times ISO text, the
+ * action ids space-separated: uuids hold no space).
+ */
+
+/** A `requests` row as the database returns it. */
+export interface RequestRow {
+  seq: number;
+  at: string;
+  request_id: string | null;
+  method: string;
+  path: string;
+  route: string;
+  status: number;
+  ms: number;
+  event_ids: string | null;
+  run_ids: string | null;
+  replayed: number;
+  error: string | null;
+  content_type: string | null;
+  user_agent: string | null;
+  body?: string | null;
+  body_until: string | null;
+  replay_of: number | null;
+}
+
+/** The columns a request-log INSERT binds, in order. */
+export const REQUEST_COLUMNS =
+  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of';
+/** Their PostgreSQL array types, in the same order (postgres-writer.ts inserts with unnest). */
+export const REQUEST_TYPES = 'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint';
+
+/** Every column but the body: what a listing reads. */
+export const REQUEST_LIST_COLUMNS =
+  'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of';
+
+/** Values for inserting a row, in {@link REQUEST_COLUMNS} order. */
+export function requestValues(r: NewRequestLog): Bind[] {
+  return [
+    r.at, r.requestId ?? null, r.method, r.path, r.route, r.status, r.ms,
+    r.eventIds.length ? r.eventIds.join(' ') : null, r.runIds.length ? r.runIds.join(' ') : null,
+    r.replayed ? 1 : 0, r.error ?? null, r.contentType ?? null, r.userAgent ?? null,
+    r.body ?? null, r.body === undefined ? null : r.bodyUntil ?? null, r.replayOf ?? null,
+  ];
+}
+
+/** Row → record, NULL columns left out. */
+export function toRequest(row: RequestRow): RequestRecord {
+  const r: RequestRecord = {
+    seq: row.seq,
+    at: row.at,
+    method: row.method,
+    path: row.path,
+    route: row.route,
+    status: row.status,
+    ms: row.ms,
+    eventIds: row.event_ids ? row.event_ids.split(' ') : [],
+    runIds: row.run_ids ? row.run_ids.split(' ') : [],
+    replayed: row.replayed === 1,
+  };
+  if (row.request_id !== null) r.requestId = row.request_id;
+  if (row.error !== null) r.error = row.error;
+  if (row.content_type !== null) r.contentType = row.content_type;
+  if (row.user_agent !== null) r.userAgent = row.user_agent;
+  if (row.body != null) r.body = row.body;
+  if (row.body_until !== null) r.bodyUntil = row.body_until;
+  if (row.replay_of !== null) r.replayOf = row.replay_of;
+  return r;
+}
+
+/**
+ * The WHERE clause of a listing and its values, with `param(i)` spelling the i-th (0-based)
+ * placeholder (`?` in SQLite, `$n` in PostgreSQL); the LIMIT's value comes last.
+ */
+export function requestFilter(opts: ListRequestsOptions, param: (i: number) => string): { where: string; values: Bind[] } {
+  const clauses: string[] = [];
+  const values: Bind[] = [];
+  const add = (clause: (p: string) => string, value: Bind) => {
+    clauses.push(clause(param(values.length)));
+    values.push(value);
+  };
+  if (opts.before !== undefined) add((p) => `seq < ${p}`, opts.before);
+  if (opts.statusClass !== undefined) {
+    add((p) => `status >= ${p}`, opts.statusClass * 100);
+    add((p) => `status < ${p}`, opts.statusClass * 100 + 100);
+  }
+  if (opts.route !== undefined) add((p) => `route = ${p}`, opts.route);
+  if (opts.replayOf !== undefined) add((p) => `replay_of = ${p}`, opts.replayOf);
+  return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', values };
+}
