@@ -116,7 +116,8 @@ async function main() {
   const table: string[][] = [];
   try {
     for (const sc of SCENARIOS.filter((s) => !only || only.split(',').includes(s.name))) {
-      const hookrelay = await serve(BIN, sc.name, undefined, STORE === 'postgres' ? 'postgres' : 'sqlite');
+      // With --against both builds get the same config: only the scenario's mapping.
+      const hookrelay = await serve(BIN, sc.name, other ? sc : undefined, STORE === 'postgres' ? 'postgres' : 'sqlite');
       const onPg = STORE === 'both' ? await serve(BIN, `${sc.name}-pg`, undefined, 'postgres') : undefined;
       const older = other ? await serve(other.bin, `${sc.name}-against`, sc).catch((e: Error) => {
         log(`  ${sc.name}: ${against} cannot serve this scenario (${e.message.split('\n').find((l) => l.trim()) ?? ''}); measured without it`);
@@ -144,9 +145,14 @@ async function main() {
         const old: Figures[] = [];
         for (let r = 0; r < ROUNDS; r++) {
           base.push(await alone(bare, () => measure(opts(bare, 'base'), bare)));
+          // Every other round REV goes first: what runs right after the baseline (or right after
+          // another server) is measured differently enough to show a build 5–12 % slower than
+          // itself (seen with --against HEAD), so neither build keeps that place.
+          const measureOlder = async () => { if (older) old.push(await alone(older, () => measure(opts(older, 'hr'), older))); };
+          if (r % 2 === 1) await measureOlder();
           hr.push(await alone(hookrelay, () => measure(opts(hookrelay, 'hr'), hookrelay)));
           if (onPg) pgs.push(await alone(onPg, () => measure(opts(onPg, 'hr'), onPg)));
-          if (older) old.push(await alone(older, () => measure(opts(older, 'hr'), older)));
+          if (r % 2 === 0) await measureOlder();
         }
         const b = summarise(base);
         const h = summarise(hr);
@@ -333,10 +339,13 @@ async function startup(dir: string, modelUrl: string) {
 }
 
 /** The node flags of the bin's shebang (`#!/usr/bin/env -S node FLAGS`): the bench runs it as installed. */
-const BIN_FLAGS = /^#!.*\bnode\b(.*)$/m.exec(fs.readFileSync(BIN, 'utf8').split('\n')[0]!)?.[1]!.trim().split(/\s+/).filter(Boolean) ?? [];
+const binFlags = (bin: string) =>
+  /^#!.*\bnode\b(.*)$/m.exec(fs.readFileSync(bin, 'utf8').split('\n')[0]!)?.[1]!.trim().split(/\s+/).filter(Boolean) ?? [];
 
 async function startProcess(argv: string[], health: string, o: { anyStatus?: boolean } = {}) {
-  const node = [process.execPath, ...(argv[0] === BIN ? BIN_FLAGS : [])];
+  // Each build with its own bin's flags (--against REV's too: without its --max-semi-space-size
+  // a build does fewer, larger scavenges and looks ~10 % cheaper than the same code with it).
+  const node = [process.execPath, ...(argv[0]!.endsWith('bin.mjs') ? binFlags(argv[0]!) : [])];
   const [cmd, rest] = hasTaskset ? ['taskset', ['-c', SERVER_CPU, ...node, ...argv]] : [node[0]!, [...node.slice(1), ...argv]];
   const proc = spawn(cmd, rest, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOOKRELAY_LOG_LEVEL: 'warn' } });
   let err = '';
