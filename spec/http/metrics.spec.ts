@@ -4,6 +4,7 @@ import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
 import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { rawRequest } from '../support/raw-http.js';
+import { until } from '../support/gateway.js';
 
 /**
  * `GET /metrics` (CONTRACT.md §11) over the real listener, store and runtime: after a known
@@ -56,16 +57,6 @@ function series(samples: Sample[], name: string, keys: string[]): Record<string,
   const out: Record<string, number> = {};
   for (const s of samples) if (s.name === name) out[keys.map((k) => s.labels[k]).join('|')] = s.value;
   return out;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Scrapes until `name` holds `expected` (its series by `keys`); past the time, fails with the difference. */

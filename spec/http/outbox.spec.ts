@@ -4,6 +4,7 @@ import { PROVIDER_DESCRIPTORS } from '../../src/dispatch/providers/index.js';
 import { startFakeProvider, textOf, type FakeAnswer, type FakeProvider, type ProviderCall } from '../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { until } from '../support/gateway.js';
 
 /**
  * The delivery outbox end to end (CONTRACT.md §9), for every provider: the real app, its
@@ -21,16 +22,6 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 async function getRun(gw: InProcess, runId: string): Promise<any> {
   const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: auth });
   return ((await res.json()) as { run: any }).run;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** The run once its delivery has settled. */

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
-import { BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 import { freshDatabase, startCluster, withDatabase, type Cluster } from '../support/postgres.js';
 
 const run = promisify(execFile);
@@ -24,16 +24,6 @@ async function configFor(url: string, extra: Record<string, unknown> = {}) {
       ...extra,
     },
   };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 describe('http: the real bin on PostgreSQL (store.kind: postgres)', function () {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel, type ModelRule } from '../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
-import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 import { freshDatabase } from '../support/postgres.js';
 
 /**
@@ -11,16 +11,6 @@ import { freshDatabase } from '../support/postgres.js';
 const TOKEN = 'multi-instance-token';
 const HEARTBEAT = 'System events since the last heartbeat';
 const JOBS = 24;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('multi: three instances on one PostgreSQL database, the leader SIGKILLed mid-burst', function () {
   this.timeout(180_000);
