@@ -5,7 +5,7 @@ import { ConfigError } from './config/errors.js';
 import { StoreError } from './store/store.js';
 import type { ConfigOverrides } from './config/load.js';
 import { EVENTS_LIMIT, RUNS_LIMIT } from './http/limits.js';
-import type { LoadedConfig } from './config/types.js';
+import type { Config, LoadedConfig } from './config/types.js';
 
 // Each command loads what it needs when it runs: `--help` and `check` should not pay for
 // Koa, SQLite and the model client (start-up time is one of the benchmark's figures).
@@ -70,6 +70,7 @@ export async function main(argv: string[]): Promise<void> {
       for (const line of configWarnings(loaded.config)) process.stderr.write(`warning: ${line}\n`);
       const n = loaded.config.hooks.mappings.length;
       process.stdout.write(`ok: ${loaded.file} is valid (${n} mapping${n === 1 ? '' : 's'}: ${engine.mappings.join(', ') || 'none'})\n`);
+      process.stdout.write(`${servedAt(loaded.config)}\n`);
     });
 
   program
@@ -323,4 +324,17 @@ function toInt(v: string): number {
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
+}
+
+/**
+ * What `serve` will answer where, for `check`: the hooks, the console and `/metrics` (both
+ * behind the hooks token, README "Console" and "Metrics"), or that they are off.
+ */
+function servedAt(config: Config): string {
+  const { host, port } = config.server;
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (!config.hooks.enabled) return `serves: hooks disabled (hooks.enabled: false), and with them the console and /metrics`;
+  const consoleAt = config.server.console ? `console at ${base}/console/` : 'console off (server.console: false)';
+  const metricsAt = config.server.metrics ? `metrics at ${base}/metrics` : 'metrics off (server.metrics: false)';
+  return `serves: hooks at ${base}${config.hooks.path}, ${consoleAt}, ${metricsAt} (each behind the hooks token)`;
 }

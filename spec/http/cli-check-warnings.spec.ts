@@ -45,4 +45,12 @@ describe('cli: check warns (and still exits 0)', function () {
     expect(r.code).to.equal(0);
     expect(r.stderr).to.equal('');
   });
+
+  it('says where serve will answer: hooks, the console and /metrics, or that they are off', async () => {
+    const on = await check({ server: { host: '127.0.0.1', port: 9911 }, hooks: { token: 't' } });
+    expect(on.code, on.stderr).to.equal(0);
+    expect(on.stdout.trim().split('\n')[1]).to.equal('serves: hooks at http://127.0.0.1:9911/hooks, console at http://127.0.0.1:9911/console/, metrics at http://127.0.0.1:9911/metrics (each behind the hooks token)');
+    const off = await check({ server: { console: false, metrics: false }, hooks: { token: 't', path: '/in' } });
+    expect(off.stdout.trim().split('\n')[1]).to.equal('serves: hooks at http://127.0.0.1:8788/in, console off (server.console: false), metrics off (server.metrics: false) (each behind the hooks token)');
+  });
 });
