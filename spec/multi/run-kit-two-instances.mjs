@@ -24,7 +24,9 @@ fs.symlinkSync('../../hookrelay.mjs', path.join(SHIM, 'node_modules/.bin/hookrel
 let server = process.env.HOOKRELAY_TEST_PG_URL;
 let clusterDir;
 if (!server) {
-  fs.chmodSync(os.tmpdir(), 0o711);
+  // The postgres user must pass through: add execute for others, keeping the other bits
+  // (os.tmpdir() is /tmp here, whose sticky world-writable mode everyone else needs).
+  fs.chmodSync(os.tmpdir(), (fs.statSync(os.tmpdir()).mode & 0o7777) | 0o011);
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-kit-'));
   fs.chmodSync(parent, 0o711);
   clusterDir = path.join(parent, 'cluster');

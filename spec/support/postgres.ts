@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,9 +23,9 @@ export interface Cluster {
  */
 export async function startCluster(): Promise<Cluster> {
   // The postgres user (the script runs the server as it when we are root) must reach the folder.
-  chmodSync(tmpdir(), 0o711);
+  traversable(tmpdir());
   const dir = join(mkdtempSync(join(tmpdir(), 'pg-')), 'cluster');
-  chmodSync(dirname(dir), 0o711);
+  traversable(dirname(dir));
   let out: string;
   try {
     out = (await run(SCRIPT, ['start', dir])).stdout.trim();
@@ -106,4 +106,13 @@ export async function truncateAll(url: string): Promise<void> {
   } finally {
     await c.end();
   }
+}
+
+/**
+ * Lets other users pass through `dir` (adds group and other execute), keeping every other
+ * mode bit: the temp folder may be /tmp itself, whose sticky, world-writable mode others need.
+ */
+export function traversable(dir: string): void {
+  const mode = statSync(dir).mode & 0o7777;
+  if ((mode & 0o011) !== 0o011) chmodSync(dir, mode | 0o011);
 }
