@@ -45,3 +45,25 @@ export function time(iso: string | undefined): Html {
 export function badge(status: string | undefined): Html {
   return status ? html`<span class="badge badge-${status}">${status.replace('_', ' ')}</span>` : html`<span class="none">—</span>`;
 }
+
+/** A `<dt>`/`<dd>` pair of a record page; an absent or empty value shows as a dash. */
+export function field(label: string, value: Html | string | undefined): Html {
+  return html`<dt>${label}</dt><dd>${value === undefined || value === '' ? html`<span class="none">—</span>` : value}</dd>`;
+}
+
+/** A list filter: a select that submits its form on change (console.js), "all" first. */
+export function filterSelect(name: string, label: string, options: readonly { value: string; text: string }[], selected: string | undefined): Html {
+  return html`<label for="${name}">${label}</label>
+<select id="${name}" name="${name}" data-autosubmit>
+<option value="">all</option>
+${options.map((o) => html`<option value="${o.value}"${o.value === selected ? html` selected` : ''}>${o.text}</option>`)}
+</select>`;
+}
+
+/** A list's paging links: back to the newest when paged on, on to older ones when the page was full. */
+export function pager(newest: string | undefined, older: string | undefined): Html {
+  return html`<nav class="pager">
+${newest ? html`<a href="${newest}">← Newest</a>` : ''}
+${older ? html`<a href="${older}">Older →</a>` : ''}
+</nav>`;
+}

@@ -1,7 +1,7 @@
 import type { MappingConfig } from '../config/types.js';
 import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/store.js';
 import { html, type Html } from './html.js';
-import { badge, layout, time } from './layout.js';
+import { badge, field, filterSelect, layout, pager, time } from './layout.js';
 
 /** The sign-in page; `problem`: why the last try was refused. */
 export function loginPage(problem?: string): Html {
@@ -24,11 +24,7 @@ export function runsPage(runs: RunRecord[], status: string | undefined, before: 
   return layout('Runs', 'runs', html`<div class="heading">
 <h1>Runs</h1>
 <form method="get" action="/console/" class="filter">
-<label for="status">Status</label>
-<select id="status" name="status" data-autosubmit>
-<option value="">all</option>
-${RUN_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s.replace('_', ' ')}</option>`)}
-</select>
+${filterSelect('status', 'Status', RUN_STATUSES.map((s) => ({ value: s, text: s.replace('_', ' ') })), status)}
 <noscript><button type="submit">Filter</button></noscript>
 </form>
 </div>
@@ -46,27 +42,23 @@ ${runs.map((r) => html`<tr>
 <td>${r.delivery ? html`${badge(r.delivery.status)} <span class="mono">${r.delivery.target}</span>` : html`<span class="none">—</span>`}</td>
 </tr>`)}
 </tbody></table></div>`}
-<nav class="pager">
-${before ? html`<a href="${query({})}">← Newest</a>` : ''}
-${last && runs.length === pageSize ? html`<a href="${query({ before: last.runId })}">Older →</a>` : ''}
-</nav>`);
+${pager(before ? query({}) : undefined, last && runs.length === pageSize ? query({ before: last.runId }) : undefined)}`);
 }
 
 /** One run: what it was asked, what it answered, how it ended, and its delivery. */
 export function runPage(r: RunRecord): Html {
-  const row = (label: string, value: Html | string | undefined) => html`<dt>${label}</dt><dd>${value === undefined || value === '' ? html`<span class="none">—</span>` : value}</dd>`;
   const d = r.delivery;
   return layout(`Run ${r.name ?? r.runId}`, 'runs', html`<p class="crumbs"><a href="/console/">Runs</a> /</p>
 <h1>${r.name || 'Run'} ${badge(r.status)}</h1>
 <dl class="facts">
-${row('Run id', html`<span class="mono">${r.runId}</span>`)}
-${row('Session', html`<span class="mono">${r.sessionKey}</span>`)}
-${row('Model', r.model)}
-${row('Thinking', r.thinking)}
-${row('Source', r.source)}
-${row('Accepted', time(r.createdAt))}
-${row('Started', r.startedAt && time(r.startedAt))}
-${row('Ended', r.endedAt && time(r.endedAt))}
+${field('Run id', html`<span class="mono">${r.runId}</span>`)}
+${field('Session', html`<span class="mono">${r.sessionKey}</span>`)}
+${field('Model', r.model)}
+${field('Thinking', r.thinking)}
+${field('Source', r.source)}
+${field('Accepted', time(r.createdAt))}
+${field('Started', r.startedAt && time(r.startedAt))}
+${field('Ended', r.endedAt && time(r.endedAt))}
 </dl>
 <h2>Message</h2>
 <pre class="text">${r.message}</pre>
@@ -75,11 +67,11 @@ ${r.reply === undefined ? html`<p class="none">No reply${r.status === 'queued' |
 ${r.error === undefined ? '' : html`<h2>Error</h2><p class="problem"><code>${r.errorCode ?? 'error'}</code> ${r.error}</p>`}
 <h2>Delivery</h2>
 ${d ? html`<dl class="facts delivery">
-${row('Status', badge(d.status))}
-${row('Target', html`<span class="mono">${d.target}</span>`)}
-${row('Attempts', String(d.attempts))}
-${row('Last error', d.error)}
-${row('Delivered to', r.deliveredTo)}
+${field('Status', badge(d.status))}
+${field('Target', html`<span class="mono">${d.target}</span>`)}
+${field('Attempts', String(d.attempts))}
+${field('Last error', d.error)}
+${field('Delivered to', r.deliveredTo)}
 </dl>` : html`<p class="none">${r.deliver ? 'Not put into the outbox (no reply to deliver, or only HEARTBEAT_OK).' : 'Not asked to deliver its reply.'}</p>`}`);
 }
 

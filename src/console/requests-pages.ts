@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../store/store.js';
 import { html, type Html } from './html.js';
-import { layout, time } from './layout.js';
+import { field, filterSelect, layout, pager, time } from './layout.js';
 
 /** The status classes the requests page filters by. */
 export const STATUS_CLASSES = [2, 3, 4, 5] as const;
@@ -40,16 +40,8 @@ export function requestsPage(rows: RequestRecord[], filter: RequestsFilter, rout
   return layout('Requests', 'requests', html`<div class="heading">
 <h1>Requests</h1>
 <form method="get" action="/console/requests" class="filter">
-<label for="status">Status</label>
-<select id="status" name="status" data-autosubmit>
-<option value="">all</option>
-${STATUS_CLASSES.map((c) => html`<option value="${c}xx"${c === filter.statusClass ? html` selected` : ''}>${c}xx</option>`)}
-</select>
-<label for="route">Route</label>
-<select id="route" name="route" data-autosubmit>
-<option value="">all</option>
-${routes.map((r) => html`<option value="${r}"${r === filter.route ? html` selected` : ''}>${r}</option>`)}
-</select>
+${filterSelect('status', 'Status', STATUS_CLASSES.map((c) => ({ value: `${c}xx`, text: `${c}xx` })), base.status)}
+${filterSelect('route', 'Route', routes.map((r) => ({ value: r, text: r })), filter.route)}
 <noscript><button type="submit">Filter</button></noscript>
 </form>
 </div>
@@ -69,29 +61,25 @@ ${rows.map((r) => html`<tr>
 <td>${markers(r)}</td>
 </tr>`)}
 </tbody></table></div>`}
-<nav class="pager">
-${filter.before !== undefined ? html`<a href="${query({})}">← Newest</a>` : ''}
-${last && rows.length === pageSize ? html`<a href="${query({ before: String(last.seq) })}">Older →</a>` : ''}
-</nav>`);
+${pager(filter.before !== undefined ? query({}) : undefined, last && rows.length === pageSize ? query({ before: String(last.seq) }) : undefined)}`);
 }
 
 /** One request: its fields, its body when kept (as text) with the replay button, and its replays. */
 export function requestPage(r: RequestRecord, replays: RequestRecord[]): Html {
-  const row = (label: string, value: Html | string | undefined) => html`<dt>${label}</dt><dd>${value === undefined || value === '' ? html`<span class="none">—</span>` : value}</dd>`;
   return layout(`Request #${r.seq}`, 'requests', html`<p class="crumbs"><a href="/console/requests">Requests</a> /</p>
 <h1>Request #${r.seq} ${statusBadge(r.status)}</h1>
 <p>${markers(r)}</p>
 <dl class="facts" id="request">
-${row('Time', time(r.at))}
-${row('Request id', r.requestId && html`<span class="mono">${r.requestId}</span>`)}
-${row('Method and path', html`<span class="mono">${r.method} ${r.path}</span>`)}
-${row('Route', html`<span class="mono">${r.route}</span>`)}
-${row('Status', html`${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}`)}
-${row('Duration', `${r.ms.toFixed(1)} ms`)}
-${row('Actions', actions(r))}
-${row('Content-Type', r.contentType)}
-${row('User-Agent', r.userAgent)}
-${row('Replay of', r.replayOf === undefined ? undefined : html`<a href="/console/requests/${r.replayOf}">#${r.replayOf}</a>`)}
+${field('Time', time(r.at))}
+${field('Request id', r.requestId && html`<span class="mono">${r.requestId}</span>`)}
+${field('Method and path', html`<span class="mono">${r.method} ${r.path}</span>`)}
+${field('Route', html`<span class="mono">${r.route}</span>`)}
+${field('Status', html`${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}`)}
+${field('Duration', `${r.ms.toFixed(1)} ms`)}
+${field('Actions', actions(r))}
+${field('Content-Type', r.contentType)}
+${field('User-Agent', r.userAgent)}
+${field('Replay of', r.replayOf === undefined ? undefined : html`<a href="/console/requests/${r.replayOf}">#${r.replayOf}</a>`)}
 </dl>
 <h2>Body</h2>
 ${r.body === undefined
