@@ -19,6 +19,17 @@ export const STOP_GRACE_MS = 3_000;
 /** What the HTTP layer answers for each accepted action, in the order of the actions. */
 export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
 
+/** The ids of what was accepted, events and runs apart (what a key guards, what a request-log row lists). */
+export function actionIds(accepted: readonly Accepted[]): { eventIds: string[]; runIds: string[] } {
+  const eventIds: string[] = [];
+  const runIds: string[] = [];
+  for (const a of accepted) {
+    if (a.action === 'wake') eventIds.push(a.eventId);
+    else runIds.push(a.runId);
+  }
+  return { eventIds, runIds };
+}
+
 /**
  * An idempotency key to commit with some of the actions (CONTRACT.md §8): `key` and
  * `requestHash` as the store keeps them (src/idempotency-key.ts), `actions` the indexes of the
@@ -173,21 +184,12 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
       }
     }
-    let held: readonly number[] = [];
-    if (claims?.length) {
-      const keys = claims.map((c) => {
-        const { status, body } = c.answer(c.actions.map((i) => accepted[i]!));
-        const eventIds: string[] = [];
-        const runIds: string[] = [];
-        for (const i of c.actions) {
-          const a = accepted[i]!;
-          if (a.action === 'wake') eventIds.push(a.eventId);
-          else runIds.push(a.runId);
-        }
-        return { key: c.key, requestHash: c.requestHash, status, body, at, eventIds, runIds };
-      });
-      held = await store.accept(events, runs, keys, forwards, request?.(accepted));
-    } else if (actions.length > 0) await store.accept(events, runs, undefined, forwards, request?.(accepted));
+    const keys = claims?.length ? claims.map((c) => {
+      const guarded = c.actions.map((i) => accepted[i]!);
+      const { status, body } = c.answer(guarded);
+      return { key: c.key, requestHash: c.requestHash, status, body, at, ...actionIds(guarded) };
+    }) : undefined;
+    const held = keys || actions.length > 0 ? await store.accept(events, runs, keys, forwards, request?.(accepted)) : [];
     if (forwarding) {
       outbox.kick();
       return { accepted, held };

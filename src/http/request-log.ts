@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Accepted } from '../dispatch/runtime.js';
+import { actionIds, type Accepted } from '../dispatch/runtime.js';
 import type { ErrorCode } from '../errors.js';
 import { printable } from '../printable.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
@@ -94,9 +94,7 @@ export function requestRow(res: ServerResponse, status: number, accepted?: reado
   const now = Date.now();
   const start = (res as Marked)[START];
   const ms = start === undefined ? 0 : performance.now() - start;
-  const eventIds: string[] = [];
-  const runIds: string[] = [];
-  if (accepted) for (const a of accepted) (a.action === 'wake' ? eventIds.push(a.eventId) : runIds.push(a.runId));
+  const { eventIds, runIds } = actionIds(accepted ?? []);
   const h = req.headers;
   const row: NewRequestLog = {
     at: isoAt(Math.round(now - ms)),
