@@ -32,25 +32,13 @@ export function imapServer(): ImapServer {
     const [host, port] = given.split(':');
     return (started = { host: host!, port: Number(port), dir: process.env.IMAP_SPEC_DIR });
   }
-  // Not under TMPDIR: the run's folder goes before the process exits, and dovecot's config
-  // must still be there for the stop at exit.
-  const dir = fs.mkdtempSync(path.join(process.platform === 'win32' ? os.tmpdir() : '/tmp', 'hookrelay-dovecot-'));
-  let out: string;
-  try {
-    out = execFileSync('bash', [SCRIPT, 'start', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (e) {
-    const err = (e as { stderr?: string }).stderr ?? String(e);
-    throw new Error(`the e-mail specs need a real IMAP server and could not start one: ${err.trim()}\n(install it with: sudo apt-get install -y dovecot-imapd)`);
-  }
-  const [host, port] = out.trim().split('=')[1]!.split(':');
-  started = { host: host!, port: Number(port), dir };
+  const server = startDovecot('hookrelay-dovecot-');
   process.once('exit', () => {
     try {
-      execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
-      fs.rmSync(dir, { recursive: true, force: true });
+      server.stop();
     } catch { /* best effort at exit */ }
   });
-  return started;
+  return (started = server);
 }
 
 /**
@@ -58,8 +46,21 @@ export function imapServer(): ImapServer {
  * DOVECOT_SPEC_NO_IDLE=1), for the watcher's polling fallback; `stop` ends it.
  */
 export function startImapServerWithoutIdle(): ImapServer & { stop(): void } {
-  const dir = fs.mkdtempSync(path.join('/tmp', 'hookrelay-dovecot-noidle-'));
-  const out = execFileSync('bash', [SCRIPT, 'start', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DOVECOT_SPEC_NO_IDLE: '1' } });
+  return startDovecot('hookrelay-dovecot-noidle-', { DOVECOT_SPEC_NO_IDLE: '1' });
+}
+
+/** Starts a dovecot in a new folder (dovecot.sh) with `env` added; `stop` ends it and removes the folder. */
+function startDovecot(prefix: string, env: Record<string, string> = {}): ImapServer & { stop(): void } {
+  // Not under TMPDIR: the run's folder goes before the process exits, and dovecot's config
+  // must still be there for the stop at exit.
+  const dir = fs.mkdtempSync(path.join(process.platform === 'win32' ? os.tmpdir() : '/tmp', prefix));
+  let out: string;
+  try {
+    out = execFileSync('bash', [SCRIPT, 'start', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  } catch (e) {
+    const err = (e as { stderr?: string }).stderr ?? String(e);
+    throw new Error(`the e-mail specs need a real IMAP server and could not start one: ${err.trim()}\n(install it with: sudo apt-get install -y dovecot-imapd)`);
+  }
   const [host, port] = out.trim().split('=')[1]!.split(':');
   const stop = () => {
     execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
