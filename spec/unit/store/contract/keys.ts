@@ -1,16 +1,9 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
 import { PURGE_BATCH } from '../../../../src/store/sqlite.js';
-import type { NewEvent, NewKey, NewRun } from '../../../../src/store/store.js';
+import type { NewKey } from '../../../../src/store/store.js';
+import { event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
 
-const T0 = Date.parse('2030-01-01T00:00:00.000Z');
-const iso = (ms: number) => new Date(ms).toISOString();
-
-const ev = (id: string): NewEvent => ({ id, kind: 'wake', text: `text ${id}`, source: 'wake', at: iso(T0), unsafe: false });
-const run = (runId: string): NewRun => ({
-  runId, sessionKey: `hook:${runId}`, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
-  source: 'agent', unsafe: false, createdAt: iso(T0),
-});
 const key = (k: string, at: number, guards: { events?: string[]; runs?: string[] } = {}, requestHash = 'h'): NewKey => ({
   key: k, requestHash, status: 200, body: `{"first":"${k}"}`, at: iso(at), eventIds: guards.events ?? [], runIds: guards.runs ?? [],
 });

@@ -2,17 +2,9 @@ import { expect } from 'chai';
 import type { Harness, OpenOptions, TestStore } from './harness.js';
 import { silentLogger } from '../../../../src/log.js';
 import { createRequestLog } from '../../../../src/store/request-log.js';
-import type { NewEvent, NewKey, NewRequestLog, NewRun } from '../../../../src/store/store.js';
+import type { NewKey, NewRequestLog } from '../../../../src/store/store.js';
+import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
 
-const DAY = 24 * 60 * 60 * 1000;
-const T0 = Date.parse('2030-01-01T00:00:00.000Z');
-const iso = (ms: number) => new Date(ms).toISOString();
-
-const ev = (id: string): NewEvent => ({ id, kind: 'wake', text: `text ${id}`, source: 'wake', at: iso(T0), unsafe: false });
-const run = (runId: string): NewRun => ({
-  runId, sessionKey: `hook:${runId}`, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
-  source: 'agent', unsafe: false, createdAt: iso(T0),
-});
 const key = (k: string, guards: { events?: string[]; runs?: string[] }): NewKey => ({
   key: k, requestHash: 'h', status: 200, body: '{"ok":true}', at: iso(T0), eventIds: guards.events ?? [], runIds: guards.runs ?? [],
 });

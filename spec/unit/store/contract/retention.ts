@@ -1,19 +1,7 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
 import { PURGE_BATCH } from '../../../../src/store/sqlite.js';
-import type { NewEvent, NewRun } from '../../../../src/store/store.js';
-
-const DAY = 24 * 60 * 60 * 1000;
-const T0 = Date.parse('2030-01-01T00:00:00.000Z');
-const iso = (ms: number) => new Date(ms).toISOString();
-
-const ev = (id: string, at: number, extra: Partial<NewEvent> = {}): NewEvent => ({
-  id, kind: 'wake', text: `text ${id}`, source: 'wake', at: iso(at), unsafe: false, ...extra,
-});
-const run = (runId: string, at: number, sessionKey = `hook:${runId}`): NewRun => ({
-  runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
-  source: 'agent', unsafe: false, createdAt: iso(at),
-});
+import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
 
 /** retention (store.retainDays) */
 export function retentionContract(h: Harness): void {

@@ -1,0 +1,17 @@
+import type { NewEvent, NewRun } from '../../../src/store/store.js';
+
+/** The store specs' clock: a fixed day far from today, and days counted from it. */
+export const DAY = 24 * 60 * 60 * 1000;
+export const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A wake event accepted at `at`. */
+export const event = (id: string, at = T0, extra: Partial<NewEvent> = {}): NewEvent => ({
+  id, kind: 'wake', text: `text ${id}`, source: 'wake', at: iso(at), unsafe: false, ...extra,
+});
+
+/** An agent run accepted at `at`, without delivery, in its own session unless one is given. */
+export const queuedRun = (runId: string, at = T0, sessionKey = `hook:${runId}`): NewRun => ({
+  runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
+  source: 'agent', unsafe: false, createdAt: iso(at),
+});
