@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import type { NewEvent, NewRun } from '../../../src/store/store.js';
 
 /** The store specs' clock: a fixed day far from today, and days counted from it. */
@@ -15,3 +16,15 @@ export const queuedRun = (runId: string, at = T0, sessionKey = `hook:${runId}`):
   runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
   source: 'agent', unsafe: false, createdAt: iso(at),
 });
+
+/** Awaits `p` and expects it to reject with a StoreError of `code`. */
+export async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
+  let err: { code?: string; name?: string } | undefined;
+  await p.then(
+    () => undefined,
+    (e) => (err = e),
+  );
+  expect(err, `expected a StoreError ${code}`).to.not.equal(undefined);
+  expect(err!.name).to.equal('StoreError');
+  expect(err!.code).to.equal(code);
+}

@@ -9,6 +9,7 @@ import { SqliteStore } from '../../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import type { Config } from '../../../src/config/types.js';
 import type { NewEvent, NewRun } from '../../../src/store/store.js';
+import { expectCode } from './fixtures.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
   id, kind: 'wake', text: `text ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false, ...extra,
@@ -74,14 +75,3 @@ describe('store/sqlite: records and lifecycle', () => {
     expect(existsSync(join(dir, 'via-open', 'hookrelay.db'))).to.equal(true);
   });
 });
-
-async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
-  let err: { code?: string; name?: string } | undefined;
-  await p.then(
-    () => undefined,
-    (e) => (err = e),
-  );
-  expect(err, `expected a StoreError ${code}`).to.not.equal(undefined);
-  expect(err!.name).to.equal('StoreError');
-  expect(err!.code).to.equal(code);
-}

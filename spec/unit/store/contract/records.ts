@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
 import type { NewEvent, NewRun } from '../../../../src/store/store.js';
+import { expectCode } from '../fixtures.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
   id, kind: 'wake', text: `text ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false, ...extra,
@@ -147,15 +148,4 @@ export function recordsContract(h: Harness): void {
       expect((await store.listRuns({ limit: 100, status: 'running' })).map((r) => r.runId)).to.deep.equal(['r1']);
     });
   });
-}
-
-async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
-  let err: { code?: string; name?: string } | undefined;
-  await p.then(
-    () => undefined,
-    (e) => (err = e),
-  );
-  expect(err, `expected a StoreError ${code}`).to.not.equal(undefined);
-  expect(err!.name).to.equal('StoreError');
-  expect(err!.code).to.equal(code);
 }
