@@ -14,7 +14,9 @@
  * `--against REV` also measures hookrelay as of git revision REV (checked out into a
  * temporary worktree, sharing this node_modules) in the same rounds, alternating with this
  * tree, and prints this tree's ratio against it: how a change moved each path, on the same
- * machine in the same minutes. REV's server is given only the mapping of the scenario it is
+ * machine in the same minutes. It also prints the change of CPU per request from each round's
+ * pair (median, lowest and highest round): the steadier figure on a machine whose speed drifts,
+ * so use more, shorter rounds (`--rounds 8 --duration 3`) to compare builds. REV's server is given only the mapping of the scenario it is
  * measured on; a scenario REV cannot serve (a mapping it refuses) is measured without it.
  *
  * `--store postgres` measures hookrelay on PostgreSQL instead of SQLite, `--store both` on both in
@@ -163,14 +165,17 @@ async function main() {
         const target = TARGETS[sc.name];
         const verdict = target === undefined ? '' : ratio >= target ? `≥ ${target} ✓` : `< ${target} ✗`;
         const p99ok = sc.accepted ? (h.p99 < 10 ? 'p99 < 10 ms ✓' : 'p99 ≥ 10 ms ✗') : '';
-        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3) } : undefined;
+        // The CPU per request of the two builds, round by round: each round's pair ran back to
+        // back, so the machine's drift (the same build measured 80 and 95 µs an hour apart here)
+        // cancels out of their difference far better than out of medians of req/s.
+        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(old, hr) } : undefined;
         results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, hookrelay: h, ratio: round(ratio, 3), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
         const cpuRatio = h.cpuUs > 0 ? b.cpuUs / h.cpuUs : 0;
         const steal = Math.max(b.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
         const pgText = pgVs ? `${fmt(pgVs.hookrelay.rps)} (${pgVs.ratio.toFixed(2)}; ${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50} / ${pgF!.p99}, CPU ${pgF!.cpuUs}, ${statuses(pgF!.statuses)}` : '';
-        const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)})` : '';
+        const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)}); CPU ${cpuText(vs.cpu)}` : '';
         table.push([sc.name, fmt(b.rps), fmt(h.rps), ratio.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, `${b.p50} / ${b.p99}`, `${b.cpuUs} / ${h.cpuUs} (${cpuRatio.toFixed(2)})`, h.rssMiB.toFixed(0), p99ok, `${steal}`, statuses(h.statuses)]);
-        log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs)` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
+        log(`  ${sc.name.padEnd(10)} baseline ${fmt(b.rps)} req/s, hookrelay ${fmt(h.rps)} req/s, ratio ${ratio.toFixed(2)} ${verdict}${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs; paired CPU ${cpuText(vs.cpu)})` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
       } finally {
         await Promise.all(servers.map(stop));
       }
@@ -409,6 +414,15 @@ function printTable(rows: string[][], vs?: string, pg?: string) {
 
 const statuses = (s: Record<string, number>) => Object.keys(s).sort().join(', ');
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+
+/** This tree's CPU per request against REV's, from the rounds' pairs: the median change, and the rounds' lowest and highest. */
+interface PairedCpu { medianPct: number; lowPct: number; highPct: number; rounds: number }
+function pairedCpu(older: Figures[], newer: Figures[]): PairedCpu {
+  const changes = newer.slice(0, older.length).map((n, i) => n.cpuUs / older[i]!.cpuUs - 1).sort((a, b) => a - b);
+  const at = (q: number) => round(changes[Math.min(changes.length - 1, Math.floor(q * changes.length))]!, 3);
+  return { medianPct: at(0.5), lowPct: at(0), highPct: at(1), rounds: changes.length };
+}
+const cpuText = (c: PairedCpu) => `${pct(c.medianPct)} per request (rounds ${pct(c.lowPct)} … ${pct(c.highPct)})`;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
 const log = (s: string) => process.stdout.write(`${s}\n`);
