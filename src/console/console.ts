@@ -132,24 +132,24 @@ export function createConsole(deps: ConsoleDeps): (ctx: Context, route: Route) =
     sendHtml(ctx, 200, requestsPage(list, filter, routeLabels, REQUESTS_PAGE));
   }
 
-  async function request(ctx: Context, route: Route) {
-    const seq = Number(route.name.slice('requests/'.length));
+  /** The request-log row that `requests/SEQ` or `replay/SEQ` names; undefined once it has answered 404 for a missing one. */
+  async function loggedRequest(ctx: Context, route: Route, prefix: string): Promise<RequestRecord | undefined> {
+    const seq = Number(route.name.slice(prefix.length));
     const found = Number.isSafeInteger(seq) ? await deps.store.getRequest(seq) : undefined;
-    if (!found) {
-      sendHtml(ctx, 404, notFoundPage('No request with that number (it may have been purged after store.retainDays).'));
-      return;
-    }
-    sendHtml(ctx, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: seq })));
+    if (!found) sendHtml(ctx, 404, notFoundPage('No request with that number (it may have been purged after store.retainDays).'));
+    return found;
+  }
+
+  async function request(ctx: Context, route: Route) {
+    const found = await loggedRequest(ctx, route, 'requests/');
+    if (found) sendHtml(ctx, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: found.seq })));
   }
 
   /** POST replay/SEQ: the kept request again, through the current mappings; then the new request's page. */
   async function replay(ctx: Context, route: Route) {
-    const seq = Number(route.name.slice('replay/'.length));
-    const found = Number.isSafeInteger(seq) ? await deps.store.getRequest(seq) : undefined;
-    if (!found) {
-      sendHtml(ctx, 404, notFoundPage('No request with that number (it may have been purged after store.retainDays).'));
-      return;
-    }
+    const found = await loggedRequest(ctx, route, 'replay/');
+    if (!found) return;
+    const seq = found.seq;
     if (found.body === undefined || found.method !== 'POST') {
       sendHtml(ctx, 409, notFoundPage('This request cannot be replayed: its body was not kept (hooks.keepBodies) or was purged.', 'Cannot replay'));
       return;
