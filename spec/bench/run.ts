@@ -16,8 +16,9 @@
  * tree, and prints this tree's ratio against it: how a change moved each path, on the same
  * machine in the same minutes. It also prints the change of CPU per request from each round's
  * pair (median, lowest and highest round): the steadier figure on a machine whose speed drifts,
- * so use more, shorter rounds (`--rounds 8 --duration 3`) to compare builds. REV's server is given only the mapping of the scenario it is
- * measured on; a scenario REV cannot serve (a mapping it refuses) is measured without it.
+ * so use more, shorter rounds (`--rounds 8 --duration 3`) to compare builds. REV's server is
+ * given only the mapping of the scenario it is measured on; a scenario REV cannot serve (a
+ * mapping it refuses) is measured without it.
  *
  * `--store postgres` measures hookrelay on PostgreSQL instead of SQLite, `--store both` on both in
  * the same rounds (the PostgreSQL row also gets its ratio to SQLite): each scenario's servers on
@@ -289,7 +290,6 @@ async function measure(loads: autocannon.Options[], s: Server): Promise<Figures>
 }
 
 function summarise(rounds: Figures[]): Figures {
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const statusesSeen: Record<string, number> = {};
   for (const r of rounds) for (const [k, v] of Object.entries(r.statuses)) statusesSeen[k] = (statusesSeen[k] ?? 0) + v;
   return {
@@ -415,14 +415,17 @@ function printTable(rows: string[][], vs?: string, pg?: string) {
 const statuses = (s: Record<string, number>) => Object.keys(s).sort().join(', ');
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
 
-/** This tree's CPU per request against REV's, from the rounds' pairs: the median change, and the rounds' lowest and highest. */
-interface PairedCpu { medianPct: number; lowPct: number; highPct: number; rounds: number }
+/**
+ * This tree's CPU per request against REV's, from the rounds' pairs, as fractions like `change`:
+ * the median change, and the rounds' lowest and highest.
+ */
+interface PairedCpu { median: number; low: number; high: number; rounds: number }
 function pairedCpu(older: Figures[], newer: Figures[]): PairedCpu {
-  const changes = newer.slice(0, older.length).map((n, i) => n.cpuUs / older[i]!.cpuUs - 1).sort((a, b) => a - b);
-  const at = (q: number) => round(changes[Math.min(changes.length - 1, Math.floor(q * changes.length))]!, 3);
-  return { medianPct: at(0.5), lowPct: at(0), highPct: at(1), rounds: changes.length };
+  const changes = newer.slice(0, older.length).map((n, i) => round(n.cpuUs / older[i]!.cpuUs - 1, 3));
+  return { median: med(changes), low: Math.min(...changes), high: Math.max(...changes), rounds: changes.length };
 }
-const cpuText = (c: PairedCpu) => `${pct(c.medianPct)} per request (rounds ${pct(c.lowPct)} … ${pct(c.highPct)})`;
+const cpuText = (c: PairedCpu) => `${pct(c.median)} per request (rounds ${pct(c.low)} … ${pct(c.high)})`;
+const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
 const log = (s: string) => process.stdout.write(`${s}\n`);
