@@ -18,9 +18,9 @@ export function createApp(deps: RouteDeps & { maxBodyBytes: number; bodyTimeoutM
   const byKind = { ...handlers(deps), console: deps.console! };
   app.use(errorHandler(deps.log));
   app.use(bodyParser(deps.maxBodyBytes, deps.bodyTimeoutMs, deps.signatures));
-  app.use(async (ctx) => {
+  app.use((ctx) => {
     const route = routeOf(ctx.req)!;
-    await byKind[route.kind as keyof typeof byKind](ctx, route);
+    return byKind[route.kind as keyof typeof byKind](ctx, route);
   });
   return app;
 }

@@ -26,7 +26,7 @@ export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatur
     // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts) —
     // except on a console replay: the operator replays what was received, signed or not (README "Console").
     ctx.state.signedBy = replayOf(ctx.res) === undefined ? signatures.check(ctx.req, route, raw) : undefined;
-    ctx.state.body = parsePayload(raw, ctx.get('content-type'), route.kind === 'mapped');
+    ctx.state.body = parsePayload(raw, ctx.req.headers['content-type'], route.kind === 'mapped');
     return next();
   };
 }

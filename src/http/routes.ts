@@ -65,23 +65,16 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
   /**
    * Commits the actions (with the request's key, when it has one) and answers `answer(accepted)`;
    * when a concurrent request with the same key committed first, answers its answer instead.
+   * The request log's row goes into the same commit (store.ts accept), made from the answer.
    */
   async function act(ctx: Context, actions: Action[], key: RequestKey | undefined, answer: (accepted: Accepted[]) => Answer): Promise<void> {
-    let first: Answer | undefined;
-    const made = (accepted: Accepted[]) => (first ??= answer(accepted));
-    // The request log's row goes into the same commit (store.ts accept): made once, from the answer.
-    const row = (accepted: Accepted[]) => requestRow(ctx.res, made(accepted).status, accepted);
-    if (!key) {
-      made((await deps.dispatch(actions, undefined, row)).accepted);
-      noteCommitted(ctx.res);
-      sendJson(ctx, first!.status, first!.body);
-      return;
-    }
-    const claim: KeyClaim = { ...key, actions: actions.map((_, i) => i), answer: made };
-    const { held } = await deps.dispatch(actions, [claim], row);
+    const made = once(answer);
+    const claims = key && [{ ...key, actions: actions.map((_, i) => i), answer: made }];
+    const { accepted, held } = await deps.dispatch(actions, claims, rowOf(ctx, made));
     if (held.length === 0) {
       noteCommitted(ctx.res);
-      sendJson(ctx, first!.status, first!.body);
+      const { status, body } = made(accepted);
+      sendJson(ctx, status, body);
       return;
     }
     // Held: the store left the row out; it is logged as the replay it is answered as.
@@ -155,16 +148,16 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
   return {
     async wake(ctx) {
       const key = keyOf(ctx, 'wake');
-      if (await replayed(ctx, key)) return;
+      if (key && (await replayed(ctx, key))) return;
       const action = deps.engine.wake(ctx.state.body);
-      await act(ctx, [action], key, ([done]) => okAnswer(200, { eventId: idOf(done!), mode: action.mode }));
+      await act(ctx, [action], key, ([done]) => okAnswer(200, { ok: true, eventId: idOf(done!), mode: action.mode }));
     },
 
     async agent(ctx) {
       const key = keyOf(ctx, 'agent');
-      if (await replayed(ctx, key)) return;
+      if (key && (await replayed(ctx, key))) return;
       const action = deps.engine.agent(ctx.state.body);
-      await act(ctx, [action], key, ([done]) => okAnswer(deps.acceptStatus, { runId: idOf(done!), sessionKey: action.sessionKey }));
+      await act(ctx, [action], key, ([done]) => okAnswer(deps.acceptStatus, { ok: true, runId: idOf(done!), sessionKey: action.sessionKey }));
     },
 
     async events(ctx, route) {
@@ -207,12 +200,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
         query: templateQuery(route.query),
         url: templateUrl(route.path, route.query),
         now: now(),
-        // The engine calls it on a match, before rendering: the request is labelled with its
-        // mapping from there on, a mapping's 400 or 500 included (logs and metrics).
-        admit: (mappingId: string) => {
-          noteMapping(ctx.res, mappingId);
-          if (signedBy) deps.signatures.admit(route, signedBy, mappingId);
-        },
+        admit: admitter(ctx, route, signedBy, deps.signatures),
       };
       // A header key is looked up before mapping; a mapping that renders its own key
       // (idempotencyKey) uses that one instead, known only once rendered.
@@ -248,7 +236,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
         if (await replayed(ctx, key)) return;
       }
       await act(ctx, actions, key, (accepted) =>
-        okAnswer(statusOf(accepted), fanOut ? { ...accepted[0], actions: accepted } : { ...accepted[0] }));
+        okAnswer(statusOf(accepted), fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }));
     },
 
     health(ctx) {
@@ -270,8 +258,38 @@ interface Answer {
   body: string;
 }
 
-function okAnswer(status: number, body: Record<string, unknown>): Answer {
-  return { status, body: JSON.stringify({ ok: true, ...body }) };
+/*
+ * Per-request callbacks are made by these module-level functions and returned, never assigned
+ * to a name: tsx compiles with esbuild's keepNames, which gives every named function expression
+ * an Object.defineProperty(fn, 'name') where it is made — per request, on the hot path.
+ */
+
+/** `answer`, called once: later calls return the first answer (what a key keeps is what was sent). */
+function once(answer: (accepted: Accepted[]) => Answer): (accepted: Accepted[]) => Answer {
+  let first: Answer | undefined;
+  return (accepted) => (first ??= answer(accepted));
+}
+
+/**
+ * What the engine calls on a match, before rendering: the request is labelled with its mapping
+ * from there on, a mapping's 400 or 500 included (logs and metrics), and a signed request's
+ * signature must have been made for that mapping (signatures.ts).
+ */
+function admitter(ctx: Context, route: Route, signedBy: SignedBy | undefined, signatures: Pick<Signatures, 'admit'>): (mappingId: string) => void {
+  return (mappingId) => {
+    noteMapping(ctx.res, mappingId);
+    if (signedBy) signatures.admit(route, signedBy, mappingId);
+  };
+}
+
+/** The request log's row of an accept, made from its answer (the status it is sent with). */
+function rowOf(ctx: Context, made: (accepted: Accepted[]) => Answer): (accepted: Accepted[]) => NewRequestLog | undefined {
+  return (accepted) => requestRow(ctx.res, made(accepted).status, accepted);
+}
+
+/** `body` with its `ok: true` first (built by the caller: a spread into a new object costs more than the stringify). */
+function okAnswer(status: number, body: { ok: true } & Record<string, unknown>): Answer {
+  return { status, body: JSON.stringify(body) };
 }
 
 function ok(ctx: Context, status: number, body: Record<string, unknown>): void {
