@@ -89,6 +89,7 @@ function isTokenParam(pair: string): boolean {
 /** Query parameters as templates and transforms see them (`HookRequest.query`), from a token-free query: never a prototype key. */
 export function templateQuery(tokenFreeQuery: string): Record<string, string> {
   const out: Record<string, string> = {};
+  if (tokenFreeQuery === '') return out;
   for (const [k, v] of new URLSearchParams(tokenFreeQuery)) {
     if (isPrototypeKey(k)) continue;
     out[k] = v;
@@ -96,11 +97,14 @@ export function templateQuery(tokenFreeQuery: string): Record<string, string> {
   return out;
 }
 
+/** A path that encodeURIComponent() would leave as it is, segment by segment (most hook paths). */
+const UNRESERVED_PATH = /^[A-Za-z0-9\-_.!~*'()/]*$/;
+
 /**
  * The request's `url` as templates and transforms see it (`HookRequest.url`): the path it was
  * routed on, percent-encoded, and its token-free query.
  */
 export function templateUrl(path: string, tokenFreeQuery: string): string {
-  const encoded = path.split('/').map(encodeURIComponent).join('/');
+  const encoded = UNRESERVED_PATH.test(path) ? path : path.split('/').map(encodeURIComponent).join('/');
   return tokenFreeQuery === '' ? encoded : `${encoded}?${tokenFreeQuery}`;
 }
