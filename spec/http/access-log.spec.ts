@@ -1,9 +1,10 @@
+import net from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { configFromObject } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { start, type Running } from '../../src/serve.js';
-import { freePort, tmpDir, sleep } from '../support/gateway.js';
+import { freePort, tmpDir, sleep, until } from '../support/gateway.js';
 import { rawRequest } from '../support/raw-http.js';
 
 const TOKEN = 'access-log-token-0123456789';
@@ -88,5 +89,20 @@ describe('http: the access log', function () {
     const line = await lineFor(answer.headers['x-request-id'] ?? null);
     expect(line.path).to.match(/^\/x%E2%80%AEa+/).and.not.match(/[\x00-\x1f\x7f-\x9f\u202e]/);
     expect(line.path.length).to.be.at.most(220);
+  });
+
+  it('a client that hangs up mid-body is logged as such at once (not at hooks.bodyTimeoutMs, 30 s), and the gateway serves on', async () => {
+    const before = lines.length;
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"text":"half`);
+    await sleep(100);
+    socket.destroy();
+    const closed = await until('the hang-up logged', async () =>
+      lines.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'client closed the connection before its body was complete'), 3000, 20);
+    expect(closed).to.include({ level: 30, route: 'wake' });
+    const r = await fetch(`${base}/hooks/wake`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{"text":"after","mode":"next-heartbeat"}' });
+    expect(r.status).to.equal(200);
   });
 });

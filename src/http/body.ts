@@ -93,7 +93,6 @@ function readLimited(ctx: Context, limit: number, timeoutMs: number): Promise<Bu
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
-    req.on('aborted', onAborted);
     watch(req);
   });
 }
@@ -163,12 +162,10 @@ function tooLarge(req: Reading): void {
   s.reject(new HookError('payload_too_large', `the body is larger than hooks.maxBodyBytes (${s.limit} bytes${s.encoding ? ', decoded' : ''})`));
 }
 
+// A client that hangs up mid-body: Node emits 'aborted', then 'error' with ECONNRESET
+// (IncomingMessage._destroy), so 'error' alone covers it.
 function onError(this: Reading, err: NodeJS.ErrnoException): void {
   done(this).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
-}
-
-function onAborted(this: Reading): void {
-  done(this).reject(new ClientClosedError());
 }
 
 /**
@@ -188,7 +185,6 @@ function done(req: Reading): ReadState {
   req.off('data', onData);
   req.off('end', onEnd);
   req.off('error', onError);
-  req.off('aborted', onAborted);
   unwatch(req);
   const d = s.decoder;
   if (d) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { HookRequest } from '../../../src/engine/action.js';
-import { itemContext, requestContext, transformInput } from '../../../src/engine/context.js';
+import { itemContext, requestContext, templateQuery, templateUrl, transformInput } from '../../../src/engine/context.js';
 
 const req = (payload: Record<string, unknown>): HookRequest => ({
   name: 'github',
@@ -61,5 +61,20 @@ describe('engine/context', () => {
       now: NOW,
     });
     expect(transformInput(r, NOW, { id: 1 }, 2)).to.include({ index: 2 }).and.have.deep.property('item', { id: 1 });
+  });
+
+  it('gives the url percent-encoded per segment, a plain path as it is, with its token-free query', () => {
+    expect(templateUrl('/hooks/github', '')).to.equal('/hooks/github');
+    expect(templateUrl("/hooks/a-b_c.d!~*'()", 'x=1')).to.equal("/hooks/a-b_c.d!~*'()?x=1");
+    expect(templateUrl('/hooks/git hub/ä?#%', '')).to.equal('/hooks/git%20hub/%C3%A4%3F%23%25');
+    expect(templateUrl('/hooks/a&b=c', 'q=1')).to.equal('/hooks/a%26b%3Dc?q=1');
+  });
+
+  it('reads the query into fields (a repeated one keeps its last value), an empty query as no fields, never a prototype key', () => {
+    expect(templateQuery('')).to.deep.equal({});
+    expect(templateQuery('a=1&b=x%20y&a=2')).to.deep.equal({ a: '2', b: 'x y' });
+    const q = templateQuery('__proto__=1&constructor=2&ok=3');
+    expect(q).to.deep.equal({ ok: '3' });
+    expect(Object.getPrototypeOf(q)).to.equal(Object.prototype);
   });
 });
