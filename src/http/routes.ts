@@ -52,9 +52,11 @@ export const EVENTS_MAX_BYTES = 1024 * 1024;
 export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'console'>, Handler> {
   const now = deps.now ?? (() => new Date());
 
-  /** A request key of the headers, looked up at once: true when the stored answer was replayed. */
-  async function replayed(ctx: Context, key: RequestKey | undefined): Promise<boolean> {
-    if (!key) return false;
+  /**
+   * A request's key, looked up at once: true when the stored answer was replayed. Callers
+   * without a key do not call it (an await per request for nothing).
+   */
+  async function replayed(ctx: Context, key: RequestKey): Promise<boolean> {
     const [stored] = await deps.store.findKeys([key.key]);
     if (!stored) return false;
     checkSameRequest(stored, key, 'idempotency key');
@@ -78,7 +80,7 @@ export function handlers(deps: RouteDeps): Record<Exclude<RouteKind, 'none' | 'c
       return;
     }
     // Held: the store left the row out; it is logged as the replay it is answered as.
-    if (!(await replayed(ctx, key))) throw new HookError('unavailable', 'the idempotency key was held but could not be read back');
+    if (!key || !(await replayed(ctx, key))) throw new HookError('unavailable', 'the idempotency key was held but could not be read back');
   }
 
   /**
