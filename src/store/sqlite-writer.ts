@@ -93,7 +93,9 @@ export interface BatchOutcome {
 
 export type ToWriter =
   | { type: 'open'; file: string; durability: 'fsync' | 'os' }
-  | { type: 'batch'; ops: WriteOp[] }
+  /** `json`: the ops as JSON text (accepts only, sqlite.ts send). */
+  | { type: 'batch'; ops: WriteOp[]; json?: undefined }
+  | { type: 'batch'; json: string; ops?: undefined }
   | { type: 'close' };
 
 export type FromWriter =
@@ -276,11 +278,13 @@ function handlers(db: Database.Database) {
   return (op: WriteOp): unknown => {
     switch (op.kind) {
       case 'accept': {
+        // Values spread as arguments: better-sqlite3 reads an array argument's elements
+        // through V8's slow element lookup, arguments directly (0.4 µs less for a request row).
         if (!op.keys) {
-          for (const e of op.events) insertEvent.run(e);
-          for (const r of op.runs) insertRun.run(r);
-          if (op.forwards) for (const [, f] of op.forwards) insertOutbox.run(f);
-          if (op.request) insertRequest.run(op.request);
+          for (const e of op.events) insertEvent.run(...e);
+          for (const r of op.runs) insertRun.run(...r);
+          if (op.forwards) for (const [, f] of op.forwards) insertOutbox.run(...f);
+          if (op.request) insertRequest.run(...op.request);
           return undefined;
         }
         let held: number[] | undefined;
@@ -293,15 +297,15 @@ function handlers(db: Database.Database) {
           for (const id of k.events) skip.add(id);
           for (const id of k.runs) skip.add(id);
         }
-        for (const e of op.events) if (!skip?.has(e[0] as string)) insertEvent.run(e);
-        for (const r of op.runs) if (!skip?.has(r[0] as string)) insertRun.run(r);
-        if (op.forwards) for (const [key, f] of op.forwards) if (!skip?.has(key)) insertOutbox.run(f);
+        for (const e of op.events) if (!skip?.has(e[0] as string)) insertEvent.run(...e);
+        for (const r of op.runs) if (!skip?.has(r[0] as string)) insertRun.run(...r);
+        if (op.forwards) for (const [key, f] of op.forwards) if (!skip?.has(key)) insertOutbox.run(...f);
         // A request answered as a replay of the first (a key held) is logged as such by its caller.
-        if (op.request && !held) insertRequest.run(op.request);
+        if (op.request && !held) insertRequest.run(...op.request);
         return held;
       }
       case 'requests':
-        for (const r of op.rows) insertRequest.run(r);
+        for (const r of op.rows) insertRequest.run(...r);
         return undefined;
       case 'purgeRequests': {
         const rows = requestWindow.all(op.after, op.max);
@@ -544,7 +548,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
         const t0 = performance.now();
         try {
           if (!run) throw new Error('the store writer is not open');
-          const outcome = run(msg.ops);
+          const outcome = run(msg.ops ?? (JSON.parse(msg.json) as WriteOp[]));
           // After COMMIT, before anyone is told: a commit into a removed file is not acknowledged
           // (and the main thread sends no batch after it hears of one).
           const gone = check?.();
