@@ -93,9 +93,7 @@ export interface BatchOutcome {
 
 export type ToWriter =
   | { type: 'open'; file: string; durability: 'fsync' | 'os' }
-  /** `json`: the ops as JSON text (accepts only, sqlite.ts send). */
-  | { type: 'batch'; ops: WriteOp[]; json?: undefined }
-  | { type: 'batch'; json: string; ops?: undefined }
+  | { type: 'batch'; ops: WriteOp[] }
   | { type: 'close' };
 
 export type FromWriter =
@@ -548,7 +546,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
         const t0 = performance.now();
         try {
           if (!run) throw new Error('the store writer is not open');
-          const outcome = run(msg.ops ?? (JSON.parse(msg.json) as WriteOp[]));
+          const outcome = run(msg.ops);
           // After COMMIT, before anyone is told: a commit into a removed file is not acknowledged
           // (and the main thread sends no batch after it hears of one).
           const gone = check?.();

@@ -5,7 +5,6 @@ import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
 import { requestValues } from './request-rows.js';
-import type { Bind } from './rows.js';
 import { eventValues, forwardValues, keyValues, migrate, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './sqlite-schema.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
@@ -70,8 +69,6 @@ export interface SqliteStoreStats {
 
 interface Pending {
   op: WriteOp;
-  /** An accept whose values are all strings, finite numbers and nulls: it may cross as JSON (send). */
-  plain: boolean;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -83,21 +80,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Rows one purge op looks at: each op is one short write among the others, never a long hold. */
 export const PURGE_BATCH = 500;
 const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events', 'outbox'];
-
-/** Every value of the accept is one JSON carries unchanged: a string, a finite number or null. */
-function isPlain(op: Extract<WriteOp, { kind: 'accept' }>): boolean {
-  if (!op.events.every(plainValues) || !op.runs.every(plainValues)) return false;
-  if (op.request && !plainValues(op.request)) return false;
-  if (op.forwards && !op.forwards.every(([, f]) => plainValues(f))) return false;
-  return !op.keys || op.keys.every((k) => plainValues(k.values));
-}
-
-function plainValues(values: Bind[]): boolean {
-  for (const v of values) {
-    if (v !== null && typeof v !== 'string' && !(typeof v === 'number' && Number.isFinite(v))) return false;
-  }
-  return true;
-}
 
 /** Rows removed by one retention pass. */
 export type PurgeCounts = Record<PurgeTable, number>;
@@ -219,10 +201,10 @@ export class SqliteStore implements Store {
     const op: WriteOp = { kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) };
     if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
     if (request) op.request = requestValues(request);
-    if (!keys?.length) return this.write<undefined>(op, isPlain(op)).then(() => NONE_HELD);
+    if (!keys?.length) return this.write<undefined>(op).then(() => NONE_HELD);
     op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
     op.expiredBefore = this.keysSince();
-    return this.write<number[] | undefined>(op, isPlain(op)).then((held) => held ?? NONE_HELD);
+    return this.write<number[] | undefined>(op).then((held) => held ?? NONE_HELD);
   }
 
   findKeys(keys: string[]): Promise<(StoredKey | undefined)[]> {
@@ -478,12 +460,12 @@ export class SqliteStore implements Store {
     return readWith(fn);
   }
 
-  private write<T = void>(op: WriteOp, plain = false): Promise<T> {
+  private write<T = void>(op: WriteOp): Promise<T> {
     if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
     if (this.goneError) return Promise.reject(this.goneError);
     if (this.writerError) return Promise.reject(this.writerError);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, plain, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
       if (!this.inFlight && !this.scheduled) {
         // Wait for the end of this turn of the event loop, so that everything accepted in
         // it (e.g. several requests parsed in one poll phase) shares the commit.
@@ -500,7 +482,7 @@ export class SqliteStore implements Store {
     if (this.inFlight || this.queue.length === 0 || this.writerError || this.goneError) return;
     const batch = this.queue.splice(0, this.batchMax);
     try {
-      this.send(batch);
+      this.worker.postMessage({ type: 'batch', ops: batch.map((p) => p.op) });
     } catch (err) {
       // DataCloneError: some op holds a value that cannot cross threads (a function, …).
       // Reject just those and send the rest; this path costs a clone per op, so only here.
@@ -523,17 +505,6 @@ export class SqliteStore implements Store {
     }
     this.inFlight = batch;
     this.worker.ref();
-  }
-
-  /**
-   * A batch of plain accepts only (the request path's) crosses as one JSON text: JSON.stringify
-   * and JSON.parse of it cost less than the structured clone of the same arrays (README
-   * "Performance"); anything else is cloned (and what cannot be is refused, flush).
-   */
-  private send(batch: Pending[]): void {
-    const ops = batch.map((p) => p.op);
-    if (batch.every((p) => p.plain)) this.worker.postMessage({ type: 'batch', json: JSON.stringify(ops) });
-    else this.worker.postMessage({ type: 'batch', ops });
   }
 
   private onMessage(msg: FromWriter): void {
