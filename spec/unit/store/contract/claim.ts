@@ -70,9 +70,21 @@ export function claimContract(h: Harness): void {
         await store.accept([], runs);
 
         const claimedBy = new Map<string, number>();
+        // Both first claims go out together and each worker waits for the other's before it
+        // finishes anything: whichever commits first holds 7 of the 30 sessions, so the other
+        // finds work too. Without this, SQLite's busy handler can sleep the second writer
+        // through the whole run on a slow machine, and one claimer takes everything.
+        const firstClaims = [1, 2].map(() => {
+          let done!: () => void;
+          return { seen: new Promise<void>((r) => (done = r)), done: () => done() };
+        });
         const worker = async (s: TestStore, who: number) => {
-          for (;;) {
+          for (let round = 0; ; round++) {
             const got = await s.claimRuns(7, `w${who}`);
+            if (round === 0) {
+              firstClaims[who - 1].done();
+              await firstClaims[2 - who].seen;
+            }
             if (got.length === 0) {
               if ((await s.listRuns({ limit: 1, status: 'queued' })).length === 0) return;
               await new Promise((r) => setTimeout(r, 2));
