@@ -24,7 +24,7 @@ export interface RunnerDeps {
   clock: () => Date;
   /** Called after a run with `wakeMode: now` posted its summary: triggers a heartbeat. */
   onSummary: () => void;
-  /** Called after a run's reply was put into the outbox: wakes the sender. */
+  /** Called after a run's reply was put into the outbox, or a gone instance's rows were released: wakes the sender. */
   onEnqueued: () => void;
 }
 
@@ -32,7 +32,8 @@ export interface RunnerDeps {
 export interface Runner {
   /**
    * Marks runs left `running` by a crash as failed (those the store hands over:
-   * `takeOverRuns`, the runs of a gone instance); returns how many. Call before {@link start};
+   * `takeOver`, the runs of a gone instance) and kicks the outbox when the deliveries it
+   * had leased were released; returns how many runs. Call before {@link start};
    * start() repeats it every third of `store.leaseSeconds` (another instance may die).
    */
   recover(): Promise<number>;
@@ -220,7 +221,12 @@ export function createRunner(deps: RunnerDeps): Runner {
     // resume, and stop() requeues what it interrupts, so only a crash leads here.
     let ended = 0;
     for (;;) {
-      for (const run of await store.takeOverRuns(100)) orphans.set(run.runId, run);
+      const { runs, deliveries } = await store.takeOver(100);
+      for (const run of runs) orphans.set(run.runId, run);
+      // Released leases: our outbox sleeps until its next known due time, which these rows
+      // (due since, and leased far beyond it) never set. Without this they waited out the
+      // gone instance's lease: minutes.
+      if (deliveries > 0) deps.onEnqueued();
       if (orphans.size === 0) return ended;
       for (const run of [...orphans.values()]) {
         await finish(run, { status: 'failed', error: INTERRUPTED_ERROR });

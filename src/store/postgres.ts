@@ -10,7 +10,7 @@ import {
   StoreError,
   type DeliveryOutcomeRecord, type DeliveryRecord, type EventRecord, type HistoryMessage, type ListRunsOptions, type NewDelivery, type NewEvent,
   type LeaderHandlers, type Leadership, type NewForward, type NewKey, type NewRun, type RunEffects, type RunStatus, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
-  type ListRequestsOptions, type NewRequestLog, type RequestRecord,
+  type ListRequestsOptions, type NewRequestLog, type RequestRecord, type TakenOver,
 } from './store.js';
 
 /** Options of {@link PostgresStore.open}. */
@@ -127,7 +127,7 @@ const RELEASE_GONE_SQL = `UPDATE outbox SET lease_until = NULL, instance = NULL
  * Several instances on one database behave as one (CONTRACT.md §10; README "Several
  * instances"): each store registers an instance row with a lease it renews in the background;
  * runs it claims and outbox rows it leases name it. A survivor takes over what a gone
- * instance held ({@link PostgresStore.takeOverRuns}); the heartbeat leader is elected in
+ * instance held ({@link PostgresStore.takeOver}); the heartbeat leader is elected in
  * postgres-leader.ts and hears `now` triggers through NOTIFY ({@link insertEvents}).
  */
 export class PostgresStore implements Store {
@@ -284,7 +284,7 @@ export class PostgresStore implements Store {
     });
   }
 
-  takeOverRuns(limit: number): Promise<RunRecord[]> {
+  takeOver(limit: number): Promise<TakenOver> {
     return this.guard(async () => {
       const n = pgLimit(limit);
       const { runs, released } = await this.tx(async (c) => {
@@ -295,7 +295,7 @@ export class PostgresStore implements Store {
         return { runs, released };
       });
       if (released > 0) this.log.warn({ released }, 'outbox leases of a gone instance released: a survivor sends those deliveries');
-      return runs.sort((a, b) => a.seq - b.seq).map(toRun);
+      return { runs: runs.sort((a, b) => a.seq - b.seq).map(toRun), deliveries: released };
     });
   }
 

@@ -13,7 +13,7 @@ import {
   StoreError,
   type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
   type RunRecord, type RunStatus, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects, type LeaderHandlers, type Leadership,
-  type ListRequestsOptions, type NewRequestLog, type RequestRecord,
+  type ListRequestsOptions, type NewRequestLog, type RequestRecord, type TakenOver,
 } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
@@ -118,9 +118,9 @@ export class SqliteStore implements Store {
   private goneError: StoreError | undefined;
   private lastWorkerError: Error | undefined;
   private stopping = false;
-  /** Whether claimRuns was called: see {@link takeOverRuns}. */
+  /** Whether claimRuns was called: see {@link takeOver}. */
   private claimed = false;
-  /** Runs takeOverRuns has handed out: each once. */
+  /** Runs takeOver has handed out: each once. */
   private readonly takenOver = new Set<string>();
   private readonly counters: SqliteStoreStats;
   private readonly clock: () => Date;
@@ -312,11 +312,11 @@ export class SqliteStore implements Store {
    * The only instance (the data-directory lock): runs running before this store claimed any
    * are the process before's, each handed out once. Once it has claimed, every running run is its own: none.
    */
-  async takeOverRuns(limit: number): Promise<RunRecord[]> {
-    if (this.claimed) return this.read(() => []);
+  async takeOver(limit: number): Promise<TakenOver> {
+    if (this.claimed) return this.read(() => ({ runs: [], deliveries: 0 }));
     const runs = (await this.listRuns({ status: 'running', limit: limit + this.takenOver.size })).filter((r) => !this.takenOver.has(r.runId)).slice(0, limit);
     for (const r of runs) this.takenOver.add(r.runId);
-    return runs;
+    return { runs, deliveries: 0 };
   }
 
   /** The only instance is the leader, at once; `now` triggers stay in the process. */

@@ -7,6 +7,13 @@ import type { RunErrorCode } from '../run-errors.js';
  * today, a networked backend (PostgreSQL, for several instances) later. All methods are
  * asynchronous so that such a backend fits without touching the engine or the HTTP layer.
  */
+/** What {@link Store.takeOver} found of a gone instance. */
+export interface TakenOver {
+  runs: RunRecord[];
+  /** Its outbox leases released: that many pending deliveries are claimable now. */
+  deliveries: number;
+}
+
 export interface Store {
   /**
    * Commits accepted events and queued runs in one transaction. Resolves only once the
@@ -127,14 +134,16 @@ export interface Store {
   settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void>;
 
   /**
-   * Takes over up to `limit` runs left `running` by an instance that is gone, to end them as
-   * interrupted: each is returned to one caller only, and still `running` (end it with
-   * `finishRun`). SQLite (the only instance: its data-directory lock): the runs found running
-   * before this store claimed any, i.e. the process before's. PostgreSQL: the runs claimed by
-   * instances whose lease (`store.leaseSeconds`) has expired; it also releases their outbox
-   * leases, so that their pending deliveries are claimable at once. Never a live instance's.
+   * Takes over what an instance that is gone left behind. `runs`: up to `limit` runs it left
+   * `running`, to end as interrupted, each returned to one caller only and still `running`
+   * (end it with `finishRun`). `deliveries`: how many of its outbox leases were released, so
+   * that their pending deliveries are claimable at once (the caller kicks its outbox: no
+   * timer of it is waiting for them). SQLite (the only instance: its data-directory lock): the
+   * runs found running before this store claimed any, i.e. the process before's, and no
+   * deliveries (opening the store cleared the leases). PostgreSQL: what instances whose lease
+   * (`store.leaseSeconds`) has expired held. Never a live instance's.
    */
-  takeOverRuns(limit: number): Promise<RunRecord[]>;
+  takeOver(limit: number): Promise<TakenOver>;
 
   /**
    * Heartbeat leadership: one instance at a time runs heartbeats. `onLeader(true)` when this

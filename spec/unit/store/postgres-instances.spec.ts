@@ -77,15 +77,17 @@ describe('store/postgres: several instances on one database', function () {
     await a.ackPart(leased[0]!.id, 0);
 
     await sleep(1500); // A renews meanwhile
-    expect(await b.takeOverRuns(10), 'A is alive').to.deep.equal([]);
+    expect(await b.takeOver(10), 'A is alive').to.deep.equal({ runs: [], deliveries: 0 });
     expect((await b.claimDeliveries('2025-01-01T00:00:02.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries, 'A holds its lease').to.deep.equal([]);
 
     await expire(a);
-    const [fromB, fromC] = await Promise.all([b.takeOverRuns(10), c.takeOverRuns(10)]);
+    const [takenB, takenC] = await Promise.all([b.takeOver(10), c.takeOver(10)]);
+    const [fromB, fromC] = [takenB.runs, takenC.runs];
     const all = [...fromB, ...fromC].map((r) => r.runId).sort();
     expect(all, 'each run to one survivor').to.deep.equal(['r1', 'r2']);
-    expect(await b.takeOverRuns(10)).to.deep.equal([]);
-    expect(await c.takeOverRuns(10)).to.deep.equal([]);
+    expect(takenB.deliveries + takenC.deliveries, 'A\'s one leased delivery released once').to.equal(1);
+    expect(await b.takeOver(10)).to.deep.equal({ runs: [], deliveries: 0 });
+    expect(await c.takeOver(10)).to.deep.equal({ runs: [], deliveries: 0 });
     for (const r of fromB) await b.finishRun(r.runId, failed, {});
     for (const r of fromC) await c.finishRun(r.runId, failed, {});
     expect((await b.getRun('r1'))!).to.include({ status: 'failed', errorCode: 'interrupted' });
@@ -110,9 +112,9 @@ describe('store/postgres: several instances on one database', function () {
     clearTimeout((a as unknown as { leaseTimer: NodeJS.Timeout }).leaseTimer);
     (a as unknown as { scheduleRenew: () => void }).scheduleRenew = () => {};
     await sleep(1500);
-    expect(await b.takeOverRuns(10), 'within the lease').to.deep.equal([]);
+    expect((await b.takeOver(10)).runs, 'within the lease').to.deep.equal([]);
     await sleep(2500);
-    expect((await b.takeOverRuns(10)).map((r) => r.runId)).to.deep.equal(['r1']);
+    expect((await b.takeOver(10)).runs.map((r) => r.runId)).to.deep.equal(['r1']);
   });
 
   it('one heartbeat leader at a time, taken over within a few seconds when its connection drops; NOTIFY on commit reaches it', async () => {

@@ -18,7 +18,7 @@ export function takeOverContract(h: Harness): void {
       const store = await open();
       await store.accept([], [run('r1', 'A'), run('r2', 'B')]);
       expect((await store.claimRuns(10, 't')).map((r) => r.runId)).to.deep.equal(['r1', 'r2']);
-      expect(await store.takeOverRuns(10)).to.deep.equal([]);
+      expect(await store.takeOver(10)).to.deep.equal({ runs: [], deliveries: 0 });
       expect((await store.listRuns({ limit: 10, status: 'running' })).length).to.equal(2);
     });
 
@@ -28,11 +28,11 @@ export function takeOverContract(h: Harness): void {
       await store.claimRuns(10, 't');
       await store.close(); // (SQLite keeps running runs at close; PostgreSQL: the instance is gone)
       store = await open();
-      const taken = await store.takeOverRuns(1);
-      const more = await store.takeOverRuns(10);
+      const { runs: taken } = await store.takeOver(1);
+      const { runs: more } = await store.takeOver(10);
       expect([...taken, ...more].map((r) => r.runId).sort()).to.deep.equal(['r1', 'r2']);
       for (const r of [...taken, ...more]) expect(r.status).to.equal('running');
-      expect(await store.takeOverRuns(10), 'handed out once').to.deep.equal([]);
+      expect(await store.takeOver(10), 'handed out once').to.deep.equal({ runs: [], deliveries: 0 });
       for (const r of [...taken, ...more]) await store.finishRun(r.runId, failed, {});
       expect((await store.getRun('r1'))!).to.include({ status: 'failed', errorCode: 'interrupted' });
       expect((await store.getRun('q1'))!.status, 'queued runs simply resume').to.equal('queued');

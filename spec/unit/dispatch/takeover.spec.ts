@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { configFromObject } from '../../../src/config/load.js';
+import type { Config } from '../../../src/config/types.js';
+import { createRuntime, type Runtime } from '../../../src/dispatch/runtime.js';
+import { silentLogger } from '../../../src/log.js';
+import { PostgresStore } from '../../../src/store/postgres.js';
+import { freshDatabase } from '../../support/postgres.js';
+import { startFakeTelegram, type FakeTelegram } from '../../support/fake-telegram.js';
+
+/**
+ * Several instances on one PostgreSQL database (CONTRACT.md §10): the deliveries an instance
+ * had leased when it died are sent by a survivor once that instance's lease has expired, not
+ * once the delivery lease (minutes) has: the survivor's recovery releases them and wakes its
+ * own outbox, which nothing else would (no run of its own finished, nothing was enqueued).
+ */
+describe('dispatch: a survivor sends the deliveries a gone instance had leased', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let tg: FakeTelegram;
+  let survivor: PostgresStore;
+  let gone: PostgresStore;
+  let runtime: Runtime | undefined;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hookrelay-takeover-'));
+    tg = await startFakeTelegram();
+  });
+  after(async () => {
+    await runtime?.stop();
+    await survivor?.close();
+    await gone?.close().catch(() => {});
+    await tg?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('within about a third of store.leaseSeconds after the lease of the instance that held it ran out', async () => {
+    const url = await freshDatabase('takeover');
+    const config = configFromObject({
+      dataDir: dir,
+      store: { kind: 'postgres', url, leaseSeconds: 3 },
+      hooks: { token: 't' },
+      agent: { baseUrl: 'http://127.0.0.1:9/v1', model: 'unused' },
+      session: { provider: 'telegram', to: '123' },
+      providers: { telegram: { botToken: '42:TOKEN', apiBase: tg.apiBase } },
+      log: { level: 'silent' },
+    }, path.join(dir, 'hookrelay.yaml'), {}).config as Config;
+
+    // The survivor is up first, idle: its outbox has looked once and found nothing due.
+    survivor = await PostgresStore.open({ url, poolSize: 4, log: silentLogger, leaseSeconds: 3 });
+    runtime = createRuntime({ config, store: survivor, log: silentLogger });
+    await runtime.start();
+
+    // The other instance runs a turn and leases its reply's delivery, as its outbox does just
+    // before sending; then it dies (its instance lease runs out, here at once).
+    gone = await PostgresStore.open({ url, poolSize: 2, log: silentLogger, leaseSeconds: 3 });
+    const at = new Date().toISOString();
+    await gone.accept([], [{ runId: 'r1', sessionKey: 'hook:s', message: 'm', wakeMode: 'next-heartbeat', deliver: true, provider: 'telegram', to: '555', source: 'agent', unsafe: false, createdAt: at }]);
+    await gone.claimRuns(1, at);
+    await gone.finishRun('r1', { status: 'succeeded', endedAt: at, reply: 'the answer' }, { delivery: { kind: 'run', provider: 'telegram', to: '555', parts: ['the answer'], createdAt: at } });
+    const leased = await gone.claimDeliveries(new Date().toISOString(), 10, new Date(Date.now() + 10 * 60_000).toISOString());
+    expect(leased.deliveries, 'the gone instance holds the delivery').to.have.length(1);
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      await db.query("UPDATE instances SET lease_until = now() - interval '1 second' WHERE id = $1", [gone.instanceId]);
+    } finally {
+      await db.end();
+    }
+
+    // The survivor's recovery runs every second here (leaseSeconds / 3).
+    const [sent] = await tg.waitForMessages(1, 5000);
+    expect(sent!.body).to.include({ chat_id: '555', text: 'the answer' });
+    for (let i = 0; i < 100 && (await survivor.getRun('r1'))?.delivery?.status === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await survivor.getRun('r1'))!.delivery).to.include({ status: 'delivered', attempts: 2 });
+    expect((await survivor.getRun('r1'))!.deliveredTo).to.equal('telegram:555');
+  });
+});
