@@ -8,7 +8,8 @@ import { requestValues } from './request-rows.js';
 import { eventValues, forwardValues, keyValues, migrate, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './sqlite-schema.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
-import { STORE_GONE, startWriter, type FromWriter, type PurgeStep, type PurgeTable, type WriteOp, type WriterPragmas } from './sqlite-writer.js';
+import type { PurgeStep, PurgeTable, WriteOp, WriterPragmas } from './sqlite-ops.js';
+import { STORE_GONE, startWriter, type FromWriter } from './sqlite-writer.js';
 import {
   StoreError,
   type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
