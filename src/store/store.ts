@@ -7,13 +7,6 @@ import type { RunErrorCode } from '../run-errors.js';
  * today, a networked backend (PostgreSQL, for several instances) later. All methods are
  * asynchronous so that such a backend fits without touching the engine or the HTTP layer.
  */
-/** What {@link Store.takeOver} found of a gone instance. */
-export interface TakenOver {
-  runs: RunRecord[];
-  /** Its outbox leases released: that many pending deliveries are claimable now. */
-  deliveries: number;
-}
-
 export interface Store {
   /**
    * Commits accepted events and queued runs in one transaction. Resolves only once the
@@ -155,6 +148,13 @@ export interface Store {
 
   /** Flushes pending commits and closes (releasing the data directory); later calls reject. */
   close(): Promise<void>;
+}
+
+/** What {@link Store.takeOver} found of a gone instance. */
+export interface TakenOver {
+  runs: RunRecord[];
+  /** Its outbox leases released: that many pending deliveries are claimable now. */
+  deliveries: number;
 }
 
 /** See {@link Store.lead}. */
