@@ -108,6 +108,17 @@ export async function truncateAll(url: string): Promise<void> {
   }
 }
 
+/** What a crash leaves: instance `id` stopped renewing and its lease has run out (here: at once). */
+export async function expireInstance(url: string, id: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query("UPDATE instances SET lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+  } finally {
+    await c.end();
+  }
+}
+
 /**
  * Lets other users pass through `dir` (adds group and other execute), keeping every other
  * mode bit: the temp folder may be /tmp itself, whose sticky, world-writable mode others need.

@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
 import { createRuntime, type Runtime } from '../../../src/dispatch/runtime.js';
 import { silentLogger } from '../../../src/log.js';
 import { PostgresStore } from '../../../src/store/postgres.js';
-import { freshDatabase } from '../../support/postgres.js';
+import { until } from '../../support/gateway.js';
+import { expireInstance, freshDatabase } from '../../support/postgres.js';
 import { startFakeTelegram, type FakeTelegram } from '../../support/fake-telegram.js';
 
 /**
@@ -63,19 +63,16 @@ describe('dispatch: a survivor sends the deliveries a gone instance had leased',
     await gone.finishRun('r1', { status: 'succeeded', endedAt: at, reply: 'the answer' }, { delivery: { kind: 'run', provider: 'telegram', to: '555', parts: ['the answer'], createdAt: at } });
     const leased = await gone.claimDeliveries(new Date().toISOString(), 10, new Date(Date.now() + 10 * 60_000).toISOString());
     expect(leased.deliveries, 'the gone instance holds the delivery').to.have.length(1);
-    const db = new pg.Client({ connectionString: url });
-    await db.connect();
-    try {
-      await db.query("UPDATE instances SET lease_until = now() - interval '1 second' WHERE id = $1", [gone.instanceId]);
-    } finally {
-      await db.end();
-    }
+    await expireInstance(url, gone.instanceId);
 
     // The survivor's recovery runs every second here (leaseSeconds / 3).
     const [sent] = await tg.waitForMessages(1, 5000);
     expect(sent!.body).to.include({ chat_id: '555', text: 'the answer' });
-    for (let i = 0; i < 100 && (await survivor.getRun('r1'))?.delivery?.status === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await survivor.getRun('r1'))!.delivery).to.include({ status: 'delivered', attempts: 2 });
-    expect((await survivor.getRun('r1'))!.deliveredTo).to.equal('telegram:555');
+    const settled = await until('the delivery settled', async () => {
+      const r = await survivor.getRun('r1');
+      return r?.delivery?.status === 'pending' ? undefined : r;
+    }, 2000, 20);
+    expect(settled.delivery).to.include({ status: 'delivered', attempts: 2 });
+    expect(settled.deliveredTo).to.equal('telegram:555');
   });
 });

@@ -4,7 +4,7 @@ import { silentLogger } from '../../../src/log.js';
 import { PostgresStore } from '../../../src/store/postgres.js';
 import { LEADER_LOCK } from '../../../src/store/postgres-schema.js';
 import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/store.js';
-import { freshDatabase, truncateAll } from '../../support/postgres.js';
+import { expireInstance, freshDatabase, truncateAll } from '../../support/postgres.js';
 
 /**
  * Several instances on one database (CONTRACT.md §10), at the store: instance leases (a live
@@ -39,8 +39,7 @@ describe('store/postgres: several instances on one database', function () {
       await c.end();
     }
   };
-  /** What a crash leaves: the instance stops renewing and its lease runs out (here: at once). */
-  const expire = (s: PostgresStore) => sql("UPDATE instances SET lease_until = now() - interval '1 second' WHERE id = $1", [s.instanceId]);
+  const expire = (s: PostgresStore) => expireInstance(url, s.instanceId);
 
   before(async () => {
     url = await freshDatabase('instances');
