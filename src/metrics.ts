@@ -26,7 +26,7 @@ export interface Metrics {
   delivery(provider: string, outcome: DeliveryOutcome): void;
   /** One heartbeat turn that asked the model. */
   heartbeat(): void;
-  /** Request-log rows dropped (its buffer full, or the store could not take a batch: store/request-log.ts). */
+  /** Request-log rows dropped (its buffer full, the store could not take a batch, or refusals past an address's budget: store/request-log.ts). */
   requestLogDropped(rows: number): void;
 }
 
@@ -105,7 +105,7 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
   let dropped = 0;
   new Counter({
     name: 'hookrelay_request_log_dropped_total',
-    help: 'Request-log rows of requests that were not accepted, dropped rather than slowing the listener: the buffer was full, or the store could not take a batch.',
+    help: 'Request-log rows of requests that were not accepted, dropped rather than slowing the listener or growing the store: the buffer was full, the store could not take a batch, or the client address had already had 60 refusals logged that minute.',
     registers: [registry],
     collect() {
       this.reset();

@@ -1,4 +1,4 @@
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
@@ -18,6 +18,10 @@ interface Row {
 /** The request log over the real listener: which requests get a row, with what, and what never goes in. */
 describe('http: the request log', function () {
   this.timeout(30000);
+
+  /** The store's files, the database and its write-ahead log. */
+  const storeFiles = (gw: InProcess) => ['hookrelay.db', 'hookrelay.db-wal'].map((f) => path.join(gw.dir, 'data', f)).filter(existsSync);
+  const storeBytes = (gw: InProcess) => storeFiles(gw).reduce((sum, f) => sum + statSync(f).size, 0);
 
   function rows(gw: InProcess): Row[] {
     const db = new Database(path.join(gw.dir, 'data', 'hookrelay.db'), { readonly: true });
@@ -123,6 +127,84 @@ describe('http: the request log', function () {
       await res.json();
       // No wait: a buffered row would not be there yet.
       expect(rows(gw).find((r) => r.request_id === id)).to.include({ status: 200, route: 'mapping:note' });
+    });
+  });
+
+  describe('refused requests (CONTRACT.md §8): no body kept, at most 60 rows a minute per address', () => {
+    let gw: InProcess;
+    before(async () => {
+      gw = await startInProcess({
+        // X-Forwarded-For from the loopback peer names the client: one listener, several addresses.
+        server: { trustedProxies: ['127.0.0.1'] },
+        hooks: {
+          keepBodies: 7,
+          mappings: [{ id: 'signed', match: { path: 'signed' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'signed {{n}}', auth: 'signature', verify: { scheme: 'github', secret: SECRET } }],
+        },
+      });
+    });
+    after(() => gw.stop());
+
+    const from = (address: string) => ({ 'x-forwarded-for': address });
+    /** The value of `hookrelay_request_log_dropped_total` now. */
+    const dropped = async () => {
+      const text = await (await fetch(`${gw.base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      return Number(/^hookrelay_request_log_dropped_total (\d+)$/m.exec(text)![1]);
+    };
+
+    it('120 unsigned 250 KiB bodies to an auth: signature mapping (401, then 429): no body stored, the store barely grows; a signed body is kept', async () => {
+      await settled(gw, 0);
+      const before = storeBytes(gw);
+      const big = JSON.stringify({ n: 0, pad: `${MARK}-${'x'.repeat(250 * 1024 - 40)}` });
+      const statuses: number[] = [];
+      for (let i = 0; i < 120; i++) {
+        const r = await named(`${gw.hooks}/signed`, { method: 'POST', headers: { ...from('198.51.100.1'), 'x-hub-signature-256': await githubSign('not-the-secret', big) }, body: big });
+        statuses.push(r.status);
+        await r.arrayBuffer();
+      }
+      // The failure budget (20 a minute per address) turns the later ones into 429 after their body was read.
+      expect(statuses.filter((s) => s === 401)).to.have.length(20);
+      expect(statuses.filter((s) => s === 429)).to.have.length(100);
+      const payload = JSON.stringify({ n: 1, marker: MARK });
+      const signed = await named(`${gw.hooks}/signed`, { method: 'POST', headers: { ...from('198.51.100.1'), 'x-hub-signature-256': await githubSign(SECRET, payload) }, body: payload });
+      expect(signed.status).to.equal(200);
+      const refusedRows = (await settled(gw, 61)).filter((r) => r.status === 401 || r.status === 429);
+      await sleep(300);
+      const grown = storeBytes(gw) - before;
+      console.log(`      store growth for 120 refused 250 KiB bodies: ${(grown / 1024).toFixed(0)} KiB`);
+      expect(refusedRows.length).to.be.greaterThan(0);
+      expect(refusedRows.filter((r) => r.body !== null || r.body_until !== null).length, 'refused rows with a body').to.equal(0);
+      expect(grown).to.be.below(1024 * 1024);
+      expect(rows(gw).find((r) => r.request_id === sent.get(signed))).to.include({ status: 200, body: payload });
+    });
+
+    it('100 tokenless requests from one address: 60 rows, the rest counted as dropped; another address and accepted requests still get rows', async () => {
+      const droppedBefore = await dropped();
+      const flood: Response[] = [];
+      for (let i = 0; i < 100; i++) {
+        const r = await named(`${gw.hooks}/wake`, { method: 'POST', headers: from('198.51.100.2'), body: '{}' });
+        await r.arrayBuffer();
+        flood.push(r);
+      }
+      expect(new Set(flood.map((r) => r.status))).to.deep.equal(new Set([401, 429]));
+      const other: Response[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await named(`${gw.hooks}/wake`, { method: 'POST', headers: from('198.51.100.3'), body: '{}' });
+        await r.arrayBuffer();
+        other.push(r);
+      }
+      const accepted: Response[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await post(`${gw.hooks}/wake`, JSON.stringify({ text: `accepted ${i}`, mode: 'next-heartbeat' }), from('198.51.100.2'));
+        expect(r.status).to.equal(200);
+        accepted.push(r);
+      }
+      await sleep(500);
+      const ids = new Set(rows(gw).map((r) => r.request_id));
+      const logged = (list: Response[]) => list.filter((r) => ids.has(sent.get(r)!)).length;
+      expect(logged(flood), 'rows of the flooding address').to.equal(60);
+      expect(await dropped() - droppedBefore, 'dropped rows counted').to.equal(40);
+      expect(logged(other), 'rows of another address').to.equal(5);
+      expect(logged(accepted), 'rows of accepted requests').to.equal(3);
     });
   });
 

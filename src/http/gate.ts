@@ -67,7 +67,7 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     if (decided) {
       noteKind(res, decided.kind);
       // Under the hooks path, every answered request has a row in the request log.
-      if (decided.hooks && decided.kind !== 'metrics') noteHooks(res, decided.path, keepBodies);
+      if (decided.hooks && decided.kind !== 'metrics') noteHooks(res, decided.path, keepBodies, opts.clientAddress);
     }
     if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];

@@ -1,9 +1,10 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { actionIds, type Accepted } from '../dispatch/runtime.js';
 import type { ErrorCode } from '../errors.js';
 import { printable } from '../printable.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { NewRequestLog, Store } from '../store/store.js';
+import { createAddressCounts } from './address-counts.js';
 import { REPLAYED_HEADER } from './idempotency.js';
 import { routeLabel } from './route-label.js';
 
@@ -17,7 +18,13 @@ import { routeLabel } from './route-label.js';
  *
  * What a row never holds: the query (it may carry the token), header values other than
  * Content-Type and User-Agent (capped, control characters escaped), signatures, secrets. The
- * body only under `hooks.keepBodies`.
+ * body only under `hooks.keepBodies`, and never a refused request's (CONTRACT.md §8): a
+ * stranger's bytes are not stored.
+ *
+ * Refusals cannot grow the store without bound either: the rows of refused requests are kept
+ * for at most {@link REFUSALS_PER_MINUTE} a minute per client address, the rest counted as
+ * dropped (`hookrelay_request_log_dropped_total`). Only refusals are counted per address: an
+ * accepted request's row is always kept, and costs nothing more.
  *
  * What the layers learn about a request goes into one small record per request under the hooks
  * path, made by the gate with every field present: one symbol on the response, one object of
@@ -38,6 +45,8 @@ interface LogMarks {
   raw: Buffer | undefined;
   /** A console replay of the row of this seq. */
   replayOf: number | undefined;
+  /** The gate's client address (trustedProxies-aware, client-address.ts), asked only of a refusal. */
+  addressOf: (req: IncomingMessage) => string;
 }
 
 type Marked = ServerResponse & { [LOG]?: LogMarks; [START]?: number };
@@ -49,9 +58,26 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A sender's own X-Request-Id is kept when it is a plain token of at most 64 characters (access-log.ts). */
 export const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** The gate: this request is under the hooks path and gets a row; bodies are kept `keepBodies` days (0: none). */
-export function noteHooks(res: ServerResponse, path: string, keepBodies: number): void {
-  (res as Marked)[LOG] = { keep: keepBodies, path, error: undefined, committed: false, raw: undefined, replayOf: undefined };
+/** Rows of refused requests kept per client address and minute; the rest are dropped and counted. */
+export const REFUSALS_PER_MINUTE = 60;
+/** Addresses whose refusals are counted at most (address-counts.ts: a spray of addresses cannot grow the table). */
+const REFUSING_ADDRESSES = 50_000;
+
+/**
+ * A refusal (CONTRACT.md §8): the request was turned away before it was acted on, for who sent
+ * it or how — no token or signature (401), not its route (403), method (405), too slow (408),
+ * too large (413), an encoding it cannot read (415), too many failures (429).
+ */
+export function isRefusal(status: number): boolean {
+  return status === 401 || status === 429 || status === 413 || status === 403 || status === 405 || status === 408 || status === 415;
+}
+
+/**
+ * The gate: this request is under the hooks path and gets a row; bodies are kept `keepBodies`
+ * days (0: none); `addressOf` is the gate's own client address.
+ */
+export function noteHooks(res: ServerResponse, path: string, keepBodies: number, addressOf: (req: IncomingMessage) => string): void {
+  (res as Marked)[LOG] = { keep: keepBodies, path, error: undefined, committed: false, raw: undefined, replayOf: undefined, addressOf };
 }
 
 /** The error code the request is refused with (the gate, the error handler). */
@@ -113,7 +139,7 @@ export function requestRow(res: ServerResponse, status: number, accepted?: reado
     userAgent: typeof h['user-agent'] === 'string' ? printable(h['user-agent'], 200) : undefined,
     replayOf: m.replayOf,
   };
-  if (m.raw !== undefined) {
+  if (m.raw !== undefined && !isRefusal(status)) {
     row.body = m.raw.toString('utf8');
     row.bodyUntil = new Date(now + m.keep * DAY_MS).toISOString();
   }
@@ -161,6 +187,7 @@ export interface RequestLogger {
 
 export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store, 'logRequests'>): RequestLogger {
   const waiting = new Map<string, () => void>();
+  const refusals = createAddressCounts(60_000, REFUSING_ADDRESSES);
   const settle = (id: string | undefined) => {
     if (id === undefined) return;
     waiting.get(id)?.();
@@ -171,8 +198,13 @@ export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store,
       const m = (res as Marked)[LOG];
       if (m === undefined) return;
       if (m.replayOf === undefined) {
+        if (m.committed) return;
+        if (isRefusal(res.statusCode) && refusals.hit(m.addressOf(res.req), Date.now()).count > REFUSALS_PER_MINUTE) {
+          buffer.drop(1);
+          return;
+        }
         // When the buffer is full the row is dropped (and counted) before it is made.
-        if (!m.committed) buffer.offer(closedRow, res);
+        buffer.offer(closedRow, res);
         return;
       }
       const done = () => settle(requestIdOf(res));

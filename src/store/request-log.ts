@@ -16,7 +16,8 @@ export const REQUEST_LOG_FLUSH_MS = 200;
  * Bounded, so that a flood of refusals (a token guesser, a broken sender) never slows the
  * listener or grows memory: at most `maxPending` rows wait (plus one batch being written);
  * more are dropped and counted (`onDropped`: the `hookrelay_request_log_dropped_total`
- * counter), and so is a batch the store could not take (down, closed): the log is for people,
+ * counter), and so is a batch the store could not take (down, closed), and so are the refusals
+ * the listener drops past an address's budget (http/request-log.ts): the log is for people,
  * nothing accepted depends on it.
  */
 export interface RequestLogBuffer {
@@ -24,6 +25,8 @@ export interface RequestLogBuffer {
   add(row: NewRequestLog): boolean;
   /** Queues `make(arg)`, made only when there is room (a flood of refusals costs no rows); false when dropped. */
   offer<T>(make: (arg: T) => NewRequestLog, arg: T): boolean;
+  /** Counts `rows` dropped before they were offered (a refusal past its address's budget, http/request-log.ts). */
+  drop(rows: number): void;
   /** Writes what is queued now (and waits for a batch under way). */
   flush(): Promise<void>;
   /** Flushes and stops: later rows are dropped. */
@@ -87,6 +90,7 @@ export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: Reques
     add(row) {
       return this.offer(identity, row);
     },
+    drop,
     offer(make, arg) {
       if (closed || pending.length >= max) {
         drop(1);
