@@ -7,7 +7,11 @@ import { HookError } from './errors.js';
  * live below both, like errors.ts.
  */
 
-/** Request headers that carry a key, lower-case, in the order the first present one wins. */
+/**
+ * Request headers that carry a key, lower-case, in the order the first present one wins — unless
+ * the request's valid signature covered a message id: then that id is the key (CONTRACT.md §8,
+ * http/idempotency.ts `headerKey`).
+ */
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'x-openclaw-idempotency-key', 'webhook-id', 'x-github-delivery'] as const;
 
 /** The longest key taken (Stripe's and the IETF draft's limit). */

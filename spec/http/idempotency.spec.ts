@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
 import { call, sleep } from '../support/gateway.js';
 import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
@@ -181,6 +182,56 @@ describe('idempotency (CONTRACT.md §8)', function () {
       const tooLong = await post(gw, 'order', { id: 'x'.repeat(300) });
       expect(tooLong.status).to.equal(400);
       expect(tooLong.data.error.message).to.match(/idempotencyKey: must have at most 255/);
+      expect((await acted(gw)).events).to.deep.equal([first.data.eventId]);
+    });
+  });
+
+  describe('a signed message id is the key (standard-webhooks, Svix)', () => {
+    const SECRET = `whsec_${Buffer.from('idempotency spec signing key').toString('base64')}`;
+    beforeEach(async () => {
+      gw = await startInProcess({
+        hooks: { mappings: [{ id: 'sw', match: { path: 'sw' }, action: 'wake', textTemplate: 'sw {{n}}', auth: 'signature', verify: { scheme: 'standard-webhooks', secret: SECRET } }] },
+      });
+    });
+
+    /** A delivery as its sender signs it once, under Standard Webhooks' or Svix's header names; resending it resends these bytes. */
+    const delivery = (id: string, body: string, names: 'webhook' | 'svix') => {
+      const at = new Date();
+      return {
+        [`${names}-id`]: id,
+        [`${names}-timestamp`]: String(Math.floor(at.getTime() / 1000)),
+        [`${names}-signature`]: new Webhook(SECRET).sign(id, at, body),
+        'content-type': 'application/json',
+      };
+    };
+    const send = (headers: Record<string, string>, body: string) => call(`${gw.hooks}/sw`, { raw: body, headers });
+
+    it('Svix: the same svix-signed delivery sent twice acts once; the retry is answered as a replay', async () => {
+      const body = JSON.stringify({ n: 1 });
+      const headers = delivery('msg_svix_1', body, 'svix');
+      const first = await send(headers, body);
+      expect(first.status, first.text).to.equal(200);
+      const retry = await send(headers, body);
+      expect(retry.status).to.equal(200);
+      expect(retry.headers.get('idempotent-replayed')).to.equal('true');
+      expect(retry.text).to.equal(first.text);
+      // Another message id is another delivery.
+      const next = await send(delivery('msg_svix_2', body, 'svix'), body);
+      expect(next.headers.get('idempotent-replayed')).to.equal(null);
+      expect((await acted(gw)).events).to.deep.equal([first.data.eventId, next.data.eventId]);
+    });
+
+    it('a captured signed request resent with a fresh unsigned key header is a replay, not a new act', async () => {
+      const body = JSON.stringify({ n: 2 });
+      const captured = delivery('msg_captured', body, 'webhook');
+      const first = await send({ ...captured, 'Idempotency-Key': 'sender-key-1' }, body);
+      expect(first.status, first.text).to.equal(200);
+      for (const header of ['Idempotency-Key', 'X-OpenClaw-Idempotency-Key', 'X-GitHub-Delivery']) {
+        const again = await send({ ...captured, [header]: `fresh-${header}` }, body);
+        expect(again.status, header).to.equal(200);
+        expect(again.headers.get('idempotent-replayed'), header).to.equal('true');
+        expect(again.data.eventId, header).to.equal(first.data.eventId);
+      }
       expect((await acted(gw)).events).to.deep.equal([first.data.eventId]);
     });
   });

@@ -21,10 +21,29 @@ export interface RequestKey {
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /**
- * The key of the first idempotency header present with a value (IDEMPOTENCY_HEADERS order),
- * checked; undefined when there is none. Header values are trimmed by Node already.
+ * The request's signed message id, when a valid signature covered one (signatures.ts): the name
+ * of its header, kept on the request's headers object under a symbol — which no template,
+ * header copy or log sees (they enumerate string keys) — because that object is what every
+ * reader of the key is handed.
+ */
+const SIGNED_KEY = Symbol('hookrelay.signedKey');
+type Pinned = IncomingHttpHeaders & { [SIGNED_KEY]?: string };
+
+/** signatures.ts: the signature verified covers the id in header `name`; it is the request's key. */
+export function pinSignedKey(headers: IncomingHttpHeaders, name: string): void {
+  (headers as Pinned)[SIGNED_KEY] = name;
+}
+
+/**
+ * The request's key, checked; undefined when there is none. A message id the request's valid
+ * signature covered (`webhook-id`, `svix-id`: {@link pinSignedKey}) is the key, whatever else
+ * was sent: an unsigned header could be changed by anyone replaying a captured request, and
+ * would make it act again (CONTRACT.md §8). Otherwise the first idempotency header present with
+ * a value (IDEMPOTENCY_HEADERS order). Header values are trimmed by Node already.
  */
 export function headerKey(headers: IncomingHttpHeaders): string | undefined {
+  const signed = (headers as Pinned)[SIGNED_KEY];
+  if (signed !== undefined) return checkIdempotencyKey(String(headers[signed]), `header ${signed}`);
   for (const name of IDEMPOTENCY_HEADERS) {
     const value = headers[name];
     if (value === undefined || value === '') continue;

@@ -3,7 +3,8 @@ import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import type { Auth } from './auth.js';
 import type { Route } from './routes-table.js';
-import { compileVerifier, type SignatureFailure, type Verifier } from './verify/schemes.js';
+import { pinSignedKey } from './idempotency.js';
+import { compileVerifier, signedIdHeader, type SignatureFailure, type SignedIdHeader, type Verifier } from './verify/schemes.js';
 
 /** The mapping ids whose `verify` passed on a request's raw body. */
 export type SignedBy = ReadonlySet<string>;
@@ -15,7 +16,9 @@ export interface Signatures {
    * The body step (between reading and parsing): tries the `verify` of every mapping whose
    * `match.path` is the route's NAME on the raw bytes — only the `auth: signature` ones when
    * the request came without the token. Undefined when NAME has no such mapping; else the
-   * ids that verified. Throws 401 `invalid_signature` / `stale_signature` when none did
+   * ids that verified. A verified signature that also signed a message id (standard-webhooks:
+   * `webhook-id`, `svix-id`) makes that id the request's idempotency key (idempotency.ts), which
+   * no unsigned key header can then replace (CONTRACT.md §8). Throws 401 `invalid_signature` / `stale_signature` when none did
    * (429 `rate_limited` past the failure budget, when the signature stood in for the token).
    */
   check(req: IncomingMessage, route: Route, body: Buffer): SignedBy | undefined;
@@ -31,6 +34,8 @@ interface Entry {
   id: string;
   verify: Verifier;
   standsIn: boolean;
+  /** The header holding the message id the signature covers, for schemes that sign one. */
+  signedId: ((headers: IncomingMessage['headers']) => SignedIdHeader | undefined) | undefined;
 }
 
 /**
@@ -45,7 +50,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   const byId = new Map<string, Entry>();
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
-    const entry = { id: m.id, verify: compileVerifier(m.verify), standsIn: m.auth === 'signature' };
+    const entry = { id: m.id, verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signedId: signedIdHeader(m.verify) };
     byId.set(m.id, entry);
     const list = byName.get(m.match.path) ?? [];
     list.push(entry);
@@ -65,8 +70,13 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       for (const e of list) {
         if (route.bySignature && !e.standsIn) continue;
         const f = e.verify(req.headers, body, now);
-        if (f === undefined) (signed ??= new Set()).add(e.id);
-        else (failed ??= []).push(f);
+        if (f === undefined) {
+          (signed ??= new Set()).add(e.id);
+          const idHeader = e.signedId?.(req.headers);
+          if (idHeader !== undefined) pinSignedKey(req.headers, idHeader);
+        } else {
+          (failed ??= []).push(f);
+        }
       }
       if (route.bySignature) {
         if (signed) {

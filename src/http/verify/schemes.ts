@@ -24,6 +24,24 @@ const HEX = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const SECONDS = /^\d{1,15}$/;
 
+/**
+ * The header whose value a valid signature of this scheme also signed as the message's id
+ * (`webhook-id`, or Svix's `svix-id`), or undefined: schemes without a signed id (github,
+ * stripe, slack, hmac) sign the body and a timestamp only. Such an id is the request's
+ * idempotency key (CONTRACT.md §8, idempotency.ts).
+ */
+export function signedIdHeader(v: VerifyConfig): ((headers: IncomingHttpHeaders) => SignedIdHeader | undefined) | undefined {
+  return v.scheme === 'standard-webhooks' ? standardWebhooksIdHeader : undefined;
+}
+
+export type SignedIdHeader = 'webhook-id' | 'svix-id';
+
+/** The id header a Standard Webhooks signature covers: `webhook-id`, else Svix's `svix-id` (the verifier's own choice). */
+function standardWebhooksIdHeader(headers: IncomingHttpHeaders): SignedIdHeader | undefined {
+  if (headers['webhook-id'] !== undefined) return 'webhook-id';
+  return headers['svix-id'] !== undefined ? 'svix-id' : undefined;
+}
+
 /** Compiles a mapping's `verify` (already checked by the loader: config/verify.ts). */
 export function compileVerifier(v: VerifyConfig): Verifier {
   const secrets = v.secrets ?? [v.secret!];
@@ -116,7 +134,8 @@ function stripe(secrets: string[], tolerance: number): Verifier {
 function standardWebhooks(keys: Buffer[], tolerance: number): Verifier {
   const f = failures(['webhook-id', 'webhook-timestamp', 'webhook-signature'], 'v1,<base64> (space-separated) with a timestamp in seconds', 'webhook-timestamp', tolerance);
   return (headers, body, now) => {
-    const id = headers['webhook-id'] ?? headers['svix-id'];
+    const idHeader = standardWebhooksIdHeader(headers);
+    const id = idHeader && headers[idHeader];
     const ts = headers['webhook-timestamp'] ?? headers['svix-timestamp'];
     const value = headers['webhook-signature'] ?? headers['svix-signature'];
     if (typeof id !== 'string' || typeof ts !== 'string' || typeof value !== 'string') return f.missing;
