@@ -1,6 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { MAX_TOKENS } from '../config/schema.js';
+import { createAddressCounts } from './address-counts.js';
 
 /** Failed attempts from one address within the window before it gets 429 (CONTRACT.md §4). */
 export const MAX_FAILURES = 20;
@@ -47,7 +48,7 @@ export interface Auth {
 export function createAuth(tokens: readonly string[], allowQueryToken: boolean, now: () => number = Date.now): Auth {
   if (tokens.length === 0 || tokens.length > MAX_TOKENS) throw new Error(`between 1 and ${MAX_TOKENS} tokens, got ${tokens.length}`);
   const slots = Array.from({ length: MAX_TOKENS }, (_, i) => (i < tokens.length ? digest(tokens[i]) : randomBytes(32)));
-  const failures = new Map<string, { count: number; resetAt: number }>();
+  const failures = createAddressCounts(WINDOW_MS, MAX_TRACKED);
 
   function presented(req: IncomingMessage, query: string): string | undefined {
     const h = req.headers;
@@ -71,18 +72,12 @@ export function createAuth(tokens: readonly string[], allowQueryToken: boolean, 
 
   function passed(address: string): void {
     // A right token is never blocked, and clears the address's count.
-    if (failures.size > 0) failures.delete(address);
+    failures.forget(address);
   }
 
   function failed(address: string): AuthVerdict & { ok: false } {
     const t = now();
-    let entry = failures.get(address);
-    if (entry === undefined || entry.resetAt <= t) {
-      if (failures.size >= MAX_TRACKED) sweep(t);
-      entry = { count: 0, resetAt: t + WINDOW_MS };
-      failures.set(address, entry);
-    }
-    entry.count++;
+    const entry = failures.hit(address, t);
     if (entry.count > MAX_FAILURES) {
       return { ok: false, code: 'rate_limited', retryAfter: Math.max(1, Math.ceil((entry.resetAt - t) / 1000)) };
     }
@@ -106,12 +101,6 @@ export function createAuth(tokens: readonly string[], allowQueryToken: boolean, 
     failed,
     passed,
   };
-
-  function sweep(t: number) {
-    for (const [addr, e] of failures) if (e.resetAt <= t) failures.delete(addr);
-    // Still full of live entries: forget the oldest rather than grow (Map keeps insertion order).
-    if (failures.size >= MAX_TRACKED) failures.delete(failures.keys().next().value as string);
-  }
 }
 
 // One-shot hash (Node ≥ 20.12): no Hash object per request, ~3x cheaper than createHash().
