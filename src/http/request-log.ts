@@ -62,13 +62,14 @@ export const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 export const REFUSALS_PER_MINUTE = 60;
 /** Addresses whose refusals are counted at most (address-counts.ts: a spray of addresses cannot grow the table). */
 const REFUSING_ADDRESSES = 50_000;
+const MINUTE_MS = 60_000;
 
 /**
  * A refusal (CONTRACT.md §8): the request was turned away before it was acted on, for who sent
  * it or how — no token or signature (401), not its route (403), method (405), too slow (408),
  * too large (413), an encoding it cannot read (415), too many failures (429).
  */
-export function isRefusal(status: number): boolean {
+function isRefusal(status: number): boolean {
   return status === 401 || status === 429 || status === 413 || status === 403 || status === 405 || status === 408 || status === 415;
 }
 
@@ -187,7 +188,7 @@ export interface RequestLogger {
 
 export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store, 'logRequests'>): RequestLogger {
   const waiting = new Map<string, () => void>();
-  const refusals = createAddressCounts(60_000, REFUSING_ADDRESSES);
+  const refusals = createAddressCounts(MINUTE_MS, REFUSING_ADDRESSES);
   const settle = (id: string | undefined) => {
     if (id === undefined) return;
     waiting.get(id)?.();

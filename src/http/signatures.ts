@@ -18,8 +18,9 @@ export interface Signatures {
    * the request came without the token. Undefined when NAME has no such mapping; else the
    * ids that verified. A verified signature that also signed a message id (standard-webhooks:
    * `webhook-id`, `svix-id`) makes that id the request's idempotency key (idempotency.ts), which
-   * no unsigned key header can then replace (CONTRACT.md §8). Throws 401 `invalid_signature` / `stale_signature` when none did
-   * (429 `rate_limited` past the failure budget, when the signature stood in for the token).
+   * no unsigned key header can then replace (CONTRACT.md §8). Throws 401 `invalid_signature` /
+   * `stale_signature` when none did (429 `rate_limited` past the failure budget, when the
+   * signature stood in for the token).
    */
   check(req: IncomingMessage, route: Route, body: Buffer): SignedBy | undefined;
   /**
