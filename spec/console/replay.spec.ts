@@ -7,6 +7,8 @@ import { until } from '../support/gateway.js';
 import { consoleCookie } from './console-client.js';
 
 const SECRET = 'replay-spec-signing-secret';
+/** A hook name past the request log's 200-character path cap. */
+const LONG = `l${'o'.repeat(240)}ng`;
 
 interface Row { seq: number; route: string; status: number; event_ids: string | null; replayed: number; error: string | null; replay_of: number | null; body: string | null }
 
@@ -23,6 +25,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
           { id: 'signed', match: { path: 'signed' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'signed {{n}}', verify: { scheme: 'github', secret: SECRET } },
           { id: 'keyed', match: { path: 'keyed' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'keyed {{n}}', idempotencyKey: 'k-{{n}}' },
           { id: 'form', match: { path: 'form' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'form {{n}}' },
+          { id: 'long', match: { path: LONG }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'long {{n}}' },
         ],
       },
     });
@@ -84,12 +87,12 @@ describe('console: replay of a kept request (plain HTTP)', function () {
       expect(first.status, name).to.equal(404);
       const original = await loggedRow(first);
       expect(original).to.include({ route: 'unmatched', body });
-      const page = await requestPage(original.seq);
-      expect(page, name).not.to.include(`action="/console/replay/${original.seq}"`);
-      expect(page).to.include('reached no route');
       const res = await replayPost(original.seq);
       expect(res.status, name).to.equal(409);
       expect(await res.text()).to.include('reached no route');
+      const page = await requestPage(original.seq);
+      expect(page, name).not.to.include(`action="/console/replay/${original.seq}"`);
+      expect(page).to.include('reached no route');
       expect(rows().filter((r) => r.replay_of === original.seq), name).to.have.length(0);
     }
     expect(await wakeEvents('rerouted')).to.equal(0);
@@ -111,6 +114,17 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     const forged = await hook('signed', body, { 'x-hookrelay-replay': `not-the-nonce:${original.seq}` });
     expect(forged.status).to.equal(401);
     expect((await forged.json()).error.code).to.equal('invalid_signature');
+  });
+
+  it('refuses to replay a request whose logged path was cut (the route it reached cannot be named again)', async () => {
+    const first = await hook(LONG, JSON.stringify({ n: 9 }));
+    expect(first.status).to.equal(200);
+    const original = rowOf(first);
+    expect(original.route).to.equal('mapping:long');
+    const res = await replayPost(original.seq);
+    expect(res.status).to.equal(409);
+    expect(await res.text()).to.include('cannot be named again');
+    expect(await requestPage(original.seq)).not.to.include(`action="/console/replay/${original.seq}"`);
   });
 
   it('sends no token: its marker is its credential, for the route it replays only, and once', async () => {
