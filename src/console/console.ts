@@ -18,7 +18,7 @@ import type { RequestRecord } from '../store/store.js';
 import { lastSeq, streamEvents } from './events-stream.js';
 import { STATIC } from './static.js';
 import type { Html } from './html.js';
-import { requestHost } from './hosts.js';
+import { checkSameOrigin, isHttps } from './hosts.js';
 
 /**
  * Who may reach a console route: `public` (the sign-in page and its static files), `page`
@@ -308,38 +308,4 @@ function redirect(ctx: Context, location: string): void {
   ctx.status = 303;
   ctx.set('location', location);
   ctx.body = '';
-}
-
-/**
- * CSRF: the session cookie is `SameSite=Strict`, and every POST must also show it came from
- * the console's own pages: `Sec-Fetch-Site` (when sent) must be `same-origin`, and `Origin`
- * (when sent) must be this origin — scheme and host (RFC 6454 §5: an origin is both; an
- * `http://` page of the same host is another origin than the `https://` console). A POST with
- * neither (not from a browser) is refused too: the console's forms are for browsers, scripts
- * use the hooks API.
- */
-function checkSameOrigin(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): void {
-  const site = req.headers['sec-fetch-site'];
-  const origin = req.headers.origin;
-  let ok = site === undefined || site === 'same-origin';
-  if (origin !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(origin);
-    } catch {
-      url = undefined;
-    }
-    // URL.host drops a default port, as a browser's Host does; both are compared lower-cased.
-    ok &&= url !== undefined && url.protocol === (isHttps(req, trustedPeer) ? 'https:' : 'http:') && url.host === requestHost(req, trustedPeer);
-  }
-  if (!ok || (site === undefined && origin === undefined)) {
-    throw new HookError('cross_origin', 'a console POST must come from the console\'s own pages (same Origin / Sec-Fetch-Site: same-origin)');
-  }
-}
-
-/** The request reached us over https: TLS on the socket, or a trusted proxy says so. */
-function isHttps(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): boolean {
-  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  const proto = req.headers['x-forwarded-proto'];
-  return typeof proto === 'string' && trustedPeer(req) && proto.split(',')[0]!.trim().toLowerCase() === 'https';
 }

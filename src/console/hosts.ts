@@ -1,4 +1,10 @@
 import type { IncomingMessage } from 'node:http';
+import { HookError } from '../errors.js';
+
+/*
+ * Where a console request was sent: the host and scheme the browser used, which the console
+ * checks before it answers (421 for a host it does not serve) and on every POST (CSRF).
+ */
 
 /**
  * The host a request was sent to: its `Host`, or — only when the peer is in
@@ -38,4 +44,38 @@ export function createHostCheck(server: { host: string; publicHosts: readonly st
     if (names.has(name)) return true;
     return hasPort && host.slice(portAt + 1) === String(req.socket.localPort) && local.includes(name);
   };
+}
+
+/**
+ * CSRF: the session cookie is `SameSite=Strict`, and every POST must also show it came from
+ * the console's own pages: `Sec-Fetch-Site` (when sent) must be `same-origin`, and `Origin`
+ * (when sent) must be this origin — scheme and host (RFC 6454 §5: an origin is both; an
+ * `http://` page of the same host is another origin than the `https://` console). A POST with
+ * neither (not from a browser) is refused too: the console's forms are for browsers, scripts
+ * use the hooks API.
+ */
+export function checkSameOrigin(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): void {
+  const site = req.headers['sec-fetch-site'];
+  const origin = req.headers.origin;
+  let ok = site === undefined || site === 'same-origin';
+  if (origin !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    // URL.host drops a default port, as a browser's Host does; both are compared lower-cased.
+    ok &&= url !== undefined && url.protocol === (isHttps(req, trustedPeer) ? 'https:' : 'http:') && url.host === requestHost(req, trustedPeer);
+  }
+  if (!ok || (site === undefined && origin === undefined)) {
+    throw new HookError('cross_origin', 'a console POST must come from the console\'s own pages (the same Origin, scheme and host, or Sec-Fetch-Site: same-origin)');
+  }
+}
+
+/** The request reached us over https: TLS on the socket, or a trusted proxy says so. */
+export function isHttps(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): boolean {
+  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
+  const proto = req.headers['x-forwarded-proto'];
+  return typeof proto === 'string' && trustedPeer(req) && proto.split(',')[0]!.trim().toLowerCase() === 'https';
 }
