@@ -76,7 +76,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     return events.events.filter((e: { text: string }) => e.text === text).length;
   };
 
-  it('never replays a request to a route it did not reach: /hooks/wake%3Fx and /hooks/signed%23frag (404) offer no Replay and are refused 409', async () => {
+  it('replays to exactly the path the request reached: /hooks/wake%3Fx and /hooks/signed%23frag (404, no mapping) go to hooks named wake?x and signed#frag again, never to wake or signed', async () => {
     const body = JSON.stringify({ text: 'rerouted', mode: 'next-heartbeat', n: 2 });
     const cases: [string, Record<string, string>][] = [
       ['wake%3Fx', {}],
@@ -86,16 +86,14 @@ describe('console: replay of a kept request (plain HTTP)', function () {
       const first = await hook(name, body, headers);
       expect(first.status, name).to.equal(404);
       const original = await loggedRow(first);
-      expect(original).to.include({ route: 'unmatched', body });
-      const res = await replayPost(original.seq);
-      expect(res.status, name).to.equal(409);
-      expect(await res.text()).to.include('reached no route');
-      const page = await requestPage(original.seq);
-      expect(page, name).not.to.include(`action="/console/replay/${original.seq}"`);
-      expect(page).to.include('reached no route');
-      expect(rows().filter((r) => r.replay_of === original.seq), name).to.have.length(0);
+      expect(original).to.include({ route: 'unmatched', error: 'no_mapping', body });
+      // A hook no mapping took can be replayed (add the mapping, then replay): to its own path.
+      expect(await requestPage(original.seq)).to.include(`action="/console/replay/${original.seq}"`);
+      const again = await replay(original.seq);
+      expect(again, name).to.include({ route: 'unmatched', status: 404, error: 'no_mapping', replay_of: original.seq });
     }
     expect(await wakeEvents('rerouted')).to.equal(0);
+    expect(rows().filter((r) => r.route === 'wake' || r.route === 'mapping:signed')).to.have.length(0);
   });
 
   it('refuses to replay to a route that checks a signature (the log keeps no signature headers): no Replay, 409 saying why', async () => {

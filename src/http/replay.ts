@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
 import type { RequestRecord } from '../store/store.js';
 import type { RequestLogger } from './request-log.js';
-import type { Route } from './routes-table.js';
+import { routeKind, type Route, type RouteKind } from './routes-table.js';
 
 /** The header that marks a console replay; one of the SECRET_HEADERS, so no template, transform or log sees it. */
 export const REPLAY_HEADER = 'x-hookrelay-replay';
@@ -40,25 +40,27 @@ export class ReplayRefused extends Error {
   }
 }
 
+/** The route kinds a replay may go to: the send routes (a POST under the hooks path). */
+const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
+
 /**
  * Why a logged request cannot be replayed, or undefined when it can (CONTRACT.md §11). A replay
- * goes to exactly the route the request reached — `wake`, `agent`, or the mapped hook of its
- * logged path — with that route's signature check; so it is refused for a request refused
- * before its route was known, for one that reached no route (a 404 of a path no route or
- * mapping takes: `/hooks/wake%3Fx` is the name `wake?x`, not `wake`), for a path the log kept
- * only shortened or escaped, and for a hook that a mapping's `verify` guards: the request log
- * keeps no signature headers, so the check could never pass.
+ * goes to exactly the route the request reached — the route its logged path names, the one
+ * parse of routes-table.ts: `/hooks/wake%3Fx` reached the hook named `wake?x` (404, no
+ * mapping), never `wake` — with that route's signature check. So it is refused for a request
+ * refused before its route was known (the gate's 401, 404, 405, 413, …; their bodies are never
+ * read anyway), for one whose path names no send route, for a path the log kept only shortened
+ * or escaped, and for a hook that a mapping's `verify` guards: the request log keeps no
+ * signature headers, so the check could never pass. A hook no mapping took (`no_mapping`) can
+ * be replayed to its own path: add the mapping, then replay.
  */
 export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | undefined {
   if (row.method !== 'POST') return `only a POST can be replayed (this was a ${row.method})`;
   if (row.error !== undefined && REFUSED_BEFORE_ROUTE.has(row.error)) return `it was refused before its route was reached (${row.error}), so it did nothing to do again`;
-  const route = row.route;
-  if (route !== 'wake' && route !== 'agent' && !route.startsWith('mapping:')) return 'it reached no route (no route or mapping takes its path), so there is none to send it to again';
-  if (row.body === undefined) return 'its body was not kept (hooks.keepBodies) or was purged';
   const base = `${hooks.path}/`;
-  if (!row.path.startsWith(base)) return `it went to ${row.path}, no longer under hooks.path (${hooks.path})`;
-  const name = row.path.slice(base.length);
-  if ((route === 'wake' || route === 'agent') && name !== route) return `its logged path does not name its route (${route})`;
+  const name = row.path.startsWith(base) ? row.path.slice(base.length) : undefined;
+  if (name === undefined || !SEND_KINDS.has(routeKind(name))) return `it reached no route that takes a POST (${row.path}${name === undefined ? `, not under hooks.path ${hooks.path}` : ''}), so there is none to send it to again`;
+  if (row.body === undefined) return 'its body was not kept (hooks.keepBodies) or was purged';
   // printable() cut it (`…` at the cap) or escaped a character (`\xNN`, `\uNNNN`): the route it reached cannot be named again.
   if (row.path.includes('\\') || (row.path.length >= LOGGED_PATH_MAX - 1 && row.path.endsWith('…'))) {
     return 'its logged path was shortened or had characters escaped, so the exact route it reached cannot be named again';
@@ -107,6 +109,8 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
       const given = Buffer.from(marker.slice(0, colon));
       const seq = Number(marker.slice(colon + 1));
       if (colon < 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      // Only a send route: a marker never opens a read route, whatever its path.
+      if (!SEND_KINDS.has(route.kind)) return undefined;
       const entry = sending.get(id);
       if (entry === undefined || entry.seq !== seq || entry.path !== route.path) return undefined;
       sending.delete(id);
