@@ -20,6 +20,7 @@ export const ERRORS = {
   request_timeout: { status: 408, summary: 'the body did not arrive within hooks.bodyTimeoutMs; the connection is closed' },
   payload_too_large: { status: 413, summary: 'the body is larger than hooks.maxBodyBytes (on the wire or decoded)' },
   unsupported_encoding: { status: 415, summary: 'the Content-Encoding is not identity, gzip, deflate or br (one encoding only)' },
+  misdirected_request: { status: 421, summary: 'the console answers only for the hosts it serves (server.host, loopback, server.publicHosts): another Host, as after DNS rebinding, gets 421' },
   idempotency_key_reused: { status: 422, summary: 'this idempotency key was already used for a different request on this route; send a new key with a new request' },
   rate_limited: { status: 429, summary: 'too many failed token attempts from this address; see Retry-After' },
   transform_failed: { status: 500, summary: 'a mapping template or transform module failed; see the gateway log at debug level for the cause' },

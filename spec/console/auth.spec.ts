@@ -190,7 +190,8 @@ describe('console: the sign-in failure budget, Secure cookies, token rotation, s
     const trusting = await startInProcess({ server: { trustedProxies: ['127.0.0.1'] } });
     const plain = await startInProcess();
     try {
-      expect((await form(trusting.base, TOKEN, { 'x-forwarded-proto': 'https' })).headers.get('set-cookie')).to.match(/; Secure$/);
+      // The browser's page was https too: its Origin says so (the CSRF check compares the scheme).
+      expect((await form(trusting.base, TOKEN, { 'x-forwarded-proto': 'https', origin: trusting.base.replace('http:', 'https:') })).headers.get('set-cookie')).to.match(/; Secure$/);
       expect((await form(trusting.base, TOKEN)).headers.get('set-cookie')).not.to.include('Secure');
       expect((await form(plain.base, TOKEN, { 'x-forwarded-proto': 'https' })).headers.get('set-cookie')).not.to.include('Secure');
     } finally {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { lastSeq } from '../../src/console/events-stream.js';
+import { consoleCookie } from './console-client.js';
 
 describe('console pages (plain HTTP)', function () {
   this.timeout(30_000);
@@ -9,8 +10,7 @@ describe('console pages (plain HTTP)', function () {
   before(async () => {
     // No model answers (port 9): runs fail or wait; only their listing matters here.
     gw = await startInProcess({ agent: { maxConcurrent: 1 } });
-    const res = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` });
-    cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    cookie = await consoleCookie(gw.base);
   });
   after(() => gw.stop());
 
@@ -50,6 +50,39 @@ describe('console pages (plain HTTP)', function () {
     expect(shown[0]).to.equal(105);
     expect(shown[99]).to.equal(6);
     expect(text).to.match(/data-after="\d+"/);
+  });
+});
+
+describe('console list pages cut long values (the full value stays on the detail page)', function () {
+  this.timeout(60_000);
+  let gw: InProcess;
+  let cookie: string;
+  before(async () => {
+    gw = await startInProcess({ agent: { maxConcurrent: 1 } });
+    cookie = await consoleCookie(gw.base);
+  });
+  after(() => gw.stop());
+
+  it('a runs page of 50 runs with 100 KB names and 200-character session keys stays under 64 KB; a run\'s page shows its whole name, escaped', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const name = `<b>${String(i).padStart(2, '0')}</b>${'n'.repeat(100 * 1024)}`;
+      const sessionKey = `hook:${String(i).padStart(2, '0')}${'k'.repeat(193)}`;
+      const res = await fetch(`${gw.hooks}/agent`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ message: 'm', name, sessionKey, deliver: false }) });
+      expect(res.status).to.equal(202);
+      ids.push((await res.json()).runId);
+    }
+    const res = await fetch(`${gw.base}/console/`, { headers: { cookie } });
+    const list = await res.text();
+    // Reported in the README: the size of this page.
+    console.log(`      runs page, 50 rows of 100 KB names: ${list.length} bytes`);
+    expect(list.length).to.be.below(64 * 1024);
+    expect(list).to.include('&lt;b&gt;49&lt;/b&gt;nnn');
+    expect(list).to.include('…');
+    expect(list).not.to.include('<b>49');
+    const detail = await (await fetch(`${gw.base}/console/runs/${ids[49]}`, { headers: { cookie } })).text();
+    expect(detail).to.include(`&lt;b&gt;49&lt;/b&gt;${'n'.repeat(100 * 1024)} `);
+    expect(detail).to.include(`hook:49${'k'.repeat(193)}<`);
   });
 });
 

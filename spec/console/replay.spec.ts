@@ -3,12 +3,16 @@ import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { until } from '../support/gateway.js';
+import { consoleCookie } from './console-client.js';
 
 const SECRET = 'replay-spec-signing-secret';
+/** A hook name past the request log's 200-character path cap. */
+const LONG = `l${'o'.repeat(240)}ng`;
 
 interface Row { seq: number; route: string; status: number; event_ids: string | null; replayed: number; error: string | null; replay_of: number | null; body: string | null }
 
-/** Replay's rules over plain HTTP: a new request through the current mappings, past verify, never an idempotent repeat. */
+/** Replay's rules over plain HTTP: a new request to the route the first reached, through the current mappings, never an idempotent repeat. */
 describe('console: replay of a kept request (plain HTTP)', function () {
   this.timeout(30_000);
   let gw: InProcess;
@@ -21,11 +25,11 @@ describe('console: replay of a kept request (plain HTTP)', function () {
           { id: 'signed', match: { path: 'signed' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'signed {{n}}', verify: { scheme: 'github', secret: SECRET } },
           { id: 'keyed', match: { path: 'keyed' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'keyed {{n}}', idempotencyKey: 'k-{{n}}' },
           { id: 'form', match: { path: 'form' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'form {{n}}' },
+          { id: 'long', match: { path: LONG }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'long {{n}}' },
         ],
       },
     });
-    const res = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` });
-    cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    cookie = await consoleCookie(gw.base);
   });
   after(() => gw.stop());
 
@@ -63,18 +67,94 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     return res;
   };
 
-  it('replays a signed request without its signature (the operator vouches for it), logged as a replay of the first', async () => {
+  /** The row of a request answered without an accept (buffered: it lands within a fraction of a second). */
+  const loggedRow = (res: Response) => until('its request-log row', async () => rowOf(res));
+  const replayPost = (seq: number) => fetch(`${gw.base}/console/replay/${seq}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: gw.base } });
+  const requestPage = async (seq: number) => (await fetch(`${gw.base}/console/requests/${seq}`, { headers: { cookie } })).text();
+  const wakeEvents = async (text: string) => {
+    const events = await (await fetch(`${gw.hooks}/events?limit=1000`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    return events.events.filter((e: { text: string }) => e.text === text).length;
+  };
+
+  it('replays to exactly the path the request reached: /hooks/wake%3Fx and /hooks/signed%23frag (404, no mapping) go to hooks named wake?x and signed#frag again, never to wake or signed', async () => {
+    const body = JSON.stringify({ text: 'rerouted', mode: 'next-heartbeat', n: 2 });
+    const cases: [string, Record<string, string>][] = [
+      ['wake%3Fx', {}],
+      ['signed%23frag', { 'x-hub-signature-256': await githubSign(SECRET, body) }],
+    ];
+    for (const [name, headers] of cases) {
+      const first = await hook(name, body, headers);
+      expect(first.status, name).to.equal(404);
+      const original = await loggedRow(first);
+      expect(original).to.include({ route: 'unmatched', error: 'no_mapping', body });
+      // A hook no mapping took can be replayed (add the mapping, then replay): to its own path.
+      expect(await requestPage(original.seq)).to.include(`action="/console/replay/${original.seq}"`);
+      const again = await replay(original.seq);
+      expect(again, name).to.include({ route: 'unmatched', status: 404, error: 'no_mapping', replay_of: original.seq });
+    }
+    expect(await wakeEvents('rerouted')).to.equal(0);
+    expect(rows().filter((r) => r.route === 'wake' || r.route === 'mapping:signed')).to.have.length(0);
+  });
+
+  it('refuses to replay to a route that checks a signature (the log keeps no signature headers): no Replay, 409 saying why', async () => {
     const body = JSON.stringify({ n: 1 });
     const first = await hook('signed', body, { 'x-hub-signature-256': await githubSign(SECRET, body) });
     expect(first.status).to.equal(200);
     const original = rowOf(first);
-    const again = await replay(original.seq);
-    expect(again).to.include({ route: 'mapping:signed', status: 200, replay_of: original.seq, body, error: null });
-    expect(again.event_ids).to.be.a('string').and.not.equal(original.event_ids);
-    // The same marker from outside is nothing: a wrong nonce, the signature is checked.
+    const page = await requestPage(original.seq);
+    expect(page).not.to.include(`action="/console/replay/${original.seq}"`);
+    expect(page).to.include('checks a signature');
+    const res = await replayPost(original.seq);
+    expect(res.status).to.equal(409);
+    expect(await res.text()).to.include('checks a signature');
+    expect(rows().filter((r) => r.replay_of === original.seq)).to.have.length(0);
+    // The marker from outside is nothing: a wrong nonce, the signature is checked.
     const forged = await hook('signed', body, { 'x-hookrelay-replay': `not-the-nonce:${original.seq}` });
     expect(forged.status).to.equal(401);
     expect((await forged.json()).error.code).to.equal('invalid_signature');
+  });
+
+  it('refuses to replay a request whose logged path was cut (the route it reached cannot be named again)', async () => {
+    const first = await hook(LONG, JSON.stringify({ n: 9 }));
+    expect(first.status).to.equal(200);
+    const original = rowOf(first);
+    expect(original.route).to.equal('mapping:long');
+    const res = await replayPost(original.seq);
+    expect(res.status).to.equal(409);
+    expect(await res.text()).to.include('cannot be named again');
+    expect(await requestPage(original.seq)).not.to.include(`action="/console/replay/${original.seq}"`);
+  });
+
+  it('sends no token: its marker is its credential, for the route it replays only, and once', async () => {
+    const first = await hook('form', JSON.stringify({ n: 3 }));
+    expect(first.status).to.equal(200);
+    const original = rowOf(first);
+    const sent: { url: string; headers: Record<string, string> }[] = [];
+    const real = globalThis.fetch;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = String(input);
+      if (url.includes('/hooks/')) sent.push({ url, headers: { ...(init?.headers as Record<string, string>) } });
+      return real(input, init);
+    }) as typeof fetch;
+    let again: Row;
+    try {
+      again = await replay(original.seq);
+    } finally {
+      globalThis.fetch = real;
+    }
+    expect(again).to.include({ route: 'mapping:form', status: 200, replay_of: original.seq });
+    expect(sent).to.have.length(1);
+    const [{ url, headers }] = sent as [{ url: string; headers: Record<string, string> }];
+    expect(url).to.equal(`${gw.hooks}/form`);
+    expect(Object.keys(headers).map((h) => h.toLowerCase())).not.to.include.members(['authorization']);
+    expect(Object.keys(headers).map((h) => h.toLowerCase())).to.not.include('x-hookrelay-token');
+    expect(url).not.to.include('token=');
+    // The same marker, sent again (to its route or another): no credential at all.
+    const { 'x-request-id': _id, ...marker } = headers;
+    for (const to of ['form', 'wake', 'agent']) {
+      const res = await real(`${gw.hooks}/${to}`, { method: 'POST', headers: marker, body: JSON.stringify({ n: 4, text: 'x', message: 'x' }) });
+      expect(res.status, to).to.equal(401);
+    }
   });
 
   it('a replay is a new request: never answered as an idempotent repeat, and it takes no key', async () => {
@@ -101,7 +181,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     expect(events.events.filter((e: { text: string }) => e.text === 'form 5')).to.have.length(2);
   });
 
-  it('refuses to replay what has no kept body (409), and an unknown request (404)', async () => {
+  it('refuses to replay what was refused before its route was known (409), and an unknown request (404)', async () => {
     const refused = await fetch(`${gw.hooks}/form`, { method: 'POST', body: '{}' }); // 401: refused before its body was read
     expect(refused.status).to.equal(401);
     let row: Row | undefined;
@@ -109,8 +189,9 @@ describe('console: replay of a kept request (plain HTTP)', function () {
       await new Promise((r) => setTimeout(r, 50));
       row = rows().find((r) => r.status === 401 && r.error === 'unauthorized');
     }
-    const res = await fetch(`${gw.base}/console/replay/${row!.seq}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: gw.base } });
+    const res = await replayPost(row!.seq);
     expect(res.status).to.equal(409);
+    expect(await res.text()).to.include('refused before');
     const none = await fetch(`${gw.base}/console/replay/999999`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: gw.base } });
     expect(none.status).to.equal(404);
   });

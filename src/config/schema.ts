@@ -205,6 +205,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     host: str('Address to listen on. Loopback (the default) allows the first-use generated token.', '127.0.0.1', { minLength: 1 }),
     port: int('Port to listen on (0: any free port).', 8788, 0, 65535),
     trustedProxies: strList('Addresses or CIDR ranges of proxies whose X-Forwarded-For is believed (and whose connections are not capped per address).', []),
+    publicHosts: strList('Host names (`name` or `name:port`) the console also answers for, besides server.host:port and loopback — the names it is reached by through a proxy. Any other Host gets 421 (DNS rebinding); a name without a port matches any port.', []),
     headersTimeoutMs: int('A client must send its request line and headers within this time, or get 408 and be closed (checked every second).', 20000, 1000),
     requestTimeoutMs: int('A client must send its whole request, body included, within this time, or get 408 and be closed (checked every second); at least headersTimeoutMs.', 60000, 1000),
     maxConnections: int('Open connections at most; more are closed as they arrive.', 1024, 1),

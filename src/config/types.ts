@@ -118,6 +118,7 @@ export interface Config {
     host: string;
     port: number;
     trustedProxies: string[];
+    publicHosts: string[];
     headersTimeoutMs: number;
     requestTimeoutMs: number;
     maxConnections: number;

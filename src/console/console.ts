@@ -13,11 +13,12 @@ import { readBody, formField } from './read-body.js';
 import { COOKIE, SESSION_SECONDS, cookieValue, type Sessions } from './session.js';
 import { eventsPage, loginPage, mappingsPage, notFoundPage, runPage, runsPage } from './pages.js';
 import { requestPage, requestsPage, STATUS_CLASSES, type RequestsFilter } from './requests-pages.js';
-import type { Replayed } from '../http/replay.js';
+import { ReplayRefused, whyNotReplay, type Replayed } from '../http/replay.js';
 import type { RequestRecord } from '../store/store.js';
 import { lastSeq, streamEvents } from './events-stream.js';
 import { STATIC } from './static.js';
 import type { Html } from './html.js';
+import { checkSameOrigin, isHttps } from './hosts.js';
 
 /**
  * Who may reach a console route: `public` (the sign-in page and its static files), `page`
@@ -86,8 +87,10 @@ export interface ConsoleDeps {
   auth: Auth;
   sessions: Sessions;
   clientAddress: (req: IncomingMessage) => string;
-  /** True when the peer is in server.trustedProxies (its X-Forwarded-Proto is believed). */
+  /** True when the peer is in server.trustedProxies (its X-Forwarded-Proto and X-Forwarded-Host are believed). */
   trustedPeer: (req: IncomingMessage) => boolean;
+  /** True when the request names a host the console serves (console/hosts.ts); else 421. */
+  servesHost: (req: IncomingMessage) => boolean;
   log: Logger;
   now?: () => Date;
 }
@@ -142,22 +145,30 @@ export function createConsole(deps: ConsoleDeps): (ctx: Context, route: Route) =
 
   async function request(ctx: Context, route: Route) {
     const found = await loggedRequest(ctx, route, 'requests/');
-    if (found) sendHtml(ctx, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: found.seq })));
+    if (found) sendHtml(ctx, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: found.seq }), whyNotReplay(found, replayHooks)));
   }
 
-  /** POST replay/SEQ: the kept request again, through the current mappings; then the new request's page. */
+  const replayHooks = { path: deps.hooksPath, mappings: deps.mappings };
+
+  /** POST replay/SEQ: the kept request again, to the route it reached, through the current mappings; then the new request's page. */
   async function replay(ctx: Context, route: Route) {
     const found = await loggedRequest(ctx, route, 'replay/');
     if (!found) return;
     const seq = found.seq;
-    if (found.body === undefined || found.method !== 'POST') {
-      sendHtml(ctx, 409, notFoundPage('This request cannot be replayed: its body was not kept (hooks.keepBodies) or was purged.', 'Cannot replay'));
+    const refused = whyNotReplay(found, replayHooks);
+    if (refused !== undefined) {
+      sendHtml(ctx, 409, notFoundPage(`This request cannot be replayed: ${refused}.`, 'Cannot replay'));
       return;
     }
     let done: Replayed;
     try {
       done = await deps.replay(found);
     } catch (err) {
+      // The config changed between the check above and the replay (a reload).
+      if (err instanceof ReplayRefused) {
+        sendHtml(ctx, 409, notFoundPage(err.message, 'Cannot replay'));
+        return;
+      }
       deps.log.warn({ err, seq }, 'console replay failed');
       sendHtml(ctx, 502, notFoundPage(`The replay could not be sent: ${(err as Error).message}.`, 'Replay failed'));
       return;
@@ -253,6 +264,10 @@ export function createConsole(deps: ConsoleDeps): (ctx: Context, route: Route) =
 
   return async function handleConsole(ctx, route) {
     ctx.set(SECURITY_HEADERS);
+    // Before anything else, the sign-in page and static files included: nothing of the console for a host it does not serve.
+    if (!deps.servesHost(ctx.req)) {
+      throw new HookError('misdirected_request', 'the console answers only for server.host, loopback and server.publicHosts: add the host name you reach it by to server.publicHosts');
+    }
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     const found = findRoute(route.name);
     const session = deps.sessions.verify(cookieValue(ctx.req.headers.cookie), Date.now());
@@ -265,7 +280,7 @@ export function createConsole(deps: ConsoleDeps): (ctx: Context, route: Route) =
       const allow = found.methods.map((m) => (m === 'GET' ? 'GET, HEAD' : m)).join(', ');
       throw new HookError('method_not_allowed', `${ctx.method} is not allowed here; use ${allow}`, { allow });
     }
-    if (method === 'POST') checkSameOrigin(ctx.req);
+    if (method === 'POST') checkSameOrigin(ctx.req, deps.trustedPeer);
     if (found.name.startsWith('static/')) {
       const file = STATIC[found.name.slice('static/'.length)]!;
       ctx.set('content-type', file.type);
@@ -293,35 +308,4 @@ function redirect(ctx: Context, location: string): void {
   ctx.status = 303;
   ctx.set('location', location);
   ctx.body = '';
-}
-
-/**
- * CSRF: the session cookie is `SameSite=Strict`, and every POST must also show it came from
- * the console's own pages: `Sec-Fetch-Site` (when sent) must be `same-origin`, and `Origin`
- * (when sent) must name this host. A POST with neither (not from a browser) is refused too:
- * the console's forms are for browsers, scripts use the hooks API.
- */
-function checkSameOrigin(req: IncomingMessage): void {
-  const site = req.headers['sec-fetch-site'];
-  const origin = req.headers.origin;
-  let ok = site === undefined || site === 'same-origin';
-  if (origin !== undefined) {
-    let host: string | undefined;
-    try {
-      host = new URL(origin).host;
-    } catch {
-      host = undefined;
-    }
-    ok &&= host !== undefined && host === req.headers.host;
-  }
-  if (!ok || (site === undefined && origin === undefined)) {
-    throw new HookError('cross_origin', 'a console POST must come from the console\'s own pages (same Origin / Sec-Fetch-Site: same-origin)');
-  }
-}
-
-/** The request reached us over https: TLS on the socket, or a trusted proxy says so. */
-function isHttps(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): boolean {
-  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  const proto = req.headers['x-forwarded-proto'];
-  return typeof proto === 'string' && trustedPeer(req) && proto.split(',')[0]!.trim().toLowerCase() === 'https';
 }

@@ -1,3 +1,4 @@
+import { printable } from '../printable.js';
 import { html, type Html } from './html.js';
 
 /** The console's pages in the order of the navigation: what arrived first, then what it became. */
@@ -66,4 +67,15 @@ export function pager(newest: string | undefined, older: string | undefined): Ht
 ${newest ? html`<a href="${newest}">← Newest</a>` : ''}
 ${older ? html`<a href="${older}">Older →</a>` : ''}
 </nav>`;
+}
+
+/**
+ * Characters a list page shows of one value (a name, a session key, a path, a mapping id):
+ * a list of 50 rows of 100 KB names was a 5 MB page. The record's own page shows it whole.
+ */
+export const CELL_MAX = 80;
+
+/** A value as a list cell shows it: at most {@link CELL_MAX} characters, ending with `…` when cut; control characters escaped (printable.ts). */
+export function cell(text: string): string {
+  return printable(text, CELL_MAX);
 }

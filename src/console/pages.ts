@@ -1,7 +1,7 @@
 import type { MappingConfig } from '../config/types.js';
 import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/store.js';
 import { html, type Html } from './html.js';
-import { badge, field, filterSelect, layout, pager, time } from './layout.js';
+import { badge, cell, field, filterSelect, layout, pager, time } from './layout.js';
 
 /** The sign-in page; `problem`: why the last try was refused. */
 export function loginPage(problem?: string): Html {
@@ -36,10 +36,10 @@ ${runs.length === 0
 ${runs.map((r) => html`<tr>
 <td>${time(r.createdAt)}</td>
 <td>${badge(r.status)}</td>
-<td><a href="/console/runs/${encodeURIComponent(r.runId)}">${r.name || html`<span class="id">${r.runId}</span>`}</a></td>
-<td class="mono">${r.sessionKey}</td>
-<td class="mono">${r.model ?? html`<span class="none">default</span>`}</td>
-<td>${r.delivery ? html`${badge(r.delivery.status)} <span class="mono">${r.delivery.target}</span>` : html`<span class="none">—</span>`}</td>
+<td><a href="/console/runs/${encodeURIComponent(r.runId)}">${r.name ? cell(r.name) : html`<span class="id">${r.runId}</span>`}</a></td>
+<td class="mono">${cell(r.sessionKey)}</td>
+<td class="mono">${r.model === undefined ? html`<span class="none">default</span>` : cell(r.model)}</td>
+<td>${r.delivery ? html`${badge(r.delivery.status)} <span class="mono">${cell(r.delivery.target)}</span>` : html`<span class="none">—</span>`}</td>
 </tr>`)}
 </tbody></table></div>`}
 ${pager(before ? query({}) : undefined, last && runs.length === pageSize ? query({ before: last.runId }) : undefined)}`);
@@ -98,7 +98,7 @@ ${[...events].reverse().map((e) => html`<tr>
 
 /** A summary's source names its run: link to it. */
 function sourceLink(source: string): Html | string {
-  return source.startsWith('run:') ? html`<a href="/console/runs/${encodeURIComponent(source.slice(4))}">${source}</a>` : source;
+  return source.startsWith('run:') ? html`<a href="/console/runs/${encodeURIComponent(source.slice(4))}">${cell(source)}</a>` : cell(source);
 }
 
 /** The mappings in match order, and the playground. Never a secret: of `verify` only its scheme. */
@@ -110,13 +110,13 @@ ${mappings.length === 0 ? html`<p class="empty">No mappings (hooks.mappings and 
 <thead><tr><th>Id</th><th>Match</th><th>Action</th><th>Engine</th><th>Verifies</th><th>Transform</th><th>forEach</th></tr></thead>
 <tbody>
 ${mappings.map((m) => html`<tr>
-<td class="mono">${m.id}</td>
-<td class="mono">${matchText(m, hooksPath)}</td>
+<td class="mono">${cell(m.id)}</td>
+<td class="mono">${cell(matchText(m, hooksPath))}</td>
 <td>${badge(m.action)}</td>
 <td>${m.engine}</td>
 <td>${m.verify ? html`${m.verify.scheme}${m.auth === 'signature' ? ' (instead of the token)' : ''}` : html`<span class="none">no</span>`}</td>
-<td class="mono">${m.transform ? `${m.transform.module}${m.transform.export ? `#${m.transform.export}` : ''}` : html`<span class="none">no</span>`}</td>
-<td class="mono">${m.forEach ?? html`<span class="none">no</span>`}</td>
+<td class="mono">${m.transform ? cell(`${m.transform.module}${m.transform.export ? `#${m.transform.export}` : ''}`) : html`<span class="none">no</span>`}</td>
+<td class="mono">${m.forEach === undefined ? html`<span class="none">no</span>` : cell(m.forEach)}</td>
 </tr>`)}
 </tbody></table></div>`}
 <h2 id="playground-title">Playground</h2>

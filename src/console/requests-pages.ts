@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../store/store.js';
 import { html, type Html } from './html.js';
-import { field, filterSelect, layout, pager, time } from './layout.js';
+import { cell, field, filterSelect, layout, pager, time } from './layout.js';
 
 /** The status classes the requests page filters by. */
 export const STATUS_CLASSES = [2, 3, 4, 5] as const;
@@ -41,7 +41,7 @@ export function requestsPage(rows: RequestRecord[], filter: RequestsFilter, rout
 <h1>Requests</h1>
 <form method="get" action="/console/requests" class="filter">
 ${filterSelect('status', 'Status', STATUS_CLASSES.map((c) => ({ value: `${c}xx`, text: `${c}xx` })), base.status)}
-${filterSelect('route', 'Route', routes.map((r) => ({ value: r, text: r })), filter.route)}
+${filterSelect('route', 'Route', routes.map((r) => ({ value: r, text: cell(r) })), filter.route)}
 <noscript><button type="submit">Filter</button></noscript>
 </form>
 </div>
@@ -54,7 +54,7 @@ ${rows.length === 0
 ${rows.map((r) => html`<tr>
 <td class="mono"><a href="/console/requests/${r.seq}">${r.seq}</a></td>
 <td>${time(r.at)}</td>
-<td class="mono">${r.method} ${r.route}</td>
+<td class="mono">${r.method} ${cell(r.route)}</td>
 <td>${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}</td>
 <td class="num">${r.ms.toFixed(1)} ms</td>
 <td>${actions(r)}</td>
@@ -64,8 +64,11 @@ ${rows.map((r) => html`<tr>
 ${pager(filter.before !== undefined ? query({}) : undefined, last && rows.length === pageSize ? query({ before: String(last.seq) }) : undefined)}`);
 }
 
-/** One request: its fields, its body when kept (as text) with the replay button, and its replays. */
-export function requestPage(r: RequestRecord, replays: RequestRecord[]): Html {
+/**
+ * One request: its fields, its body when kept (as text) with the replay button — or, when it
+ * cannot be replayed, `notReplayable`: why (http/replay.ts) — and its replays.
+ */
+export function requestPage(r: RequestRecord, replays: RequestRecord[], notReplayable?: string): Html {
   return layout(`Request #${r.seq}`, 'requests', html`<p class="crumbs"><a href="/console/requests">Requests</a> /</p>
 <h1>Request #${r.seq} ${statusBadge(r.status)}</h1>
 <p>${markers(r)}</p>
@@ -86,10 +89,10 @@ ${r.body === undefined
     ? html`<p class="none">Not kept (hooks.keepBodies is 0, the request had none, or it was purged after its days).</p>`
     : html`<pre class="text" id="body">${r.body}</pre>
 <p class="hint">Kept until ${time(r.bodyUntil)}.</p>
-${r.method === 'POST' ? html`<form method="post" action="/console/replay/${r.seq}" class="replay">
+${notReplayable === undefined ? html`<form method="post" action="/console/replay/${r.seq}" class="replay">
 <button type="submit">Replay</button>
-<span class="hint">Sends this body again, as a new request, through the current mappings: without its signature check, and never answered as an idempotent repeat.</span>
-</form>` : ''}`}
+<span class="hint">Sends this body again, as a new request, to the route it reached (${r.path}), through the current mappings; never answered as an idempotent repeat.</span>
+</form>` : html`<p class="hint" id="not-replayable">Cannot be replayed: ${notReplayable}.</p>`}`}
 ${replays.length === 0 ? '' : html`<h2>Replays</h2>
 <ul class="replays">${replays.map((p) => html`<li><a href="/console/requests/${p.seq}">#${p.seq}</a> ${time(p.at)} ${statusBadge(p.status)} ${actions(p)}</li>`)}</ul>`}`);
 }

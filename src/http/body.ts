@@ -8,7 +8,7 @@ import { routeOf } from './gate.js';
 import { parsePayload } from './payload.js';
 import { ROUTE_METHODS } from './routes-table.js';
 import type { Signatures } from './signatures.js';
-import { noteRaw, replayOf } from './request-log.js';
+import { noteRaw } from './request-log.js';
 
 /**
  * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
@@ -23,9 +23,10 @@ export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatur
     // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8).
     ctx.state.raw = raw;
     noteRaw(ctx.res, raw);
-    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts) —
-    // except on a console replay: the operator replays what was received, signed or not (README "Console").
-    ctx.state.signedBy = replayOf(ctx.res) === undefined ? signatures.check(ctx.req, route, raw) : undefined;
+    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts) — a
+    // console replay's too: it goes with its route's checks (CONTRACT.md §11), and the request
+    // log keeps no signature headers, so the console does not offer one to a `verify` route.
+    ctx.state.signedBy = signatures.check(ctx.req, route, raw);
     ctx.state.body = parsePayload(raw, ctx.req.headers['content-type'], route.kind === 'mapped');
     return next();
   };

@@ -31,8 +31,8 @@ export interface GateOptions {
   signatureStandsIn: (name: string) => boolean;
   /** `hooks.keepBodies`: days the request log keeps bodies (request-log.ts). */
   keepBodies?: number;
-  /** The seq a console replay repeats, read from its marker (replay.ts); undefined for any other request. */
-  replayOf?: (req: IncomingMessage) => number | undefined;
+  /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
+  replayOf?: (req: IncomingMessage, route: Route) => number | undefined;
 }
 
 /**
@@ -74,8 +74,12 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
       deny(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
     }
+    // A console replay's marker is its credential, for exactly the route it replays (replay.ts):
+    // a replay needs no hooks token, whichever are configured now.
+    const replayed = decided?.hooks && opts.replayOf ? opts.replayOf(req, decided) : undefined;
+    if (replayed !== undefined) noteReplay(res, replayed);
     // When in doubt, ask for the token: a target the parser refuses might have named a hook.
-    if (!decided || decided.hooks) {
+    else if (!decided || decided.hooks) {
       const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name);
       const verdict = opts.enabled ? opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), signed) : PASSED;
       if (!verdict.ok) {
@@ -88,10 +92,6 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
         return;
       }
       if (verdict.bySignature) decided!.bySignature = true;
-      else if (opts.replayOf && decided) {
-        const of = opts.replayOf(req);
-        if (of !== undefined) noteReplay(res, of);
-      }
     }
     if (!decided) {
       deny(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');

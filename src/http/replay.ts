@@ -1,7 +1,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { MappingConfig } from '../config/types.js';
 import type { RequestRecord } from '../store/store.js';
 import type { RequestLogger } from './request-log.js';
+import { routeKind, type Route, type RouteKind } from './routes-table.js';
 
 /** The header that marks a console replay; one of the SECRET_HEADERS, so no template, transform or log sees it. */
 export const REPLAY_HEADER = 'x-hookrelay-replay';
@@ -9,6 +11,13 @@ export const REPLAY_HEADER = 'x-hookrelay-replay';
 const ROW_WAIT_MS = 5_000;
 /** A kept header value that can be sent again as it is (kept values are capped and escaped: a cut one ends with `…`). */
 const PLAIN = /^[\x20-\x7e]*$/;
+/** The request log keeps a path cut at this many characters (request-log.ts). */
+const LOGGED_PATH_MAX = 200;
+/**
+ * Codes the gate (or the failure budget) refuses with before a request's body is read: the
+ * request never reached its route's handler, so there is nothing it did to do again.
+ */
+const REFUSED_BEFORE_ROUTE = new Set(['unauthorized', 'forbidden', 'rate_limited', 'method_not_allowed', 'invalid_path', 'not_found', 'payload_too_large']);
 
 /** What a replay did. */
 export interface Replayed {
@@ -17,56 +26,122 @@ export interface Replayed {
   status: number;
 }
 
+/** The hooks settings a replay is sent under (the current config's). */
+export interface ReplayHooks {
+  path: string;
+  mappings: readonly MappingConfig[];
+}
+
+/** A replay the rules refuse (CONTRACT.md §11); its message says why, for the console to show. */
+export class ReplayRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReplayRefused';
+  }
+}
+
+/** The route kinds a replay may go to: the send routes (a POST under the hooks path). */
+const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
+
+/**
+ * Why a logged request cannot be replayed, or undefined when it can (CONTRACT.md §11). A replay
+ * goes to exactly the route the request reached — the route its logged path names, the one
+ * parse of routes-table.ts: `/hooks/wake%3Fx` reached the hook named `wake?x` (404, no
+ * mapping), never `wake` — with that route's signature check. So it is refused for a request
+ * refused before its route was known (the gate's 401, 404, 405, 413, …; their bodies are never
+ * read anyway), for one whose path names no send route, for a path the log kept only shortened
+ * or escaped, and for a hook that a mapping's `verify` guards: the request log keeps no
+ * signature headers, so the check could never pass. A hook no mapping took (`no_mapping`) can
+ * be replayed to its own path: add the mapping, then replay.
+ */
+export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | undefined {
+  if (row.method !== 'POST') return `only a POST can be replayed (this was a ${row.method})`;
+  if (row.error !== undefined && REFUSED_BEFORE_ROUTE.has(row.error)) return `it was refused before its route was reached (${row.error}), so it did nothing to do again`;
+  const base = `${hooks.path}/`;
+  const name = row.path.startsWith(base) ? row.path.slice(base.length) : undefined;
+  if (name === undefined || !SEND_KINDS.has(routeKind(name))) return `it reached no route that takes a POST (${row.path}${name === undefined ? `, not under hooks.path ${hooks.path}` : ''}), so there is none to send it to again`;
+  if (row.body === undefined) return 'its body was not kept (hooks.keepBodies) or was purged';
+  // printable() cut it (`…` at the cap) or escaped a character (`\xNN`, `\uNNNN`): the route it reached cannot be named again.
+  if (row.path.includes('\\') || (row.path.length >= LOGGED_PATH_MAX - 1 && row.path.endsWith('…'))) {
+    return 'its logged path was shortened or had characters escaped, so the exact route it reached cannot be named again';
+  }
+  const verified = hooks.mappings.find((m) => m.verify !== undefined && m.match.path === name);
+  if (verified) return `its route checks a signature (mapping ${verified.id}'s verify) and the request log keeps no signature headers: ask the sender to send it again`;
+  return undefined;
+}
+
 export interface Replayer {
-  /** The gate: the seq a request replays when it carries this listener's marker; else undefined. */
-  replayOf(req: IncomingMessage): number | undefined;
+  /**
+   * The gate: the seq a request replays when it carries this listener's marker and is the
+   * loopback request {@link replay} is sending to exactly `route` — the marker is then its
+   * credential, for that route and that request only; else undefined.
+   */
+  replayOf(req: IncomingMessage, route: Route): number | undefined;
   /**
    * Sends a kept request again, as a new request, through the listener as it now is: a
-   * loopback POST of the kept body with its kept Content-Type and User-Agent and the hooks
-   * token, so that it takes the path of every request (gate, body, mappings, dispatch, the
-   * request log). Its marker lets it past the mapping's `verify` (the operator vouches for a
-   * body that was received) and keeps idempotency keys out of it (a replay is not a repeat).
-   * Resolves once the new request's row is stored.
+   * loopback POST of the kept body with its kept Content-Type and User-Agent to the path it
+   * reached, so that it takes the path of every request (gate, body, mappings, dispatch, the
+   * request log). It carries no token: its marker stands in for one, so a replay works
+   * whichever hooks tokens are configured now; the marker also keeps idempotency keys out of
+   * it (a replay is not a repeat). Throws {@link ReplayRefused} when {@link whyNotReplay} says
+   * so. Resolves once the new request's row is stored.
    */
-  replay(row: RequestRecord, hooks: { path: string; token: string }): Promise<Replayed>;
+  replay(row: RequestRecord, hooks: ReplayHooks): Promise<Replayed>;
 }
 
 /**
  * One per listener. The marker is `<nonce>:<seq>`, the nonce random per process and compared
  * in constant time: a request from outside cannot claim to be a replay, and the marker never
- * leaves this machine (loopback).
+ * leaves this machine (loopback). A marker opens only the request it was made for (by its
+ * X-Request-Id), once, and only on the path it was sent to.
  */
 export function createReplayer(url: () => string, requests: RequestLogger): Replayer {
   const nonce = randomBytes(24).toString('base64url');
   const expected = Buffer.from(nonce);
+  // Replays being sent: X-Request-Id → the seq replayed and the path it must arrive at.
+  const sending = new Map<string, { seq: number; path: string }>();
   return {
-    replayOf(req) {
+    replayOf(req, route) {
       const marker = req.headers[REPLAY_HEADER];
-      if (typeof marker !== 'string') return undefined;
+      const id = req.headers['x-request-id'];
+      if (typeof marker !== 'string' || typeof id !== 'string') return undefined;
       const colon = marker.lastIndexOf(':');
       const given = Buffer.from(marker.slice(0, colon));
       const seq = Number(marker.slice(colon + 1));
-      if (colon < 0 || given.length !== expected.length || !timingSafeEqual(given, expected) || !Number.isSafeInteger(seq)) return undefined;
+      if (colon < 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      // Only a send route: a marker never opens a read route, whatever its path.
+      if (!SEND_KINDS.has(route.kind)) return undefined;
+      const entry = sending.get(id);
+      if (entry === undefined || entry.seq !== seq || entry.path !== route.path) return undefined;
+      sending.delete(id);
       return seq;
     },
 
     async replay(row, hooks) {
-      if (row.body === undefined) throw new Error('the request has no kept body');
-      if (!row.path.startsWith(`${hooks.path}/`)) throw new Error(`the request went to ${row.path}, no longer under hooks.path (${hooks.path})`);
+      const refused = whyNotReplay(row, hooks);
+      if (refused !== undefined) throw new ReplayRefused(`This request cannot be replayed: ${refused}.`);
       const requestId = `replay-${randomBytes(8).toString('hex')}`;
       const stored = requests.stored(requestId, ROW_WAIT_MS);
       const headers: Record<string, string> = {
-        authorization: `Bearer ${hooks.token}`,
         'content-type': row.contentType ?? 'application/json',
         'x-request-id': requestId,
         [REPLAY_HEADER]: `${nonce}:${row.seq}`,
       };
       if (row.userAgent !== undefined && PLAIN.test(row.userAgent)) headers['user-agent'] = row.userAgent;
       if (!PLAIN.test(headers['content-type']!)) headers['content-type'] = 'application/json';
-      const res = await fetch(`${url()}${encodeURI(row.path)}`, { method: 'POST', headers, body: row.body });
-      await res.arrayBuffer();
-      await stored;
-      return { requestId, status: res.status };
+      // Each segment escaped whole: the gate's one parse (routes-table.ts) decodes it back to
+      // exactly the logged path — `encodeURI` left `?` and `#` as they were, which moved the
+      // rest of the path into a query or a fragment.
+      const target = row.path.split('/').map(encodeURIComponent).join('/');
+      sending.set(requestId, { seq: row.seq, path: row.path });
+      try {
+        const res = await fetch(`${url()}${target}`, { method: 'POST', headers, body: row.body });
+        await res.arrayBuffer();
+        await stored;
+        return { requestId, status: res.status };
+      } finally {
+        sending.delete(requestId);
+      }
     },
   };
 }

@@ -13,6 +13,7 @@ import { jsonHeaders } from './json.js';
 import type { RouteDeps } from './routes.js';
 import { createConsole } from '../console/console.js';
 import { createSessions, type Sessions } from '../console/session.js';
+import { createHostCheck } from '../console/hosts.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { Store } from '../store/store.js';
 import { createRequestLogger } from './request-log.js';
@@ -163,7 +164,8 @@ function createHandler(
         engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
         auth, sessions, clientAddress, trustedPeer, log, now: deps.now,
         // Through whatever config is current when the loopback request arrives (the one of the newest swap).
-        replay: (row) => replayer.replay(row, { path: hooks.path, token: (hooks.tokens ?? [hooks.token])[0]! }),
+        replay: (row) => replayer.replay(row, { path: hooks.path, mappings: hooks.mappings }),
+        servesHost: createHostCheck(config.server, trustedPeer),
       })
       : undefined,
   });
