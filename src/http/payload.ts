@@ -1,8 +1,15 @@
 import { HookError } from '../errors.js';
-import { dropPrototypeKeys } from '../engine/prototype-keys.js';
+import { dropPrototypeKeys, isPrototypeKey } from '../engine/prototype-keys.js';
 
-/** Quick test for the only keys that need stripping (a full walk only when one may be there). */
-const PROTO_WORD = /__proto__|constructor|prototype/;
+/**
+ * Quick test for the only keys that need stripping, so that the full walk runs only when one
+ * may be there. JSON may spell a key with `\\uXXXX` escapes (`"\\u005f_proto__"` parses to an
+ * own `__proto__`), so the test also fires on any escape of a character from U+0040 to U+007F:
+ * every letter and the underscore of the three words lie there, and no sender needs to escape
+ * them (JSON.stringify, Python's ensure_ascii and PHP's json_encode escape only controls and
+ * non-ASCII), so an ordinary body, escaped non-ASCII text included, still skips the walk.
+ */
+const PROTO_WORD = /__proto__|constructor|prototype|\\u00[4-7]/;
 
 // fatal: a byte sequence that is not UTF-8 is refused rather than read as U+FFFD, so that
 // what a template sees is what the sender sent. A leading BOM is dropped (ignoreBOM false).
@@ -56,14 +63,22 @@ function isForm(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('application/x-www-form-urlencoded');
 }
 
-/** Form fields as an object; a repeated field becomes a list. */
+/**
+ * Form fields as an object; a repeated field becomes a list. Collected on a null-prototype
+ * object, so that a field named like an inherited member (`toString`, `valueOf`…) finds no
+ * earlier value (on `{}` it found the inherited function and became `[<function>, value]`,
+ * which no worker can take); the prototype keys are skipped, however they were percent-encoded
+ * (URLSearchParams has decoded them). The result is copied to a plain object, like what
+ * JSON.parse returns, so that the two kinds of payload behave alike downstream.
+ */
 function parseForm(text: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const fields: Record<string, string | string[]> = Object.create(null);
   for (const [k, v] of new URLSearchParams(text)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
+    if (isPrototypeKey(k)) continue;
+    const prev = fields[k];
+    if (prev === undefined) fields[k] = v;
     else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
+    else fields[k] = [prev, v];
   }
-  return out;
+  return { ...fields };
 }
