@@ -23,7 +23,8 @@ export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatur
     // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8).
     ctx.state.raw = raw;
     noteRaw(ctx.res, raw);
-    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts) —
+    // Signatures are checked on these bytes — the body after Content-Encoding is removed, as
+    // senders sign before content-coding — before anything is parsed (signatures.ts) —
     // except on a console replay: the operator replays what was received, signed or not (README "Console").
     ctx.state.signedBy = replayOf(ctx.res) === undefined ? signatures.check(ctx.req, route, raw) : undefined;
     ctx.state.body = parsePayload(raw, ctx.req.headers['content-type'], route.kind === 'mapped');
