@@ -123,6 +123,35 @@ describe('http: bodies, payload errors and the answers of every route', () => {
     });
   }
 
+  // Issue 30: bytes after the end of a br or deflate stream were ignored, after gzip refused.
+  // One rule now: the body is the compressed stream and nothing else.
+  const trailing: [string, (b: Buffer) => Buffer, string][] = [
+    ['gzip', zlib.gzipSync, 'GARBAGE'],
+    ['gzip', zlib.gzipSync, '\0\0\0\0'],
+    ['deflate', zlib.deflateSync, 'GARBAGE'],
+    ['deflate', zlib.deflateRawSync, 'GARBAGE'],
+    ['br', zlib.brotliCompressSync, 'GARBAGE'],
+    ['br', zlib.brotliCompressSync, '\0'],
+  ];
+  for (const [encoding, encode, tail] of trailing) {
+    it(`400 invalid_json for bytes after the end of a ${encoding}${encode === zlib.deflateRawSync ? ' (raw)' : ''} stream (${JSON.stringify(tail)}), saying so; nothing is stored`, async () => {
+      const text = `trailing ${encoding} ${encode.name} ${JSON.stringify(tail)}`;
+      const body = Buffer.concat([encode(Buffer.from(JSON.stringify({ text, mode: 'next-heartbeat' }))), Buffer.from(tail, 'latin1')]);
+      const r = await postBytes('/wake', body, { 'content-encoding': encoding });
+      expect(r.status, JSON.stringify(r.data)).to.equal(400);
+      expect(r.data.error).to.deep.equal({ code: 'invalid_json', message: `the ${encoding} body goes on after the end of its compressed stream: send the compressed stream alone` });
+      const ev = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+      expect(ev.data.events.map((e: any) => e.text)).not.to.include(text);
+    });
+  }
+
+  it('takes a gzip body of several members (RFC 1952 §2.2), decoded as their concatenation', async () => {
+    const json = JSON.stringify({ text: 'two gzip members', mode: 'next-heartbeat' });
+    const body = Buffer.concat([zlib.gzipSync(Buffer.from(json.slice(0, 10))), zlib.gzipSync(Buffer.from(json.slice(10)))]);
+    const r = await postBytes('/wake', body, { 'content-encoding': 'gzip' });
+    expect(r.status, JSON.stringify(r.data)).to.equal(200);
+  });
+
   it('applies maxBodyBytes to the decoded bytes: a small gzip body that inflates past it is 413', async () => {
     const body = zlib.gzipSync(Buffer.from(JSON.stringify({ text: 'x'.repeat(5000) })));
     expect(body.length).to.be.below(1024);

@@ -5,9 +5,9 @@ import { expect } from 'chai';
 import { configFromObject } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { start, type Running } from '../../src/serve.js';
-import { call, freePort, sleep, tmpDir } from '../support/gateway.js';
+import { call, freePort, sleep, tmpDir, until } from '../support/gateway.js';
 import { TOKEN } from '../support/in-process.js';
-import { parseAnswer } from '../support/raw-http.js';
+import { parseAnswer, parseAnswers } from '../support/raw-http.js';
 
 /** A socket to the listener that sends nothing until told to. */
 function connect(port: number): Promise<net.Socket> {
@@ -59,6 +59,26 @@ describe('http: slow clients and connection caps', function () {
     clearInterval(timer);
     return result;
   }
+
+  // Issue 30: /healthz answered with Connection: close, and requests pipelined behind it were lost.
+  it('keeps the connection of GET /healthz alive, and answers the requests pipelined behind it', async () => {
+    const socket = await connect(port);
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => { received += d; });
+    const health = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    const body = JSON.stringify({ text: 'pipelined', mode: 'next-heartbeat' });
+    const wake = `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    socket.write(health + health + wake + health);
+    const answers = await until('four answers', async () => { const a = parseAnswers(received); return a.length >= 4 ? a : undefined; }, 5000);
+    expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200, 200]);
+    expect(answers.map((a) => a.headers.connection ?? 'keep-alive')).to.deep.equal(['keep-alive', 'keep-alive', 'keep-alive', 'keep-alive']);
+    expect(JSON.parse(answers[0]!.body)).to.deep.equal({ ok: true });
+    expect(JSON.parse(answers[2]!.body)).to.include({ ok: true, mode: 'next-heartbeat' });
+    socket.write(health); // and the connection still serves
+    await until('a fifth answer', async () => (parseAnswers(received).length === 5 ? true : undefined), 5000);
+    socket.destroy();
+  });
 
   it('closes a client that trickles its headers within about a second of server.headersTimeoutMs', async () => {
     const { received, afterMs } = await trickle('POST /hooks/wake HTTP/1.1\r\nHost: x\r\n', 'X-Slow: a\r\n');

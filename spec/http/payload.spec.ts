@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
+import { FIXTURE_TRANSFORMS } from '../unit/engine/make-config.js';
 import { call } from '../support/gateway.js';
 import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { parseAnswer, type RawAnswer } from '../support/raw-http.js';
@@ -38,9 +39,12 @@ describe('http: how body bytes become a payload (curl -d, form data, UTF-8)', ()
   before(async () => {
     gw = await startInProcess({
       hooks: {
+        transformsDir: FIXTURE_TRANSFORMS,
         mappings: [
           { id: 'github', match: { path: 'github' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'push to {{repository.full_name}} by {{pusher.name}} ({{note}})' },
           { id: 'form', match: { path: 'form' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'form {{a}} {{b}}' },
+          { id: 'names', match: { path: 'names' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: '{{toString}}|{{valueOf}}|{{hasOwnProperty}}|{{a}}' },
+          { id: 'keys', match: { path: 'keys' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'template', transform: { module: 'keys.mjs' } },
         ],
       },
     });
@@ -78,6 +82,34 @@ describe('http: how body bytes become a payload (curl -d, form data, UTF-8)', ()
     expect(r.status, r.text).to.equal(200);
     expect(await lastEvent()).to.equal('form x y {z');
   });
+
+  // Defect 4 of issue 30: form fields were collected on a plain object, so a name that an
+  // object inherits (toString…) found the inherited function and became [<function>, value].
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  it('form fields named like Object.prototype members are plain fields, for templates and transforms', async () => {
+    const r = await call(`${gw.hooks}/names`, { token: TOKEN, raw: 'toString=t&valueOf=v&hasOwnProperty=h&a=1&a=2', headers: form });
+    expect(r.status, r.text).to.equal(200);
+    expect(await lastEvent()).to.equal('t|v|h|["1","2"]');
+    const t = await call(`${gw.hooks}/keys`, { token: TOKEN, raw: 'toString=t&valueOf=v&a=1&a=2&toString=u', headers: form });
+    expect(t.status, t.text).to.equal(200);
+    expect(await lastEvent()).to.equal('keys ["toString","valueOf","a"] values {"toString":["t","u"],"valueOf":"v","a":["1","2"]} inherited undefined');
+  });
+
+  it('form fields named __proto__, constructor or prototype (however encoded) never reach a transform', async () => {
+    const t = await call(`${gw.hooks}/keys`, { token: TOKEN, raw: '__proto__=p&%5F_proto__=q&constructor=c&prototype=x&a=1', headers: form });
+    expect(t.status, t.text).to.equal(200);
+    expect(await lastEvent()).to.equal('keys ["a"] values {"a":"1"} inherited undefined');
+  });
+
+  // Defect 6 of issue 30: the strip ran only when the raw text spelled `__proto__`.
+  for (const key of ['\\u005f_proto__', '__pr\\u006fto__', '\\u005F\\u005Fproto__', '\\u0063onstructor', 'prot\\u006ftype']) {
+    it(`a JSON key spelled "${key}" is stripped before a transform sees it (no prototype reaches a merge)`, async () => {
+      const raw = `{"a":1,"${key}":{"polluted":"yes"},"nested":{"${key}":{"polluted":"deep"},"b":2}}`;
+      const t = await call(`${gw.hooks}/keys`, { token: TOKEN, raw, headers: { 'content-type': 'application/json' } });
+      expect(t.status, t.text).to.equal(200);
+      expect(await lastEvent()).to.equal('keys ["a","nested"] values {"a":1,"nested":{"b":2}} inherited undefined');
+    });
+  }
 
   it('a form-typed body that starts with { but is not JSON is 400 invalid_json, without the body in the answer', async () => {
     const r = await call(`${gw.hooks}/github`, { token: TOKEN, raw: '{"secret-text":', headers: { 'content-type': 'application/x-www-form-urlencoded' } });

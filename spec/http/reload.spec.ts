@@ -87,6 +87,28 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     expect((await call(`${g.hooks}/b`, { token: TOKEN, json: {} })).status).to.equal(404);
   });
 
+  // Defect 7 of issue 30: such a file read as "no settings" dropped every mapping and the token.
+  const notAMap: [string, string][] = [['an empty file', ''], ['a file of comments only', '# hooks: moved elsewhere\n# (nothing else)\n'], ['a YAML null (~)', '~\n']];
+  for (const [what, text] of notAMap) {
+    it(`SIGHUP with ${what}: refused with its reason logged; the old token and mappings keep answering`, async () => {
+      const dir = tmpDir();
+      const port = await freePort();
+      const g = (gw = await startGateway(configOf(port, [wake('keep', 'kept')]), { dir, file: 'hookrelay.yaml' }));
+      fs.writeFileSync(`${g.configFile}.tmp`, text);
+      fs.renameSync(`${g.configFile}.tmp`, g.configFile);
+      g.proc.kill('SIGHUP');
+      await until('the refusal', () => g.output().includes('config reload refused'));
+      const line = g.output().split('\n').find((l) => l.includes('config reload refused'))!;
+      expect(line).to.include('the config file holds no settings');
+      await sleep(500); // the file watch's own reload (debounced) is refused too
+      expect(g.output()).not.to.include('config reloaded');
+      const r = await call(`${g.hooks}/keep`, { token: TOKEN, json: {} });
+      expect(r.status, r.text).to.equal(200);
+      expect(await eventText(g, r.data.eventId)).to.equal('kept');
+      expect((await call(`${g.hooks}/keep`, { token: null, json: {} })).status).to.equal(401);
+    });
+  }
+
   it('a transform module edited on disk: the new code answers, without SIGHUP', async () => {
     const g = await start([{ id: 't', match: { path: 't' }, action: 'wake', wakeMode: 'next-heartbeat', transform: { module: 'pick.ts' } }], {
       'pick.ts': 'export default () => ({ text: "v1" });\n',
@@ -141,6 +163,20 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
 
 describe('cli: check lists every problem in one pass (CONTRACT.md §2)', function () {
   this.timeout(60000);
+
+  for (const [what, text] of [['an empty file', ''], ['a file of comments only', '# nothing here\n'], ['a YAML null (~)', '~\n'], ['a list', '- hooks\n']]) {
+    it(`${what} is refused with exit 1 and says what the file must hold`, async () => {
+      const file = path.join(tmpDir(), 'hookrelay.yaml');
+      fs.writeFileSync(file, text);
+      const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
+        });
+      });
+      expect(r.code, r.stderr).to.equal(1);
+      expect(r.stderr).to.match(/holds no settings|must be a map of keys/);
+    });
+  }
 
   it('a typo\'d key, a broken template and a missing transform module together: exit 1, one line each', async () => {
     const dir = tmpDir();

@@ -43,6 +43,8 @@ export interface FakeProvider {
   /** A recipient in the provider's own kind of address. */
   to: string;
   calls: ProviderCall[];
+  /** Every request that arrived, refused ones too: its method and path as sent (undecoded). */
+  requests: { method: string; path: string }[];
   /** The message sends, in arrival order. */
   readonly messages: ProviderCall[];
   /** The text of each message send, in order. */
@@ -83,6 +85,7 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 /** Starts the fake of `name` on 127.0.0.1 with an ephemeral port. */
 export async function startFakeProvider(name: Provider): Promise<FakeProvider> {
   const calls: ProviderCall[] = [];
+  const requests: FakeProvider['requests'] = [];
   const recorder = createRecorder<ProviderCall>(`fake ${name}`);
   const secret = SECRETS[name];
   let nextId = 1;
@@ -160,6 +163,7 @@ export async function startFakeProvider(name: Provider): Promise<FakeProvider> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
+    requests.push({ method: req.method ?? '', path: (req.url ?? '/').split('?')[0]! });
     const u = new URL(req.url ?? '/', 'http://fake');
     const query = Object.fromEntries(u.searchParams);
     const routed = route(req.method ?? '', u.pathname, query, req.headers);
@@ -203,6 +207,7 @@ export async function startFakeProvider(name: Provider): Promise<FakeProvider> {
     secret,
     to: RECIPIENTS[name],
     calls,
+    requests,
     get messages() {
       return calls.filter((c) => c.kind === 'send');
     },

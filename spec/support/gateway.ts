@@ -54,9 +54,10 @@ export interface Gateway {
  * Starts `hookrelay serve` as a user would (the real bin, a real config file, a real store)
  * and resolves once /healthz answers.
  */
-export async function startGateway(config: Record<string, any>, opts: { dir?: string; env?: Record<string, string>; cpu?: string } = {}): Promise<Gateway> {
+export async function startGateway(config: Record<string, any>, opts: { dir?: string; env?: Record<string, string>; cpu?: string; file?: string } = {}): Promise<Gateway> {
   const dir = opts.dir ?? tmpDir();
-  const configFile = path.join(dir, 'hookrelay.json');
+  // `file`: another name, e.g. hookrelay.yaml (JSON text is YAML too) for what only YAML can spell.
+  const configFile = path.join(dir, opts.file ?? 'hookrelay.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
   const args = [BIN, 'serve', '--config', configFile];
   const [cmd, argv] = opts.cpu ? ['taskset', ['-c', opts.cpu, process.execPath, ...args]] : [process.execPath, args];

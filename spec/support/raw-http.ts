@@ -54,3 +54,17 @@ export function parseAnswer(text: string): RawAnswer | undefined {
     return { status, headers, body: rest.slice(0, length), statusLines };
   }
 }
+
+/** Every complete answer in `text`, in order: the answers to requests pipelined on one connection. */
+export function parseAnswers(text: string): RawAnswer[] {
+  const out: RawAnswer[] = [];
+  let rest = text;
+  for (;;) {
+    const answer = parseAnswer(rest);
+    if (!answer) return out;
+    out.push(answer);
+    let at = 0;
+    for (let i = 0; i < answer.statusLines.length; i++) at = rest.indexOf('\r\n\r\n', at) + 4;
+    rest = rest.slice(at + answer.body.length); // latin1: one character per byte
+  }
+}

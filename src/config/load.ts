@@ -66,8 +66,17 @@ export function readConfig(file: string, overrides: ConfigOverrides = {}): unkno
     throw new ConfigError([{ path: file, message: `cannot read the config file: ${why}` }]);
   }
   const raw = extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file);
+  // YAML reads an empty file, one of only comments, or `~` as null. Taken for "no settings",
+  // it served defaults: on a reload every mapping went, a new token was generated and later
+  // reloads kept defaults for restart-only keys (issue 30). A config file says something.
+  if (raw === null || raw === undefined) {
+    throw new ConfigError([{ path: file, message: 'the config file holds no settings (it is empty, only comments, or null): write its keys (server, hooks, agent…) as in hookrelay.example.yaml' }]);
+  }
+  if (!isPlainObject(raw)) throw new ConfigError([{ path: file, message: NOT_A_MAP }]);
   return withOverrides(raw, overrides);
 }
+
+const NOT_A_MAP = 'the config must be a map of keys (server, hooks, agent…)';
 
 /**
  * The overrides applied to the parsed file, before validation: `--port 0` or `--host 0.0.0.0`
@@ -117,7 +126,7 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   const abs = resolve(file);
   const baseDir = dirname(abs);
   if (raw !== null && raw !== undefined && !isPlainObject(raw)) {
-    return { problems: [{ path: file, message: 'the config must be a map of keys (server, hooks, agent…)' }], draft: {} };
+    return { problems: [{ path: file, message: NOT_A_MAP }], draft: {} };
   }
   const unset: ConfigProblem[] = [];
   const data = prepare(raw ?? {}, env, '', unset) as Obj;

@@ -14,8 +14,8 @@ export function isPrototypeKey(key: unknown): boolean {
  * data property, so such a payload is harmless until someone copies it with
  * `Object.assign` or a recursive merge — this removes the hazard at the door.
  *
- * The HTTP layer calls it only when the raw text contains one of the words, so the common
- * request pays nothing. Iterative, not recursive: a 256 KiB body can nest far deeper than
+ * The HTTP layer calls it only when the raw text may spell one of the words (literally or with
+ * `\\u` escapes, payload.ts), so the common request pays nothing. Iterative, not recursive: a 256 KiB body can nest far deeper than
  * the call stack (`[[[[…`). Meant for acyclic data (anything `JSON.parse` returns).
  */
 export function dropPrototypeKeys<T>(value: T): T {

@@ -23,9 +23,10 @@ export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatur
     // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8).
     ctx.state.raw = raw;
     noteRaw(ctx.res, raw);
-    // Signatures are checked on the raw bytes, before anything is parsed (signatures.ts) — a
-    // console replay's too: it goes with its route's checks (CONTRACT.md §11), and the request
-    // log keeps no signature headers, so the console does not offer one to a `verify` route.
+    // Signatures are checked on these bytes — the body after Content-Encoding is removed, as
+    // senders sign before content-coding — before anything is parsed (signatures.ts); a console
+    // replay's too: it goes with its route's checks (CONTRACT.md §11), and the request log keeps
+    // no signature headers, so the console does not offer one to a `verify` route.
     ctx.state.signedBy = signatures.check(ctx.req, route, raw);
     ctx.state.body = parsePayload(raw, ctx.req.headers['content-type'], route.kind === 'mapped');
     return next();
@@ -66,6 +67,8 @@ interface ReadState {
   encoding?: string;
   /** Made on the first byte (an empty encoded body is an empty body). */
   decoder?: zlib.Zlib & Transform;
+  /** The body began with the gzip magic bytes 1f 8b (RFC 1952 §2.3.1): see onDecodeError. */
+  gzipMagic?: boolean;
 }
 
 const READ = Symbol('hookrelay.read');
@@ -105,6 +108,7 @@ function onData(this: Reading, chunk: Buffer): void {
   if (s.encoding === undefined) return keep(this, s, chunk);
   if (!s.decoder) {
     const d = (s.decoder = DECODERS[s.encoding]!(chunk)) as Decoding;
+    s.gzipMagic = chunk[0] === 0x1f && chunk[1] === 0x8b;
     d[OWNER] = this;
     d.on('data', onDecoded);
     d.on('end', onDecodedEnd);
@@ -131,17 +135,40 @@ function onDecoded(this: Decoding, bytes: Buffer): void {
   keep(req, req[READ]!, bytes);
 }
 
+/**
+ * The decoder ended: the body is good if the decoder took every byte that arrived. zlib stops
+ * at the end of a deflate or brotli stream and drops what follows without a word (its
+ * `bytesWritten` counts the input it consumed), while gunzip reads what follows as a next
+ * member (RFC 1952 §2.2) and fails on anything else — except NUL padding, which it skips. One
+ * rule for the three: nothing may follow the compressed stream.
+ */
 function onDecodedEnd(this: Decoding): void {
-  finish(this[OWNER]!);
+  const req = this[OWNER]!;
+  if ((this as unknown as zlib.Zlib).bytesWritten < req[READ]!.wire) return refuseTrailing(req);
+  finish(req);
 }
 
-function onDecodeError(this: Decoding): void {
+function onDecodeError(this: Decoding, err: Error): void {
   const req = this[OWNER]!;
+  // gunzip reads bytes after a complete member as a next member, whose magic is then wrong
+  // ("incorrect header check": zlib's inflate.c says that of a bad magic only, and the first
+  // member's was right), and drops the output of that write, so this is how it is told.
+  if (req[READ]!.gzipMagic && err.message === 'incorrect header check') return refuseTrailing(req);
   const s = done(req);
   req.pause();
   // zlib's message says nothing a sender can act on; the connection may hold the rest of the stream.
   s.ctx.set('connection', 'close');
   s.reject(new HookError('invalid_json', `the ${s.encoding} body cannot be decoded`));
+}
+
+function refuseTrailing(req: Reading): void {
+  const s = done(req);
+  if (!req.complete) {
+    // gunzip can tell before the request ends: do not read the rest.
+    req.pause();
+    s.ctx.set('connection', 'close');
+  }
+  s.reject(new HookError('invalid_json', `the ${s.encoding} body goes on after the end of its compressed stream: send the compressed stream alone`));
 }
 
 function onDrain(this: Decoding): void {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -18,7 +19,19 @@ export function jsonHeaders(byteLength: number): Record<string, string> {
 export function sendJson(ctx: Context, status: number, body: object | string): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const headers = jsonHeaders(Buffer.byteLength(text));
-  if (!ctx.req.complete) headers.connection = 'close';
+  if (bodyMayFollow(ctx.req)) headers.connection = 'close';
   ctx.respond = false;
   ctx.res.writeHead(status, headers).end(text);
+}
+
+/**
+ * Whether body bytes of `req` may still be on the way. A request without Content-Length or
+ * Transfer-Encoding has no body (RFC 9112 §6.3), yet Node marks it `complete` only after its
+ * handler ran: a synchronous answer (`/healthz`) closed its connection, and the requests
+ * pipelined behind it were lost (issue 30).
+ */
+function bodyMayFollow(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

@@ -1,8 +1,24 @@
 import { HookError } from '../errors.js';
-import { dropPrototypeKeys } from '../engine/prototype-keys.js';
+import { dropPrototypeKeys, isPrototypeKey } from '../engine/prototype-keys.js';
 
-/** Quick test for the only keys that need stripping (a full walk only when one may be there). */
+/** The three words, as they are spelled without escapes. */
 const PROTO_WORD = /__proto__|constructor|prototype/;
+/** A `\u` escape of a character from U+0040 to U+007F (every letter, and the underscore). */
+const ASCII_ESCAPE = /\\u00[4-7]/;
+
+/**
+ * Quick test for the only keys that need stripping, so that the full walk runs only when one
+ * may be there. JSON may spell a key with escapes (`"\u005f_proto__"` parses to an own
+ * `__proto__`: issue 30), and every character of the three words lies in U+0040–U+007F, which
+ * encoders do not escape (JSON.stringify, Python's ensure_ascii and PHP's json_encode escape
+ * controls, a few symbols below U+0040 and non-ASCII; DEL, U+007F, only makes a needless walk),
+ * so an ordinary body still skips the walk.
+ * `includes` first: a body without any `\u00` (most of them) pays a plain substring search,
+ * not a second regular expression (measured in the commit that brought it).
+ */
+function mayHavePrototypeKey(text: string): boolean {
+  return PROTO_WORD.test(text) || (text.includes('\\u00') && ASCII_ESCAPE.test(text));
+}
 
 // fatal: a byte sequence that is not UTF-8 is refused rather than read as U+FFFD, so that
 // what a template sees is what the sender sent. A leading BOM is dropped (ignoreBOM false).
@@ -48,7 +64,7 @@ export function parsePayload(bytes: Uint8Array, contentType: string | undefined,
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new HookError('invalid_payload', 'body: must be a JSON object');
   }
-  if (PROTO_WORD.test(text)) dropPrototypeKeys(value);
+  if (mayHavePrototypeKey(text)) dropPrototypeKeys(value);
   return value as Record<string, unknown>;
 }
 
@@ -56,14 +72,22 @@ function isForm(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('application/x-www-form-urlencoded');
 }
 
-/** Form fields as an object; a repeated field becomes a list. */
+/**
+ * Form fields as an object; a repeated field becomes a list. Collected on a null-prototype
+ * object, so that a field named like an inherited member (`toString`, `valueOf`…) finds no
+ * earlier value (on `{}` it found the inherited function and became `[<function>, value]`,
+ * which no worker can take); the prototype keys are skipped, however they were percent-encoded
+ * (URLSearchParams has decoded them). The result is copied to a plain object, like what
+ * JSON.parse returns, so that the two kinds of payload behave alike downstream.
+ */
 function parseForm(text: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const fields: Record<string, string | string[]> = Object.create(null);
   for (const [k, v] of new URLSearchParams(text)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
+    if (isPrototypeKey(k)) continue;
+    const prev = fields[k];
+    if (prev === undefined) fields[k] = v;
     else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
+    else fields[k] = [prev, v];
   }
-  return out;
+  return { ...fields };
 }

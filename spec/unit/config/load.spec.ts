@@ -86,12 +86,28 @@ describe('config/load', () => {
     it('names a missing file', () => {
       expect(problemsOf(() => loadConfig('/nonexistent/hookrelay.yaml', {}))[0]).to.include({ path: '/nonexistent/hookrelay.yaml' });
     });
-    it('takes an empty file or an empty YAML value as "use the default"', () => {
-      expect(loadConfig(write(''), {}).config.hooks.path).to.equal('/hooks');
+    it('takes an empty YAML value as "use the default"', () => {
       const { config } = loadConfig(write('hooks:\n  token:\n  mappings:\n'), {});
       expect(config.hooks.token).to.equal('');
       expect(config.hooks.mappings).to.deep.equal([]);
     });
+  });
+
+  // Issue 30, defect 7: read as "no settings", such a file served defaults (on a reload: no
+  // mappings, a new token). A config file says something (CONTRACT.md §8).
+  describe('a file that holds no settings, or not a map, is refused', () => {
+    for (const [what, text, file] of [['empty', '', 'h.yaml'], ['only comments', '# a\n\n# b\n', 'h.yaml'], ['~', '~\n', 'h.yaml'], ['null', 'null', 'h.yaml'], ['JSON null', 'null', 'h.json']]) {
+      it(`${what} (${file})`, () => {
+        const path = write(text, file);
+        expect(problemsOf(() => loadConfig(path, {}))).to.deep.equal([{ path, message: 'the config file holds no settings (it is empty, only comments, or null): write its keys (server, hooks, agent…) as in hookrelay.example.yaml' }]);
+      });
+    }
+    for (const [what, text] of [['a list', '- hooks\n'], ['a string', 'hooks\n'], ['a number', '8788\n']]) {
+      it(`${what}`, () => {
+        const path = write(text);
+        expect(problemsOf(() => loadConfig(path, {}))).to.deep.equal([{ path, message: 'the config must be a map of keys (server, hooks, agent…)' }]);
+      });
+    }
   });
 
   describe('defaults and normalisation', () => {

@@ -86,6 +86,48 @@ describe('dispatch/providers: every provider against a local fake of its API', (
     });
   }
 
+  // Issue 30: `to: ".."` sent the Discord bot token to /api/v10/messages — encodeURIComponent
+  // leaves dots alone, and URL parsing resolves a `..` segment (and `%2e%2e`, WHATWG URL).
+  describe('a `to` that is not one path segment never reaches another path than its recipient\'s', () => {
+    const HOSTILE = ['..', '.', '../x', 'a/b', '%2e%2e', '%2E', 'x/../..', '../../v21.0/other', '?q=1', '#frag', 'a\\b', ''];
+    /** The one path a send to `to` may reach: `to` as a single segment where the API puts it in the URL. */
+    const ONLY: Record<Provider, (to: string) => string> = {
+      whatsapp: () => '/v21.0/106540352242922/messages',
+      telegram: () => '/bot123456:SECRET-bot-token/sendMessage',
+      signal: () => '/v2/send',
+      imessage: () => '/api/v1/message/text',
+      discord: (to) => `/api/v10/channels/${encodeURIComponent(to)}/messages`,
+      slack: () => '/api/chat.postMessage',
+      msteams: (to) => `/teams/v3/conversations/${encodeURIComponent(to)}/activities`,
+    };
+    for (const descriptor of PROVIDER_DESCRIPTORS) {
+      const name = descriptor.name;
+      it(`${name}: ${HOSTILE.map((t) => JSON.stringify(t)).join(', ')}`, async () => {
+        const fake = await startFakeProvider(name);
+        try {
+          const send = descriptor.create(fake.config, fetch);
+          for (const to of HOSTILE) {
+            fake.requests.length = 0;
+            const err = await send(to, 'x', OPTS).then(() => undefined, (e: unknown) => e);
+            const paths = fake.requests.map((r) => r.path).filter((p) => p !== '/botframework.com/oauth2/v2.0/token');
+            if (paths.length === 0) {
+              // Refused before sending: for good, saying why.
+              expect(err, `to ${JSON.stringify(to)}`).to.be.instanceOf(DeliveryError).and.include({ retryable: false });
+              expect((err as Error).message).to.match(new RegExp(`^${name}: to .* is not a`));
+            } else {
+              expect(paths, `to ${JSON.stringify(to)}`).to.deep.equal([ONLY[name](to)]);
+              // …and a server that resolves dot segments (any URL parser does) reads the same path.
+              expect(new URL(paths[0]!, 'http://fake').pathname, `to ${JSON.stringify(to)}`).to.equal(paths[0]);
+              if (ONLY[name]('a') !== ONLY[name]('b')) expect(decodeURIComponent(paths[0]!.split('/').at(-2)!)).to.equal(to);
+            }
+          }
+        } finally {
+          await fake.close();
+        }
+      });
+    }
+  });
+
   describe('provider specifics', () => {
     let fake: FakeProvider;
     afterEach(async () => { await fake.close(); });

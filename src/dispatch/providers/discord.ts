@@ -1,6 +1,6 @@
 import type { ProvidersConfig } from '../../config/types.js';
 import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
-import { base, classify, failure, request, secretsOf } from './http.js';
+import { base, classify, failure, pathSegment, request, secretsOf } from './http.js';
 
 /** `providers.discord`. */
 export type DiscordConfig = NonNullable<ProvidersConfig['discord']>;
@@ -25,7 +25,7 @@ export const discord: ProviderDescriptor<DiscordConfig> = {
     const root = `${base(cfg.apiBase)}/api/v10/channels/`;
     return async (to, text, opts) => {
       const secrets = secretsOf([cfg.botToken], text);
-      const answer = await request(fetchImpl, 'discord', `${root}${encodeURIComponent(to)}/messages`, {
+      const answer = await request(fetchImpl, 'discord', `${root}${pathSegment('discord', to, 'channel id')}/messages`, {
         headers: {
           'content-type': 'application/json',
           authorization: `Bot ${cfg.botToken}`,

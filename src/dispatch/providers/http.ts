@@ -84,6 +84,21 @@ export function safeReason(reason: string, secrets: readonly string[]): string {
   return out.length > MAX_REASON ? `${out.slice(0, MAX_REASON - 1)}…` : out;
 }
 
+/**
+ * `to` as exactly one segment of a URL path, for the providers whose API puts the recipient
+ * in the path (Discord's channel, Teams' conversation). encodeURIComponent escapes `/`, `?`,
+ * `#` and `%`, but not dots, and a URL parser resolves a `.` or `..` segment (WHATWG URL
+ * §4.4, "single-dot"/"double-dot" segments — fetch does it before sending): `to: ".."` sent
+ * the Discord bot token to /api/v10/messages (issue 30). Those, and an empty `to`, name no
+ * recipient: refused for good. (`%2e%2e` is safe: its `%` is escaped.)
+ */
+export function pathSegment(provider: string, to: string, what: string): string {
+  if (to === '' || to === '.' || to === '..') {
+    throw new DeliveryError(`${provider}: to ${JSON.stringify(to)} is not a ${what}: give the ${what} itself`);
+  }
+  return encodeURIComponent(to);
+}
+
 /** `apiBase` without trailing slashes, so that paths can be appended. */
 export function base(url: string): string {
   return url.replace(/\/+$/, '');

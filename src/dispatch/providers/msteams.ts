@@ -1,6 +1,6 @@
 import type { ProvidersConfig } from '../../config/types.js';
 import { credential, section, text, url, type ProviderDescriptor } from './descriptor.js';
-import { base, classify, failure, request, secretsOf } from './http.js';
+import { base, classify, failure, pathSegment, request, secretsOf } from './http.js';
 import type { SendOptions } from './sender.js';
 
 /** `providers.msteams`. */
@@ -59,9 +59,10 @@ export const msteams: ProviderDescriptor<TeamsConfig> = {
     }
 
     return async (to, text, opts) => {
+      const conversation = pathSegment('msteams', to, 'conversation id'); // before a token is fetched for nothing
       const bearer = await token(opts);
       const secrets = secretsOf([cfg.appPassword, bearer], text);
-      const answer = await request(fetchImpl, 'msteams', `${root}${encodeURIComponent(to)}/activities`, {
+      const answer = await request(fetchImpl, 'msteams', `${root}${conversation}/activities`, {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
         body: JSON.stringify({ type: 'message', text }),
       }, opts, secrets);
