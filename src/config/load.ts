@@ -125,6 +125,7 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkHooks(cfg, problems);
+  checkCredentials(cfg, problems);
   checkRuntime(cfg, problems);
   // Forward mode: chat delivery is the upstream's, with the upstream's providers.
   if (!isForward(cfg)) checkProviders(cfg, problems);
@@ -297,6 +298,44 @@ function checkHooks(cfg: Config, problems: ConfigProblem[]): void {
   }
 }
 
+/**
+ * The two kinds of credential (CONTRACT.md §4): one spelling each (`adminToken` or
+ * `adminTokens`), an admin token never equal to a hooks token (it would let every sender
+ * read), and a scoped hooks token's routes each naming `wake`, `agent` or a mapping (user or
+ * preset: run after checkHooks appended the presets). Never echoes a token.
+ */
+function checkCredentials(cfg: Config, problems: ConfigProblem[]): void {
+  const server = cfg.server as Obj;
+  const hooks = cfg.hooks as Obj;
+  if (!isPlainObject(server) || !isPlainObject(hooks)) return;
+  if (server.adminTokens !== undefined && server.adminToken) problems.push({ path: 'server.adminTokens', message: 'give server.adminToken or server.adminTokens (a list, for rotation), not both' });
+  const entries: unknown[] = Array.isArray(hooks.tokens) ? hooks.tokens : [hooks.token];
+  const hookTokens = new Set(entries.map((e) => (isPlainObject(e) ? e.token : e)).filter((t) => typeof t === 'string' && t !== ''));
+  const admins: [unknown, string][] = Array.isArray(server.adminTokens)
+    ? server.adminTokens.map((t: unknown, i: number) => [t, `server.adminTokens[${i}]`])
+    : [[server.adminToken, 'server.adminToken']];
+  for (const [token, path] of admins) {
+    if (typeof token === 'string' && hookTokens.has(token)) problems.push({ path, message: 'is also a hooks token: the admin token reads events, runs and metrics, so it must be a secret of its own that no sender holds' });
+  }
+  if (!Array.isArray(hooks.tokens)) return;
+  const seen = new Map<unknown, number>();
+  hooks.tokens.forEach((e: unknown, i: number) => {
+    const t = isPlainObject(e) ? e.token : e;
+    if (typeof t !== 'string') return;
+    if (seen.has(t)) problems.push({ path: `hooks.tokens[${i}]`, message: `has the same token as hooks.tokens[${seen.get(t)}]: give each sender its own` });
+    else seen.set(t, i);
+  });
+  const known = new Set(['wake', 'agent', ...(Array.isArray(hooks.mappings) ? hooks.mappings : []).map((m: unknown) => (isPlainObject(m) ? m.id : undefined))]);
+  hooks.tokens.forEach((e: unknown, i: number) => {
+    if (!isPlainObject(e) || !Array.isArray(e.routes)) return;
+    e.routes.forEach((r: unknown, j: number) => {
+      if (typeof r === 'string' && !known.has(r)) {
+        problems.push({ path: `hooks.tokens[${i}].routes[${j}]`, message: `"${r.slice(0, 100)}" names no route: use wake, agent or a mapping id (${[...known].filter((k) => typeof k === 'string').slice(0, 20).join(', ')})` });
+      }
+    });
+  });
+}
+
 /** Mapping-level checks and normalisation: ids, `channel`, `match.path`, `forEach`, templates. */
 function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigProblem[]): void {
   m.id ??= defaultId;
@@ -429,7 +468,7 @@ function channelConflicts(mappings: unknown, path: string): ConfigProblem[] {
 
 /** ajv errors as problems with YAML paths and messages that say what to change. */
 function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: string): ConfigProblem[] {
-  return (errors ?? []).map((e) => {
+  return withoutBranchMisses(errors ?? []).map((e) => {
     const path = yamlPath(e.instancePath, prefix);
     const key = path.split(/[.[]/).pop() ?? '';
     switch (e.keyword) {
@@ -451,10 +490,29 @@ function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: string): 
         return { path, message: (e.params as { limit: number }).limit === 1 ? 'must not be empty' : e.message ?? 'is too short' };
       case 'pattern':
         return { path, message: `must match /${(e.params as { pattern: string }).pattern}/` };
+      case 'anyOf':
+        return { path, message: `must be ${(e.schema as SchemaNode[]).map((b) => (b.properties ? `a map of ${Object.keys(b.properties).join(', ')}` : article(String(b.type)))).join(' or ')} (got ${describe(e.data)})` };
       default:
         return { path, message: e.message ?? 'is invalid' };
     }
   });
+}
+
+/**
+ * An `anyOf` (a `hooks.tokens` entry: a string or a map) reports every branch's misses. Those
+ * of the branch whose type the value has are what to fix; the other branches' type misses
+ * are noise, and the `anyOf` summary is only kept when nothing more precise is left.
+ */
+function withoutBranchMisses(errors: ErrorObject[]): ErrorObject[] {
+  const drop = new Set<ErrorObject>();
+  for (const a of errors) {
+    if (a.keyword !== 'anyOf') continue;
+    const branches = errors.filter((e) => e.schemaPath.startsWith(`${a.schemaPath}/`));
+    const typeMisses = branches.filter((e) => e.keyword === 'type' && e.instancePath === a.instancePath);
+    for (const e of typeMisses) drop.add(e);
+    if (branches.length > typeMisses.length) drop.add(a);
+  }
+  return drop.size ? errors.filter((e) => !drop.has(e)) : errors;
 }
 
 /** `/hooks/mappings/2/transform/module` → `hooks.mappings[2].transform.module`. */

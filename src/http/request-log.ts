@@ -38,6 +38,8 @@ interface LogMarks {
   raw: Buffer | undefined;
   /** A console replay of the row of this seq. */
   replayOf: number | undefined;
+  /** The `name` of the scoped hooks token it came with (never the token). */
+  sender: string | undefined;
 }
 
 type Marked = ServerResponse & { [LOG]?: LogMarks; [START]?: number };
@@ -51,7 +53,7 @@ export const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** The gate: this request is under the hooks path and gets a row; bodies are kept `keepBodies` days (0: none). */
 export function noteHooks(res: ServerResponse, path: string, keepBodies: number): void {
-  (res as Marked)[LOG] = { keep: keepBodies, path, error: undefined, committed: false, raw: undefined, replayOf: undefined };
+  (res as Marked)[LOG] = { keep: keepBodies, path, error: undefined, committed: false, raw: undefined, replayOf: undefined, sender: undefined };
 }
 
 /** The error code the request is refused with (the gate, the error handler). */
@@ -70,6 +72,17 @@ export function noteRaw(res: ServerResponse, raw: Buffer): void {
 export function noteReplay(res: ServerResponse, seq: number): void {
   const m = (res as Marked)[LOG];
   if (m !== undefined) m.replayOf = seq;
+}
+
+/** The gate: the request came with the hooks token named `name` (`hooks.tokens[].name`). */
+export function noteSender(res: ServerResponse, name: string): void {
+  const m = (res as Marked)[LOG];
+  if (m !== undefined) m.sender = name;
+}
+
+/** The name of the hooks token a request came with; undefined when it has none. */
+export function senderOf(res: ServerResponse): string | undefined {
+  return (res as Marked)[LOG]?.sender;
 }
 
 /** The seq of the row a console replay repeats; undefined for any other request. */
@@ -112,6 +125,7 @@ export function requestRow(res: ServerResponse, status: number, accepted?: reado
     contentType: typeof h['content-type'] === 'string' ? printable(h['content-type'], 100) : undefined,
     userAgent: typeof h['user-agent'] === 'string' ? printable(h['user-agent'], 200) : undefined,
     replayOf: m.replayOf,
+    sender: m.sender,
   };
   if (m.raw !== undefined) {
     row.body = m.raw.toString('utf8');
