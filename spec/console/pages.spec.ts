@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { lastSeq } from '../../src/console/events-stream.js';
 
 describe('console pages (plain HTTP)', function () {
@@ -9,7 +9,7 @@ describe('console pages (plain HTTP)', function () {
   before(async () => {
     // No model answers (port 9): runs fail or wait; only their listing matters here.
     gw = await startInProcess({ agent: { maxConcurrent: 1 } });
-    const res = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` });
+    const res = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${ADMIN_TOKEN}` });
     cookie = res.headers.get('set-cookie')!.split(';')[0]!;
   });
   after(() => gw.stop());

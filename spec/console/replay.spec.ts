@@ -2,7 +2,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import { sign as githubSign } from '@octokit/webhooks-methods';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 const SECRET = 'replay-spec-signing-secret';
 
@@ -24,7 +24,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
         ],
       },
     });
-    const res = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` });
+    const res = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${ADMIN_TOKEN}` });
     cookie = res.headers.get('set-cookie')!.split(';')[0]!;
   });
   after(() => gw.stop());
@@ -97,7 +97,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     expect(first.status).to.equal(200);
     const again = await replay(rowOf(first).seq);
     expect(again).to.include({ route: 'mapping:form', status: 200 });
-    const events = await (await fetch(`${gw.hooks}/events?limit=100`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    const events = await (await fetch(`${gw.hooks}/events?limit=100`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
     expect(events.events.filter((e: { text: string }) => e.text === 'form 5')).to.have.length(2);
   });
 
