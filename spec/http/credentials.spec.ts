@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { start, type Running } from '../../src/serve.js';
-import { ADMIN_TOKEN, BIN, call, freePort, ROOT, tmpDir, until } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, call, freePort, ROOT, startGateway, tmpDir, until } from '../support/gateway.js';
 import { TOKEN } from '../support/in-process.js';
 
 const run = promisify(execFile);
@@ -228,6 +228,32 @@ describe('cli: the admin token in check and serve (CONTRACT.md §4)', function (
     expect(open.stderr).to.not.include('short-admin');
     const loopback = await cli('check', '--config', write(config('127.0.0.1')));
     expect(loopback.stderr).to.not.include('shorter than 16');
+  });
+
+  it('serve on a loopback host without an admin token generates {dataDir}/admin-token (mode 0600), says where, and reuses it', async () => {
+    const dir = tmpDir();
+    const config = { server: { port: await freePort(), adminToken: null }, dataDir: './data', hooks: { token: TOKEN } };
+    const file = path.join(dir, 'data', 'admin-token');
+    let gw = await startGateway(config, { dir });
+    let admin: string;
+    try {
+      admin = fs.readFileSync(file, 'utf8').trim();
+      expect(admin).to.match(/^[A-Za-z0-9_-]{43}$/);
+      expect(fs.statSync(file).mode & 0o777).to.equal(0o600);
+      expect(gw.output()).to.include(`using the admin token in ${file} (mode 0600)`);
+      expect(gw.output()).to.not.include(admin);
+      expect((await call(`${gw.hooks}/events`, { token: admin })).status).to.equal(200);
+      expect((await call(`${gw.hooks}/events`, { token: TOKEN })).status).to.equal(401);
+    } finally {
+      await gw.stop();
+    }
+    gw = await startGateway(config, { dir });
+    try {
+      expect(fs.readFileSync(file, 'utf8').trim()).to.equal(admin);
+      expect((await call(`${gw.base}/metrics`, { token: admin })).status).to.equal(200);
+    } finally {
+      await gw.stop();
+    }
   });
 
   it('serve on a non-loopback host without an admin token refuses to start, saying what to set', async () => {
