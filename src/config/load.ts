@@ -11,6 +11,7 @@ import { addTrusted } from '../http/client-address.js';
 import { parseTarget, routeKind } from '../http/routes-table.js';
 import { TRANSFORM_EXTENSIONS } from '../engine/transform-module.js';
 import { verifyProblems } from './verify.js';
+import { credentialProblems } from './credentials.js';
 
 type Env = Record<string, string | undefined>;
 type Obj = Record<string, any>; // data of any shape, before and while it is checked
@@ -125,7 +126,7 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkHooks(cfg, problems);
-  checkCredentials(cfg, problems);
+  problems.push(...credentialProblems(cfg));
   checkRuntime(cfg, problems);
   // Forward mode: chat delivery is the upstream's, with the upstream's providers.
   if (!isForward(cfg)) checkProviders(cfg, problems);
@@ -296,44 +297,6 @@ function checkHooks(cfg: Config, problems: ConfigProblem[]): void {
         : { path: 'hooks.allowedSessionKeyPrefixes', message: `admits no session key of preset mapping "${m.id}" ("${m.sessionKey}")` });
     });
   }
-}
-
-/**
- * The two kinds of credential (CONTRACT.md §4): one spelling each (`adminToken` or
- * `adminTokens`), an admin token never equal to a hooks token (it would let every sender
- * read), and a scoped hooks token's routes each naming `wake`, `agent` or a mapping (user or
- * preset: run after checkHooks appended the presets). Never echoes a token.
- */
-function checkCredentials(cfg: Config, problems: ConfigProblem[]): void {
-  const server = cfg.server as Obj;
-  const hooks = cfg.hooks as Obj;
-  if (!isPlainObject(server) || !isPlainObject(hooks)) return;
-  if (server.adminTokens !== undefined && server.adminToken) problems.push({ path: 'server.adminTokens', message: 'give server.adminToken or server.adminTokens (a list, for rotation), not both' });
-  const entries: unknown[] = Array.isArray(hooks.tokens) ? hooks.tokens : [hooks.token];
-  const hookTokens = new Set(entries.map((e) => (isPlainObject(e) ? e.token : e)).filter((t) => typeof t === 'string' && t !== ''));
-  const admins: [unknown, string][] = Array.isArray(server.adminTokens)
-    ? server.adminTokens.map((t: unknown, i: number) => [t, `server.adminTokens[${i}]`])
-    : [[server.adminToken, 'server.adminToken']];
-  for (const [token, path] of admins) {
-    if (typeof token === 'string' && hookTokens.has(token)) problems.push({ path, message: 'is also a hooks token: the admin token reads events, runs and metrics, so it must be a secret of its own that no sender holds' });
-  }
-  if (!Array.isArray(hooks.tokens)) return;
-  const seen = new Map<unknown, number>();
-  hooks.tokens.forEach((e: unknown, i: number) => {
-    const t = isPlainObject(e) ? e.token : e;
-    if (typeof t !== 'string') return;
-    if (seen.has(t)) problems.push({ path: `hooks.tokens[${i}]`, message: `has the same token as hooks.tokens[${seen.get(t)}]: give each sender its own` });
-    else seen.set(t, i);
-  });
-  const known = new Set(['wake', 'agent', ...(Array.isArray(hooks.mappings) ? hooks.mappings : []).map((m: unknown) => (isPlainObject(m) ? m.id : undefined))]);
-  hooks.tokens.forEach((e: unknown, i: number) => {
-    if (!isPlainObject(e) || !Array.isArray(e.routes)) return;
-    e.routes.forEach((r: unknown, j: number) => {
-      if (typeof r === 'string' && !known.has(r)) {
-        problems.push({ path: `hooks.tokens[${i}].routes[${j}]`, message: `"${r.slice(0, 100)}" names no route: use wake, agent or a mapping id (${[...known].filter((k) => typeof k === 'string').slice(0, 20).join(', ')})` });
-      }
-    });
-  });
 }
 
 /** Mapping-level checks and normalisation: ids, `channel`, `match.path`, `forEach`, templates. */

@@ -41,10 +41,13 @@ export interface GateOptions {
  * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
  *
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
- * against the auth budget) → the token for anything under the hooks path and for `/metrics`,
+ * against the auth budget) → a credential for anything under the hooks path and for `/metrics`,
  * however it was spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
- * read; a NAME with an `auth: signature` mapping is let through without it, marked
- * `bySignature`, and its signature is checked on the body, signatures.ts) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes
+ * read): the kind the route takes ({@link CREDENTIAL}: a hooks token sends, the admin token
+ * reads), either kind where no route exists; a NAME with an `auth: signature` mapping is let through without it, marked
+ * `bySignature`, and its signature is checked on the body, signatures.ts → 403 for a scoped
+ * hooks token on `wake`/`agent` outside its routes (a mapped hook's is checked once its mapping
+ * matched, routes.ts) → 400 for unparseable targets → 404 for what no route takes → 413 on Content-Length. What passes
  * goes on to the Koa app with its {@link Route} — a `console` route too, whatever its method:
  * the console answers 405 and checks its session cookie itself; a request that sent `Expect: 100-continue`
  * is told to continue only then.
