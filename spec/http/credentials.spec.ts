@@ -185,6 +185,21 @@ describe('http: two kinds of credential, scoped hooks tokens (CONTRACT.md §4)',
     expect((await send('gh', SCOPED)).status).to.equal(200);
     expect((await call(`${base}/hooks/events`, { token: ADMIN_TOKEN })).status).to.equal(200);
   });
+
+  it('takes a new admin token at the reload too (rotation), unlike the other server keys', async () => {
+    const second = 'second-admin-token-0123456789abcdef';
+    const config = JSON.parse(fs.readFileSync(file, 'utf8'));
+    fs.writeFileSync(file, JSON.stringify({ ...config, server: { ...config.server, adminToken: undefined, adminTokens: [second, ADMIN_TOKEN] } }));
+    expect(await running.reload()).to.equal(true);
+    expect((await call(`${base}/metrics`, { token: second })).status).to.equal(200);
+    expect((await call(`${base}/metrics`, { token: ADMIN_TOKEN })).status).to.equal(200);
+    fs.writeFileSync(file, JSON.stringify({ ...config, server: { ...config.server, adminToken: second } }));
+    expect(await running.reload()).to.equal(true);
+    expect((await call(`${base}/metrics`, { token: ADMIN_TOKEN })).status).to.equal(401);
+    expect((await call(`${base}/hooks/runs`, { token: second })).status).to.equal(200);
+    expect(lines.filter((l) => l.includes('needs a restart'))).to.deep.equal([]);
+    expect(lines.join('\n')).to.not.include(second);
+  });
 });
 
 describe('cli: the admin token in check and serve (CONTRACT.md §4)', function () {
