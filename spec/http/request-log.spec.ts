@@ -113,6 +113,7 @@ describe('http: the request log', function () {
       const bytes = files.map((f) => readFileSync(f).toString('latin1')).join('');
       expect(bytes).to.include(MARK); // the kept bodies are there: the search works
       expect(bytes).to.not.include(TOKEN);
+      expect(bytes).to.not.include(ADMIN_TOKEN);
       expect(bytes).to.not.include(SECRET);
       expect(bytes).to.not.include((await githubSign(SECRET, payload)).slice(7));
     });
