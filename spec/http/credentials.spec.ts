@@ -254,6 +254,7 @@ describe('cli: the admin token in check and serve (CONTRACT.md §4)', function (
     try {
       admin = fs.readFileSync(file, 'utf8').trim();
       expect(admin).to.match(/^[A-Za-z0-9_-]{43}$/);
+      expect(gw.adminToken).to.equal(admin);
       expect(fs.statSync(file).mode & 0o777).to.equal(0o600);
       expect(gw.output()).to.include(`using the admin token in ${file} (mode 0600)`);
       expect(gw.output()).to.not.include(admin);

@@ -101,7 +101,7 @@ export async function startGateway(given: Record<string, any>, opts: { dir?: str
     base,
     hooks: `${base}${config.hooks?.path ?? '/hooks'}`,
     token: config.hooks?.token,
-    adminToken: config.server?.adminToken ?? config.server?.adminTokens?.[0],
+    adminToken: config.server?.adminToken ?? config.server?.adminTokens?.[0] ?? generatedAdminToken(dir, config.dataDir),
     configFile,
     output: () => log,
     stop: async () => {
@@ -113,6 +113,15 @@ export async function startGateway(given: Record<string, any>, opts: { dir?: str
       await exited;
     },
   };
+}
+
+/** The admin token `serve` generated into `{dataDir}/admin-token` (dataDir relative to the config's folder). */
+function generatedAdminToken(dir: string, dataDir = './.hookrelay'): string | undefined {
+  try {
+    return fs.readFileSync(path.resolve(dir, dataDir, 'admin-token'), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
 }
 
 /** POST/GET helper: resolves with status, headers and the parsed JSON body (or null). */

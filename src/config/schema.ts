@@ -211,7 +211,7 @@ export const DEFAULT_SYSTEM_PROMPT =
 /** The whole config file. */
 export const configSchema: SchemaNode = obj('hookrelay configuration', {
   server: obj('The HTTP listener.', {
-    host: str('Address to listen on. Loopback (the default) allows the first-use generated token.', '127.0.0.1', { minLength: 1 }),
+    host: str('Address to listen on. Loopback (the default) allows the first-use generated tokens (hooks and admin).', '127.0.0.1', { minLength: 1 }),
     port: int('Port to listen on (0: any free port).', 8788, 0, 65535),
     trustedProxies: strList('Addresses or CIDR ranges of proxies whose X-Forwarded-For is believed (and whose connections are not capped per address).', []),
     headersTimeoutMs: int('A client must send its request line and headers within this time, or get 408 and be closed (checked every second).', 20000, 1000),
@@ -235,7 +235,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   hooks: obj('The webhook listener and its mappings.', {
     enabled: bool('false: the hooks listener is not exposed at all.', true),
-    token: secret('Shared secret every request must carry. Required when enabled (or tokens); on a loopback host an empty token is generated once into {dataDir}/token.'),
+    token: secret('The hooks token: the shared secret senders send with (POST {hooks.path}/…); it reads nothing (that is server.adminToken). Required when enabled (or tokens); on a loopback host an empty token is generated once into {dataDir}/token.'),
     tokens: { type: 'array', description: `Several hooks tokens, any one of which is accepted (rotation: add the new one, move the clients, remove the old one); at most ${MAX_TOKENS}. In place of token. An entry is a token, or a scoped token \`{token, name, routes}\` (README "Scoped hooks tokens").`, items: { anyOf: [{ type: 'string', minLength: 1 }, hookTokenSchema] }, minItems: 1, maxItems: MAX_TOKENS, secret: true },
     path: str('Base path of the hooks; "/" is refused and trailing slashes are dropped.', '/hooks', { minLength: 1 }),
     maxBodyBytes: int('Larger bodies get 413: both the bytes on the wire and, for a gzip, deflate or br body, the decoded bytes (decoding stops at the limit).', 262144, 1),
