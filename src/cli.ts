@@ -333,8 +333,8 @@ function version(): string {
 function servedAt(config: Config): string {
   const { host, port } = config.server;
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  if (!config.hooks.enabled) return `serves: hooks disabled (hooks.enabled: false), and with them the console and /metrics`;
+  const hooksAt = config.hooks.enabled ? `hooks at ${base}${config.hooks.path} (sending: the hooks token; reading events and runs: the admin token)` : 'hooks disabled (hooks.enabled: false)';
   const consoleAt = config.server.console ? `console at ${base}/console/` : 'console off (server.console: false)';
   const metricsAt = config.server.metrics ? `metrics at ${base}/metrics` : 'metrics off (server.metrics: false)';
-  return `serves: hooks at ${base}${config.hooks.path}, ${consoleAt}, ${metricsAt} (each behind the hooks token)`;
+  return `serves: ${hooksAt}, ${consoleAt}, ${metricsAt} (behind the admin token)`;
 }

@@ -16,6 +16,8 @@ const DEBOUNCE_MS = 200;
  * top-level key but `hooks`, and `hooks.mainSummary`, which the dispatcher reads.
  */
 const RESTART_ONLY_HOOKS = ['mainSummary'] as const;
+/** The `server` keys a reload does take: the admin tokens (rotation and revocation need no restart). */
+const RELOADED_SERVER = ['adminToken', 'adminTokens'] as const;
 
 export interface ReloadOptions {
   loaded: LoadedConfig;
@@ -150,7 +152,7 @@ export function restartOnlyChanges(running: Readonly<Config>, next: Record<strin
   for (const key of keys) diff((running as Record<string, unknown>)[key], next[key], key, out);
   const hooks = next.hooks !== null && typeof next.hooks === 'object' ? next.hooks : {};
   for (const key of RESTART_ONLY_HOOKS) diff(running.hooks[key], hooks[key], `hooks.${key}`, out);
-  return out;
+  return out.filter((at) => !RELOADED_SERVER.some((key) => at === `server.${key}`));
 }
 
 function diff(a: unknown, b: unknown, at: string, out: string[]): void {
@@ -171,6 +173,12 @@ function keepRunning(raw: unknown, running: Readonly<Config>): unknown {
   if (!isMap(raw)) return raw;
   const out: Record<string, unknown> = { ...raw };
   for (const [key, value] of Object.entries(running)) if (key !== 'hooks') out[key] = literal(value);
+  const server = { ...(out.server as Record<string, unknown>) };
+  for (const key of RELOADED_SERVER) {
+    delete server[key];
+    if (isMap(raw.server) && raw.server[key] !== undefined) server[key] = raw.server[key];
+  }
+  out.server = server;
   if (isMap(raw.hooks)) {
     out.hooks = { ...raw.hooks };
     for (const key of RESTART_ONLY_HOOKS) (out.hooks as Record<string, unknown>)[key] = running.hooks[key];

@@ -112,6 +112,9 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
   if (loaded.generatedTokenFile) {
     io.out(`no hooks.token configured: using the token in ${loaded.generatedTokenFile} (mode 0600). Send it as "Authorization: Bearer <token>".`);
   }
+  if (loaded.generatedAdminTokenFile) {
+    io.out(`no server.adminToken configured: using the admin token in ${loaded.generatedAdminTokenFile} (mode 0600). It reads ${config.hooks.path}/events and /runs, /metrics and signs into the console; the hooks token does not.`);
+  }
   log.info({ url: running.listener.url, mappings: config.hooks.mappings.length, readyMs: ms }, 'listening');
 
   let signals = 0;

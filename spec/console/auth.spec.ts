@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { CONSOLE_ROUTES, SECURITY_HEADERS } from '../../src/console/console.js';
 import { createSessions, SESSION_SECONDS } from '../../src/console/session.js';
 
@@ -20,7 +20,7 @@ describe('console: sign-in, sessions and the session check (plain HTTP)', functi
 
   const send = (p: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
     fetch(gw.base + p, { redirect: 'manual', ...init, headers: { origin: gw.base, ...init.headers } });
-  const signIn = async (token = TOKEN, headers: Record<string, string> = {}) =>
+  const signIn = async (token = ADMIN_TOKEN, headers: Record<string, string> = {}) =>
     send('/console/login', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams({ token }).toString() });
   const cookieOf = (res: Response) => res.headers.get('set-cookie')!.split(';')[0]!;
 
@@ -53,7 +53,7 @@ describe('console: sign-in, sessions and the session check (plain HTTP)', functi
     expect(spelled.status).to.equal(303);
   });
 
-  it('signs in with the hooks token: an HttpOnly, SameSite=Strict cookie for /console/ that opens every page', async () => {
+  it('signs in with the admin token: an HttpOnly, SameSite=Strict cookie for /console/ that opens every page', async () => {
     const res = await signIn();
     expect(res.status).to.equal(303);
     expect(res.headers.get('location')).to.equal('/console/');
@@ -71,11 +71,20 @@ describe('console: sign-in, sessions and the session check (plain HTTP)', functi
     }
   });
 
+  it('refuses the hooks token: it sends, it does not sign in', async () => {
+    const res = await signIn(TOKEN);
+    expect(res.status).to.equal(401);
+    expect(res.headers.get('set-cookie')).to.equal(null);
+    const page = await res.text();
+    expect(page).to.include('admin-token').and.include('server.adminToken');
+    expect(page).to.not.include(TOKEN);
+  });
+
   it('refuses a wrong token with 401 and the sign-in page again, and sets no cookie', async () => {
     const res = await signIn('not-the-token');
     expect(res.status).to.equal(401);
     expect(res.headers.get('set-cookie')).to.equal(null);
-    expect(await res.text()).to.include('That is not the hooks token');
+    expect(await res.text()).to.include('That is not the admin token');
   });
 
   it('refuses a tampered or expired cookie', async () => {
@@ -109,7 +118,7 @@ describe('console: sign-in, sessions and the session check (plain HTTP)', functi
       expect((await res.json()).error.code).to.equal('cross_origin');
     }
     // Neither header: not from a browser's page at all.
-    const bare = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', body: `token=${TOKEN}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const bare = await fetch(`${gw.base}/console/login`, { method: 'POST', redirect: 'manual', body: `token=${ADMIN_TOKEN}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(bare.status).to.equal(403);
     expect(bare.headers.get('set-cookie')).to.equal(null);
     const ok = await send('/console/playground', { method: 'POST', headers: { cookie, 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ name: 'gh', payload: '{"x":1}' }) });
@@ -168,7 +177,7 @@ describe('console: the sign-in failure budget, Secure cookies, token rotation, s
   const form = (base: string, token: string, headers: Record<string, string> = {}) =>
     fetch(`${base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `token=${encodeURIComponent(token)}` });
 
-  it('counts wrong sign-ins in the hooks failure budget: past 20 from one address, 429 with Retry-After; the right token still signs in', async () => {
+  it('counts wrong sign-ins in the failure budget: past 20 from one address, 429 with Retry-After; the right token still signs in', async () => {
     const gw = await startInProcess();
     try {
       // Ten wrong hook requests and ten wrong sign-ins share one budget.
@@ -178,7 +187,8 @@ describe('console: the sign-in failure budget, Secure cookies, token rotation, s
       expect(limited.status).to.equal(429);
       expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 60);
       expect(await limited.text()).to.include('Too many wrong tokens');
-      const right = await form(gw.base, TOKEN);
+      expect((await form(gw.base, TOKEN)).status).to.equal(429); // a hooks token is a wrong one here
+      const right = await form(gw.base, ADMIN_TOKEN);
       expect(right.status).to.equal(303);
       expect(right.headers.get('set-cookie')).to.match(/^hookrelay_console=/);
     } finally {
@@ -191,29 +201,34 @@ describe('console: the sign-in failure budget, Secure cookies, token rotation, s
     const plain = await startInProcess();
     try {
       // The browser's page was https too: its Origin says so (the CSRF check compares the scheme).
-      expect((await form(trusting.base, TOKEN, { 'x-forwarded-proto': 'https', origin: trusting.base.replace('http:', 'https:') })).headers.get('set-cookie')).to.match(/; Secure$/);
-      expect((await form(trusting.base, TOKEN)).headers.get('set-cookie')).not.to.include('Secure');
-      expect((await form(plain.base, TOKEN, { 'x-forwarded-proto': 'https' })).headers.get('set-cookie')).not.to.include('Secure');
+      expect((await form(trusting.base, ADMIN_TOKEN, { 'x-forwarded-proto': 'https', origin: trusting.base.replace('http:', 'https:') })).headers.get('set-cookie')).to.match(/; Secure$/);
+      expect((await form(trusting.base, ADMIN_TOKEN)).headers.get('set-cookie')).not.to.include('Secure');
+      expect((await form(plain.base, ADMIN_TOKEN, { 'x-forwarded-proto': 'https' })).headers.get('set-cookie')).not.to.include('Secure');
     } finally {
       await Promise.all([trusting.stop(), plain.stop()]);
     }
   });
 
-  it('ends every session when a reload changes the hooks token; the new token signs in', async () => {
+  it('ends every session when a reload changes the admin token (not when only the hooks token changes); the new one signs in', async () => {
     const gw = await startInProcess();
     try {
-      const cookie = (await form(gw.base, TOKEN)).headers.get('set-cookie')!.split(';')[0]!;
+      const cookie = (await form(gw.base, ADMIN_TOKEN)).headers.get('set-cookie')!.split(';')[0]!;
       const open = (c: string) => fetch(`${gw.base}/console/mappings`, { redirect: 'manual', headers: { cookie: c } });
       expect((await open(cookie)).status).to.equal(200);
       const port = Number(new URL(gw.base).port);
-      writeFileSync(path.join(gw.dir, 'hookrelay.yaml'), JSON.stringify({
-        server: { host: '127.0.0.1', port }, dataDir: path.join(gw.dir, 'data'), hooks: { token: 'rotated-token-0123456789' },
-        agent: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' }, heartbeat: { everySeconds: 3600 },
-      }));
-      expect(await gw.running.reload()).to.equal(true);
+      const reloadWith = async (server: object, hooks: object) => {
+        writeFileSync(path.join(gw.dir, 'hookrelay.yaml'), JSON.stringify({
+          server: { host: '127.0.0.1', port, ...server }, dataDir: path.join(gw.dir, 'data'), hooks,
+          agent: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' }, heartbeat: { everySeconds: 3600 },
+        }));
+        expect(await gw.running.reload()).to.equal(true);
+      };
+      await reloadWith({ adminToken: ADMIN_TOKEN }, { token: 'rotated-hooks-token-0123456789' });
+      expect((await open(cookie)).status).to.equal(200);
+      await reloadWith({ adminToken: 'rotated-admin-token-0123456789' }, { token: 'rotated-hooks-token-0123456789' });
       expect((await open(cookie)).status).to.equal(303);
-      expect((await form(gw.base, TOKEN)).status).to.equal(401);
-      const fresh = (await form(gw.base, 'rotated-token-0123456789')).headers.get('set-cookie')!.split(';')[0]!;
+      expect((await form(gw.base, ADMIN_TOKEN)).status).to.equal(401);
+      const fresh = (await form(gw.base, 'rotated-admin-token-0123456789')).headers.get('set-cookie')!.split(';')[0]!;
       expect((await open(fresh)).status).to.equal(200);
     } finally {
       await gw.stop();
@@ -222,7 +237,7 @@ describe('console: the sign-in failure budget, Secure cookies, token rotation, s
 
   it('closes open event streams when the gateway stops, so that stopping does not wait on them', async () => {
     const gw = await startInProcess();
-    const cookie = (await form(gw.base, TOKEN)).headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = (await form(gw.base, ADMIN_TOKEN)).headers.get('set-cookie')!.split(';')[0]!;
     const res = await fetch(`${gw.base}/console/events/stream`, { headers: { cookie } });
     expect(res.status).to.equal(200);
     const reader = res.body!.getReader();
@@ -241,7 +256,7 @@ describe('console: the sign-in failure budget, Secure cookies, token rotation, s
         expect(res.status, p).to.equal(404);
         expect((await res.json()).error.code).to.equal('not_found');
       }
-      expect((await form(gw.base, TOKEN)).status).to.equal(404);
+      expect((await form(gw.base, ADMIN_TOKEN)).status).to.equal(404);
     } finally {
       await gw.stop();
     }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
 
@@ -70,11 +70,11 @@ describe('console in headless Chromium', function () {
     await page.fill('#token', 'wrong-token');
     await page.click('button[type=submit]');
     await page.waitForSelector('.problem');
-    expect(await page.textContent('.problem')).to.include('not the hooks token');
+    expect(await page.textContent('.problem')).to.include('not the admin token');
     // The refusal's 401 is the only thing the browser complained about.
     expect(sideEffects).to.deep.equal(['console: Failed to load resource: the server responded with a status of 401 (Unauthorized)']);
     sideEffects.length = 0;
-    await page.fill('#token', TOKEN);
+    await page.fill('#token', ADMIN_TOKEN);
     await page.click('button[type=submit]');
     await page.waitForSelector('h1:has-text("Runs")');
     expect(new URL(page.url()).pathname).to.equal('/console/');
@@ -101,7 +101,7 @@ describe('console in headless Chromium', function () {
     await telegram.waitForMessages(1, 10_000);
     // The delivery settles after the provider answered: wait for the run to say so.
     for (let i = 0; i < 50; i++) {
-      const run = await (await fetch(`${gw.hooks}/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+      const run = await (await fetch(`${gw.hooks}/runs/${runId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
       if (run.run.delivery?.status === 'delivered') break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -163,7 +163,7 @@ describe('console in headless Chromium', function () {
     await hook('github', { repository: 'acme/web', pusher: 'bo' });
     // Until both runs have ended (the model answers at once; the store commits right after).
     for (let i = 0; i < 100; i++) {
-      const { runs } = await (await fetch(`${gw.hooks}/runs`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+      const { runs } = await (await fetch(`${gw.hooks}/runs`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
       if (runs.every((r: { status: string }) => r.status !== 'queued' && r.status !== 'running')) break;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -1,11 +1,11 @@
 import http from 'node:http';
-import { TOKEN } from '../support/in-process.js';
+import { ADMIN_TOKEN } from '../support/in-process.js';
 
 /**
  * The console's sign-in, in one place for the console specs: a POST of the sign-in form from
  * the console's own origin. `token`: what is pasted (the credential the console takes).
  */
-export function signIn(base: string, token = TOKEN, headers: Record<string, string> = {}): Promise<Response> {
+export function signIn(base: string, token = ADMIN_TOKEN, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${base}/console/login`, {
     method: 'POST',
     redirect: 'manual',
@@ -15,7 +15,7 @@ export function signIn(base: string, token = TOKEN, headers: Record<string, stri
 }
 
 /** A session cookie (`name=value`) for the console at `base`. */
-export async function consoleCookie(base: string, token = TOKEN): Promise<string> {
+export async function consoleCookie(base: string, token = ADMIN_TOKEN): Promise<string> {
   const res = await signIn(base, token);
   const set = res.headers.get('set-cookie');
   if (res.status !== 303 || !set) throw new Error(`sign-in answered ${res.status}`);

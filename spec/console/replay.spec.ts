@@ -2,7 +2,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import { sign as githubSign } from '@octokit/webhooks-methods';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { until } from '../support/gateway.js';
 import { consoleCookie } from './console-client.js';
 
@@ -177,7 +177,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     expect(first.status).to.equal(200);
     const again = await replay(rowOf(first).seq);
     expect(again).to.include({ route: 'mapping:form', status: 200 });
-    const events = await (await fetch(`${gw.hooks}/events?limit=100`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    const events = await (await fetch(`${gw.hooks}/events?limit=100`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
     expect(events.events.filter((e: { text: string }) => e.text === 'form 5')).to.have.length(2);
   });
 

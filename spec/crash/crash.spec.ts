@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
-import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 /**
  * The durability promise, tested the hard way: a burst of concurrent /wake, /agent and mapped
@@ -148,7 +148,7 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     const summaryCount = new Map<string, number>();
     const summarySources = new Set<string>();
     for (let after = 0; ;) {
-      const r = await call(`${g.hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
+      const r = await call(`${g.hooks}/events?after=${after}&limit=1000`, { token: ADMIN_TOKEN });
       const page: { seq: number; id: string; source: string }[] = r.data.events;
       if (page.length === 0) break;
       for (const e of page) {
@@ -170,7 +170,7 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     const final = new Map<string, { status: string; error?: string; delivery?: { status: string } }>();
     for (const id of runs) {
       for (;;) {
-        const r = await call(`${g.hooks}/runs/${id}`, { token: TOKEN });
+        const r = await call(`${g.hooks}/runs/${id}`, { token: ADMIN_TOKEN });
         expect(r.status, `run ${id} acknowledged but not found`).to.equal(200);
         if (!['queued', 'running'].includes(r.data.run.status) && r.data.run.delivery?.status !== 'pending') {
           final.set(id, r.data.run);
@@ -203,7 +203,7 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     // (re-read: runs finished while we were polling).
     summaryCount.clear();
     for (let after = 0; ;) {
-      const r = await call(`${g.hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
+      const r = await call(`${g.hooks}/events?after=${after}&limit=1000`, { token: ADMIN_TOKEN });
       const page: { seq: number; source: string }[] = r.data.events;
       if (page.length === 0) break;
       for (const e of page) if (e.source.startsWith('run:')) summaryCount.set(e.source.slice(4), (summaryCount.get(e.source.slice(4)) ?? 0) + 1);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 import { IMAP_PASSWORD, IMAP_USER, imapServer } from '../support/servers/dovecot.js';
 
 /** The e-mail specs' setting: a real gateway (the bin), the fake model, the real dovecot, the real watcher. */
@@ -82,7 +82,7 @@ interface Run { runId: string; sessionKey: string; name?: string; status: string
 
 /** The gateway's runs, oldest first. */
 export async function runs(gw: Gateway): Promise<Run[]> {
-  const r = await call(`${gw.hooks}/runs?limit=200`, { token: TOKEN });
+  const r = await call(`${gw.hooks}/runs?limit=200`, { token: ADMIN_TOKEN });
   return (r.data.runs as Run[]).reverse();
 }
 

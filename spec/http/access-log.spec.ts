@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { configFromObject } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { start, type Running } from '../../src/serve.js';
-import { freePort, tmpDir, sleep, until } from '../support/gateway.js';
+import { ADMIN_TOKEN, freePort, tmpDir, sleep, until } from '../support/gateway.js';
 import { rawRequest } from '../support/raw-http.js';
 
 const TOKEN = 'access-log-token-0123456789';
@@ -22,7 +22,7 @@ describe('http: the access log', function () {
     const dir = tmpDir();
     port = await freePort();
     const loaded = configFromObject({
-      server: { host: '127.0.0.1', port },
+      server: { host: '127.0.0.1', port, adminToken: ADMIN_TOKEN },
       dataDir: path.join(dir, 'data'),
       hooks: {
         token: TOKEN,
@@ -66,7 +66,7 @@ describe('http: the access log', function () {
       ['/hooks/nothing-here', { method: 'POST', body: '{}', headers: { authorization: `Bearer ${TOKEN}` } }, 404, 'unmatched'],
       ['/hooks/wake', { method: 'POST', body: '{"text":"hi"}', headers: { authorization: `Bearer ${TOKEN}` } }, 200, 'wake'],
       ['/healthz', { method: 'GET' }, 200, 'healthz'],
-      ['/hooks/runs/some-id', { method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } }, 404, 'runs'],
+      ['/hooks/runs/some-id', { method: 'GET', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }, 404, 'runs'],
     ];
     for (const [target, init, status, route] of cases) {
       const r = await fetch(`${base}${target}`, init);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /** Asserts the process still serves: a right request right after a bad one is accepted. */
 async function stillServing(gw: InProcess) {
@@ -65,7 +65,7 @@ describe('http: authentication, 405 and the failure budget', () => {
     const r = await call(`${gw.hooks}/nothing-maps-this`, { token: TOKEN, json: {} });
     expect(r.status).to.equal(404);
     expect(r.data.error.code).to.equal('no_mapping');
-    const run = await call(`${gw.hooks}/runs/no-such-run`, { token: TOKEN });
+    const run = await call(`${gw.hooks}/runs/no-such-run`, { token: ADMIN_TOKEN });
     expect(run.status).to.equal(404);
     expect(run.data.error.code).to.equal('not_found');
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { call, ROOT } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { parseAnswer, type RawAnswer } from '../support/raw-http.js';
 
 /**
@@ -316,7 +316,7 @@ describe('http: bad input never hurts the gateway', function () {
       expect(({} as any).polluted).to.equal(undefined);
       expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).to.equal(false);
       expect(({} as any).toString).to.equal(Object.prototype.toString);
-      const events = (await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).data.events;
+      const events = (await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN })).data.events;
       expect(events.find((e: any) => e.id === note.data.eventId).text).to.equal('note deep item');
       expect(events.find((e: any) => e.id === form.data.eventId).text).to.equal('note');
       await stillServing();
@@ -359,7 +359,7 @@ describe('http: bad input never hurts the gateway', function () {
       ['two Content-Lengths that disagree', `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n{}`],
     ];
     /** Wake events only: the summaries of the runs accepted earlier arrive whenever those runs end. */
-    const wakes = async () => (await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).data.events.filter((e: any) => e.kind === 'wake').length;
+    const wakes = async () => (await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN })).data.events.filter((e: any) => e.kind === 'wake').length;
     for (const [what, raw] of cases) {
       it(`${what}: 400, closed, nothing acted on`, async () => {
         const before = await wakes();
@@ -374,11 +374,11 @@ describe('http: bad input never hurts the gateway', function () {
 
   // Mocha runs a suite's own tests before its nested suites: this one is nested to come last.
   describe('in the end', () => it('lost nothing it accepted along the way', async () => {
-    const events = (await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).data.events.map((e: any) => e.id);
+    const events = (await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN })).data.events.map((e: any) => e.id);
     expect(acceptedEvents.length).to.be.greaterThan(100);
     expect(events).to.include.members(acceptedEvents);
     for (const runId of acceptedRuns) {
-      const run = await call(`${gw.hooks}/runs/${runId}`, { token: TOKEN });
+      const run = await call(`${gw.hooks}/runs/${runId}`, { token: ADMIN_TOKEN });
       expect(run.status, runId).to.equal(200);
       expect(run.data.run.runId).to.equal(runId);
     }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 describe('http: bodies, payload errors and the answers of every route', () => {
   let gw: InProcess;
@@ -118,7 +118,7 @@ describe('http: bodies, payload errors and the answers of every route', () => {
       const small = `decoded ${encoding} ${encode.name} ✓ ${'z'.repeat(150)}`;
       const r = await postBytes('/wake', encode(Buffer.from(JSON.stringify({ text: small, mode: 'next-heartbeat' }))), { 'content-encoding': encoding });
       expect(r.status, JSON.stringify(r.data)).to.equal(200);
-      const ev = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+      const ev = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
       expect(ev.data.events.find((e: any) => e.id === r.data.eventId).text).to.equal(small);
     });
   }
@@ -175,7 +175,7 @@ describe('http: bodies, payload errors and the answers of every route', () => {
     const r = await call(`${gw.hooks}/form`, { token: TOKEN, raw: 'greeting=hello&who=world', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(r.status, r.text).to.equal(200);
     expect(r.data.action).to.equal('wake');
-    const ev = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+    const ev = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
     expect(ev.data.events.map((e: any) => e.text)).to.include('form says hello to world');
   });
 
@@ -189,24 +189,24 @@ describe('http: bodies, payload errors and the answers of every route', () => {
     const r = await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'listed event', mode: 'next-heartbeat' } });
     expect(r.status).to.equal(200);
     expect(r.data).to.include({ ok: true, mode: 'next-heartbeat' });
-    const ev = await call(`${gw.hooks}/events?after=0&limit=1000`, { token: TOKEN });
+    const ev = await call(`${gw.hooks}/events?after=0&limit=1000`, { token: ADMIN_TOKEN });
     const e = ev.data.events.find((x: any) => x.id === r.data.eventId);
     expect(e).to.include({ kind: 'wake', text: 'listed event', source: 'wake' });
     expect(e.seq).to.be.a('number');
-    const later = await call(`${gw.hooks}/events?after=${e.seq}`, { token: TOKEN });
+    const later = await call(`${gw.hooks}/events?after=${e.seq}`, { token: ADMIN_TOKEN });
     expect(later.data.events.every((x: any) => x.seq > e.seq)).to.equal(true);
   });
 
   it('events: a bad after or limit is 400 invalid_payload', async () => {
-    await expectError(await call(`${gw.hooks}/events?after=-1`, { token: TOKEN }), 400, 'invalid_payload', 'after');
-    await expectError(await call(`${gw.hooks}/events?limit=abc`, { token: TOKEN }), 400, 'invalid_payload', 'limit');
+    await expectError(await call(`${gw.hooks}/events?after=-1`, { token: ADMIN_TOKEN }), 400, 'invalid_payload', 'after');
+    await expectError(await call(`${gw.hooks}/events?limit=abc`, { token: ADMIN_TOKEN }), 400, 'invalid_payload', 'limit');
   });
 
   it('/agent answers 202 {ok, runId, sessionKey}; the run is readable; channel is an alias of provider; aliases resolve', async () => {
     const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'm', channel: 'telegram', to: '5', model: 'fast', deliver: false } });
     expect(r.status, r.text).to.equal(202);
     expect(r.data.sessionKey).to.match(/^hook:[0-9a-f-]{36}$/);
-    const run = await call(`${gw.hooks}/runs/${r.data.runId}`, { token: TOKEN });
+    const run = await call(`${gw.hooks}/runs/${r.data.runId}`, { token: ADMIN_TOKEN });
     expect(run.status).to.equal(200);
     expect(run.data.run).to.include({ runId: r.data.runId, sessionKey: r.data.sessionKey, model: 'good' });
     expect(['queued', 'running', 'failed']).to.include(run.data.run.status);

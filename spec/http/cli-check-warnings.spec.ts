@@ -49,8 +49,10 @@ describe('cli: check warns (and still exits 0)', function () {
   it('says where serve will answer: hooks, the console and /metrics, or that they are off', async () => {
     const on = await check({ server: { host: '127.0.0.1', port: 9911 }, hooks: { token: 't' } });
     expect(on.code, on.stderr).to.equal(0);
-    expect(on.stdout.trim().split('\n')[1]).to.equal('serves: hooks at http://127.0.0.1:9911/hooks, console at http://127.0.0.1:9911/console/, metrics at http://127.0.0.1:9911/metrics (each behind the hooks token)');
+    expect(on.stdout.trim().split('\n')[1]).to.equal('serves: hooks at http://127.0.0.1:9911/hooks (sending: the hooks token; reading events and runs: the admin token), console at http://127.0.0.1:9911/console/, metrics at http://127.0.0.1:9911/metrics (behind the admin token)');
     const off = await check({ server: { console: false, metrics: false }, hooks: { token: 't', path: '/in' } });
-    expect(off.stdout.trim().split('\n')[1]).to.equal('serves: hooks at http://127.0.0.1:8788/in, console off (server.console: false), metrics off (server.metrics: false) (each behind the hooks token)');
+    expect(off.stdout.trim().split('\n')[1]).to.equal('serves: hooks at http://127.0.0.1:8788/in (sending: the hooks token; reading events and runs: the admin token), console off (server.console: false), metrics off (server.metrics: false) (behind the admin token)');
+    const noHooks = await check({ hooks: { enabled: false } });
+    expect(noHooks.stdout.trim().split('\n')[1]).to.equal('serves: hooks disabled (hooks.enabled: false), console at http://127.0.0.1:8788/console/, metrics at http://127.0.0.1:8788/metrics (behind the admin token)');
   });
 });

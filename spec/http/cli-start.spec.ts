@@ -41,7 +41,7 @@ describe('serve: config lookup and --host/--port', function () {
 
   /** The token the answering server takes tells which config file it serves. */
   async function tokenAccepted(port: number, token: string): Promise<boolean> {
-    const r = await fetch(`http://127.0.0.1:${port}/hooks/events`, { headers: { authorization: `Bearer ${token}` } });
+    const r = await fetch(`http://127.0.0.1:${port}/hooks/wake`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{"text":"which config?","mode":"next-heartbeat"}' });
     return r.status === 200;
   }
 

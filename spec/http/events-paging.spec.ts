@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { EVENTS_MAX_BYTES } from '../../src/http/routes.js';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /** `GET /events` answers are bounded in bytes as well as in count; the client pages on with `after`. */
 describe('http: /events answers are bounded in bytes', () => {
@@ -25,7 +25,7 @@ describe('http: /events answers are bounded in bytes', () => {
     let after = 0;
     let pages = 0;
     for (;;) {
-      const r = await call(`${gw.hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
+      const r = await call(`${gw.hooks}/events?after=${after}&limit=1000`, { token: ADMIN_TOKEN });
       expect(r.status).to.equal(200);
       const events = r.data.events as { seq: number; id: string }[];
       if (events.length === 0) break;

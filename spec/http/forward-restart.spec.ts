@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 /**
  * Forward mode across a crash (CONTRACT.md §9): the real bin accepts a wake and an agent
@@ -39,7 +39,7 @@ describe('http: forward mode resumes after a SIGKILL and restart (real bin)', fu
     const b = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'and the backups' } });
     expect([w.status, a.status, b.status]).to.deep.equal([200, 202, 202]);
     await sleep(1_500); // a few attempts against the closed port
-    expect((await call(`${gw.hooks}/runs/${a.data.runId}`, { token: TOKEN })).data.run.status).to.equal('queued');
+    expect((await call(`${gw.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN })).data.run.status).to.equal('queued');
     await gw.kill();
 
     upstream = await startFakeUpstream({ port: upstreamPort, token: upstreamToken });
@@ -48,7 +48,7 @@ describe('http: forward mode resumes after a SIGKILL and restart (real bin)', fu
     const deadline = Date.now() + 20_000;
     let runs: any[] = [];
     for (;;) {
-      runs = await Promise.all(runIds.map(async (id) => (await call(`${gw!.hooks}/runs/${id}`, { token: TOKEN })).data.run));
+      runs = await Promise.all(runIds.map(async (id) => (await call(`${gw!.hooks}/runs/${id}`, { token: ADMIN_TOKEN })).data.run));
       if (runs.every((r) => r.status === 'succeeded') && upstream.calls.length >= 3) break;
       if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(runs)} ${upstream.calls.length} calls`);
       await sleep(50);

@@ -5,7 +5,7 @@ import { configFromObject } from '../../src/config/load.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeUpstream, type FakeUpstream, type UpstreamCall } from '../support/fake-upstream.js';
 import { call, sleep, tmpDir } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /**
  * Forward mode (CONTRACT.md §9, README "Forward mode"): the real app in-process, in front of a
@@ -43,7 +43,7 @@ describe('http: forward mode (runtime.kind: forward)', function () {
   async function waitRun(runId: string, ok: (run: any) => boolean): Promise<any> {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const run = (await call(`${app!.hooks}/runs/${runId}`, { token: TOKEN })).data.run;
+      const run = (await call(`${app!.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
       if (ok(run)) return run;
       if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(run)}`);
       await sleep(30);
@@ -87,7 +87,7 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     expect(run.endedAt).to.be.a('string');
     expect(run.delivery, 'a forward is not a reply delivery').to.equal(undefined);
     // The wake is stored as usual.
-    const events = (await call(`${app!.hooks}/events?after=0`, { token: TOKEN })).data.events;
+    const events = (await call(`${app!.hooks}/events?after=0`, { token: ADMIN_TOKEN })).data.events;
     expect(events.map((e: any) => [e.id, e.kind, e.text])).to.deep.equal([[w.data.eventId, 'wake', 'build failed']]);
     await sleep(300); // a heartbeat "at once" would have started by now
     expect(model.requests, 'no model call: the upstream runs the model and the heartbeat').to.have.length(0);
@@ -185,7 +185,7 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     expect(again.data.runId).to.equal(first.data.runId);
     await sleep(500);
     expect(upstream.calls).to.have.length(1);
-    const runs = (await call(`${app!.hooks}/runs`, { token: TOKEN })).data.runs;
+    const runs = (await call(`${app!.hooks}/runs`, { token: ADMIN_TOKEN })).data.runs;
     expect(runs).to.have.length(1);
   });
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { expect } from 'chai';
-import { call, freePort, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, freePort, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 const TOKEN = 'idempotency-restart-token';
 
@@ -30,7 +30,7 @@ describe('idempotency across restarts (real server processes)', function () {
   const wake = (gw: Gateway, key: string) =>
     call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'deploy done', mode: 'next-heartbeat' }, headers: { 'Idempotency-Key': key } });
   /** The wake events' ids (summaries of the e-mail runs land whenever those runs end). */
-  const events = async (gw: Gateway) => (await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).data.events
+  const events = async (gw: Gateway) => (await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN })).data.events
     .filter((e: { kind: string }) => e.kind === 'wake').map((e: { id: string }) => e.id);
 
   it('a repeat after a clean restart gets the first answer (Idempotent-Replayed) and acts on nothing', async () => {
@@ -70,7 +70,7 @@ describe('idempotency across restarts (real server processes)', function () {
       json: { messages: [{ id: 'm1', from: 'a@b.c', subject: 's', snippet: '', body: 'b' }, { id: 'm2', from: 'a@b.c', subject: 's', snippet: '', body: 'b' }] },
     });
     expect(retried.data.actions[0]).to.deep.equal({ ...batch.data.actions[0], replayed: true });
-    const runs = (await call(`${gw.hooks}/runs?limit=10`, { token: TOKEN })).data.runs;
+    const runs = (await call(`${gw.hooks}/runs?limit=10`, { token: ADMIN_TOKEN })).data.runs;
     expect(runs).to.have.length(2);
   });
 });

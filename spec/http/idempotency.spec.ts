@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { call, sleep } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /** Every event and run the server lists (what was acted on). */
 async function acted(gw: InProcess): Promise<{ events: string[]; runs: string[] }> {
-  const events = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
-  const runs = await call(`${gw.hooks}/runs?limit=200`, { token: TOKEN });
+  const events = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
+  const runs = await call(`${gw.hooks}/runs?limit=200`, { token: ADMIN_TOKEN });
   return { events: events.data.events.map((e: { id: string }) => e.id), runs: runs.data.runs.map((r: { runId: string }) => r.runId) };
 }
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /**
  * Hostile payloads against JSONata templates, through the real listener and store: a guard
@@ -51,7 +51,7 @@ describe('http: JSONata templates cannot crash or stall the gateway', () => {
 
   it('stores nothing for the refused requests: the events are only the good ones', async () => {
     expect((await post('note', { text: 'second' })).status).to.equal(200);
-    const r = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+    const r = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
     expect(r.status, r.text).to.equal(200);
     const texts = (r.data.events as { kind: string; text: string }[]).filter((e) => e.kind === 'wake').map((e) => e.text);
     expect(texts).to.have.members(['no a-run', 'note: first', 'note: second']);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { rawRequest } from '../support/raw-http.js';
 import { until } from '../support/gateway.js';
 
@@ -13,7 +13,10 @@ import { until } from '../support/gateway.js';
  */
 
 const SECOND_TOKEN = 'metrics-second-token-0123456789';
+const SECOND_ADMIN = 'metrics-second-admin-token-0123456789';
+/** A hooks token sends; the admin token scrapes and reads (CONTRACT.md §4). */
 const auth = { authorization: `Bearer ${TOKEN}` };
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 interface Sample { name: string; labels: Record<string, string>; value: number }
 
@@ -45,7 +48,7 @@ function parse(text: string): Sample[] {
   return samples;
 }
 
-async function scrape(gw: InProcess, headers: Record<string, string> = auth): Promise<Sample[]> {
+async function scrape(gw: InProcess, headers: Record<string, string> = admin): Promise<Sample[]> {
   const res = await fetch(`${gw.base}/metrics`, { headers });
   expect(res.status).to.equal(200);
   expect(res.headers.get('content-type')).to.equal('text/plain; version=0.0.4; charset=utf-8');
@@ -105,6 +108,7 @@ describe('http: GET /metrics (Prometheus text, real listener and store)', functi
       return undefined;
     };
     gw = await startInProcess({
+      server: { adminTokens: [ADMIN_TOKEN, SECOND_ADMIN] },
       hooks: {
         token: undefined,
         tokens: [TOKEN, SECOND_TOKEN],
@@ -137,8 +141,8 @@ describe('http: GET /metrics (Prometheus text, real listener and store)', functi
     for (let i = 0; i < 2; i++) expect((await post(gw, 'ci', { id: i })).status).to.equal(200);
     // A mapping's own refusal counts under the mapping.
     expect((await post(gw, 'typed', { n: 'not a number' })).status).to.equal(400);
-    expect((await fetch(`${gw.hooks}/events?after=0`, { headers: auth })).status).to.equal(200);
-    expect((await fetch(`${gw.hooks}/runs`, { headers: auth })).status).to.equal(200);
+    expect((await fetch(`${gw.hooks}/events?after=0`, { headers: admin })).status).to.equal(200);
+    expect((await fetch(`${gw.hooks}/runs`, { headers: admin })).status).to.equal(200);
     // Unmatched: a hook no mapping takes, paths no route takes, a target that cannot be read.
     expect((await post(gw, 'no-such-hook', {})).status).to.equal(404);
     expect((await fetch(`${gw.base}/nowhere/hook:secret-session-9?sessionKey=hook:leak`)).status).to.equal(404);
@@ -180,7 +184,7 @@ describe('http: GET /metrics (Prometheus text, real listener and store)', functi
   });
 
   it('parses as Prometheus text with the process metrics, and counts its own scrapes under `metrics`', async () => {
-    const res = await fetch(`${gw.base}/metrics`, { headers: auth });
+    const res = await fetch(`${gw.base}/metrics`, { headers: admin });
     const text = await res.text();
     const families = parsePrometheusTextFormat(text);
     const types = Object.fromEntries(families.map((f) => [f.name, f.type]));
@@ -229,29 +233,42 @@ describe('http: GET /metrics (Prometheus text, real listener and store)', functi
     await settles(gw, 'hookrelay_heartbeats_total', [], { '': 1 });
   });
 
-  it('takes the hooks token as hooks do (every slot, header or query), 401 without it, and counts failures in the budget', async () => {
+  it('takes the admin token as hooks take theirs (every slot, header or query), 401 without it or with a hooks token, and counts failures in the budget', async () => {
     const url = `${gw.base}/metrics`;
     expect((await fetch(url)).status).to.equal(401);
     expect((await fetch(url, { headers: { authorization: 'Bearer nope' } })).status).to.equal(401);
+    expect((await fetch(url, { headers: auth })).status).to.equal(401);
+    expect((await fetch(url, { headers: { authorization: `Bearer ${SECOND_TOKEN}` } })).status).to.equal(401);
     const body = await (await fetch(url)).json();
     expect(body).to.deep.include({ ok: false });
     expect(body.error.code).to.equal('unauthorized');
-    expect((await fetch(url, { headers: { authorization: `Bearer ${SECOND_TOKEN}` } })).status).to.equal(200);
-    expect((await fetch(url, { headers: { 'x-hookrelay-token': TOKEN } })).status).to.equal(200);
-    expect((await fetch(`${url}?token=${TOKEN}`)).status).to.equal(200);
-    expect((await fetch(url, { method: 'POST', headers: auth })).status).to.equal(405);
+    expect((await fetch(url, { headers: { authorization: `Bearer ${SECOND_ADMIN}` } })).status).to.equal(200);
+    expect((await fetch(url, { headers: { 'x-hookrelay-token': ADMIN_TOKEN } })).status).to.equal(200);
+    expect((await fetch(`${url}?token=${ADMIN_TOKEN}`)).status).to.equal(200);
+    expect((await fetch(url, { method: 'POST', headers: admin })).status).to.equal(405);
     // The budget: 20 failures within the window, then 429 — a right token still passes.
     for (let i = 0; i < 20; i++) expect((await fetch(url, { headers: { authorization: `Bearer wrong-${i}` } })).status).to.equal(401);
     const limited = await fetch(url, { headers: { authorization: 'Bearer wrong-21' } });
     expect(limited.status).to.equal(429);
     expect(limited.headers.get('retry-after')).to.match(/^\d+$/);
-    expect((await fetch(url, { headers: auth })).status).to.equal(200);
+    expect((await fetch(url, { headers: admin })).status).to.equal(200);
+  });
+
+  it('is served with the hooks off too: it takes the admin token, not theirs', async () => {
+    const off = await startInProcess({ hooks: { enabled: false } });
+    try {
+      expect((await fetch(`${off.base}/metrics`, { headers: admin })).status).to.equal(200);
+      expect((await fetch(`${off.base}/metrics`)).status).to.equal(401);
+      expect((await fetch(`${off.hooks}/wake`, { method: 'POST', headers: auth, body: '{"text":"x"}' })).status).to.equal(404);
+    } finally {
+      await off.stop();
+    }
   });
 
   it('server.metrics: false — /metrics is 404 like any unknown path, even with the token', async () => {
     const off = await startInProcess({ server: { metrics: false } });
     try {
-      const res = await fetch(`${off.base}/metrics`, { headers: auth });
+      const res = await fetch(`${off.base}/metrics`, { headers: admin });
       expect(res.status).to.equal(404);
       expect(((await res.json()) as any).error.code).to.equal('not_found');
       expect((await fetch(`${off.hooks}/wake`, { method: 'POST', headers: auth, body: '{"text":"x"}' })).status).to.equal(200);

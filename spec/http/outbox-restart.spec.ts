@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { BIN, ROOT, call, freePort, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 /**
  * Pending deliveries survive the process (CONTRACT.md §9): the real bin, killed (SIGKILL) or
@@ -62,7 +62,7 @@ describe('http: pending deliveries resume after a restart (real bin)', function 
     return { dir, config };
   }
 
-  const runOf = async (g: Gateway, runId: string) => (await call(`${g.hooks}/runs/${runId}`, { token: TOKEN })).data.run;
+  const runOf = async (g: Gateway, runId: string) => (await call(`${g.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
 
   async function waitRun(g: Gateway, runId: string, ok: (run: any) => boolean, what: string): Promise<any> {
     const deadline = Date.now() + 20_000;
@@ -79,7 +79,7 @@ describe('http: pending deliveries resume after a restart (real bin)', function 
     expect(run.deliveredTo).to.equal(`telegram:${fake.to}`);
     const parts = REPLY.split('\n');
     expect(accepted, 'each part accepted exactly once, in order').to.deep.equal(parts);
-    const events = (await call(`${g.hooks}/events?after=0&limit=100`, { token: TOKEN })).data.events as { source: string; text: string }[];
+    const events = (await call(`${g.hooks}/events?after=0&limit=100`, { token: ADMIN_TOKEN })).data.events as { source: string; text: string }[];
     const summaries = events.filter((e) => e.source === `run:${runId}`);
     expect(summaries).to.have.length(1);
     expect(summaries[0]!.text).to.include(`Delivered to telegram:${fake.to}`);

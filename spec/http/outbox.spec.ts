@@ -3,7 +3,7 @@ import { PROVIDERS } from '../../src/config/schema.js';
 import { PROVIDER_DESCRIPTORS } from '../../src/dispatch/providers/index.js';
 import { startFakeProvider, textOf, type FakeAnswer, type FakeProvider, type ProviderCall } from '../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { until } from '../support/gateway.js';
 
 /**
@@ -13,6 +13,7 @@ import { until } from '../support/gateway.js';
  */
 
 const auth = { authorization: `Bearer ${TOKEN}` };
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -20,7 +21,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 }
 
 async function getRun(gw: InProcess, runId: string): Promise<any> {
-  const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: auth });
+  const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: admin });
   return ((await res.json()) as { run: any }).run;
 }
 
@@ -32,7 +33,7 @@ const settled = (gw: InProcess, runId: string) =>
   });
 
 async function summariesOf(gw: InProcess, runId: string): Promise<string[]> {
-  const res = await fetch(`${gw.hooks}/events?after=0&limit=1000`, { headers: auth });
+  const res = await fetch(`${gw.hooks}/events?after=0&limit=1000`, { headers: admin });
   const { events } = (await res.json()) as { events: { kind: string; source: string; text: string }[] };
   return events.filter((e) => e.kind === 'summary' && e.source === `run:${runId}`).map((e) => e.text);
 }

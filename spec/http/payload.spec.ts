@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { FIXTURE_TRANSFORMS } from '../unit/engine/make-config.js';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { parseAnswer, type RawAnswer } from '../support/raw-http.js';
 
 /** `curl` exactly as a user runs it, or undefined when the machine has none. */
@@ -52,7 +52,7 @@ describe('http: how body bytes become a payload (curl -d, form data, UTF-8)', ()
   after(async () => { await gw.stop(); });
 
   async function lastEvent(): Promise<string> {
-    const r = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+    const r = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
     return r.data.events.at(-1).text;
   }
 

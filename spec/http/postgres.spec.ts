@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
-import { BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 import { freshDatabase, startCluster, withDatabase, type Cluster } from '../support/postgres.js';
 
 const run = promisify(execFile);
@@ -50,12 +50,12 @@ describe('http: the real bin on PostgreSQL (store.kind: postgres)', function () 
       expect(a.status, a.text).to.equal(202);
       const runId: string = a.data.runId;
       const done = await until('the run delivered', async () => {
-        const r = (await call(`${gw!.hooks}/runs/${runId}`, { token: TOKEN })).data.run;
+        const r = (await call(`${gw!.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
         return r.delivery?.status === 'delivered' ? r : undefined;
       });
       expect(done).to.include({ status: 'succeeded', reply: 'Sunny, 21 °C', deliveredTo: `telegram:${fake.to}` });
       expect(fake.texts).to.deep.equal(['Sunny, 21 °C']);
-      const events = (await call(`${gw.hooks}/events?after=0`, { token: TOKEN })).data.events as { kind: string; text: string; seq: number }[];
+      const events = (await call(`${gw.hooks}/events?after=0`, { token: ADMIN_TOKEN })).data.events as { kind: string; text: string; seq: number }[];
       expect(events.map((e) => e.kind)).to.deep.equal(['wake', 'summary']);
       expect(events[0]!.seq).to.be.below(events[1]!.seq);
 
@@ -130,7 +130,7 @@ describe('http: the real bin on PostgreSQL (store.kind: postgres)', function () 
       for (const r of refused) expect(r).to.deep.equal({ status: 503, code: 'unavailable' });
       const listed: string[] = [];
       for (let after = 0; ;) {
-        const r = await call(`${b.hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
+        const r = await call(`${b.hooks}/events?after=${after}&limit=1000`, { token: ADMIN_TOKEN });
         expect(r.status, r.text).to.equal(200);
         if (r.data.events.length === 0) break;
         for (const e of r.data.events) listed.push(e.id);

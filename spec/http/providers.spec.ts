@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { PROVIDERS } from '../../src/config/schema.js';
 import { expectSend, startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 const REPLY = 'The build is green again.';
 
@@ -15,7 +15,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 async function endedRun(gw: InProcess, runId: string): Promise<any> {
   const until = Date.now() + 10_000;
   for (;;) {
-    const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     const { run } = (await res.json()) as { run: any };
     if (run.endedAt && run.delivery?.status !== 'pending') return run; // ended, and its delivery settled
     if (Date.now() > until) throw new Error(`run ${runId} still ${run.status}`);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, call, freePort, ROOT, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, call, freePort, ROOT, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 /** Hot reload (CONTRACT.md §8) and the one-pass check (§2), over the real bin. */
 describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)', function () {
@@ -35,7 +35,7 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
   }
   /** The text of the event a wake answer names. */
   async function eventText(g: Gateway, eventId: string): Promise<string | undefined> {
-    const r = await call(`${g.hooks}/events?limit=500`, { token: TOKEN });
+    const r = await call(`${g.hooks}/events?limit=500`, { token: ADMIN_TOKEN });
     return r.data.events.find((e: { id: string }) => e.id === eventId)?.text;
   }
   async function start(mappings: unknown[], files: Record<string, string> = {}, extra: Record<string, any> = {}): Promise<Gateway> {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { BIN, ROOT, call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 
 /** A heartbeat's reply is an event of kind `reply`, shown by GET {path}/events and `hookrelay events`. */
@@ -26,7 +26,7 @@ describe('http: reply events from heartbeat turns', function () {
   });
 
   async function events(): Promise<any[]> {
-    const r = await call(`${gw.hooks}/events`, { token: TOKEN });
+    const r = await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN });
     expect(r.status).to.equal(200);
     return r.data.events;
   }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import { sign as githubSign } from '@octokit/webhooks-methods';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { sleep, until } from '../support/gateway.js';
 
 const SECRET = 'request-log-signing-secret';
@@ -82,10 +82,10 @@ describe('http: the request log', function () {
       const keyed = () => post(`${gw.hooks}/note`, JSON.stringify({ n: 2 }), { 'idempotency-key': 'same-key' });
       const first = await keyed();
       const repeat = await keyed();
-      const read = await named(`${gw.hooks}/events`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const read = await named(`${gw.hooks}/events`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       // Outside the hooks path: no rows.
       await fetch(`${gw.base}/healthz`);
-      await fetch(`${gw.base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      await fetch(`${gw.base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       await fetch(`${gw.base}/console/login`);
       expect([wake.status, agent.status, wrongToken.status, badJson.status, badSignature.status, goodSignature.status, first.status, repeat.status, read.status])
         .to.deep.equal([200, 202, 401, 400, 401, 200, 200, 200, 200]);
@@ -117,6 +117,7 @@ describe('http: the request log', function () {
       const bytes = files.map((f) => readFileSync(f).toString('latin1')).join('');
       expect(bytes).to.include(MARK); // the kept bodies are there: the search works
       expect(bytes).to.not.include(TOKEN);
+      expect(bytes).to.not.include(ADMIN_TOKEN);
       expect(bytes).to.not.include(SECRET);
       expect(bytes).to.not.include((await githubSign(SECRET, payload)).slice(7));
     });

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { expect } from 'chai';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { parseAnswer, rawRequest } from '../support/raw-http.js';
 
 /**
@@ -36,7 +36,7 @@ describe('http: one routing decision for every spelling of a path', () => {
   afterEach(async () => { await events(); });
 
   async function events() {
-    const r = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+    const r = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
     expect(r.status).to.equal(200);
     return r.data.events as { text: string }[];
   }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { BIN, ROOT, call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -34,7 +34,7 @@ describe('http: GET {path}/runs lists runs; limit past the maximum is 400 on run
     }
     for (const id of ids) {
       for (let i = 0; ; i++) {
-        const r = await call(`${gw.hooks}/runs/${id}`, { token: TOKEN });
+        const r = await call(`${gw.hooks}/runs/${id}`, { token: ADMIN_TOKEN });
         if (['succeeded', 'failed'].includes(r.data.run.status)) break;
         if (i > 200) throw new Error(`run ${id} did not end`);
         await new Promise((res) => setTimeout(res, 25));
@@ -47,24 +47,24 @@ describe('http: GET {path}/runs lists runs; limit past the maximum is 400 on run
   });
 
   it('answers every run, most recently accepted first, with errorCode on the failed ones', async () => {
-    const r = await call(`${gw.hooks}/runs`, { token: TOKEN });
+    const r = await call(`${gw.hooks}/runs`, { token: ADMIN_TOKEN });
     expect(r.status, r.text).to.equal(200);
     expect(r.data.ok).to.equal(true);
     expect(r.data.runs.map((x: any) => x.runId)).to.deep.equal([...ids].reverse());
     const failed = r.data.runs.filter((x: any) => x.status === 'failed');
     expect(failed.map((x: any) => x.runId)).to.deep.equal([ids[3], ids[1]]);
     for (const f of failed) expect(f).to.include({ errorCode: 'model_http' }).and.have.property('error').that.match(/HTTP 404 \(model_not_found\)/);
-    const one = await call(`${gw.hooks}/runs/${ids[1]}`, { token: TOKEN });
+    const one = await call(`${gw.hooks}/runs/${ids[1]}`, { token: ADMIN_TOKEN });
     expect(one.data.run).to.include({ errorCode: 'model_http' });
   });
 
   it('filters by status and pages on with before', async () => {
-    const failed = await call(`${gw.hooks}/runs?status=failed`, { token: TOKEN });
+    const failed = await call(`${gw.hooks}/runs?status=failed`, { token: ADMIN_TOKEN });
     expect(failed.data.runs.map((x: any) => x.runId)).to.deep.equal([ids[3], ids[1]]);
     const seen: string[] = [];
     let before = '';
     for (let page = 0; page < 5; page++) {
-      const r = await call(`${gw.hooks}/runs?limit=2${before ? `&before=${before}` : ''}`, { token: TOKEN });
+      const r = await call(`${gw.hooks}/runs?limit=2${before ? `&before=${before}` : ''}`, { token: ADMIN_TOKEN });
       expect(r.status, r.text).to.equal(200);
       if (r.data.runs.length === 0) break;
       expect(r.data.runs.length).to.be.at.most(2);
@@ -72,7 +72,7 @@ describe('http: GET {path}/runs lists runs; limit past the maximum is 400 on run
       before = seen[seen.length - 1]!;
     }
     expect(seen).to.deep.equal([...ids].reverse());
-    const succeededBefore = await call(`${gw.hooks}/runs?status=succeeded&before=${ids[2]}`, { token: TOKEN });
+    const succeededBefore = await call(`${gw.hooks}/runs?status=succeeded&before=${ids[2]}`, { token: ADMIN_TOKEN });
     expect(succeededBefore.data.runs.map((x: any) => x.runId)).to.deep.equal([ids[0]]);
   });
 
@@ -84,7 +84,7 @@ describe('http: GET {path}/runs lists runs; limit past the maximum is 400 on run
     ['before=no-such-run', 'before', 'no-such-run'],
   ] as const) {
     it(`?${query} is 400 invalid_payload naming ${param}`, async () => {
-      const r = await call(`${gw.hooks}/runs?${query}`, { token: TOKEN });
+      const r = await call(`${gw.hooks}/runs?${query}`, { token: ADMIN_TOKEN });
       expect(r.status, r.text).to.equal(400);
       expect(r.data.error.code).to.equal('invalid_payload');
       expect(r.data.error.message).to.match(new RegExp(`^${param}: `)).and.include(text);
@@ -93,11 +93,11 @@ describe('http: GET {path}/runs lists runs; limit past the maximum is 400 on run
 
   it('events: limit above the maximum is 400 naming it, like limit=0; the maximum itself is fine', async () => {
     for (const limit of ['1001', '0']) {
-      const r = await call(`${gw.hooks}/events?limit=${limit}`, { token: TOKEN });
+      const r = await call(`${gw.hooks}/events?limit=${limit}`, { token: ADMIN_TOKEN });
       expect(r.status, r.text).to.equal(400);
       expect(r.data.error).to.deep.equal({ code: 'invalid_payload', message: 'limit: must be an integer from 1 to 1000' });
     }
-    expect((await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN })).status).to.equal(200);
+    expect((await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN })).status).to.equal(200);
   });
 
   it('without the token, 401; POST is 405 with Allow: GET, HEAD', async () => {

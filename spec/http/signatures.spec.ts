@@ -3,7 +3,7 @@ import { sign as githubSign } from '@octokit/webhooks-methods';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /** Signatures over the real listener: per-mapping verify, `auth: signature`, the failure budget. */
 const GITHUB_SECRET = 'github-signing-secret';
@@ -42,7 +42,7 @@ describe('http: signatures (verify) and auth: signature', () => {
     it('accepts a valid signature with the token, and stores the event', async () => {
       const r = await call(`${gw.hooks}/github`, { token: TOKEN, raw: payload, headers: { 'x-hub-signature-256': await githubSign(GITHUB_SECRET, payload), 'content-type': 'application/json' } });
       expect(r.status, r.text).to.equal(200);
-      const events = await call(`${gw.hooks}/events`, { token: TOKEN });
+      const events = await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN });
       expect(events.data.events.map((e: { id: string }) => e.id)).to.include(r.data.eventId);
     });
 
@@ -185,7 +185,7 @@ describe('http: signature headers never reach templates', () => {
     const signature = await githubSign(GITHUB_SECRET, payload);
     const r = await call(`${gw.hooks}/echo`, { raw: payload, headers: { 'x-hub-signature-256': signature, 'stripe-signature': 't=1,v1=ab', 'x-kept': 'yes' } });
     expect(r.status, r.text).to.equal(200);
-    const { data } = await call(`${gw.hooks}/events`, { token: TOKEN });
+    const { data } = await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN });
     const text: string = data.events.find((e: { id: string }) => e.id === r.data.eventId).text;
     expect(text).to.include('x-kept').and.not.include(signature.slice(7)).and.not.include('stripe-signature');
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 import { freshDatabase } from '../support/postgres.js';
 
 const exec = promisify(execFile);
@@ -49,13 +49,13 @@ describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
     expect(a.status, a.text).to.equal(202);
     const runId: string = a.data.runId;
     for (const deadline = Date.now() + 20_000; ;) {
-      const r = (await call(`${gw.hooks}/runs/${runId}`, { token: TOKEN })).data.run;
+      const r = (await call(`${gw.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
       if (r.status === 'succeeded') break;
       if (Date.now() > deadline) throw new Error(`run not done: ${JSON.stringify(r)}`);
       await sleep(50);
     }
-    const eventsBefore = (await call(`${gw.hooks}/events?after=0&limit=1000`, { token: TOKEN })).data.events;
-    const runBefore = (await call(`${gw.hooks}/runs/${runId}`, { token: TOKEN })).data.run;
+    const eventsBefore = (await call(`${gw.hooks}/events?after=0&limit=1000`, { token: ADMIN_TOKEN })).data.events;
+    const runBefore = (await call(`${gw.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
     const fromFile = gw.configFile;
 
     const pgFile = path.join(dir, 'pg.json');
@@ -83,14 +83,14 @@ describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
     expect(again.stderr).to.match(/the target store \(postgres:\/\/.*\) is not empty: copy into a new database or data directory, or empty this one first/);
 
     gw = await startGateway(pgConfig, { dir: tmpDir('hookrelay-copy-pg-') });
-    expect((await call(`${gw.hooks}/events?after=0&limit=1000`, { token: TOKEN })).data.events).to.deep.equal(eventsBefore);
-    expect((await call(`${gw.hooks}/runs/${runId}`, { token: TOKEN })).data.run).to.deep.equal(runBefore);
+    expect((await call(`${gw.hooks}/events?after=0&limit=1000`, { token: ADMIN_TOKEN })).data.events).to.deep.equal(eventsBefore);
+    expect((await call(`${gw.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run).to.deep.equal(runBefore);
     const replay = await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'keyed', mode: 'next-heartbeat' }, headers: { 'idempotency-key': 'k-1' } });
     expect(replay.status).to.equal(200);
     expect(replay.data).to.deep.equal(keyed.data);
     const next = await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'after the move', mode: 'next-heartbeat' } });
     expect(next.status).to.equal(200);
-    const events = (await call(`${gw.hooks}/events?after=${eventsBefore.at(-1).seq}`, { token: TOKEN })).data.events;
+    const events = (await call(`${gw.hooks}/events?after=${eventsBefore.at(-1).seq}`, { token: ADMIN_TOKEN })).data.events;
     expect(events.map((e: { text: string }) => e.text)).to.deep.equal(['after the move']);
     expect(events[0].seq).to.equal(eventsBefore.at(-1).seq + 1);
   });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
 
 const TOKEN = 'store-reliability-token';
 
@@ -23,7 +23,7 @@ const wake = (gw: { hooks: string }, text: string) => call(`${gw.hooks}/wake`, {
 async function listedIds(hooks: string): Promise<Set<string>> {
   const ids = new Set<string>();
   for (let after = 0; ;) {
-    const r = await call(`${hooks}/events?after=${after}&limit=1000`, { token: TOKEN });
+    const r = await call(`${hooks}/events?after=${after}&limit=1000`, { token: ADMIN_TOKEN });
     expect(r.status, r.text).to.equal(200);
     if (r.data.events.length === 0) return ids;
     for (const e of r.data.events) ids.add(e.id);
@@ -53,7 +53,7 @@ describe('store reliability (real server processes)', function () {
     const a = await call(`${first.hooks}/agent`, { token: TOKEN, json: { message: 'hold this', deliver: false, wakeMode: 'next-heartbeat' } });
     expect(a.status).to.equal(202);
     await model.waitForRequests(1);
-    expect((await call(`${first.hooks}/runs/${a.data.runId}`, { token: TOKEN })).data.run.status).to.equal('running');
+    expect((await call(`${first.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN })).data.run.status).to.equal('running');
 
     // Same config but another port, so that only the data directory is shared.
     const second = path.join(dir, 'second.json');
@@ -68,11 +68,11 @@ describe('store reliability (real server processes)', function () {
 
     // The first server was not disturbed: its run was not "recovered" as interrupted (it is
     // still running, unless the second start took longer than the model holds the reply).
-    const mid = await call(`${first.hooks}/runs/${a.data.runId}`, { token: TOKEN });
+    const mid = await call(`${first.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN });
     expect(mid.data.run.status).to.be.oneOf(['running', 'succeeded']);
     expect((await wake(first, 'still serving')).status).to.equal(200);
     for (let i = 0; ; i++) {
-      const run = (await call(`${first.hooks}/runs/${a.data.runId}`, { token: TOKEN })).data.run;
+      const run = (await call(`${first.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN })).data.run;
       if (run.status !== 'running') {
         expect(run).to.include({ status: 'succeeded', reply: 'held reply' });
         break;
@@ -85,7 +85,7 @@ describe('store reliability (real server processes)', function () {
     await first.kill();
     const again = await startGateway(config, { dir });
     gateways.push(again);
-    expect((await call(`${again.hooks}/runs/${a.data.runId}`, { token: TOKEN })).data.run.status).to.equal('succeeded');
+    expect((await call(`${again.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN })).data.run.status).to.equal('succeeded');
   });
 
   it('a removed database: 503 unavailable with Retry-After for writes and reads, the process keeps running, one clear log line', async () => {
@@ -96,7 +96,7 @@ describe('store reliability (real server processes)', function () {
     const dataDir = path.join(dir, 'data');
     for (const f of fs.readdirSync(dataDir)) if (f.startsWith('hookrelay.db')) fs.rmSync(path.join(dataDir, f));
 
-    for (const r of [await wake(gw, 'after'), await call(`${gw.hooks}/events`, { token: TOKEN }), await wake(gw, 'later')]) {
+    for (const r of [await wake(gw, 'after'), await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN }), await wake(gw, 'later')]) {
       expect(r.status, r.text).to.equal(503);
       expect(r.data.error.code).to.equal('unavailable');
       expect(r.headers.get('retry-after')).to.match(/^\d+$/);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { BIN, ROOT, call, tmpDir } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /** A transform that shows everything it was handed of the request. */
 const SPY = 'export default (input) => ({ kind: "wake", text: JSON.stringify({ url: input.url, query: input.query, headers: input.headers }) });\n';
@@ -28,7 +28,7 @@ describe('http: the token never reaches a transform, whichever way it came', () 
   async function seen(query: string, headers: Record<string, string> = {}) {
     const r = await call(`${gw.hooks}/spy${query}`, { headers, json: { hello: 1 } });
     expect(r.status, r.text).to.equal(200);
-    const events = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+    const events = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
     const event = events.data.events.find((e: { id: string }) => e.id === r.data.eventId);
     expect(event.text, 'the stored text').to.not.include(TOKEN);
     return JSON.parse(event.text) as { url: string; query: Record<string, string>; headers: Record<string, string> };
@@ -56,7 +56,7 @@ describe('http: the token never reaches a transform, whichever way it came', () 
   it('the url is the path the request was routed on', async () => {
     const r = await call(`${gw.base}/hooks//spy/?token=${TOKEN}&y=2`, { json: {} });
     expect(r.status).to.equal(200);
-    const events = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+    const events = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
     const text = events.data.events.find((e: { id: string }) => e.id === r.data.eventId).text;
     expect(JSON.parse(text).url).to.equal('/hooks/spy?y=2');
   });

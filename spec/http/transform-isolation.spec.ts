@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { FIXTURE_TRANSFORMS } from '../unit/engine/make-config.js';
 import { call } from '../support/gateway.js';
-import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 
 /**
  * Transforms run in worker threads: one that never ends or kills its thread costs its own
@@ -62,7 +62,7 @@ describe('http: a stuck or crashing transform cannot stall the gateway', () => {
 
       const again = await post('maybe-loop', { n: 2 });
       expect(again.status, again.text).to.equal(200);
-      const events = await call(`${gw.hooks}/events`, { token: TOKEN });
+      const events = await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN });
       expect(events.data.events.at(-1).text).to.equal('done 2');
     });
   }
@@ -81,7 +81,7 @@ describe('http: a stuck or crashing transform cannot stall the gateway', () => {
     const queued = await Promise.all(Array.from({ length: 10 }, (_, n) => post('maybe-loop', { n })));
     expect(queued.map((q) => q.status)).to.deep.equal(Array(10).fill(200));
     expect((await Promise.all(stuck)).map((s) => s.status)).to.deep.equal([500, 500]);
-    const events = await call(`${gw.hooks}/events?limit=100`, { token: TOKEN });
+    const events = await call(`${gw.hooks}/events?limit=100`, { token: ADMIN_TOKEN });
     const texts = new Set(events.data.events.map((e: { text: string }) => e.text));
     for (let n = 0; n < 10; n++) expect(texts.has(`done ${n}`), `done ${n}`).to.equal(true);
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel, type ModelRule } from '../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
-import { call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 import { freshDatabase } from '../support/postgres.js';
 
 /**
@@ -91,7 +91,7 @@ describe('multi: three instances on one PostgreSQL database, the leader SIGKILLe
 
     // Every 2xx-answered run is there once and ends (A's running ones by a survivor: interrupted).
     const ended = await until('every run ended', async () => {
-      const runs = await Promise.all([...runIds.values()].map(async (id) => (await call(`${b.hooks}/runs/${id}`, { token: TOKEN })).data.run));
+      const runs = await Promise.all([...runIds.values()].map(async (id) => (await call(`${b.hooks}/runs/${id}`, { token: ADMIN_TOKEN })).data.run));
       return runs.every((r) => r && r.status !== 'queued' && r.status !== 'running' && r.delivery?.status !== 'pending') ? runs : undefined;
     }, 60_000);
     const interrupted = ended.filter((r) => r.errorCode === 'interrupted');
@@ -116,11 +116,11 @@ describe('multi: three instances on one PostgreSQL database, the leader SIGKILLe
     for (const r of ended.filter((x) => x.delivery?.status === 'delivered')) expect(texts).to.include(r.reply);
 
     // Every 2xx event once, in one order, read through any instance.
-    const events = (await call(`${c.hooks}/events?after=0&limit=1000`, { token: TOKEN })).data.events as { id: string; seq: number }[];
+    const events = (await call(`${c.hooks}/events?after=0&limit=1000`, { token: ADMIN_TOKEN })).data.events as { id: string; seq: number }[];
     const ids = events.map((e) => e.id);
     expect(new Set(ids).size).to.equal(ids.length);
     for (const id of eventIds) expect(ids).to.include(id);
-    const runList = (await call(`${b.hooks}/runs?limit=200`, { token: TOKEN })).data.runs as { runId: string }[];
+    const runList = (await call(`${b.hooks}/runs?limit=200`, { token: ADMIN_TOKEN })).data.runs as { runId: string }[];
     expect(runList.length, 'one run per job, whatever the retries').to.equal(new Set(runList.map((r) => r.runId)).size);
     expect(runList.length).to.be.at.most(JOBS);
     for (const id of runIds.values()) expect(runList.map((r) => r.runId)).to.include(id);

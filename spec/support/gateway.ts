@@ -37,11 +37,27 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, t
   }
 }
 
+/**
+ * The admin token every spec gateway reads with (GET {path}/events, /runs, /metrics, the
+ * console), unless its config names its own or sets `server.adminToken: null` (then serve
+ * generates one into {dataDir}/admin-token).
+ */
+export const ADMIN_TOKEN = 'spec-admin-token-0123456789abcdef';
+
+/** `config` with the spec admin token when its server names none (`adminToken: null` opts out). */
+export function withAdminToken<T extends Record<string, any>>(config: T): T {
+  const server = config.server ?? {};
+  if ('adminToken' in server || 'adminTokens' in server) return config;
+  return { ...config, server: { ...server, adminToken: ADMIN_TOKEN } };
+}
+
 export interface Gateway {
   proc: ChildProcess;
   base: string;
   hooks: string;
   token: string;
+  /** The admin token it reads with: config.server.adminToken (the first of adminTokens). */
+  adminToken: string;
   configFile: string;
   output(): string;
   /** SIGTERM and wait for exit; resolves with the exit code. */
@@ -54,7 +70,8 @@ export interface Gateway {
  * Starts `hookrelay serve` as a user would (the real bin, a real config file, a real store)
  * and resolves once /healthz answers.
  */
-export async function startGateway(config: Record<string, any>, opts: { dir?: string; env?: Record<string, string>; cpu?: string; file?: string } = {}): Promise<Gateway> {
+export async function startGateway(given: Record<string, any>, opts: { dir?: string; env?: Record<string, string>; cpu?: string; file?: string } = {}): Promise<Gateway> {
+  const config = withAdminToken(given);
   const dir = opts.dir ?? tmpDir();
   // `file`: another name, e.g. hookrelay.yaml (JSON text is YAML too) for what only YAML can spell.
   const configFile = path.join(dir, opts.file ?? 'hookrelay.json');
@@ -85,6 +102,7 @@ export async function startGateway(config: Record<string, any>, opts: { dir?: st
     base,
     hooks: `${base}${config.hooks?.path ?? '/hooks'}`,
     token: config.hooks?.token,
+    adminToken: config.server?.adminToken ?? config.server?.adminTokens?.[0] ?? generatedAdminToken(dir, config.dataDir),
     configFile,
     output: () => log,
     stop: async () => {
@@ -96,6 +114,15 @@ export async function startGateway(config: Record<string, any>, opts: { dir?: st
       await exited;
     },
   };
+}
+
+/** The admin token `serve` generated into `{dataDir}/admin-token` (dataDir relative to the config's folder). */
+function generatedAdminToken(dir: string, dataDir = './.hookrelay'): string | undefined {
+  try {
+    return fs.readFileSync(path.resolve(dir, dataDir, 'admin-token'), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
 }
 
 /** POST/GET helper: resolves with status, headers and the parsed JSON body (or null). */

@@ -2,7 +2,9 @@ import path from 'node:path';
 import { configFromObject } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
 import { start, type Running } from '../../src/serve.js';
-import { freePort, tmpDir } from './gateway.js';
+import { ADMIN_TOKEN, freePort, tmpDir, withAdminToken } from './gateway.js';
+
+export { ADMIN_TOKEN };
 
 export const TOKEN = 'spec-token-0123456789abcdef';
 
@@ -22,7 +24,7 @@ export async function startInProcess(raw: Record<string, any> = {}, dir = tmpDir
   const port = await freePort();
   const config = {
     ...raw,
-    server: { host: '127.0.0.1', port, ...raw.server },
+    server: { host: '127.0.0.1', port, ...withAdminToken(raw).server },
     dataDir: raw.dataDir ?? path.join(dir, 'data'),
     hooks: { token: TOKEN, ...raw.hooks },
     agent: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm', ...raw.agent },

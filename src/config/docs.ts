@@ -39,6 +39,10 @@ function rows(parent: SchemaNode, path: string, out: string[]): void {
     } else if (node.type === 'array' && node.items && isMap(node.items)) {
       out.push(row(here, node, required));
       rows(node.items, `${here}[]`, out);
+    } else if (node.type === 'array' && node.items?.anyOf?.some(isMap)) {
+      // A list of plain values or maps (`hooks.tokens`): the map's keys get their rows.
+      out.push(row(here, node, required));
+      for (const item of node.items.anyOf.filter(isMap)) rows(item, `${here}[]`, out);
     } else {
       out.push(row(here, node, required));
     }
@@ -53,6 +57,7 @@ function row(path: string, node: SchemaNode, required: boolean): string {
 
 function typeOf(node: SchemaNode): string {
   if (node.enum) return node.enum.map((v) => `\`${v}\``).join(' \\| ');
+  if (node.type === 'array' && node.items?.anyOf) return `list of ${node.items.anyOf.map((i) => (isMap(i) ? 'maps' : `${i.type}s`)).join(' or ')}`;
   if (node.type === 'array') return `list of ${node.items && isMap(node.items) ? 'maps' : `${node.items?.type ?? 'any'}s`}`;
   if (node.type === 'object') return typeof node.additionalProperties === 'object' ? `map of ${node.additionalProperties.type}s` : 'map';
   return node.type ?? 'any';

@@ -11,6 +11,7 @@ import { addTrusted } from '../http/client-address.js';
 import { parseTarget, routeKind } from '../http/routes-table.js';
 import { TRANSFORM_EXTENSIONS } from '../engine/transform-module.js';
 import { verifyProblems } from './verify.js';
+import { credentialProblems } from './credentials.js';
 
 type Env = Record<string, string | undefined>;
 type Obj = Record<string, any>; // data of any shape, before and while it is checked
@@ -134,6 +135,7 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkHooks(cfg, problems);
+  problems.push(...credentialProblems(cfg));
   checkRuntime(cfg, problems);
   // Forward mode: chat delivery is the upstream's, with the upstream's providers.
   if (!isForward(cfg)) checkProviders(cfg, problems);
@@ -438,7 +440,7 @@ function channelConflicts(mappings: unknown, path: string): ConfigProblem[] {
 
 /** ajv errors as problems with YAML paths and messages that say what to change. */
 function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: string): ConfigProblem[] {
-  return (errors ?? []).map((e) => {
+  return withoutBranchMisses(errors ?? []).map((e) => {
     const path = yamlPath(e.instancePath, prefix);
     const key = path.split(/[.[]/).pop() ?? '';
     switch (e.keyword) {
@@ -460,10 +462,29 @@ function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: string): 
         return { path, message: (e.params as { limit: number }).limit === 1 ? 'must not be empty' : e.message ?? 'is too short' };
       case 'pattern':
         return { path, message: `must match /${(e.params as { pattern: string }).pattern}/` };
+      case 'anyOf':
+        return { path, message: `must be ${(e.schema as SchemaNode[]).map((b) => (b.properties ? `a map of ${Object.keys(b.properties).join(', ')}` : article(String(b.type)))).join(' or ')} (got ${describe(e.data)})` };
       default:
         return { path, message: e.message ?? 'is invalid' };
     }
   });
+}
+
+/**
+ * An `anyOf` (a `hooks.tokens` entry: a string or a map) reports every branch's misses. Those
+ * of the branch whose type the value has are what to fix; the other branches' type misses
+ * are noise, and the `anyOf` summary is only kept when nothing more precise is left.
+ */
+function withoutBranchMisses(errors: ErrorObject[]): ErrorObject[] {
+  const drop = new Set<ErrorObject>();
+  for (const a of errors) {
+    if (a.keyword !== 'anyOf') continue;
+    const branches = errors.filter((e) => e.schemaPath.startsWith(`${a.schemaPath}/`));
+    const typeMisses = branches.filter((e) => e.keyword === 'type' && e.instancePath === a.instancePath);
+    for (const e of typeMisses) drop.add(e);
+    if (branches.length > typeMisses.length) drop.add(a);
+  }
+  return drop.size ? errors.filter((e) => !drop.has(e)) : errors;
 }
 
 /** `/hooks/mappings/2/transform/module` → `hooks.mappings[2].transform.module`. */

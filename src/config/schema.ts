@@ -32,6 +32,8 @@ export interface SchemaNode {
   minItems?: number;
   maxItems?: number;
   pattern?: string;
+  /** The value matches one of these (`hooks.tokens` items: a string or a scoped entry). */
+  anyOf?: SchemaNode[];
 }
 
 export const PROVIDERS = ['whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
@@ -106,6 +108,13 @@ const verifySchema = obj('Signature check over the raw body, before it is parsed
   encoding: { ...choice(['hex', 'base64'], 'hmac: how the header writes the digest (hex digits in either case).'), defaultDoc: '`hex`' },
   prefix: { ...str('hmac: text the header puts before the digest, e.g. `sha256=`.'), defaultDoc: '`""`' },
 }, { required: ['scheme'] });
+
+/** A scoped entry of `hooks.tokens` (CONTRACT.md §4); load.ts checks that each route names something. */
+const hookTokenSchema = obj('A scoped hooks token.', {
+  token: str('The token.', undefined, { minLength: 1, secret: true }),
+  name: str('Which sender holds it: shown as `sender` in the request log, the console and the access log (never the token).', undefined, { minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$' }),
+  routes: { type: 'array', description: 'The routes it reaches: `wake`, `agent` or mapping ids (yours or a preset\'s). Another send route is 403 forbidden. Unset: every send route.', items: { type: 'string', minLength: 1 }, minItems: 1 },
+}, { required: ['token'] });
 
 /** The TLS modes of `hooks.email.imap.tls` (CONTRACT.md §7). */
 export const EMAIL_TLS = ['implicit', 'starttls', 'none'] as const;
@@ -202,7 +211,7 @@ export const DEFAULT_SYSTEM_PROMPT =
 /** The whole config file. */
 export const configSchema: SchemaNode = obj('hookrelay configuration', {
   server: obj('The HTTP listener.', {
-    host: str('Address to listen on. Loopback (the default) allows the first-use generated token.', '127.0.0.1', { minLength: 1 }),
+    host: str('Address to listen on. Loopback (the default) allows the first-use generated tokens (hooks and admin).', '127.0.0.1', { minLength: 1 }),
     port: int('Port to listen on (0: any free port).', 8788, 0, 65535),
     trustedProxies: strList('Addresses or CIDR ranges of proxies whose X-Forwarded-For is believed (and whose connections are not capped per address).', []),
     publicHosts: strList('Host names (`name` or `name:port`) the console also answers for, besides server.host:port and loopback — the names it is reached by through a proxy. Any other Host gets 421 (DNS rebinding); a name without a port matches any port.', []),
@@ -211,8 +220,10 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     maxConnections: int('Open connections at most; more are closed as they arrive.', 1024, 1),
     maxHeaderBytes: int('The request line and headers together at most this many bytes; more get 431 and the connection is closed.', 16384, 1024),
     maxConnectionsPerAddress: int('Open connections at most from one address (a trusted proxy excepted); more are answered 503 with Retry-After and closed.', 128, 1),
-    metrics: bool('Serve Prometheus metrics at GET /metrics, behind the hooks token (see Metrics); false: /metrics is 404. Needs hooks.enabled.', true),
-    console: bool('The web console at `/console/` (README "Console"): sign in with the hooks token. `false` turns it off (404); it is off too while `hooks.enabled` is false.', true),
+    metrics: bool('Serve Prometheus metrics at GET /metrics, behind the admin token (see Metrics); false: /metrics is 404.', true),
+    console: bool('The web console at `/console/` (README "Console"): sign in with the admin token. `false` turns it off (404).', true),
+    adminToken: secret('The admin token: what reads and operates — GET {hooks.path}/events, {hooks.path}/runs…, GET /metrics and the console sign-in — never a hooks token (README "Two kinds of credential"). Must differ from every hooks token. On a loopback host an empty one is generated once into {dataDir}/admin-token; on any other host it is required.'),
+    adminTokens: { type: 'array', description: `Several admin tokens, any one of which is accepted (rotation); at most ${MAX_TOKENS}. In place of adminToken.`, items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: MAX_TOKENS, secret: true },
   }, { default: {} }),
   dataDir: str('Directory of the embedded store and the generated token, relative to the config file.', './.hookrelay', { minLength: 1 }),
   store: obj('Where accepted events, runs, conversations, the outbox and idempotency keys are kept.', {
@@ -225,8 +236,8 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   hooks: obj('The webhook listener and its mappings.', {
     enabled: bool('false: the hooks listener is not exposed at all.', true),
-    token: secret('Shared secret every request must carry. Required when enabled (or tokens); on a loopback host an empty token is generated once into {dataDir}/token.'),
-    tokens: { type: 'array', description: `Several hooks tokens, any one of which is accepted (rotation: add the new one, move the clients, remove the old one); at most ${MAX_TOKENS}. In place of token.`, items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: MAX_TOKENS, secret: true },
+    token: secret('The hooks token: the shared secret senders send with (POST {hooks.path}/…); it reads nothing (that is server.adminToken). Required when enabled (or tokens); on a loopback host an empty token is generated once into {dataDir}/token.'),
+    tokens: { type: 'array', description: `Several hooks tokens, any one of which is accepted (rotation: add the new one, move the clients, remove the old one); at most ${MAX_TOKENS}. In place of token. An entry is a token, or a scoped token \`{token, name, routes}\` (README "Scoped hooks tokens").`, items: { anyOf: [{ type: 'string', minLength: 1 }, hookTokenSchema] }, minItems: 1, maxItems: MAX_TOKENS, secret: true },
     path: str('Base path of the hooks; "/" is refused and trailing slashes are dropped.', '/hooks', { minLength: 1 }),
     maxBodyBytes: int('Larger bodies get 413: both the bytes on the wire and, for a gzip, deflate or br body, the decoded bytes (decoding stops at the limit).', 262144, 1),
     bodyTimeoutMs: int('A body must arrive within this time once its headers are read, or get 408 request_timeout and be closed.', 30000, 100),

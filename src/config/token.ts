@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './load.js';
-import type { LoadedConfig } from './types.js';
+import type { Config, HooksConfig, LoadedConfig } from './types.js';
 
 /** The slice of a pino logger this file uses. */
 export interface TokenLog {
@@ -33,39 +33,86 @@ export function isLoopback(host: string): boolean {
   return false;
 }
 
+/** A `hooks.tokens` entry as the listener uses it: the token, and for a scoped one its sender and routes. */
+export interface HookCredential {
+  token: string;
+  name?: string;
+  /** The send routes it reaches (`wake`, `agent`, mapping ids); unset: every one. */
+  routes?: readonly string[];
+}
+
+/** The hooks tokens of a config, `hooks.tokens` or the one `hooks.token`, each as a {@link HookCredential}. */
+export function hookCredentials(hooks: Readonly<HooksConfig>): HookCredential[] {
+  return (hooks.tokens ?? [hooks.token]).map((e) => (typeof e === 'string' ? { token: e } : e));
+}
+
+/** The admin tokens of a config, `server.adminTokens` or the one `server.adminToken` (none when it is empty). */
+export function adminCredentials(server: Readonly<Config['server']>): string[] {
+  return server.adminTokens ? [...server.adminTokens] : server.adminToken ? [server.adminToken] : [];
+}
+
 /**
- * The first-use token (CONTRACT.md §3). When the hooks are enabled, `hooks.token` is
- * empty and `hooks.tokens` not given: on a loopback host, reuse `{dataDir}/token` or generate one (32 random bytes,
- * base64url) into it with mode 0600, and return a new frozen config carrying it, with
- * `generatedTokenFile` naming the file (whether it was just written or reused); on any
- * other host, refuse. Otherwise the config is returned unchanged.
- * @throws ConfigError at `hooks.token` on a non-loopback host without a token.
+ * The first-use credentials (CONTRACT.md §3, §4), both through {@link tokenFile}: the hooks
+ * token when the hooks are enabled and none is configured (`{dataDir}/token`), and the admin
+ * token when none is configured (`{dataDir}/admin-token`). The returned config carries them,
+ * with `generatedTokenFile` / `generatedAdminTokenFile` naming the files (whether just written or
+ * reused); otherwise the config is returned unchanged.
+ * @throws ConfigError at `hooks.token` or `server.adminToken` on a non-loopback host without one.
  */
 export function ensureToken(loaded: LoadedConfig, options: EnsureTokenOptions = {}): LoadedConfig {
-  const { hooks, server, dataDir } = loaded.config;
-  if (!hooks.enabled || hooks.token || hooks.tokens) return loaded;
+  const { hooks, server } = loaded.config;
+  const needsHooks = hooks.enabled && !hooks.token && !hooks.tokens;
+  // Something takes the admin token: the hooks' read routes, the console or /metrics.
+  const needsAdmin = !server.adminToken && !server.adminTokens && (hooks.enabled || server.console || server.metrics);
+  if (!needsHooks && !needsAdmin) return loaded;
   if (!isLoopback(server.host)) {
-    throw new ConfigError([{
-      path: 'hooks.token',
-      message: `is required when server.host (${server.host}) is not a loopback address: set HOOKRELAY_TOKEN (with "token: \${HOOKRELAY_TOKEN}") or hooks.token`,
-    }]);
+    const problems = [];
+    if (needsHooks) {
+      problems.push({
+        path: 'hooks.token',
+        message: `is required when server.host (${server.host}) is not a loopback address: set HOOKRELAY_TOKEN (with "token: \${HOOKRELAY_TOKEN}") or hooks.token`,
+      });
+    }
+    if (needsAdmin) {
+      problems.push({
+        path: 'server.adminToken',
+        message: `is required when server.host (${server.host}) is not a loopback address: set HOOKRELAY_ADMIN_TOKEN (with "adminToken: \${HOOKRELAY_ADMIN_TOKEN}") to a secret of its own, not a hooks token (it reads events and runs, /metrics and the console)`,
+      });
+    }
+    throw new ConfigError(problems);
   }
   if (options.dryRun) return loaded;
+  let out = loaded;
+  if (needsHooks) {
+    const file = tokenFile(loaded.config.dataDir, 'token', 'hooks token', options.log);
+    out = { ...out, config: { ...out.config, hooks: { ...out.config.hooks, token: file.token } }, generatedTokenFile: file.file };
+  }
+  if (needsAdmin) {
+    const file = tokenFile(loaded.config.dataDir, 'admin-token', 'admin token', options.log);
+    out = { ...out, config: { ...out.config, server: { ...out.config.server, adminToken: file.token } }, generatedAdminTokenFile: file.file };
+  }
+  // A generated admin token that a hooks token repeats (hand-copied) would open the reads to every sender.
+  if (needsAdmin && hookCredentials(out.config.hooks).some((c) => c.token === out.config.server.adminToken)) {
+    throw new ConfigError([{ path: 'server.adminToken', message: `the token in ${out.generatedAdminTokenFile} is also a hooks token: delete that file (a new admin token is generated) or change the hooks token` }]);
+  }
+  return deepFreeze(out);
+}
 
-  const file = join(dataDir, 'token');
-  let token = readToken(file, options.log);
+/**
+ * `{dataDir}/{name}`: the token it holds, or a new one (32 random bytes, base64url) written
+ * into it with mode 0600 (the data directory made 0700 when missing).
+ */
+function tokenFile(dataDir: string, name: string, what: string, log?: TokenLog): { file: string; token: string } {
+  const file = join(dataDir, name);
+  let token = readToken(file, log);
   if (!token) {
     token = randomBytes(32).toString('base64url');
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, `${token}\n`, { mode: 0o600 });
     chmodSync(file, 0o600); // the mode option does not apply when the file already existed (empty)
-    options.log?.info({ file }, 'generated the hooks token');
+    log?.info({ file }, `generated the ${what}`);
   }
-  return deepFreeze({
-    ...loaded,
-    config: { ...loaded.config, hooks: { ...hooks, token } },
-    generatedTokenFile: file,
-  });
+  return { file, token };
 }
 
 /** The stored token, or undefined when there is none yet. */

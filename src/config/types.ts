@@ -58,8 +58,8 @@ export interface VerifyConfig {
 export interface HooksConfig {
   enabled: boolean;
   token: string;
-  /** Rotation: several accepted tokens, in place of `token` (load.ts refuses both). */
-  tokens?: string[];
+  /** Rotation: several accepted tokens, in place of `token` (load.ts refuses both); an entry may be scoped. */
+  tokens?: HookTokenEntry[];
   path: string;
   maxBodyBytes: number;
   bodyTimeoutMs: number;
@@ -83,6 +83,12 @@ export interface HooksConfig {
   /** The e-mail companion's settings (`hookrelay email setup` / `email run`, CONTRACT.md §7). */
   email?: EmailConfig;
 }
+
+/**
+ * An entry of `hooks.tokens`: a token, or a scoped one (CONTRACT.md §4) that reaches only
+ * `routes` (`wake`, `agent`, mapping ids; unset: every send route) and names its sender.
+ */
+export type HookTokenEntry = string | { token: string; name?: string; routes?: string[] };
 
 /** `hooks.email` (schema.ts has the descriptions). */
 export interface EmailConfig {
@@ -126,6 +132,10 @@ export interface Config {
     maxConnectionsPerAddress: number;
     metrics: boolean;
     console: boolean;
+    /** The admin token (reads and operates, CONTRACT.md §4); '' when not configured (token.ts generates one on loopback). */
+    adminToken: string;
+    /** Rotation: several admin tokens, in place of `adminToken` (load.ts refuses both). */
+    adminTokens?: string[];
   };
   dataDir: string;
   store: { kind: 'sqlite' | 'postgres'; durability: 'fsync' | 'os'; retainDays: number; url?: string; poolSize: number; leaseSeconds: number };
@@ -179,4 +189,6 @@ export interface LoadedConfig {
   config: Readonly<Config>;
   /** Set when `serve` generated the first-use token (CONTRACT.md §3). */
   generatedTokenFile?: string;
+  /** Set when `serve` uses the generated admin token, `{dataDir}/admin-token` (CONTRACT.md §4). */
+  generatedAdminTokenFile?: string;
 }

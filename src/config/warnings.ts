@@ -1,4 +1,8 @@
+import { isLoopback } from './token.js';
 import type { Config } from './types.js';
+
+/** Shorter secrets than this are guessable enough to warn about on a reachable host. */
+const MIN_SECRET_LENGTH = 16;
 
 /**
  * Senders known to sign their webhooks, and the `verify` that checks them: a mapping named for
@@ -29,6 +33,7 @@ export function configWarnings(config: Readonly<Config>): string[] {
   if (config.hooks.allowUnsafeExternalContent) {
     out.push('hooks.allowUnsafeExternalContent: true lets payload text reach the model without the untrusted-content fence, for every mapping that does not set it to false');
   }
+  if (!isLoopback(config.server.host)) out.push(...shortSecrets(config));
   config.hooks.mappings.forEach((m, i) => {
     const at = `hooks.mappings[${i}] ("${m.id}")`;
     if (m.allowUnsafeExternalContent === true) {
@@ -38,6 +43,27 @@ export function configWarnings(config: Readonly<Config>): string[] {
     const named = [m.id, m.match.path ?? ''];
     const hit = SIGNING_SENDERS.find(([re]) => named.some((n) => re.test(n)));
     if (hit) out.push(`${at}: looks like a webhook from a sender that signs its requests, but has no verify: add verify: { ${hit[1]}, secret: \${…} }`);
+  });
+  return out;
+}
+
+/**
+ * Tokens and verify secrets shorter than {@link MIN_SECRET_LENGTH} characters, on a host others
+ * can reach (the failure budget slows guessing, it does not stop it). Names paths, never values.
+ */
+function shortSecrets(config: Readonly<Config>): string[] {
+  const out: string[] = [];
+  const why = `is shorter than ${MIN_SECRET_LENGTH} characters while server.host (${config.server.host}) is reachable from other machines: use a long random one, e.g. openssl rand -base64 32`;
+  const short = (s: unknown) => typeof s === 'string' && s !== '' && s.length < MIN_SECRET_LENGTH;
+  const { hooks, server } = config;
+  if (hooks.tokens) hooks.tokens.forEach((e, i) => short(typeof e === 'string' ? e : e.token) && out.push(`hooks.tokens[${i}] ${why}`));
+  else if (short(hooks.token)) out.push(`hooks.token ${why}`);
+  if (server.adminTokens) server.adminTokens.forEach((t, i) => short(t) && out.push(`server.adminTokens[${i}] ${why}`));
+  else if (short(server.adminToken)) out.push(`server.adminToken ${why}`);
+  hooks.mappings.forEach((m, i) => {
+    if (!m.verify) return;
+    if (short(m.verify.secret)) out.push(`hooks.mappings[${i}].verify.secret ${why}`);
+    m.verify.secrets?.forEach((s, j) => short(s) && out.push(`hooks.mappings[${i}].verify.secrets[${j}] ${why}`));
   });
   return out;
 }

@@ -226,14 +226,14 @@ export function createConsole(deps: ConsoleDeps): (ctx: Context, route: Route) =
       return;
     }
     const token = formField(await readBody(ctx.req, LOGIN_MAX_BYTES), 'token') ?? '';
-    const verdict = deps.auth.verify(token, deps.clientAddress(ctx.req));
+    const verdict = deps.auth.verify(token, deps.clientAddress(ctx.req), 'admin');
     if (!verdict.ok && verdict.code === 'rate_limited') {
       ctx.set('retry-after', String(verdict.retryAfter));
       sendHtml(ctx, 429, loginPage(`Too many wrong tokens from this address: try again in ${verdict.retryAfter} s.`));
       return;
     }
     if (!verdict.ok) {
-      sendHtml(ctx, 401, loginPage('That is not the hooks token. Check hooks.token (or hooks.tokens) in the config.'));
+      sendHtml(ctx, 401, loginPage('That is not the admin token. It is server.adminToken (or server.adminTokens) in the config, or, when none is configured, the one in {dataDir}/admin-token. A hooks token does not sign in.'));
       return;
     }
     const secure = isHttps(ctx.req, deps.trustedPeer) ? '; Secure' : '';

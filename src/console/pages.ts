@@ -7,10 +7,10 @@ import { badge, cell, field, filterSelect, layout, pager, time } from './layout.
 export function loginPage(problem?: string): Html {
   return layout('Sign in', undefined, html`<section class="signin">
 <h1>Sign in</h1>
-<p>Paste the hooks token (<code>hooks.token</code>, or one of <code>hooks.tokens</code>).</p>
+<p>Paste the admin token: <code>server.adminToken</code> (or one of <code>server.adminTokens</code>), or, when none is configured, the one <code>serve</code> generated in <code>{dataDir}/admin-token</code>. A hooks token only sends, it does not sign in.</p>
 ${problem ? html`<p class="problem" role="alert">${problem}</p>` : ''}
 <form method="post" action="/console/login">
-<label for="token">Token</label>
+<label for="token">Admin token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Sign in</button>
 </form>

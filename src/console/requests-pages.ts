@@ -54,7 +54,7 @@ ${rows.length === 0
 ${rows.map((r) => html`<tr>
 <td class="mono"><a href="/console/requests/${r.seq}">${r.seq}</a></td>
 <td>${time(r.at)}</td>
-<td class="mono">${r.method} ${cell(r.route)}</td>
+<td class="mono">${r.method} ${cell(r.route)}${r.sender === undefined ? '' : html` <span class="sender" title="the hooks token it came with">${cell(r.sender)}</span>`}</td>
 <td>${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}</td>
 <td class="num">${r.ms.toFixed(1)} ms</td>
 <td>${actions(r)}</td>
@@ -77,6 +77,7 @@ ${field('Time', time(r.at))}
 ${field('Request id', r.requestId && html`<span class="mono">${r.requestId}</span>`)}
 ${field('Method and path', html`<span class="mono">${r.method} ${r.path}</span>`)}
 ${field('Route', html`<span class="mono">${r.route}</span>`)}
+${field('Sender', r.sender && html`<span class="mono sender">${r.sender}</span>`)}
 ${field('Status', html`${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}`)}
 ${field('Duration', `${r.ms.toFixed(1)} ms`)}
 ${field('Actions', actions(r))}

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
+import { hookCredentials } from '../config/token.js';
 import type { Logger } from '../log.js';
 import { openProgress } from './progress.js';
 import { watch, type ImapAccount } from './watcher.js';
@@ -42,7 +43,8 @@ export async function runEmail(loaded: LoadedConfig, env: NodeJS.ProcessEnv, log
     pass,
     passwordFrom,
   };
-  const token = hooks.tokens?.[0] ?? hooks.token;
+  // The first hooks token that reaches the email mapping (a scoped one may not).
+  const token = hookCredentials(hooks).find((c) => !c.routes || c.routes.includes('email'))?.token ?? hooks.token;
   const url = email.hookUrl ?? `http://${localHost(server.host)}:${server.port}${hooks.path}/email`;
   await watch({
     account,

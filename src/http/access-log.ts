@@ -4,11 +4,11 @@ import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
 import { routeLabel } from './route-label.js';
-import { SENDER_ID, START, type RequestLogger } from './request-log.js';
+import { SENDER_ID, START, senderOf, type RequestLogger } from './request-log.js';
 
 /**
  * What is recorded when a request ends: one access line at info level, `{reqId, method, path,
- * route, status, ms}`, and the request metrics (`hookrelay_requests_total`,
+ * route, status, ms}` (and `sender`, a named hooks token's name), and the request metrics (`hookrelay_requests_total`,
  * `hookrelay_request_duration_seconds`, src/metrics.ts). Every request is covered — those the
  * gate refuses (401, 404, 405, 413, 429), the 503s of a stopping gateway and what the app
  * answers — because both are written when the response closes, whoever wrote it. `route` is
@@ -61,6 +61,7 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
     const { req } = entry;
     const url = req.url ?? '';
     const q = url.indexOf('?');
+    const sender = senderOf(this);
     entry.log.info({
       reqId: entry.id,
       method: printable(req.method ?? '', 16),
@@ -68,6 +69,8 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
       route,
       status: this.statusCode,
       ms: Math.round(ms * 10) / 10,
+      // Which sender's scoped or named hooks token it came with (its name, never the token).
+      ...(sender === undefined ? {} : { sender }),
       // A client that went away before the whole answer was written.
       ...(this.writableFinished ? {} : { aborted: true }),
     }, 'request');

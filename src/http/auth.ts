@@ -1,6 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { MAX_TOKENS } from '../config/schema.js';
+import type { HookCredential } from '../config/token.js';
 import { createAddressCounts } from './address-counts.js';
 
 /** Failed attempts from one address within the window before it gets 429 (CONTRACT.md §4). */
@@ -9,28 +10,51 @@ export const WINDOW_MS = 60_000;
 /** Bounds the failure table so that a spray of addresses cannot grow it without limit. */
 const MAX_TRACKED = 50_000;
 
+/**
+ * The credential a route takes (CONTRACT.md §4): a hooks token sends, the admin token reads
+ * and operates; where no route exists (or the target cannot be read) either one gets the
+ * usual 404/400.
+ */
+export type CredentialKind = 'hooks' | 'admin' | 'either';
+
+/** Who a valid hooks token says sent the request: a scoped entry's name and routes (`hooks.tokens[]`). */
+export interface Sender {
+  name?: string;
+  /** The send routes it reaches (`wake`, `agent`, mapping ids); undefined: every one. */
+  routes?: ReadonlySet<string>;
+}
+
 export type AuthVerdict =
-  | { ok: true; bySignature?: true }
+  | { ok: true; bySignature?: true; sender?: Sender }
   | { ok: false; code: 'unauthorized' | 'rate_limited'; retryAfter?: number };
 
 const PASSED: AuthVerdict = Object.freeze({ ok: true });
 const BY_SIGNATURE: AuthVerdict = Object.freeze({ ok: true, bySignature: true });
 
-/** The token check and the failure budget, shared by the gate and the signature check (signatures.ts). */
+/** The configured credentials of both kinds (config/token.ts reads them from the config). */
+export interface Credentials {
+  hooks: readonly HookCredential[];
+  admin: readonly string[];
+}
+
+/** The token check and the failure budget, shared by the gate, the console and the signature check (signatures.ts). */
 export interface Auth {
   /**
-   * The gate's one decision on a request under the hooks path. `signatureMayStandIn`: the
-   * route takes a signature in place of the token (`auth: signature`); a request without a
-   * right token is then let through `bySignature`, not counted yet — its signature decides,
-   * through {@link Auth.failed} or {@link Auth.passed}, once the body is read.
+   * The gate's one decision on a request that takes a credential of `kind`. A credential of
+   * the other kind is wrong here: 401, counted. `signatureMayStandIn`: the route takes a
+   * signature in place of the token (`auth: signature`); a request without a right token is
+   * then let through `bySignature`, not counted yet — its signature decides, through
+   * {@link Auth.failed} or {@link Auth.passed}, once the body is read. A right hooks token's
+   * verdict carries its {@link Sender} when its entry is scoped or named.
    * `query` is the raw query string without `?` ('' when there is none).
    */
-  check(req: IncomingMessage, query: string, address: string, signatureMayStandIn?: boolean): AuthVerdict;
+  check(req: IncomingMessage, query: string, address: string, kind: CredentialKind, signatureMayStandIn?: boolean): AuthVerdict;
   /**
-   * A token given other than in a request's headers or query (the console's sign-in form):
-   * the same comparison and the same failure budget as {@link Auth.check}.
+   * A token given other than in a request's headers or query (the console's sign-in form,
+   * which takes the admin token): the same comparison and the same failure budget as
+   * {@link Auth.check}.
    */
-  verify(given: string, address: string): AuthVerdict;
+  verify(given: string, address: string, kind: CredentialKind): AuthVerdict;
   /** A failed attempt from `address` (a wrong signature counts like a wrong token): 401 or 429. */
   failed(address: string): AuthVerdict & { ok: false };
   /** A successful one: clears the address's count. */
@@ -38,16 +62,23 @@ export interface Auth {
 }
 
 /**
- * Token check and the per-address failure budget. The configured tokens (`hooks.tokens`, or
- * the one `hooks.token`) are hashed once; each presented token is hashed and compared with
- * timingSafeEqual against {@link MAX_TOKENS} slots — every slot, without stopping at a match,
- * the unused ones holding random digests — so that neither the comparison, the digest length
- * nor the time taken tells anything about the tokens: not which one matched, nor how many
- * there are.
+ * Token check and the per-address failure budget. The configured tokens of each kind are
+ * hashed once into {@link MAX_TOKENS} slots (the unused ones random digests); each presented
+ * token is hashed once and compared with timingSafeEqual against every slot of the kind the
+ * route takes — without stopping at a match, the matching index picked without a branch — so
+ * that neither the comparison, the digest length nor the time taken tells anything about the
+ * tokens: not which one matched, nor how many there are.
  */
-export function createAuth(tokens: readonly string[], allowQueryToken: boolean, now: () => number = Date.now): Auth {
-  if (tokens.length === 0 || tokens.length > MAX_TOKENS) throw new Error(`between 1 and ${MAX_TOKENS} tokens, got ${tokens.length}`);
-  const slots = Array.from({ length: MAX_TOKENS }, (_, i) => (i < tokens.length ? digest(tokens[i]) : randomBytes(32)));
+export function createAuth(credentials: Credentials, allowQueryToken: boolean, now: () => number = Date.now): Auth {
+  const hooks = credentials.hooks.filter((c) => c.token !== '');
+  const admin = credentials.admin.filter((t) => t !== '');
+  if (hooks.length > MAX_TOKENS || admin.length > MAX_TOKENS) throw new Error(`at most ${MAX_TOKENS} tokens of each kind`);
+  const hookSlots = slots(hooks.map((c) => c.token));
+  const adminSlots = slots(admin);
+  // One frozen verdict per hooks token, made here: a pass allocates nothing.
+  const hookVerdicts: AuthVerdict[] = hooks.map((c) => (c.name === undefined && c.routes === undefined
+    ? PASSED
+    : Object.freeze({ ok: true as const, sender: Object.freeze({ name: c.name, routes: c.routes && new Set(c.routes) }) })));
   const failures = createAddressCounts(WINDOW_MS, MAX_TRACKED);
 
   function presented(req: IncomingMessage, query: string): string | undefined {
@@ -63,11 +94,15 @@ export function createAuth(tokens: readonly string[], allowQueryToken: boolean, 
     return undefined;
   }
 
-  function matches(given: string): boolean {
+  /** The verdict of a presented token for a route taking `kind`, or undefined when it is wrong there. */
+  function matches(given: string, kind: CredentialKind): AuthVerdict | undefined {
     const d = digest(given);
-    let ok = false;
-    for (let i = 0; i < MAX_TOKENS; i++) ok = timingSafeEqual(d, slots[i]) || ok;
-    return ok;
+    if (kind !== 'admin') {
+      const i = indexIn(d, hookSlots);
+      if (i >= 0 && i < hookVerdicts.length) return hookVerdicts[i];
+    }
+    if (kind !== 'hooks' && indexIn(d, adminSlots) >= 0) return PASSED;
+    return undefined;
   }
 
   function passed(address: string): void {
@@ -85,22 +120,39 @@ export function createAuth(tokens: readonly string[], allowQueryToken: boolean, 
   }
 
   return {
-    check(req, query, address, signatureMayStandIn = false) {
+    check(req, query, address, kind, signatureMayStandIn = false) {
       const given = presented(req, query);
-      if (given !== undefined && matches(given)) {
+      const verdict = given === undefined ? undefined : matches(given, kind);
+      if (verdict !== undefined) {
         passed(address);
-        return PASSED;
+        return verdict;
       }
       return signatureMayStandIn ? BY_SIGNATURE : failed(address);
     },
-    verify(given, address) {
-      if (!matches(given)) return failed(address);
+    verify(given, address, kind) {
+      const verdict = matches(given, kind);
+      if (verdict === undefined) return failed(address);
       passed(address);
-      return PASSED;
+      return verdict;
     },
     failed,
     passed,
   };
+}
+
+/** {@link MAX_TOKENS} digests: the tokens', then random ones that nothing presented can match. */
+function slots(tokens: readonly string[]): Buffer[] {
+  return Array.from({ length: MAX_TOKENS }, (_, i) => (i < tokens.length ? digest(tokens[i]!) : randomBytes(32)));
+}
+
+/** The slot `d` equals, or -1: every slot compared, no early exit, the index kept without a branch on the secret. */
+function indexIn(d: Buffer, slots: readonly Buffer[]): number {
+  let idx = -1;
+  for (let i = 0; i < MAX_TOKENS; i++) {
+    const eq = timingSafeEqual(d, slots[i]!);
+    idx = eq ? i : idx;
+  }
+  return idx;
 }
 
 // One-shot hash (Node ≥ 20.12): no Hash object per request, ~3x cheaper than createHash().

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
-import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route } from './routes-table.js';
-import type { Auth, AuthVerdict } from './auth.js';
+import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route, type RouteKind } from './routes-table.js';
+import type { Auth, CredentialKind } from './auth.js';
 import { jsonHeaders } from './json.js';
 import { noteKind } from './route-label.js';
-import { noteError, noteHooks, noteReplay } from './request-log.js';
+import { noteError, noteHooks, noteReplay, noteSender } from './request-log.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
 
@@ -23,7 +23,7 @@ export interface GateOptions {
   console: boolean;
   maxBodyBytes: number;
   allowQueryToken: boolean;
-  /** `server.metrics`: `GET /metrics` is routed (behind the token). */
+  /** `server.metrics`: `GET /metrics` is routed (behind the admin token). */
   metrics?: boolean;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
@@ -41,10 +41,13 @@ export interface GateOptions {
  * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
  *
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
- * against the auth budget) → the token for anything under the hooks path and for `/metrics`,
+ * against the auth budget) → a credential for anything under the hooks path and for `/metrics`,
  * however it was spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
- * read; a NAME with an `auth: signature` mapping is let through without it, marked
- * `bySignature`, and its signature is checked on the body, signatures.ts) → 400 for those → 404 for what no route takes → 413 on Content-Length. What passes
+ * read): the kind the route takes ({@link CREDENTIAL}: a hooks token sends, the admin token
+ * reads), either kind where no route exists; a NAME with an `auth: signature` mapping is let through without it, marked
+ * `bySignature`, and its signature is checked on the body, signatures.ts → 403 for a scoped
+ * hooks token on `wake`/`agent` outside its routes (a mapped hook's is checked once its mapping
+ * matched, routes.ts) → 400 for unparseable targets → 404 for what no route takes → 413 on Content-Length. What passes
  * goes on to the Koa app with its {@link Route} — a `console` route too, whatever its method:
  * the console answers 405 and checks its session cookie itself; a request that sent `Expect: 100-continue`
  * is told to continue only then.
@@ -53,7 +56,11 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
   // A refused request's announced body up to the body limit may be drained (see answer()).
   const drainable = opts.maxBodyBytes;
-  const unauthorized = unauthorizedAnswer(opts.allowQueryToken);
+  const unauthorized = {
+    hooks: unauthorizedAnswer(opts.allowQueryToken, 'hooks'),
+    admin: unauthorizedAnswer(opts.allowQueryToken, 'admin'),
+    either: unauthorizedAnswer(opts.allowQueryToken, 'either'),
+  };
   const keepBodies = opts.keepBodies ?? 0;
   const deny = (req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>) => {
     noteError(res, code);
@@ -78,20 +85,34 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     // a replay needs no hooks token, whichever are configured now.
     const replayed = decided?.hooks && opts.replayOf ? opts.replayOf(req, decided) : undefined;
     if (replayed !== undefined) noteReplay(res, replayed);
-    // When in doubt, ask for the token: a target the parser refuses might have named a hook.
-    else if (!decided || decided.hooks) {
+    // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
+    else if (decided ? decided.hooks : opts.enabled) {
+      const kind = decided ? CREDENTIAL[decided.kind] : 'either';
       const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name);
-      const verdict = opts.enabled ? opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), signed) : PASSED;
+      const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
         noteError(res, verdict.code);
         if (verdict.code === 'rate_limited') {
           answer(req, res, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
         } else {
-          answer(req, res, 401, unauthorized.headers, unauthorized.body, drainable);
+          answer(req, res, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
         }
         return;
       }
       if (verdict.bySignature) decided!.bySignature = true;
+      const sender = verdict.sender;
+      if (sender !== undefined && decided) {
+        if (sender.name !== undefined) noteSender(res, sender.name);
+        // A scoped token (CONTRACT.md §4): a valid credential, so 403 and not counted. A mapped
+        // hook's mapping is known only once matched: routes.ts checks `scope` there.
+        if (sender.routes !== undefined) {
+          if (decided.kind === 'mapped') decided.scope = sender.routes;
+          else if ((decided.kind === 'wake' || decided.kind === 'agent') && !sender.routes.has(decided.kind)) {
+            deny(req, res, 'forbidden', `this hooks token does not reach ${decided.kind}: add "${decided.kind}" to its routes (hooks.tokens[].routes) or send with another token`);
+            return;
+          }
+        }
+      }
     }
     if (!decided) {
       deny(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
@@ -116,15 +137,38 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
   };
 }
 
-const PASSED: AuthVerdict = { ok: true };
+/**
+ * The credential each route kind takes (CONTRACT.md §4): sending takes a hooks token; reading
+ * and operating the admin token; where no route exists, either one (then 404). Health and the
+ * console are never checked here (the console checks its own session).
+ */
+const CREDENTIAL: Record<RouteKind, CredentialKind> = {
+  wake: 'hooks',
+  agent: 'hooks',
+  mapped: 'hooks',
+  events: 'admin',
+  runs: 'admin',
+  run: 'admin',
+  metrics: 'admin',
+  none: 'either',
+  health: 'either',
+  console: 'either',
+};
+
+const WHICH: Record<CredentialKind, string> = {
+  hooks: 'missing or wrong hooks token (sending takes a hooks token from hooks.token or hooks.tokens; the admin token does not send)',
+  admin: 'missing or wrong admin token (reading takes server.adminToken, or {dataDir}/admin-token when generated; a hooks token does not read)',
+  either: 'missing or wrong token',
+};
 
 /**
  * 401 and 429 are what a token-guessing client gets over and over: answer from constants.
- * The 401 names every place the token may go (the query only when hooks.allowQueryToken).
+ * The 401 says which credential the route takes and names every place it may go (the query
+ * only when hooks.allowQueryToken).
  */
-export function unauthorizedAnswer(allowQueryToken: boolean): { body: Buffer; headers: Record<string, string> } {
+export function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'either'): { body: Buffer; headers: Record<string, string> } {
   const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
-  const body = Buffer.from(errorBody('unauthorized', `missing or wrong token: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
+  const body = Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
   return { body, headers: jsonHeaders(body.length) };
 }
 const RATE_LIMITED_BODY = Buffer.from(

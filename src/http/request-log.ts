@@ -47,6 +47,8 @@ interface LogMarks {
   replayOf: number | undefined;
   /** The gate's client address (trustedProxies-aware, client-address.ts), asked only of a refusal. */
   addressOf: (req: IncomingMessage) => string;
+  /** The `name` of the scoped hooks token it came with (never the token). */
+  sender: string | undefined;
 }
 
 type Marked = ServerResponse & { [LOG]?: LogMarks; [START]?: number };
@@ -78,7 +80,7 @@ function isRefusal(status: number): boolean {
  * days (0: none); `addressOf` is the gate's own client address.
  */
 export function noteHooks(res: ServerResponse, path: string, keepBodies: number, addressOf: (req: IncomingMessage) => string): void {
-  (res as Marked)[LOG] = { keep: keepBodies, path, error: undefined, committed: false, raw: undefined, replayOf: undefined, addressOf };
+  (res as Marked)[LOG] = { keep: keepBodies, path, error: undefined, committed: false, raw: undefined, replayOf: undefined, addressOf, sender: undefined };
 }
 
 /** The error code the request is refused with (the gate, the error handler). */
@@ -97,6 +99,17 @@ export function noteRaw(res: ServerResponse, raw: Buffer): void {
 export function noteReplay(res: ServerResponse, seq: number): void {
   const m = (res as Marked)[LOG];
   if (m !== undefined) m.replayOf = seq;
+}
+
+/** The gate: the request came with the hooks token named `name` (`hooks.tokens[].name`). */
+export function noteSender(res: ServerResponse, name: string): void {
+  const m = (res as Marked)[LOG];
+  if (m !== undefined) m.sender = name;
+}
+
+/** The name of the hooks token a request came with; undefined when it has none. */
+export function senderOf(res: ServerResponse): string | undefined {
+  return (res as Marked)[LOG]?.sender;
 }
 
 /** The seq of the row a console replay repeats; undefined for any other request. */
@@ -139,6 +152,7 @@ export function requestRow(res: ServerResponse, status: number, accepted?: reado
     contentType: typeof h['content-type'] === 'string' ? printable(h['content-type'], 100) : undefined,
     userAgent: typeof h['user-agent'] === 'string' ? printable(h['user-agent'], 200) : undefined,
     replayOf: m.replayOf,
+    sender: m.sender,
   };
   if (m.raw !== undefined && !isRefusal(status)) {
     row.body = m.raw.toString('utf8');

@@ -27,7 +27,7 @@ export const ROUTE_METHODS: Record<RouteKind, string> = {
 /** What the gate decided about a request. */
 export interface Route {
   kind: RouteKind;
-  /** Under `hooks.path`: the token is required, whatever the kind (`/metrics` requires it too). */
+  /** Under `hooks.path`, or `/metrics`: a credential is required (which kind the gate decides from `kind`). */
   hooks: boolean;
   /** Under the hooks path: the decoded part after `{hooks.path}/` (`runs/ID` for a run); under `/console`, the part after `/console/`; else ''. */
   name: string;
@@ -37,6 +37,8 @@ export interface Route {
   query: string;
   /** Let through without the token: a signature must stand in for it (`auth: signature`, http/signatures.ts). */
   bySignature?: true;
+  /** A mapped hook sent with a scoped hooks token: the mapping ids it reaches (routes.ts checks the match). */
+  scope?: ReadonlySet<string>;
 }
 
 /** Where the web console lives (CONTRACT.md §11). */
@@ -120,13 +122,13 @@ export function parseTarget(url: string): Target | undefined {
  * The router of one listener: target → {@link Route}, or undefined for a target that cannot
  * be parsed. `hooksPath` is the configured base path, matched exactly (case-sensitive); it
  * is decided first, so a hooks path under `/console` stays guarded by the token.
- * `serve.metrics`: `GET /metrics` is served (`server.metrics`, and only with the hooks on: it
- * takes their token). `serve.console`: `/console` and everything under it is the console's
+ * `serve.metrics`: `GET /metrics` is served (`server.metrics`; it takes the admin token). `serve.console`: `/console` and everything under it is the console's
  * (`name`: the rest).
  */
 export function createRouting(hooksPath: string, hooksEnabled: boolean, serve: { metrics?: boolean; console?: boolean } = {}): (target: Target) => Route {
   const baseSlash = `${hooksPath}/`;
-  const metricsPath = hooksEnabled && serve.metrics ? '/metrics' : undefined;
+  // It takes the admin token, which is there with or without the hooks.
+  const metricsPath = serve.metrics ? '/metrics' : undefined;
   const consoleEnabled = serve.console === true;
   return ({ path, query }) => {
     if (hooksEnabled && (path === hooksPath || path.startsWith(baseSlash))) {

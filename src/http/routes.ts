@@ -280,6 +280,10 @@ function once(answer: (accepted: Accepted[]) => Answer): (accepted: Accepted[]) 
 function admitter(ctx: Context, route: Route, signedBy: SignedBy | undefined, signatures: Pick<Signatures, 'admit'>): (mappingId: string) => void {
   return (mappingId) => {
     noteMapping(ctx.res, mappingId);
+    // A scoped hooks token (CONTRACT.md §4) reaches only its routes: a valid credential, so 403.
+    if (route.scope !== undefined && !route.scope.has(mappingId)) {
+      throw new HookError('forbidden', `this hooks token does not reach mapping "${mappingId}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
+    }
     if (signedBy) signatures.admit(route, signedBy, mappingId);
   };
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { createAccessLog } from './access-log.js';
 import { createApp } from './app.js';
 import { createAuth, type Auth } from './auth.js';
+import { adminCredentials, hookCredentials } from '../config/token.js';
 import { errorBody } from '../errors.js';
 import { createClientAddress, fold, trustedBy } from './client-address.js';
 import { createGate, refuse } from './gate.js';
@@ -45,7 +46,9 @@ interface Handler {
   gate: ReturnType<typeof createGate>;
   auth: Auth;
   tokens: string;
-  /** The console's sessions: kept across a swap that does not change the tokens, ended by one that does. */
+  /** The admin tokens the sessions were made under. */
+  adminTokens: string;
+  /** The console's sessions: kept across a swap that does not change the admin tokens, ended by one that does. */
   sessions: Sessions;
   /** Resolves when no request that entered through this handler is still being handled. */
   drained(): Promise<void>;
@@ -143,14 +146,18 @@ function createHandler(
   trustedPeer: (req: http.IncomingMessage) => boolean, log: Logger, replayer: Replayer, previous?: Handler,
 ): Handler {
   const hooks = config.hooks;
-  const tokens = JSON.stringify([hooks.tokens ?? [hooks.token], hooks.allowQueryToken]);
-  const auth = previous?.tokens === tokens ? previous.auth : createAuth(hooks.tokens ?? [hooks.token], hooks.allowQueryToken);
+  const credentials = { hooks: hooks.enabled ? hookCredentials(hooks) : [], admin: adminCredentials(config.server) };
+  // Removing or changing a hooks.tokens entry makes a new Auth: it is refused from the next request on.
+  const tokens = JSON.stringify([credentials, hooks.allowQueryToken]);
+  const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
   const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
-  // A new token ends every console session (a new key, console/session.ts).
-  const sessions = previous?.tokens === tokens ? previous.sessions : createSessions();
+  // A new admin token ends every console session (a new key, console/session.ts); a change of
+  // the hooks tokens does not: they do not sign in.
+  const adminTokens = JSON.stringify(credentials.admin);
+  const sessions = previous?.adminTokens === adminTokens ? previous.sessions : createSessions();
   if (previous && previous.sessions !== sessions) previous.sessions.endAll();
-  // Without hooks there is no token to sign in with: the console is off too.
-  const consoleOn = config.server.console && hooks.enabled;
+  // The console takes the admin token: it is there with or without the hooks.
+  const consoleOn = config.server.console && credentials.admin.length > 0;
   const app = createApp({
     ...deps,
     hooksPath: hooks.path,
@@ -199,6 +206,7 @@ function createHandler(
     gate,
     auth,
     tokens,
+    adminTokens,
     sessions,
     drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };

@@ -145,6 +145,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX requests_body_until ON requests (body_until) WHERE body_until IS NOT NULL;
   CREATE INDEX requests_replay_of ON requests (replay_of, seq) WHERE replay_of IS NOT NULL;
   `,
+  // v5 (SQLite v8): the name of the hooks.tokens entry a request came with (see there).
+  `
+  ALTER TABLE requests ADD COLUMN sender text;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

@@ -26,17 +26,18 @@ export interface RequestRow {
   body?: string | null;
   body_until: string | null;
   replay_of: number | null;
+  sender: string | null;
 }
 
 /** The columns a request-log INSERT binds, in order. */
 export const REQUEST_COLUMNS =
-  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of';
+  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender';
 /** Their PostgreSQL array types, in the same order (postgres-writer.ts inserts with unnest). */
-export const REQUEST_TYPES = 'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint';
+export const REQUEST_TYPES = 'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text';
 
 /** Every column but the body: what a listing reads. */
 export const REQUEST_LIST_COLUMNS =
-  'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of';
+  'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of, sender';
 
 /** Values for inserting a row, in {@link REQUEST_COLUMNS} order. */
 export function requestValues(r: NewRequestLog): Bind[] {
@@ -45,6 +46,7 @@ export function requestValues(r: NewRequestLog): Bind[] {
     r.eventIds.length ? r.eventIds.join(' ') : null, r.runIds.length ? r.runIds.join(' ') : null,
     r.replayed ? 1 : 0, r.error ?? null, r.contentType ?? null, r.userAgent ?? null,
     r.body ?? null, r.body === undefined ? null : r.bodyUntil ?? null, r.replayOf ?? null,
+    r.sender ?? null,
   ];
 }
 
@@ -69,6 +71,7 @@ export function toRequest(row: RequestRow): RequestRecord {
   if (row.body != null) r.body = row.body;
   if (row.body_until !== null) r.bodyUntil = row.body_until;
   if (row.replay_of !== null) r.replayOf = row.replay_of;
+  if (row.sender != null) r.sender = row.sender;
   return r;
 }
 

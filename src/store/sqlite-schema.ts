@@ -226,6 +226,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX requests_body_until ON requests (body_until) WHERE body_until IS NOT NULL;
   CREATE INDEX requests_replay_of ON requests (replay_of, seq) WHERE replay_of IS NOT NULL;
   `,
+  // v8
+  `
+  -- Scoped hooks tokens (CONTRACT.md §4): the name of the hooks.tokens entry a request came
+  -- with (never the token); NULL for an unnamed one, and for the rows written before.
+  ALTER TABLE requests ADD COLUMN sender TEXT;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

@@ -424,6 +424,8 @@ export interface NewRequestLog {
   bodyUntil?: string;
   /** The console replayed the request of this seq (a new request through the current mappings). */
   replayOf?: number;
+  /** The `name` of the scoped hooks token it came with (`hooks.tokens[].name`; never the token). */
+  sender?: string;
 }
 
 export interface RequestRecord extends NewRequestLog {

@@ -12,6 +12,8 @@ function secretPaths(node: SchemaNode, at: string[] = []): string[][] {
     ...(v.secret ? [[...at, k]] : []),
     ...secretPaths(v, [...at, k]),
     ...(v.items ? secretPaths(v.items, [...at, k, '[]']) : []),
+    // A list of plain values or maps (hooks.tokens): the map's keys.
+    ...(v.items?.anyOf ?? []).flatMap((branch) => secretPaths(branch, [...at, k, '[]'])),
   ]);
 }
 
@@ -48,11 +50,14 @@ const yaml = (path: string[]) => path.join('.').replaceAll('.[]', '[0]');
 
 describe('config: secrets are marked once, in the schema', () => {
   it('SECRET_KEYS is derived from the schema: the hooks token, the API key and every provider credential', () => {
-    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'apiKey', 'appPassword', 'botToken', 'password', 'secret', 'secrets', 'token', 'tokens']);
+    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'adminToken', 'adminTokens', 'apiKey', 'appPassword', 'botToken', 'password', 'secret', 'secrets', 'token', 'tokens']);
     const marked = secretPaths(configSchema).map((p) => p.join('.'));
     expect(marked).to.include.members([
+      'server.adminToken',
+      'server.adminTokens',
       'hooks.token',
       'hooks.tokens',
+      'hooks.tokens.[].token',
       'hooks.mappings.[].verify.secret',
       'hooks.mappings.[].verify.secrets',
       'agent.apiKey',

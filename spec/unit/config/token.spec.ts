@@ -59,16 +59,50 @@ describe('config/token', () => {
     }
     expect(error).to.be.instanceOf(ConfigError);
     const [p] = (error as ConfigError).problems;
-    expect(p.path).to.equal('hooks.token');
+    expect(p!.path).to.equal('hooks.token');
     expect(p.message).to.include('HOOKRELAY_TOKEN');
     expect(existsSync(l.config.dataDir)).to.equal(false);
   });
 
-  it('leaves a configured token, or disabled hooks, alone', () => {
-    const withToken = loaded({ host: '0.0.0.0' }, { token: 'configured' });
+  it('leaves configured tokens, or disabled hooks, alone', () => {
+    const withToken = loaded({ host: '0.0.0.0', adminToken: 'configured-admin' }, { token: 'configured' });
     expect(ensureToken(withToken)).to.equal(withToken);
-    const disabled = loaded({ host: '0.0.0.0' }, { enabled: false });
+    const disabled = loaded({ host: '0.0.0.0', adminToken: 'configured-admin' }, { enabled: false });
     expect(ensureToken(disabled)).to.equal(disabled);
+    const rotating = loaded({ host: '0.0.0.0', adminTokens: ['a1', 'a2'] }, { token: 'configured' });
+    expect(ensureToken(rotating)).to.equal(rotating);
+  });
+
+  it('generates the admin token into {dataDir}/admin-token (mode 0600) on a loopback host, and reuses it', () => {
+    const before = loaded({}, { token: 'configured' });
+    const after = ensureToken(before);
+    const file = join(before.config.dataDir, 'admin-token');
+    expect(after.generatedAdminTokenFile).to.equal(file);
+    expect(after.generatedTokenFile).to.equal(undefined);
+    expect(after.config.server.adminToken).to.match(/^[A-Za-z0-9_-]{43}$/);
+    expect(readFileSync(file, 'utf8').trim()).to.equal(after.config.server.adminToken);
+    if (process.platform !== 'win32') expect(statSync(file).mode & 0o777).to.equal(0o600);
+    const again = ensureToken(configFromObject({ dataDir: before.config.dataDir, hooks: { token: 'configured' } }, '/x/hookrelay.yaml', {}));
+    expect(again.config.server.adminToken).to.equal(after.config.server.adminToken);
+    // Both files at once, one token each.
+    const both = ensureToken(loaded());
+    expect(both.config.hooks.token).to.not.equal(both.config.server.adminToken);
+    expect(both.generatedTokenFile).to.match(/token$/);
+    expect(both.generatedAdminTokenFile).to.match(/admin-token$/);
+  });
+
+  it('refuses a non-loopback host without an admin token, at server.adminToken, naming HOOKRELAY_ADMIN_TOKEN', () => {
+    const l = loaded({ host: '0.0.0.0' }, { token: 'configured' });
+    expect(() => ensureToken(l, { dryRun: true })).to.throw(ConfigError);
+    try {
+      ensureToken(l);
+      expect.fail('started');
+    } catch (e) {
+      const problems = (e as ConfigError).problems;
+      expect(problems.map((p) => p.path)).to.deep.equal(['server.adminToken']);
+      expect(problems[0]!.message).to.include('HOOKRELAY_ADMIN_TOKEN');
+    }
+    expect(existsSync(l.config.dataDir)).to.equal(false);
   });
 
   it('dry run (check): refuses the same way but writes nothing', () => {
@@ -82,7 +116,8 @@ describe('config/token', () => {
     const lines: unknown[] = [];
     const log = { info: (o: object, m: string) => lines.push([o, m]), warn: (o: object, m: string) => lines.push([o, m]) };
     const after = ensureToken(loaded(), { log });
-    expect(lines).to.have.lengthOf(1);
+    expect(lines).to.have.lengthOf(2); // the hooks token and the admin token, generated
     expect(JSON.stringify(lines)).not.to.include(after.config.hooks.token);
+    expect(JSON.stringify(lines)).not.to.include(after.config.server.adminToken);
   });
 });

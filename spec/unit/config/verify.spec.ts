@@ -63,8 +63,36 @@ describe('config: verify, auth and hooks.tokens', () => {
     expect(problemsFor({ tokens: [] }).map((p) => p.path)).to.deep.equal(['hooks.tokens']);
     expect(problemsFor({ tokens: ['a', ''] }).map((p) => p.path)).to.deep.equal(['hooks.tokens[1]']);
     expect(problemsFor({ tokens: Array.from({ length: 9 }, (_, i) => `t${i}`) }).map((p) => p.path)).to.deep.equal(['hooks.tokens']);
-    const loaded = configFromObject({ server: { host: '0.0.0.0' }, hooks: { tokens: ['a', 'b'] } }, '/x/h.yaml', {});
+    const loaded = configFromObject({ server: { host: '0.0.0.0', adminToken: 'admin' }, hooks: { tokens: ['a', 'b'] } }, '/x/h.yaml', {});
     expect(ensureToken(loaded, { dryRun: true })).to.equal(loaded); // no token needed, none generated
     expect(() => ensureToken(configFromObject({ server: { host: '0.0.0.0' } }, '/x/h.yaml', {}), { dryRun: true })).to.throw(ConfigError);
+  });
+
+  it('hooks.tokens: a scoped entry is {token, name?, routes?}, each route naming wake, agent or a mapping; one problem per mistake', () => {
+    const scoped = (entry: unknown) => problemsFor({ tokens: ['plain', entry], mappings: [mapping({ id: 'gh', match: { path: 'gh' } })] });
+    expect(scoped({ token: 'b', name: 'ci-bot', routes: ['wake', 'agent', 'gh'] })).to.deep.equal([]);
+    expect(scoped({ token: 'b' })).to.deep.equal([]);
+    expect(scoped({ token: 'b', routes: ['github'] }).map((p) => p.path)).to.deep.equal(['hooks.tokens[1].routes[0]']);
+    expect(scoped({ token: 'b', route: ['gh'] })).to.deep.equal([{ path: 'hooks.tokens[1].route', message: 'unknown key "route"; did you mean "routes"?' }]);
+    expect(scoped({ name: 'x' }).map((p) => p.path)).to.deep.equal(['hooks.tokens[1].token']);
+    expect(scoped({ token: 'b', routes: [] }).map((p) => p.path)).to.deep.equal(['hooks.tokens[1].routes']);
+    expect(scoped(['b'])).to.deep.equal([{ path: 'hooks.tokens[1]', message: 'must be a string or a map of token, name, routes (got a list)' }]);
+    expect(scoped({ token: 'plain', routes: ['wake'] }).map((p) => p.path)).to.deep.equal(['hooks.tokens[1]']);
+  });
+
+  it('server.adminToken: one spelling, and never a hooks token', () => {
+    const problems = (server: object, hooks: object) => {
+      try {
+        configFromObject({ server, hooks }, '/x/h.yaml', {});
+        return [];
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+    };
+    expect(problems({ adminToken: 'x', adminTokens: ['y'] }, {}).map((p) => p.path)).to.deep.equal(['server.adminTokens']);
+    expect(problems({ adminToken: 'same' }, { token: 'same' }).map((p) => p.path)).to.deep.equal(['server.adminToken']);
+    expect(problems({ adminTokens: ['a', 'same'] }, { tokens: ['b', { token: 'same', routes: ['wake'] }] }).map((p) => p.path)).to.deep.equal(['server.adminTokens[1]']);
+    expect(JSON.stringify(problems({ adminToken: 'same' }, { token: 'same' }))).to.not.include('same"');
+    expect(problems({ adminTokens: Array.from({ length: 9 }, (_, i) => `a${i}`) }, {}).map((p) => p.path)).to.deep.equal(['server.adminTokens']);
   });
 });

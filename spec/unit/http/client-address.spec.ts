@@ -32,17 +32,17 @@ describe('http/auth: the failure budget', () => {
 
   it('counts per address within 60 s, blocks from the 21st failure, and forgets after the window', () => {
     let now = 1_000_000;
-    const { check } = createAuth(['right'], true, () => now);
-    for (let i = 0; i < 20; i++) expect(check(r('x'), '', 'a').ok).to.equal(false);
-    const v = check(r('x'), '', 'a');
+    const { check } = createAuth({ hooks: [{ token: 'right' }], admin: [] }, true, () => now);
+    for (let i = 0; i < 20; i++) expect(check(r('x'), '', 'a', 'hooks').ok).to.equal(false);
+    const v = check(r('x'), '', 'a', 'hooks');
     expect(v).to.deep.include({ ok: false, code: 'rate_limited' });
-    expect(check(r('x'), '', 'b')).to.deep.include({ code: 'unauthorized' });
+    expect(check(r('x'), '', 'b', 'hooks')).to.deep.include({ code: 'unauthorized' });
     now += 60_001;
-    expect(check(r('x'), '', 'a')).to.deep.include({ code: 'unauthorized' });
+    expect(check(r('x'), '', 'a', 'hooks')).to.deep.include({ code: 'unauthorized' });
   });
 
   it('reads the query token only when allowed', () => {
-    expect(createAuth(['right'], true).check(r(), 'token=right', 'a').ok).to.equal(true);
-    expect(createAuth(['right'], false).check(r(), 'token=right', 'a').ok).to.equal(false);
+    expect(createAuth({ hooks: [{ token: 'right' }], admin: [] }, true).check(r(), 'token=right', 'a', 'hooks').ok).to.equal(true);
+    expect(createAuth({ hooks: [{ token: 'right' }], admin: [] }, false).check(r(), 'token=right', 'a', 'hooks').ok).to.equal(false);
   });
 });

@@ -55,4 +55,24 @@ describe('store/sqlite: retention (store.retainDays)', function () {
     await store.finishRun('r', { status: 'failed', endedAt: iso(T0), error: 'could not reach the model server at h:1', errorCode: 'model_unreachable' }, {});
     expect(await store.getRun('r')).to.include({ errorCode: 'model_unreachable', error: 'could not reach the model server at h:1' });
   });
+
+  it('migrates a v7 store: its request rows stay, without a sender; new rows keep theirs', async () => {
+    const dataDir = join(dir, 'v7');
+    mkdirSync(dataDir);
+    const db = new Database(join(dataDir, 'hookrelay.db'));
+    db.pragma('journal_mode = WAL');
+    db.transaction(() => {
+      for (let v = 0; v < 7; v++) db.exec(MIGRATIONS[v]!);
+      db.pragma('user_version = 7');
+    })();
+    db.prepare("INSERT INTO requests (at, method, path, route, status, ms, replayed) VALUES (?, 'POST', '/hooks/wake', 'wake', 200, 1, 0)").run(iso(T0));
+    db.close();
+
+    const store = await SqliteStore.open({ dataDir, durability: 'os', log: silentLogger });
+    stores.push(store);
+    expect((await store.pragmas()).userVersion).to.equal(SCHEMA_VERSION);
+    await store.logRequests([{ at: iso(T0), method: 'POST', path: '/hooks/gh', route: 'mapping:gh', status: 200, ms: 1, eventIds: [], runIds: [], replayed: false, sender: 'github-bot' }]);
+    const rows = await store.listRequests({ limit: 10 });
+    expect(rows.map((r) => [r.route, r.sender])).to.deep.equal([['mapping:gh', 'github-bot'], ['wake', undefined]]);
+  });
 });
