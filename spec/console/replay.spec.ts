@@ -72,7 +72,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
   const replayPost = (seq: number) => fetch(`${gw.base}/console/replay/${seq}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: gw.base } });
   const requestPage = async (seq: number) => (await fetch(`${gw.base}/console/requests/${seq}`, { headers: { cookie } })).text();
   const wakeEvents = async (text: string) => {
-    const events = await (await fetch(`${gw.hooks}/events?limit=1000`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    const events = await (await fetch(`${gw.hooks}/events?limit=1000`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
     return events.events.filter((e: { text: string }) => e.text === text).length;
   };
 

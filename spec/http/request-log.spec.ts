@@ -148,7 +148,7 @@ describe('http: the request log', function () {
     const from = (address: string) => ({ 'x-forwarded-for': address });
     /** The value of `hookrelay_request_log_dropped_total` now. */
     const dropped = async () => {
-      const text = await (await fetch(`${gw.base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      const text = await (await fetch(`${gw.base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
       return Number(/^hookrelay_request_log_dropped_total (\d+)$/m.exec(text)![1]);
     };
 

@@ -113,7 +113,7 @@ describe('config/load', () => {
   describe('defaults and normalisation', () => {
     it('fills every default', () => {
       const { config } = configFromObject({}, '/srv/hr/hookrelay.yaml', {});
-      expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8788, trustedProxies: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128, metrics: true, console: true, adminToken: '' });
+      expect(config.server).to.deep.equal({ host: '127.0.0.1', port: 8788, trustedProxies: [], publicHosts: [], headersTimeoutMs: 20000, requestTimeoutMs: 60000, maxConnections: 1024, maxHeaderBytes: 16384, maxConnectionsPerAddress: 128, metrics: true, console: true, adminToken: '' });
       expect(config.store).to.deep.equal({ kind: 'sqlite', durability: 'fsync', retainDays: 30, poolSize: 10, leaseSeconds: 30 });
       expect(config.log.level).to.equal('info');
       expect(config.heartbeat.everySeconds).to.equal(1800);
@@ -181,7 +181,7 @@ describe('config/load', () => {
     it('lists the allowed keys when no known key is close', () => {
       const [p] = problemsFor({ server: { zzzzzz: 1 } });
       expect(p.path).to.equal('server.zzzzzz');
-      expect(p.message).to.equal('unknown key "zzzzzz"; allowed keys: host, port, trustedProxies, headersTimeoutMs, requestTimeoutMs, maxConnections, maxHeaderBytes, maxConnectionsPerAddress, metrics, console, adminToken, adminTokens');
+      expect(p.message).to.equal('unknown key "zzzzzz"; allowed keys: host, port, trustedProxies, publicHosts, headersTimeoutMs, requestTimeoutMs, maxConnections, maxHeaderBytes, maxConnectionsPerAddress, metrics, console, adminToken, adminTokens');
     });
     it('lists the allowed values of an enum and shows the bad one', () => {
       expect(problemsFor({ hooks: { mappings: [{ ...agentMapping, thinking: 'extreme' }] } }))
