@@ -371,6 +371,7 @@ function createWorkers(setup: WorkerSetup, size: number, timeoutMs: number, load
     const exits = [...living].map((w) => new Promise((resolve) => {
       if (w.exitCode !== null || w.signalCode !== null) return resolve(undefined);
       w.once('exit', resolve);
+      w.ref(); // an idle worker is unref'd: waiting for its exit must keep the process alive
       kill(w);
     }));
     await Promise.all(exits);
