@@ -66,8 +66,9 @@ export const LOAD_TIMEOUT_MS = 30_000;
  * request's CPU): each message wakes the other process's event loop, and a timer per call
  * adds its own work. So calls travel in batches — all those waiting when a worker is idle
  * go to it as one message — and each worker has one lazily re-armed timer instead of one per
- * call. A batch that cannot be cloned (one input holds a function) is sent again call by
- * call, so that only the call that cannot be sent fails; the happy path clones each input once.
+ * call. A batch that cannot be serialised (one input holds a BigInt or a cycle) is sent again
+ * call by call, so that only the call that cannot be sent fails; the happy path serialises each
+ * input once.
  */
 export async function createTransformPool(
   specs: readonly { module: string; export?: string }[],
@@ -162,7 +163,10 @@ function createWorkers(setup: WorkerSetup, size: number, timeoutMs: number, load
       // flags started us. detached: its own process group, so that `kill` also ends what a
       // transform spawned (the `sleep` of an execSync).
       execArgv: [`--max-old-space-size=${maxMemoryMb}`],
-      serialization: 'advanced', // structured clone, as between threads
+      // JSON, not 'advanced' (V8's structured clone): inputs are JSON already and results are
+      // scalar fields (transform-result.ts), and it costs the listener's process less — 18 µs
+      // of CPU a call against 25–28 µs, measured with 20,000 echo calls, 32 at a time.
+      serialization: 'json',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       detached: true,
     });
@@ -246,12 +250,13 @@ function createWorkers(setup: WorkerSetup, size: number, timeoutMs: number, load
   }
 
   /**
-   * One message of a ready worker: the answer `[seq, ok, value]` to its first call, or — the
+   * One message of a ready worker: the answer `[seq, ok, value?]` to its first call (no value:
+   * `undefined`, which JSON cannot carry), or — the
    * crash report aside — something a transform sent on its own (`process.send`), which is
    * never taken for an answer: the worker is stopped and its running call fails.
    */
   function onAnswer(slot: Slot, msg: unknown): void {
-    if (Array.isArray(msg) && msg.length === 3 && msg[0] === slot.seq && typeof msg[1] === 'boolean' && slot.calls.length > 0) {
+    if (Array.isArray(msg) && (msg.length === 2 || msg.length === 3) && msg[0] === slot.seq && typeof msg[1] === 'boolean' && slot.calls.length > 0) {
       slot.seq++;
       const call = slot.calls.shift()!;
       if (msg[1]) call.resolve(msg[2]);
@@ -308,8 +313,8 @@ function createWorkers(setup: WorkerSetup, size: number, timeoutMs: number, load
     try {
       worker.send(msg);
     } catch {
-      // One input cannot be cloned (the whole message is refused before anything is
-      // written): send call by call, and fail only the calls that cannot go.
+      // One input cannot be serialised (a BigInt, a cycle: the whole message is refused
+      // before anything is written): send call by call, and fail only the calls that cannot go.
       sent = [];
       for (const c of batch) {
         try {

@@ -7,10 +7,11 @@ import { carried, type WorkerSetup } from './transform-result.js';
  * each, so that a module that kills the process while loading is named), then `['ready',
  * problems]`. Then it takes batches `[spec, input, spec, input, …]` and runs the calls one at
  * a time, in order, answering each as soon as it is done (so that a later call that gets
- * stuck does not take the answers of earlier ones with it): `[seq, true, result]` or `[seq,
- * false, {name, message, stack}]`, `seq` counting calls from 0. Only the fields an action
- * uses cross back, each string cut just past `maxTextLength` (transform-result.ts). A result
- * that cannot be cloned (a function, a symbol) is an error like a throw.
+ * stuck does not take the answers of earlier ones with it): `[seq, true, result]` (`[seq,
+ * true]` for undefined) or `[seq, false, {name, message, stack}]`, `seq` counting calls from
+ * 0. Only the fields an action uses cross back, as JSON, each string cut just past
+ * `maxTextLength`; a result JSON cannot carry faithfully is an error like a throw
+ * (transform-result.ts).
  */
 const send = process.send!.bind(process);
 const setup = JSON.parse(process.argv[2]!) as WorkerSetup;
@@ -85,7 +86,8 @@ async function run(): Promise<void> {
       if (typeof fn !== 'function') throw new Error(fn);
       let result = fn(input as never);
       if (isThenable(result)) result = await result;
-      send([id, true, carried(result, maxTextLength)]);
+      const value = carried(result, maxTextLength);
+      send(value === undefined ? [id, true] : [id, true, value]);
     } catch (err) {
       send([id, false, describe(err)]);
     }
