@@ -107,7 +107,11 @@ describe('engine/handlebars: the render budget (issue 30: a 14 KB payload blocke
 
   it('refuses nested #each over a payload array after a bounded number of steps, whatever the array size', () => {
     const { message, ms } = refusal('{{#each a}}{{#each ../a}}{{#each ../../a}}.{{/each}}{{/each}}{{/each}}', { a });
-    expect(message).to.equal('the template would take more than 50000 steps (block iterations and values) in one render: bound the loops over payload arrays, e.g. no #each nested in another over the same array');
+    // The step budget, unless the machine is so loaded that 20,000 steps take 100 ms (the clock, the backstop).
+    expect(message).to.be.oneOf([
+      'the template would take more than 20000 steps (block iterations and values) in one render: bound the loops over payload arrays, e.g. no #each nested in another over the same array',
+      'the template render took more than 100 ms: bound the loops over payload arrays',
+    ]);
     expect(ms, 'generous: the step budget is what stops it').to.be.below(2000);
   });
 
@@ -118,8 +122,8 @@ describe('engine/handlebars: the render budget (issue 30: a 14 KB payload blocke
   });
 
   it('still renders a loop over thousands of items', () => {
-    const items = Array.from({ length: 5000 }, (_, i) => ({ id: i }));
+    const items = Array.from({ length: 3000 }, (_, i) => ({ id: i }));
     const text = compileHandlebars('{{#each items}}{{id}},{{/each}}')({ items });
-    expect(text.split(',').length).to.equal(5001);
+    expect(text.split(',').length).to.equal(3001);
   });
 });
