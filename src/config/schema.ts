@@ -45,6 +45,10 @@ export const MAX_TIMEOUT_SECONDS = 86400;
 const MAX_SESSION_KEY_LENGTH = 200;
 
 const CONTROL_CHARACTER = /\p{Cc}/u;
+// Bidirectional controls reorder how the key is shown (an RLO makes `hook:gnp.exe` read
+// otherwise; Unicode TR36 §2.2 "bidi spoofing"), and U+2028/U+2029 end a line in JavaScript
+// source and many viewers: neither belongs in a name that logs, summaries and the console show.
+const BIDI_OR_LINE_SEPARATOR = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
 /**
  * What is wrong with a session key, as a rule to put after its field name, or undefined when
@@ -56,6 +60,7 @@ const CONTROL_CHARACTER = /\p{Cc}/u;
 export function sessionKeyRule(key: string): string | undefined {
   if (longerThan(key, MAX_SESSION_KEY_LENGTH)) return `must be at most ${MAX_SESSION_KEY_LENGTH} characters`;
   if (CONTROL_CHARACTER.test(key)) return 'must not contain control characters (C0, DEL or C1, e.g. NUL, CR, LF, ESC)';
+  if (BIDI_OR_LINE_SEPARATOR.test(key)) return 'must not contain bidirectional controls or line separators (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C, U+2028, U+2029)';
   return undefined;
 }
 
@@ -253,7 +258,9 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     presets: strList('Built-in mapping sets to enable (see presets/); their mappings come after yours.', []),
     transformsDir: str('Directory transform modules must resolve inside, relative to the config file.', './transforms', { minLength: 1 }),
     transformTimeoutMs: int('Time limit of one transform call, async work included; past it the worker running it is stopped and replaced, and the request gets 500 transform_failed.', 5000, 1),
-    transformPoolSize: { ...int('Worker threads that run transform calls (one call at a time each); none are started without transforms.', undefined, 1, 64), defaultDoc: 'min(2, available CPUs)' },
+    transformPoolSize: { ...int('Worker processes that run transform calls (one call at a time each); none are started without transforms.', undefined, 1, 64), defaultDoc: 'min(2, available CPUs)' },
+    transformMaxMemoryMb: int('Heap limit (MB, V8 old generation) of each transform worker process; a transform past it ends its worker: the call gets 500 transform_failed and the worker is replaced.', 256, 16),
+    maxTextLength: int('Longest text, message or other string field (characters) an action may carry, from a request, template or transform alike; longer is 400 invalid_payload.', 262144, 1),
     mappings: { type: 'array', description: 'Your mappings, in match order (the first match wins).', items: mappingSchema, default: [] },
     email: emailSchema,
   }, { default: {} }),

@@ -76,8 +76,12 @@ export interface HooksConfig {
   presets: string[];
   transformsDir: string;
   transformTimeoutMs: number;
-  /** Transform worker threads; unset: min(2, available CPUs). */
+  /** Transform worker processes; unset: min(2, available CPUs). */
   transformPoolSize?: number;
+  /** Heap limit (MB) of each transform worker process. */
+  transformMaxMemoryMb: number;
+  /** Longest string field of an action, in characters (CONTRACT.md §8). */
+  maxTextLength: number;
   /** User mappings first, then the enabled presets' mappings (first match wins). */
   mappings: MappingConfig[];
   /** The e-mail companion's settings (`hookrelay email setup` / `email run`, CONTRACT.md §7). */

@@ -45,7 +45,7 @@ export interface Engine {
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
 
 /** The transform settings of `hooks` a compile needs. */
-type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs'>;
+type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength'>;
 
 /**
  * Compiles the templates and schemas and loads the transforms (in a new worker pool) of
@@ -54,7 +54,8 @@ type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolS
 async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSettings, opts: EngineOptions, skip: (path: string) => boolean) {
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
-  const transforms = await createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs);
+  const limits = { maxMemoryMb: hooks.transformMaxMemoryMb, maxTextLength: hooks.maxTextLength };
+  const transforms = await createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs, undefined, limits);
   const deps: CompileDeps = {
     loadTransform: transforms.load,
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
@@ -140,7 +141,7 @@ export async function compileProblems(draft: Record<string, any>, loaderProblems
   if (hooks === null || typeof hooks !== 'object' || !Array.isArray(hooks.mappings)) return [];
   const broken = (path: string) => loaderProblems.some((p) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`));
   // Transforms need a usable transformsDir and pool settings; a mapping that is not a map has nothing to compile.
-  const settingsBroken = ['hooks.transformsDir', 'hooks.transformPoolSize', 'hooks.transformTimeoutMs'].some(broken);
+  const settingsBroken = ['hooks.transformsDir', 'hooks.transformPoolSize', 'hooks.transformTimeoutMs', 'hooks.transformMaxMemoryMb', 'hooks.maxTextLength'].some(broken);
   const skip = (path: string) => broken(path) || (settingsBroken && path.endsWith('.transform'));
   const mappings = hooks.mappings.map((m: unknown) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? m : {})) as MappingConfig[];
   const { problems, transforms } = await compileAll(mappings, hooks, opts, skip);

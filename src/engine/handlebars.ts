@@ -1,6 +1,6 @@
 import Handlebars from 'handlebars';
+import { built, startRender, textOf } from './render-budget.js';
 import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
-import { toText } from './to-text.js';
 
 /** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
 export type RenderText = (context: Record<string, unknown>) => string;
@@ -13,13 +13,23 @@ const TEXT_HELPER = '__hookrelay_text';
 const env = Handlebars.create();
 // `{{log x}}` would write payload content to stdout, which `hookrelay test` reserves for JSON.
 env.unregisterHelper('log');
-env.registerHelper(TEXT_HELPER, (value: unknown) => toText(value));
+env.registerHelper(TEXT_HELPER, textOf);
 env.registerHelper('lookup', safeLookup);
 const builtinEach = env.helpers.each!;
 env.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
+  // Every iteration is a step, and what it renders counts as built text (the budget).
+  const body = options.fn;
+  const fn = (item: unknown, opts?: Handlebars.RuntimeOptions) => built(body(item, opts));
   // `{{#each obj}}` walks own keys, which for a parsed payload may include `__proto__`.
-  return builtinEach.call(this, withoutPrototypeKeys(context), options);
+  // (`{{#array}}…{{/array}}` iterates through this helper too: Handlebars' blockHelperMissing.)
+  return builtinEach.call(this, withoutPrototypeKeys(context), { ...options, fn: fn as Handlebars.TemplateDelegate });
 });
+
+/** Runs one render with a fresh budget. */
+function budgeted(template: Handlebars.TemplateDelegate, context: unknown): string {
+  startRender();
+  return template(context, RUNTIME_OPTIONS);
+}
 
 const COMPILE_OPTIONS = {
   noEscape: true,
@@ -52,6 +62,7 @@ function safeLookup(target: unknown, key: unknown): unknown {
  * - Objects and arrays render as JSON, null/undefined as '' (every mustache goes through one helper).
  * - `__proto__`, `prototype` and `constructor` never resolve, in any path segment or via `lookup`.
  * - No HTML escaping.
+ * - A render has a budget of work (render-budget.ts): past it, it throws RenderBudgetError.
  */
 export function compileHandlebars(source: string): RenderText {
   let ast: hbs.AST.Program;
@@ -66,11 +77,11 @@ export function compileHandlebars(source: string): RenderText {
   const template = env.compile(ast, COMPILE_OPTIONS);
   try {
     // Handlebars compiles lazily on the first call; force it now so errors surface at load.
-    template({}, RUNTIME_OPTIONS);
+    budgeted(template, {});
   } catch (err) {
     throw new Error(oneLine(err));
   }
-  return (context) => template(context, RUNTIME_OPTIONS);
+  return (context) => budgeted(template, context);
 }
 
 /** The text of a template without mustaches (a constant needs no render call). */

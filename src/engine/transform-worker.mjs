@@ -1,6 +1,6 @@
-// Entry of a transform worker thread (transform-pool.ts starts it). Hooks installed on the
-// main thread do not reach a worker, so it installs tsx's CommonJS hook itself — the same
-// in-thread hook as src/bin.mjs — to run transform-worker.ts and TypeScript transforms.
+// Entry of a transform worker process (transform-pool.ts forks it). It installs tsx's
+// CommonJS hook itself — the same in-process hook as src/bin.mjs — to run
+// transform-worker.ts and TypeScript transforms, whatever flags started the gateway.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);

@@ -1,30 +1,47 @@
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { importModule, pickExport, type LoadedTransform, type TransformFn } from './transform-module.js';
-import type { WorkerSpec } from './transform-pool.js';
+import { carried, type WorkerSetup } from './transform-result.js';
 
 /**
- * One transform worker: imports every configured transform module once, says which failed
- * (`['loading', i]` before each, so that a module that kills the thread while loading is
- * named). Then, on its call channel (`port`), it takes batches `[spec, input, spec, input, …]`
- * and runs the calls one at a time, in order, answering each as soon as it is done (so that
- * a later call that gets stuck does not take the answers of earlier ones with it):
- * `[true, result]` or `[false, {name, message, stack}]`. The result crosses back by
- * structured clone; one that cannot be cloned (a function, a symbol) is an error like a throw.
+ * One transform worker process (transform-pool.ts forks it; its setup arrives as argv[2]):
+ * imports every configured transform module once, says which failed (`['loading', i]` before
+ * each, so that a module that kills the process while loading is named), then `['ready',
+ * problems]`. Then it takes batches `[spec, input, spec, input, …]` and runs the calls one at
+ * a time, in order, answering each as soon as it is done (so that a later call that gets
+ * stuck does not take the answers of earlier ones with it): `[seq, true, result]` (`[seq,
+ * true]` for undefined) or `[seq, false, {name, message, stack}]`, `seq` counting calls from
+ * 0. Only the fields an action uses cross back, as JSON, each string cut just past
+ * `maxTextLength`; a result JSON cannot carry faithfully is an error like a throw
+ * (transform-result.ts).
  */
-const port = parentPort!;
-const { specs, port: calls } = workerData as { specs: WorkerSpec[]; port: MessagePort };
+const send = process.send!.bind(process);
+const setup = JSON.parse(process.argv[2]!) as WorkerSetup;
+const { specs, maxTextLength } = setup;
+
+// The gateway gone (killed, or it closed the channel): nothing left to answer to.
+process.on('disconnect', () => process.exit(0));
+// An error outside any call: say what it was (the pool fails the running call with it), then
+// die as Node would, so that the pool replaces this process.
+process.on('uncaughtException', (err) => {
+  const message = err instanceof Error ? err.message : String(err);
+  try {
+    send(['crash', message], () => process.exit(1));
+  } catch {
+    process.exit(1);
+  }
+  setTimeout(() => process.exit(1), 1000).unref();
+});
 
 // Required through tsx's CommonJS hook (transform-worker.mjs): no top-level await.
 const fns: (TransformFn | string)[] = [];
-void load().then((problems) => port.postMessage(['ready', problems]));
+void load().then((problems) => send(['ready', problems]));
 
 async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | null)[]> {
   const problems: (Exclude<LoadedTransform, { fn: TransformFn }> | null)[] = [];
   const modules = new Map<string, Promise<Record<string, unknown>>>();
   for (let i = 0; i < specs.length; i++) {
-    port.postMessage(['loading', i]);
-    const file = specs[i].file;
-    let name = specs[i].export;
+    send(['loading', i]);
+    const file = specs[i]!.file;
+    let name = specs[i]!.export;
     let loading = modules.get(file);
     if (!loading) modules.set(file, (loading = importModule(file)));
     let picked: ReturnType<typeof pickExport>;
@@ -49,8 +66,9 @@ async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | 
 // stuck one have not started).
 let pending: unknown[] = [];
 let next = 0;
+let seq = 0;
 let running = false;
-calls.on('message', (batch: unknown[]) => {
+process.on('message', (batch: unknown[]) => {
   pending.push(...batch);
   if (!running) void run();
 });
@@ -61,15 +79,17 @@ async function run(): Promise<void> {
     const spec = pending[next] as number;
     const input = pending[next + 1];
     next += 2;
+    const id = seq++;
     try {
       const fn = fns[spec];
       // A replacement worker may find a module that changed on disk and no longer loads.
       if (typeof fn !== 'function') throw new Error(fn);
       let result = fn(input as never);
       if (isThenable(result)) result = await result;
-      calls.postMessage([true, result]);
+      const value = carried(result, maxTextLength);
+      send(value === undefined ? [id, true] : [id, true, value]);
     } catch (err) {
-      calls.postMessage([false, describe(err)]);
+      send([id, false, describe(err)]);
     }
   }
   pending = []; // not holding on to the inputs

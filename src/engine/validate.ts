@@ -117,9 +117,19 @@ function optionalText(value: string | null | undefined): string | undefined {
   return trimmed === '' ? undefined : trimmed;
 }
 
+// The free-text fields hooks.maxTextLength bounds (sessionKey has its own 200).
+const WAKE_STRINGS = ['text'] as const;
+const AGENT_STRINGS = ['message', 'name', 'to', 'model'] as const;
+
+/** A session key or prefix as compared: NFKC, then lower case (what JavaScript has of a case fold). */
+function fold(text: string): string {
+  return text.normalize('NFKC').toLowerCase();
+}
+
 /** Builds the validator for one configuration (session key prefixes, model aliases and allow-list). */
 export function createValidator(config: Config, uuid: () => string = uuidv7): ActionValidator {
-  const prefixes = config.hooks.allowedSessionKeyPrefixes.map((p) => p.toLowerCase());
+  const prefixes = config.hooks.allowedSessionKeyPrefixes.map(fold);
+  const maxText = config.hooks.maxTextLength;
   // Never empty: the loader refuses a list that admits no key at all.
   const prefixRule = `sessionKey must start with one of: ${config.hooks.allowedSessionKeyPrefixes.join(', ')}`;
   const defaultSessionKey = config.hooks.defaultSessionKey;
@@ -138,12 +148,16 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
 
   function sessionKeyOf(given: string | null | undefined): string {
     if (given === undefined || given === null) return defaultSessionKey || `hook:${uuid()}`;
-    const key = given.trim();
+    // The key is kept in NFKC form: a Kelvin sign (U+212A) or a fullwidth letter becomes
+    // the letter it stands for, so the key that is stored is the key that was checked, and
+    // two spellings that look alike name one session (Unicode UAX #15, TR36 §2.10).
+    const key = given.trim().normalize('NFKC');
     // Length and control characters first: such a key is malformed whatever its prefix.
     const rule = sessionKeyRule(key);
     if (rule) throw invalid(`sessionKey ${rule}`);
-    const lower = key.toLowerCase();
-    for (const prefix of prefixes) if (lower.startsWith(prefix)) return key;
+    // Case-insensitive, on the key's own first characters: 'h\u0130x' lower-cases to
+    // 'hi\u0307x', which starts with "hi" though the key does not.
+    for (const prefix of prefixes) if (fold(key.slice(0, prefix.length)) === prefix) return key;
     throw new HookError('session_key_not_allowed', prefixRule);
   }
 
@@ -157,15 +171,27 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
     return resolved;
   }
 
+  /** Every string field of the body within hooks.maxTextLength (direct requests, templates and transforms alike). */
+  function checkLengths(body: Record<string, unknown>, fields: readonly string[]): void {
+    for (const field of fields) {
+      const value = body[field];
+      if (typeof value === 'string' && value.length > maxText) {
+        throw invalid(`${field} is longer than ${maxText} characters (hooks.maxTextLength): send or render less, or raise hooks.maxTextLength`);
+      }
+    }
+  }
+
   return {
     wake(body, origin) {
       if (!validateWakeBody(body)) throw invalid(describe(validateWakeBody.errors![0]!, body));
+      checkLengths(body as Record<string, unknown>, WAKE_STRINGS);
       const b = body as WakeBody;
       return { kind: 'wake', text: b.text.trim(), mode: b.mode ?? 'now', source: origin.source, unsafe: origin.unsafe };
     },
 
     agent(body, origin, deliverDefault) {
       if (!validateAgentBody(body)) throw invalid(describe(validateAgentBody.errors![0]!, body));
+      checkLengths(body as Record<string, unknown>, AGENT_STRINGS);
       const b = body as AgentBody;
       if (b.provider != null && b.channel != null && b.provider !== b.channel) {
         throw invalid('provider and channel disagree: channel is an alias of provider, send one of them');

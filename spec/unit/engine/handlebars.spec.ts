@@ -89,3 +89,41 @@ describe('engine/handlebars', () => {
     });
   });
 });
+
+describe('engine/handlebars: the render budget (issue 30: a 14 KB payload blocked the listener for 5 s)', () => {
+  // About 14 KB of JSON, as in the probe.
+  const a = Array.from({ length: 3000 }, (_, i) => i);
+
+  function refusal(template: string, context: Record<string, unknown>): { message: string; ms: number } {
+    const fn = compileHandlebars(template);
+    const t0 = performance.now();
+    try {
+      fn(context);
+    } catch (err) {
+      return { message: (err as Error).message, ms: performance.now() - t0 };
+    }
+    throw new Error('expected the render to be refused');
+  }
+
+  it('refuses nested #each over a payload array after a bounded number of steps, whatever the array size', () => {
+    const { message, ms } = refusal('{{#each a}}{{#each ../a}}{{#each ../../a}}.{{/each}}{{/each}}{{/each}}', { a });
+    // The step budget, unless the machine is so loaded that 20,000 steps take 100 ms (the clock, the backstop).
+    expect(message).to.be.oneOf([
+      'the template would take more than 20000 steps (block iterations and values) in one render: bound the loops over payload arrays, e.g. no #each nested in another over the same array',
+      'the template render took more than 100 ms: bound the loops over payload arrays',
+    ]);
+    expect(ms, 'generous: the step budget is what stops it').to.be.below(2000);
+  });
+
+  it('refuses a render that would build too much text (a large value repeated per item)', () => {
+    const payload = { big: 'x'.repeat(200_000) };
+    const { message } = refusal('{{#each a}}{{../payload}}{{/each}}', { a: a.slice(0, 100), payload });
+    expect(message).to.equal('the template would build more than 4194304 characters in one render: render fewer or smaller values per item');
+  });
+
+  it('still renders a loop over thousands of items', () => {
+    const items = Array.from({ length: 3000 }, (_, i) => ({ id: i }));
+    const text = compileHandlebars('{{#each items}}{{id}},{{/each}}')({ items });
+    expect(text.split(',').length).to.equal(3001);
+  });
+});

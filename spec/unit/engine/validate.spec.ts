@@ -200,10 +200,50 @@ describe('engine/validate', () => {
       });
 
       it('still accepts printable Unicode and still refuses a blank key as before', () => {
-        expect(v.agent({ message: 'm', sessionKey: 'hook:Zürich · 東京 \u00a0x' }, AGENT, true).sessionKey).to.equal('hook:Zürich · 東京 \u00a0x');
+        // (In NFKC form since issue 30: the no-break space becomes a space.)
+        expect(v.agent({ message: 'm', sessionKey: 'hook:Zürich · 東京 \u00a0x' }, AGENT, true).sessionKey).to.equal('hook:Zürich · 東京  x');
         expectError(() => v.agent({ message: 'm', sessionKey: ' \r\n\t ' }, AGENT, true), 'invalid_payload', /^sessionKey must not be empty or blank$/);
       });
     });
+  });
+
+  describe('session keys that look like something else (issue 30)', () => {
+    const v = validator();
+    const agent = (sessionKey: string) => v.agent({ message: 'm', sessionKey }, AGENT, true).sessionKey;
+
+    it('compares the prefix on the NFKC form: a Kelvin sign (U+212A) or a long s is stored as the letter it stands for', () => {
+      // 'hoo\u212a:x'.toLowerCase() is 'hook:x', but the key itself did not start with "hook:".
+      expect(agent('hoo\u212a:x')).to.equal('hooK:x');
+      expect(agent('\uff48\uff4f\uff4f\uff4b\uff1ax')).to.equal('hook:x'); // fullwidth
+      expect(validator({ hooks: { allowedSessionKeyPrefixes: ['hook:', 'issues:'] } }).agent({ message: 'm', sessionKey: 'i\u017fsues:1' }, AGENT, true).sessionKey).to.equal('issues:1');
+    });
+
+    it('refuses a key whose case-folded prefix only matches by a character that folds to two (U+0130)', () => {
+      const v2 = validator({ hooks: { allowedSessionKeyPrefixes: ['hook:', 'hi'] } });
+      expectError(() => v2.agent({ message: 'm', sessionKey: 'h\u0130x' }, AGENT, true), 'session_key_not_allowed', /must start with one of/);
+    });
+
+    for (const [ch, what] of [['\u202e', 'RLO'], ['\u202a', 'LRE'], ['\u2066', 'LRI'], ['\u2069', 'PDI'], ['\u200e', 'LRM'], ['\u200f', 'RLM'], ['\u061c', 'ALM'], ['\u2028', 'LINE SEPARATOR'], ['\u2029', 'PARAGRAPH SEPARATOR']]) {
+      it(`refuses a key holding ${what} with 400 invalid_payload`, () => {
+        expectError(() => agent(`hook:a${ch}b`), 'invalid_payload', /^sessionKey must not contain bidirectional controls or line separators/);
+      });
+    }
+  });
+
+  describe('hooks.maxTextLength (issue 30: a 100 MB event was stored)', () => {
+    const v = validator({ hooks: { maxTextLength: 10 } });
+
+    it('admits strings up to the limit', () => {
+      expect(v.wake({ text: '0123456789' }, WAKE).text).to.equal('0123456789');
+      expect(v.agent({ message: '0123456789', name: '0123456789' }, AGENT, true).message).to.equal('0123456789');
+    });
+
+    for (const [field, body] of [['text', { text: '01234567890' }], ['message', { message: '01234567890' }], ['name', { message: 'm', name: '01234567890' }], ['to', { message: 'm', provider: 'slack', to: '01234567890' }], ['model', { message: 'm', model: '01234567890' }]] as const) {
+      it(`refuses a longer ${field} with 400 invalid_payload, saying the limit and the key`, () => {
+        const fn = () => ('text' in body ? v.wake(body, WAKE) : v.agent(body, AGENT, true));
+        expectError(fn, 'invalid_payload', new RegExp(`^${field} is longer than 10 characters \\(hooks.maxTextLength\\): send or render less, or raise hooks.maxTextLength$`));
+      });
+    }
   });
 
   describe('models', () => {
