@@ -5,7 +5,7 @@
  * It sits below `engine/` like errors.ts, since the package's users import it too.
  */
 
-/** What a transform is called with (a copy: the transform runs in a worker thread). Treat it as read-only. */
+/** What a transform is called with (a copy: the transform runs in a worker process). Treat it as read-only. */
 export interface TransformInput {
   /** The request body (a JSON object). */
   payload: Record<string, unknown>;
