@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
+import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { lastSeq } from '../../src/console/events-stream.js';
 import { consoleCookie } from './console-client.js';
 
