@@ -140,7 +140,7 @@ describe('http: bodies, payload errors and the answers of every route', () => {
       const r = await postBytes('/wake', body, { 'content-encoding': encoding });
       expect(r.status, JSON.stringify(r.data)).to.equal(400);
       expect(r.data.error).to.deep.equal({ code: 'invalid_json', message: `the ${encoding} body goes on after the end of its compressed stream: send the compressed stream alone` });
-      const ev = await call(`${gw.hooks}/events?limit=1000`, { token: TOKEN });
+      const ev = await call(`${gw.hooks}/events?limit=1000`, { token: ADMIN_TOKEN });
       expect(ev.data.events.map((e: any) => e.text)).not.to.include(text);
     });
   }
