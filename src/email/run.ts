@@ -4,6 +4,7 @@ import { ConfigError } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { openProgress } from './progress.js';
+import { openThreads } from './threads.js';
 import { watch, type ImapAccount } from './watcher.js';
 
 /**
@@ -44,11 +45,13 @@ export async function runEmail(loaded: LoadedConfig, env: NodeJS.ProcessEnv, log
   };
   const token = hooks.tokens?.[0] ?? hooks.token;
   const url = email.hookUrl ?? `http://${localHost(server.host)}:${server.port}${hooks.path}/email`;
+  const box = `${imap.user}@${account.host}:${account.port}/${email.mailbox}`;
   await watch({
     account,
     mailbox: email.mailbox,
     target: { url, token },
-    progress: openProgress(dataDir, `${imap.user}@${account.host}:${account.port}/${email.mailbox}`),
+    progress: openProgress(dataDir, box),
+    threads: openThreads(dataDir, box),
     limits: { bodyMaxChars: email.bodyMaxChars, snippetChars: email.snippetChars },
     pollSeconds: email.pollSeconds,
     backfill,

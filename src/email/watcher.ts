@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { ImapFlow } from 'imapflow';
 import type { Logger } from '../log.js';
-import { mailFields, type MailLimits } from './message.js';
+import { readMail, type MailLimits } from './message.js';
 import { postMail, retryDelayMs, sleep, type HookTarget } from './post.js';
 import type { MailboxProgress, Progress } from './progress.js';
+import type { Threads } from './threads.js';
 
 /**
  * The IMAP side of `hookrelay email run` (CONTRACT.md §7): one connection to one mailbox,
@@ -27,6 +28,8 @@ export interface WatchOptions {
   mailbox: string;
   target: HookTarget;
   progress: Progress;
+  /** Who took part in which thread: only they continue its session. */
+  threads: Threads;
   limits: MailLimits;
   pollSeconds: number;
   /** First run only: post the last N mails of the mailbox instead of starting from now. */
@@ -173,10 +176,18 @@ async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): 
   for (const uid of uids) {
     const m = await client.fetchOne(String(uid), { uid: true, source: true, internalDate: true }, { uid: true });
     if (m && m.source) {
-      const mail = await mailFields(m.source, { uidValidity, uid }, o.limits);
+      // readMail never throws: a mail the parser refuses is posted with parseError, so that it
+      // is not taken for a lost connection and fetched again forever (issue 30).
+      const read = await readMail(m.source, { uidValidity, uid }, o.limits);
+      if (read.fields.parseError) o.log.warn({ uid, parseError: read.fields.parseError }, 'the mail could not be parsed whole; posting what its headers said');
+      const threadId = o.threads.continued(read.threadIds, read.sender);
+      const mail = threadId ? { ...read.fields, threadId } : read.fields;
       const r = await postMail(o.target, mail, `email:${uidValidity}:${uid}`, uid, o.log, o.signal);
       if (r.outcome === 'refused') o.log.error({ uid, status: r.status, code: r.code }, 'the hook refused the mail for good; skipped');
-      else o.log.info({ uid, status: r.status }, 'posted');
+      else {
+        o.threads.record(threadId ?? mail.id, read.addresses);
+        o.log.info({ uid, status: r.status, ...(read.threadIds.length > 0 && !threadId ? { threadRefused: true } : {}) }, 'posted');
+      }
       p = advance(p, uid, seconds(m.internalDate), fingerprint(headerBlock(m.source)));
     } else {
       p = { ...p, lastUid: uid }; // expunged before we got to it
