@@ -19,6 +19,11 @@ describe('email threads (participants kept in dataDir)', () => {
     // The first thread named that the sender took part in wins.
     t.record('other@example.com', ['carol@example.com']);
     expect(t.continued(['root@example.com', 'other@example.com'], 'carol@example.com')).to.equal('other@example.com');
+    // A mail whose own Message-ID names a known thread is that thread's only for a participant.
+    expect(t.takenFrom('root@example.com', 'mallory@example.net')).to.equal(true);
+    expect(t.takenFrom('root@example.com', undefined)).to.equal(true);
+    expect(t.takenFrom('root@example.com', 'alice@example.com')).to.equal(false);
+    expect(t.takenFrom('new@example.com', 'mallory@example.net')).to.equal(false);
     const again = openThreads(dir, BOX);
     expect(again.continued(['root@example.com'], 'alice@example.com')).to.equal('root@example.com');
     // Another mailbox of the same dataDir has threads of its own.

@@ -21,6 +21,8 @@ export const MAX_PARTICIPANTS = 20;
 export interface Threads {
   /** The first of `threadIds` that is a known thread with `sender` among its participants. */
   continued(threadIds: string[], sender: string | undefined): string | undefined;
+  /** True when `id` names a thread already posted that `sender` took no part in. */
+  takenFrom(id: string, sender: string | undefined): boolean;
   /** Records `addresses` as participants of `threadId` (the mail was posted) and saves. */
   record(threadId: string, addresses: string[]): void;
 }
@@ -46,6 +48,10 @@ export function openThreads(dataDir: string, key: string): Threads {
       if (!sender) return undefined;
       const who = hash(sender);
       return threadIds.find((id) => threads.get(hash(id))?.includes(who));
+    },
+    takenFrom(id, sender) {
+      const who = threads.get(hash(id));
+      return who !== undefined && !(sender !== undefined && who.includes(hash(sender)));
     },
     record(threadId, addresses) {
       const h = hash(threadId);

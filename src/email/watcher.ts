@@ -128,7 +128,8 @@ async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
  * UIDs say nothing, so the place is found again by INTERNALDATE — the mails newer than the
  * newest one handled (and, in its second, those not handled yet by their header fingerprint).
  * A renumbered mail that was posted already is then either left out here or, at worst, posted
- * again with its Message-ID, which the preset's idempotency key answers with a replay.
+ * again: the preset keys it by its new uid, so it would run again — the UIDs are the only key
+ * a stranger cannot choose (CONTRACT.md §7).
  */
 async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uidNext: number): Promise<void> {
   const p = o.progress.get();
@@ -181,7 +182,11 @@ async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): 
       const read = await readMail(m.source, { uidValidity, uid }, o.limits);
       if (read.fields.parseError) o.log.warn({ uid, parseError: read.fields.parseError }, 'the mail could not be parsed whole; posting what its headers said');
       const threadId = o.threads.continued(read.threadIds, read.sender);
-      const mail = threadId ? { ...read.fields, threadId } : read.fields;
+      let mail = threadId ? { ...read.fields, threadId } : read.fields;
+      // A Message-ID is the sender's choice: a mail that copies the id of a thread its sender
+      // took no part in would share that thread's session (and read it, or be read in it).
+      // It is keyed as a mail without Message-ID instead, by where it sits.
+      if (!threadId && o.threads.takenFrom(mail.id, read.sender)) mail = { ...mail, id: mail.uid };
       const r = await postMail(o.target, mail, `email:${uidValidity}:${uid}`, uid, o.log, o.signal);
       if (r.outcome === 'refused') o.log.error({ uid, status: r.status, code: r.code }, 'the hook refused the mail for good; skipped');
       else {
