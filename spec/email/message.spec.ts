@@ -33,6 +33,14 @@ describe('email message (readMail)', function () {
     }
   });
 
+  it('a mail fetched only in part (over the 25 MiB fetched) says so in parseError, and keeps what was read', async () => {
+    const raw = Buffer.from('From: a@example.com\r\nSubject: big\r\nMessage-ID: <big@example.com>\r\n\r\nThe start of a big mail.\r\n');
+    const m = await readMail(raw, { ...place, size: 40 * 1024 * 1024 }, limits);
+    expect(m.fields).to.include({ id: 'big@example.com', subject: 'big', body: 'The start of a big mail.' });
+    expect(m.fields.parseError).to.equal(`the mail has ${40 * 1024 * 1024} bytes; only its first ${raw.length} were read`);
+    expect((await readMail(raw, { ...place, size: raw.length }, limits)).fields.parseError).to.equal(undefined);
+  });
+
   it('ids: ordinary ones stay readable; long, spaced, control or bidi ones become sha256:<hash>, the same for every mention', () => {
     expect(safeId('plain-1@example.com')).to.equal('plain-1@example.com');
     for (const bad of ['x'.repeat(181), 'a b@example.com', 'ctl\u0001@example.com', 'rlo\u202e@example.com', 'ls\u2028@example.com', 'é@example.com']) {

@@ -40,7 +40,15 @@ export interface MailLimits {
 export interface MailPlace {
   uidValidity: bigint | number | string;
   uid: number;
+  /** Its size on the server (RFC822.SIZE), when the source given is only its start. */
+  size?: number;
 }
+
+/**
+ * The most of a mail the watcher fetches (IMAP partial fetch, `BODY.PEEK[]<0.N>`): 25 MiB, about
+ * the largest mail the big providers accept. A larger one is read from its start, with parseError.
+ */
+export const SOURCE_MAX_BYTES = 25 * 1024 * 1024;
 
 /**
  * HTML past this many characters is cut before it is parsed: htmlparser2 slows down
@@ -79,6 +87,10 @@ export async function readMail(source: Buffer, place: MailPlace, limits: MailLim
     } catch {
       mail = { attachments: [], headers: new Map(), headerLines: [], html: false } as unknown as ParsedMail;
     }
+  }
+  if (place.size !== undefined && place.size > source.length) {
+    const cutNote = `the mail has ${place.size} bytes; only its first ${source.length} were read`;
+    parseError = parseError ? `${cutNote}; ${parseError}` : cutNote;
   }
   let text = '';
   try {

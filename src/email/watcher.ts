@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ImapFlow } from 'imapflow';
 import type { Logger } from '../log.js';
-import { readMail, type MailLimits } from './message.js';
+import { readMail, SOURCE_MAX_BYTES, type MailLimits } from './message.js';
 import { postMail, retryDelayMs, sleep, type HookTarget } from './post.js';
 import type { MailboxProgress, Progress } from './progress.js';
 import type { Threads } from './threads.js';
@@ -175,11 +175,11 @@ async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): 
   // `N:*` also matches the highest UID when it is below N (RFC 3501 §6.4.8).
   const uids = found.filter((u) => u > p.lastUid).sort((a, b) => a - b);
   for (const uid of uids) {
-    const m = await client.fetchOne(String(uid), { uid: true, source: true, internalDate: true }, { uid: true });
+    const m = await client.fetchOne(String(uid), { uid: true, source: { maxLength: SOURCE_MAX_BYTES }, size: true, internalDate: true }, { uid: true });
     if (m && m.source) {
       // readMail never throws: a mail the parser refuses is posted with parseError, so that it
       // is not taken for a lost connection and fetched again forever (issue 30).
-      const read = await readMail(m.source, { uidValidity, uid }, o.limits);
+      const read = await readMail(m.source, { uidValidity, uid, size: m.size }, o.limits);
       if (read.fields.parseError) o.log.warn({ uid, parseError: read.fields.parseError }, 'the mail could not be parsed whole; posting what its headers said');
       const threadId = o.threads.continued(read.threadIds, read.sender);
       let mail = threadId ? { ...read.fields, threadId } : read.fields;
