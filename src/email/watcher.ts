@@ -180,7 +180,7 @@ async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): 
       // readMail never throws: a mail the parser refuses is posted with parseError, so that it
       // is not taken for a lost connection and fetched again forever (issue 30).
       const read = await readMail(m.source, { uidValidity, uid, size: m.size }, o.limits);
-      if (read.fields.parseError) o.log.warn({ uid, parseError: read.fields.parseError }, 'the mail could not be parsed whole; posting what its headers said');
+      if (read.fields.parseError) o.log.warn({ uid, parseError: read.fields.parseError }, 'the mail could not be parsed whole; posting what could be read');
       const threadId = o.threads.continued(read.threadIds, read.sender);
       let mail = threadId ? { ...read.fields, threadId } : read.fields;
       // A Message-ID is the sender's choice: a mail that copies the id of a thread its sender
