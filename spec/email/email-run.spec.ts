@@ -74,16 +74,17 @@ describe('email run (real IMAP server, real gateway)', function () {
     expect(w!.output()).not.to.match(/Plain one|Hello in plain|Café|crème|secret/i);
   });
 
-  it('a reply (In-Reply-To / References) lands in the session of the mail it answers', async () => {
+  it('a participant\'s reply (In-Reply-To / References) lands in the session of the mail it answers; a reply to a thread never posted is its own', async () => {
     s = await setUp();
     await watching();
-    await deliver(mail({ From: 'alice@example.com', Subject: 'Lunch?', 'Message-ID': '<root@example.com>' }, 'Lunch on Friday?'));
+    // Bob is in To of the root: he took part in the thread, so his reply continues it.
+    await deliver(mail({ From: 'alice@example.com', To: 'bob@example.com', Subject: 'Lunch?', 'Message-ID': '<root@example.com>' }, 'Lunch on Friday?'));
     await deliver(mail({ From: 'bob@example.com', Subject: 'Re: Lunch?', 'Message-ID': '<reply-1@example.com>', 'In-Reply-To': '<root@example.com>', References: '<root@example.com>' }, 'Yes!'));
     await deliver(mail({ From: 'alice@example.com', Subject: 'Re: Lunch?', 'Message-ID': '<reply-2@example.com>', 'In-Reply-To': '<reply-1@example.com>', References: '<root@example.com> <reply-1@example.com>' }, 'Great.'));
     await deliver(mail({ From: 'carol@example.com', Subject: 'Re: other', 'Message-ID': '<reply-3@example.com>', 'In-Reply-To': '<other@example.com>' }, 'Only In-Reply-To.'));
     const list = await waitForRuns(s.gateway, 4);
     expect(list.map((r) => r.sessionKey)).to.deep.equal([
-      'hook:email:root@example.com', 'hook:email:root@example.com', 'hook:email:root@example.com', 'hook:email:other@example.com',
+      'hook:email:root@example.com', 'hook:email:root@example.com', 'hook:email:root@example.com', 'hook:email:reply-3@example.com',
     ]);
     // The later turns of the thread carry the earlier ones: one conversation.
     const requests = await s.model.waitForRequests(4);

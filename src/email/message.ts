@@ -1,18 +1,34 @@
+import { createHash } from 'node:crypto';
 import { convert } from 'html-to-text';
-import { simpleParser, type AddressObject } from 'mailparser';
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 
 /**
- * One mail as the e-mail preset takes it (CONTRACT.md §7): `{id, threadId?, from, subject,
- * snippet, body}`, from the raw RFC 5322 source. mailparser decodes the MIME structure,
- * transfer encodings and charsets (ISO-8859-1, Shift_JIS… through iconv-lite).
+ * One mail as the e-mail preset takes it (CONTRACT.md §7): `{id, uid, from, subject, snippet,
+ * body, parseError?}`, from the raw RFC 5322 source. mailparser decodes the MIME structure,
+ * transfer encodings and charsets (ISO-8859-1, Shift_JIS… through iconv-lite). `threadId` is
+ * not decided here: the watcher gives it only to a thread's participants (threads.ts).
  */
 export interface MailFields {
   id: string;
+  uid: string;
   threadId?: string;
   from: string;
   subject: string;
   snippet: string;
   body: string;
+  /** Why the mail could not be read whole; the fields above are what its headers said. */
+  parseError?: string;
+}
+
+/** A mail read for posting, with what the watcher needs to decide its thread. */
+export interface ReadMail {
+  fields: MailFields;
+  /** The thread ids it names, References first then In-Reply-To, each as safe as `id`. */
+  threadIds: string[];
+  /** The bare From address, lower-case (undefined when it has none). */
+  sender?: string;
+  /** The bare From, To and Cc addresses, lower-case. */
+  addresses: string[];
 }
 
 export interface MailLimits {
@@ -20,37 +36,128 @@ export interface MailLimits {
   snippetChars: number;
 }
 
-/** Where the mail sits, for the id of a mail without a Message-ID. */
+/** Where the mail sits: `uid` is `<UIDVALIDITY>:<UID>`, the id of a mail without a Message-ID. */
 export interface MailPlace {
   uidValidity: bigint | number | string;
   uid: number;
+  /** Its size on the server (RFC822.SIZE), when the source given is only its start. */
+  size?: number;
 }
 
 /**
- * Parses `source` into the preset's fields. The body is the text part, else the HTML part
- * turned into text; attachments are left out (only their bodies would be, and those are not
- * for the model). `id` is the Message-ID without angle brackets, else `<UIDVALIDITY>:<UID>`;
- * `threadId` the first Message-ID of References, else In-Reply-To, else absent.
+ * The most of a mail the watcher fetches (IMAP partial fetch, `BODY.PEEK[]<0.N>`): 25 MiB, about
+ * the largest mail the big providers accept. A larger one is read from its start, with parseError.
  */
-export async function mailFields(source: Buffer, place: MailPlace, limits: MailLimits): Promise<MailFields> {
-  // skipHtmlToText / skipTextToHtml: we choose the HTML conversion ourselves, and need no HTML.
-  const mail = await simpleParser(source, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
-  const text = mail.text?.trim() ? mail.text : typeof mail.html === 'string' ? htmlText(mail.html) : '';
+export const SOURCE_MAX_BYTES = 25 * 1024 * 1024;
+
+/**
+ * HTML past this many characters is cut before it is parsed: htmlparser2 slows down
+ * more than linearly with nesting (100,000 nested `<div>`s took 10 s to parse and overflowed
+ * html-to-text's stack), and the text of the first 128 Ki characters fills any body we post.
+ * Measured worst case at this size (50,000 nested `<b>`): about 1 s.
+ */
+const HTML_MAX_CHARS = 128 * 1024;
+/** html-to-text's own guards (its `limits` option): nesting and children walked per element. */
+const HTML_LIMITS = { maxDepth: 64, maxChildNodes: 2000, ellipsis: '…' };
+/** Thread ids and addresses taken from one mail: a stranger's long References list stays a list of 50. */
+const MAX_THREAD_IDS = 50;
+const MAX_ADDRESSES = 50;
+/** Header lines kept for the fallback read, and the characters of each. */
+const FALLBACK_HEADERS = /^(from|to|cc|subject|message-id|references|in-reply-to|date|mime-version)$/i;
+const FALLBACK_VALUE_MAX = 4096;
+
+/**
+ * Parses `source` into the preset's fields. The body is the text part, else the HTML part
+ * turned into text; attachments are left out. `id` is the Message-ID without angle brackets
+ * (see {@link safeId}), else `<UIDVALIDITY>:<UID>`. Never throws: a mail mailparser refuses
+ * (mailsplit's limits: header size, child nodes) is read again from its main headers only and
+ * carries `parseError`, so that it is posted like any other and cannot hold back the next one.
+ */
+export async function readMail(source: Buffer, place: MailPlace, limits: MailLimits): Promise<ReadMail> {
+  const uid = `${place.uidValidity}:${place.uid}`;
+  let mail: ParsedMail;
+  let parseError: string | undefined;
+  try {
+    // skipHtmlToText / skipTextToHtml: we choose the HTML conversion ourselves, and need no HTML.
+    mail = await simpleParser(source, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  } catch (e) {
+    parseError = `${(e as Error).message || 'the mail could not be parsed'}; only its main headers were read`;
+    try {
+      mail = await simpleParser(mainHeaders(source), { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+    } catch {
+      mail = { attachments: [], headers: new Map(), headerLines: [], html: false } as unknown as ParsedMail;
+    }
+  }
+  if (place.size !== undefined && place.size > source.length) {
+    const cutNote = `the mail has ${place.size} bytes; only its first ${source.length} were read`;
+    parseError = parseError ? `${cutNote}; ${parseError}` : cutNote;
+  }
+  let text = '';
+  try {
+    text = mail.text?.trim() ? mail.text : typeof mail.html === 'string' ? htmlText(mail.html) : '';
+  } catch (e) {
+    parseError ??= `the HTML body could not be turned into text (${(e as Error).message})`;
+  }
   const body = cut(tidy(text), limits.bodyMaxChars);
-  const threadId = firstId(mail.references) ?? firstId(mail.inReplyTo);
+  const messageId = bare(mail.messageId);
+  const threadIds = [...allIds(mail.references), ...allIds(mail.inReplyTo)].slice(0, MAX_THREAD_IDS).map(safeId);
   return {
-    id: bare(mail.messageId) ?? `${place.uidValidity}:${place.uid}`,
-    ...(threadId ? { threadId } : {}),
-    from: sender(mail.from) || '(unknown sender)',
-    subject: (mail.subject ?? '').trim(),
-    snippet: cut(body.replace(/\s+/g, ' ').trim(), limits.snippetChars),
-    body,
+    fields: {
+      id: messageId ? safeId(messageId) : uid,
+      uid,
+      from: sender(mail.from) || '(unknown sender)',
+      subject: (mail.subject ?? '').trim(),
+      snippet: cut(body.replace(/\s+/g, ' ').trim(), limits.snippetChars),
+      body,
+      ...(parseError ? { parseError } : {}),
+    },
+    threadIds: [...new Set(threadIds)],
+    sender: addressesOf(mail.from)[0],
+    addresses: [...new Set([mail.from, mail.to, mail.cc].flatMap(addressesOf))].slice(0, MAX_ADDRESSES),
   };
 }
 
+/**
+ * A Message-ID as an id the preset can key on: readable when it is printable ASCII without
+ * spaces and short enough for `hook:email:<id>` to stay within the 200-character session key
+ * (and `email:<id>` within the 255-character idempotency key); else `sha256:<base64url>` of
+ * it, so that a mail with a long, spaced, control- or bidi-character id still runs, and every
+ * mention of that id (References, In-Reply-To) maps to the same key.
+ */
+export function safeId(id: string): string {
+  return /^[\x21-\x7e]{1,180}$/.test(id) ? id : `sha256:${createHash('sha256').update(id).digest('base64url')}`;
+}
+
+/**
+ * The main headers of a mail mailparser refused, as a mail of its own: each wanted header's
+ * first occurrence (unfolded, cut to 4 KiB), so the read is linear in the header block and
+ * bounded whatever the mail holds.
+ */
+function mainHeaders(source: Buffer): Buffer {
+  const end = source.indexOf('\r\n\r\n');
+  const block = source.subarray(0, end < 0 ? source.length : end).toString('latin1');
+  const kept = new Map<string, string>();
+  let current: string | undefined;
+  for (const line of block.split(/\r?\n/)) {
+    if (/^[ \t]/.test(line)) {
+      if (current && kept.get(current)!.length < FALLBACK_VALUE_MAX) kept.set(current, `${kept.get(current)!}\r\n${line}`.slice(0, FALLBACK_VALUE_MAX));
+      continue;
+    }
+    current = undefined;
+    const colon = line.indexOf(':');
+    const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
+    if (FALLBACK_HEADERS.test(name) && !kept.has(name)) {
+      kept.set(name, line.slice(0, FALLBACK_VALUE_MAX));
+      current = name;
+    }
+  }
+  return Buffer.from(`${[...kept.values()].join('\r\n')}\r\n\r\n`, 'latin1');
+}
+
 function htmlText(html: string): string {
-  return convert(html, {
+  return convert(html.length > HTML_MAX_CHARS ? html.slice(0, HTML_MAX_CHARS) : html, {
     wordwrap: false,
+    limits: HTML_LIMITS,
     selectors: [
       // Links keep their text; the URL in brackets only when it differs from the text.
       { selector: 'a', options: { hideLinkHrefIfSameAsText: true, ignoreHref: false } },
@@ -64,12 +171,34 @@ function sender(from: AddressObject | undefined): string {
   return (from?.text ?? '').trim();
 }
 
-/** The first `<…>` of a header (References lists several), or its first word; no brackets. */
-function firstId(value: string | string[] | undefined): string | undefined {
-  const first = Array.isArray(value) ? value[0] : value;
-  if (!first) return undefined;
-  const m = /<([^<>\s]+)>/.exec(first);
-  return m ? m[1] : bare(first.trim().split(/\s+/)[0]);
+/** Bare addresses, lower-case (RFC 5321's local part may be case-sensitive; no one relies on it). */
+function addressesOf(field: AddressObject | AddressObject[] | undefined): string[] {
+  const out: string[] = [];
+  const walk = (list: { address?: string; group?: unknown[] }[]) => {
+    for (const a of list) {
+      if (out.length >= MAX_ADDRESSES) return;
+      if (a.address) out.push(a.address.trim().toLowerCase());
+      else if (Array.isArray(a.group)) walk(a.group as { address?: string }[]);
+    }
+  };
+  for (const f of Array.isArray(field) ? field : field ? [field] : []) walk(f.value);
+  return out;
+}
+
+/** Every `<…>` of a header (References lists several), else its first word; no brackets. */
+function allIds(value: string | string[] | undefined): string[] {
+  const all = Array.isArray(value) ? value : value ? [value] : [];
+  const out: string[] = [];
+  for (const v of all) {
+    const ids = [...v.matchAll(/<([^<>]+)>/g)].map((m) => m[1]!.trim()).filter(Boolean);
+    if (ids.length > 0) out.push(...ids);
+    else {
+      const word = bare(v.trim().split(/\s+/)[0]);
+      if (word) out.push(word);
+    }
+    if (out.length >= MAX_THREAD_IDS) break;
+  }
+  return out;
 }
 
 function bare(id: string | undefined): string | undefined {

@@ -49,7 +49,8 @@ export function openProgress(dataDir: string, key: string): Progress {
   };
 }
 
-function writeAtomic(file: string, text: string): void {
+/** Writes `text` to `file` so that a crash leaves the old or the new content (temp, fsync, rename, fsync). */
+export function writeAtomic(file: string, text: string): void {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const temp = `${file}.tmp`;
   const fd = openSync(temp, 'w', 0o600);

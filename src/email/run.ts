@@ -5,6 +5,7 @@ import type { LoadedConfig } from '../config/types.js';
 import { hookCredentials } from '../config/token.js';
 import type { Logger } from '../log.js';
 import { openProgress } from './progress.js';
+import { openThreads } from './threads.js';
 import { watch, type ImapAccount } from './watcher.js';
 
 /**
@@ -46,11 +47,13 @@ export async function runEmail(loaded: LoadedConfig, env: NodeJS.ProcessEnv, log
   // The first hooks token that reaches the email mapping (a scoped one may not).
   const token = hookCredentials(hooks).find((c) => !c.routes || c.routes.includes('email'))?.token ?? hooks.token;
   const url = email.hookUrl ?? `http://${localHost(server.host)}:${server.port}${hooks.path}/email`;
+  const box = `${imap.user}@${account.host}:${account.port}/${email.mailbox}`;
   await watch({
     account,
     mailbox: email.mailbox,
     target: { url, token },
-    progress: openProgress(dataDir, `${imap.user}@${account.host}:${account.port}/${email.mailbox}`),
+    progress: openProgress(dataDir, box),
+    threads: openThreads(dataDir, box),
     limits: { bodyMaxChars: email.bodyMaxChars, snippetChars: email.snippetChars },
     pollSeconds: email.pollSeconds,
     backfill,

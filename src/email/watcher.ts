@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { ImapFlow } from 'imapflow';
 import type { Logger } from '../log.js';
-import { mailFields, type MailLimits } from './message.js';
+import { readMail, SOURCE_MAX_BYTES, type MailLimits } from './message.js';
 import { postMail, retryDelayMs, sleep, type HookTarget } from './post.js';
 import type { MailboxProgress, Progress } from './progress.js';
+import type { Threads } from './threads.js';
 
 /**
  * The IMAP side of `hookrelay email run` (CONTRACT.md §7): one connection to one mailbox,
@@ -27,6 +28,8 @@ export interface WatchOptions {
   mailbox: string;
   target: HookTarget;
   progress: Progress;
+  /** Who took part in which thread: only they continue its session. */
+  threads: Threads;
   limits: MailLimits;
   pollSeconds: number;
   /** First run only: post the last N mails of the mailbox instead of starting from now. */
@@ -125,7 +128,8 @@ async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
  * UIDs say nothing, so the place is found again by INTERNALDATE — the mails newer than the
  * newest one handled (and, in its second, those not handled yet by their header fingerprint).
  * A renumbered mail that was posted already is then either left out here or, at worst, posted
- * again with its Message-ID, which the preset's idempotency key answers with a replay.
+ * again: the preset keys it by its new uid, so it would run again — the UIDs are the only key
+ * a stranger cannot choose (CONTRACT.md §7).
  */
 async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uidNext: number): Promise<void> {
   const p = o.progress.get();
@@ -171,12 +175,24 @@ async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): 
   // `N:*` also matches the highest UID when it is below N (RFC 3501 §6.4.8).
   const uids = found.filter((u) => u > p.lastUid).sort((a, b) => a - b);
   for (const uid of uids) {
-    const m = await client.fetchOne(String(uid), { uid: true, source: true, internalDate: true }, { uid: true });
+    const m = await client.fetchOne(String(uid), { uid: true, source: { maxLength: SOURCE_MAX_BYTES }, size: true, internalDate: true }, { uid: true });
     if (m && m.source) {
-      const mail = await mailFields(m.source, { uidValidity, uid }, o.limits);
+      // readMail never throws: a mail the parser refuses is posted with parseError, so that it
+      // is not taken for a lost connection and fetched again forever (issue 30).
+      const read = await readMail(m.source, { uidValidity, uid, size: m.size }, o.limits);
+      if (read.fields.parseError) o.log.warn({ uid, parseError: read.fields.parseError }, 'the mail could not be parsed whole; posting what could be read');
+      const threadId = o.threads.continued(read.threadIds, read.sender);
+      let mail = threadId ? { ...read.fields, threadId } : read.fields;
+      // A Message-ID is the sender's choice: a mail that copies the id of a thread its sender
+      // took no part in would share that thread's session (and read it, or be read in it).
+      // It is keyed as a mail without Message-ID instead, by where it sits.
+      if (!threadId && o.threads.takenFrom(mail.id, read.sender)) mail = { ...mail, id: mail.uid };
       const r = await postMail(o.target, mail, `email:${uidValidity}:${uid}`, uid, o.log, o.signal);
       if (r.outcome === 'refused') o.log.error({ uid, status: r.status, code: r.code }, 'the hook refused the mail for good; skipped');
-      else o.log.info({ uid, status: r.status }, 'posted');
+      else {
+        o.threads.record(threadId ?? mail.id, read.addresses);
+        o.log.info({ uid, status: r.status, ...(read.threadIds.length > 0 && !threadId ? { threadRefused: true } : {}) }, 'posted');
+      }
       p = advance(p, uid, seconds(m.internalDate), fingerprint(headerBlock(m.source)));
     } else {
       p = { ...p, lastUid: uid }; // expunged before we got to it

@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeAtomic } from './progress.js';
+
+/**
+ * Who took part in which thread (CONTRACT.md §7), kept in `{dataDir}/email-threads.json` so a
+ * restart remembers it. A mail continues a thread's session only when its sender was in From,
+ * To or Cc of a mail of that thread already posted: a References header is chosen by whoever
+ * sends the mail, and without this a stranger who quotes a Message-ID would join the thread's
+ * session and read its earlier mail through the agent.
+ *
+ * Bounded, since strangers add to it: at most {@link MAX_THREADS} threads (the one used longest
+ * ago is forgotten first) and {@link MAX_PARTICIPANTS} addresses per thread (the first ones
+ * stay: a later Cc list cannot push out those who started the thread). Thread ids and
+ * addresses are kept as truncated SHA-256 hashes: fixed size, and no addresses in clear at rest.
+ */
+export const MAX_THREADS = 1000;
+export const MAX_PARTICIPANTS = 20;
+
+export interface Threads {
+  /** The first of `threadIds` that is a known thread with `sender` among its participants. */
+  continued(threadIds: string[], sender: string | undefined): string | undefined;
+  /** True when `id` names a thread already posted that `sender` took no part in. */
+  takenFrom(id: string, sender: string | undefined): boolean;
+  /** Records `addresses` as participants of `threadId` (the mail was posted) and saves. */
+  record(threadId: string, addresses: string[]): void;
+}
+
+/** [thread hash, participant hashes], oldest use first. */
+type ThreadList = [string, string[]][];
+type ThreadsFile = Record<string, ThreadList>;
+
+/** The threads of mailbox `key` (account and mailbox) in `dataDir`. */
+export function openThreads(dataDir: string, key: string): Threads {
+  const file = join(dataDir, 'email-threads.json');
+  let all: ThreadsFile;
+  try {
+    all = JSON.parse(readFileSync(file, 'utf8')) as ThreadsFile;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} cannot be read (${(e as Error).message}); move it away to forget the threads (replies then start sessions of their own)`);
+    all = {};
+  }
+  // A Map keeps insertion order: delete + set moves a thread to the newest end.
+  const threads = new Map<string, string[]>(Object.prototype.hasOwnProperty.call(all, key) ? all[key] : []);
+  return {
+    continued(threadIds, sender) {
+      if (!sender) return undefined;
+      const who = hash(sender);
+      return threadIds.find((id) => threads.get(hash(id))?.includes(who));
+    },
+    takenFrom(id, sender) {
+      const who = threads.get(hash(id));
+      return who !== undefined && !(sender !== undefined && who.includes(hash(sender)));
+    },
+    record(threadId, addresses) {
+      const h = hash(threadId);
+      const known = threads.get(h) ?? [];
+      const added = [...new Set([...known, ...addresses.map(hash)])].slice(0, MAX_PARTICIPANTS);
+      threads.delete(h);
+      threads.set(h, added);
+      while (threads.size > MAX_THREADS) threads.delete(threads.keys().next().value!);
+      all = { ...all, [key]: [...threads] };
+      writeAtomic(file, `${JSON.stringify(all)}\n`);
+    },
+  };
+}
+
+/** 96 bits of SHA-256 (addresses come lower-case from message.ts; ids are case-sensitive): collisions need about 2^48 entries, and a file of 1,000 threads stays small. */
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 16);
+}
