@@ -19,7 +19,8 @@ describe('config/presets', () => {
         id: 'email', match: { path: 'email' }, forEach: 'messages', action: 'agent', name: 'Email',
         sessionKey: 'hook:email:{{#if threadId}}{{threadId}}{{else}}{{id}}{{/if}}', engine: 'handlebars', wakeMode: 'now', provider: 'last',
       });
-      expect(email.messageTemplate).to.equal('New email from {{from}}\nSubject: {{subject}}\n{{snippet}}\n{{body}}');
+      expect(email.messageTemplate).to.equal('New email from {{from}}\nSubject: {{subject}}\n{{snippet}}\n{{body}}{{#if parseError}}\n\n(This mail could not be read whole: {{parseError}}.){{/if}}');
+      expect(email.idempotencyKey).to.equal('email:{{#if uid}}{{uid}}{{else}}{{id}}{{/if}}');
       expect(email.deliver).to.equal(undefined);
       expect(email.match.source).to.equal(undefined); // a payload without source:"email" still matches
     });
