@@ -2,7 +2,7 @@
  * `npm run bench`: hookrelay side by side with a bare node:http baseline (baseline.mjs),
  * measured alternately in the same run, on the same core, with the same load generator
  * (autocannon, in this process, on the other core where taskset exists). Prints req/s
- * (median of the rounds), p50/p99 latency, peak RSS and the ratio to the baseline for each
+ * (median of the rounds), p50/p99 latency, peak RSS (CPU and RSS of the server with its child processes: transform workers) and the ratio to the baseline for each
  * scenario, a soak, and start-up time with 100 mappings; writes the figures as JSON and
  * compares them with the previous run's.
  *
@@ -368,14 +368,32 @@ async function startProcess(argv: string[], health: string, o: { anyStatus?: boo
   return { proc, exited };
 }
 
-/** CPU time (user + system) the process has used so far, all threads, in ms. */
+/**
+ * CPU time (user + system) the process has used so far, all threads, in ms — with its
+ * children's: transform workers are processes of their own, and a figure without them would
+ * flatter every transform path. Live children are read from /proc; those that ended and were
+ * reaped are in the parent's cutime/cstime.
+ */
 function cpuMs(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return 0;
+  let ticks = 0;
+  for (const p of family(pid)) {
+    try {
+      const fields = fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]) + (p === pid ? Number(fields[13]) + Number(fields[14]) : 0);
+    } catch { /* gone meanwhile */ }
   }
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** `pid` and every process below it (/proc/PID/task/PID/children: those its main thread started). */
+function family(pid: number): number[] {
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) {
+    try {
+      for (const c of fs.readFileSync(`/proc/${all[i]}/task/${all[i]}/children`, 'utf8').split(' ')) if (c.trim()) all.push(Number(c));
+    } catch { /* gone meanwhile */ }
+  }
+  return all;
 }
 
 /** The machine's steal and total ticks so far (/proc/stat, first line). */
@@ -388,13 +406,16 @@ function stealTicks(): { steal: number; total: number } {
   }
 }
 
+/** Resident memory of the process and its children (transform workers), summed: an upper bound, as shared pages count twice. */
 function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
+  let kb = 0;
+  for (const p of family(pid)) {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
+      kb += m ? Number(m[1]) : 0;
+    } catch { /* gone meanwhile */ }
   }
+  return kb / 1024;
 }
 
 function compare(prev: any, cur: any) {
