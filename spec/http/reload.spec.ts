@@ -164,8 +164,8 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     // the newest module is served once every reload has settled.
     await until('the newest module served', async () => {
       const r = await call(`${g.hooks}/m`, { token: TOKEN, json: {} });
-      return (await eventText(g, r.data.eventId)) === 'v16' ? true : undefined;
-    }, 10_000, 200);
+      return (await eventText(g, r.data.eventId)) === 'v16';
+    }, 10_000);
   });
 });
 
