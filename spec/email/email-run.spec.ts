@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startGateway } from '../support/gateway.js';
 import { deliver, doveadm, emptyAccount, IMAP_USER, imapClient, startImapServerWithoutIdle } from '../support/servers/dovecot.js';
-import { mail, runs, setUp, startWatcher, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
+import { endRun, mail, runs, setUp, startWatcher, startWatching, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
 
 /**
  * `hookrelay email run` against a real dovecot and a real gateway (CONTRACT.md §7): mail is
@@ -17,17 +17,13 @@ describe('email run (real IMAP server, real gateway)', function () {
     await emptyAccount();
   });
   afterEach(async () => {
-    if (w) await stopWatcher(w, 'SIGKILL');
+    await endRun(s, w);
     w = undefined;
-    await s?.gateway.kill();
-    await s?.model.close();
   });
 
-  /** Starts the watcher and waits until it is watching (its first-run line). */
+  /** Starts the watcher and waits until it is watching (support.ts). */
   async function watching(args: string[] = []): Promise<Watcher> {
-    w = startWatcher(s.gateway.configFile, args);
-    // "watching": the place to start from is taken, so mail delivered from now on is new.
-    await w.waitFor(/"msg":"watching"/);
+    w = await startWatching(s.gateway.configFile, args);
     return w;
   }
   const userMessages = () => s.model.requests.map((r) => r.user);

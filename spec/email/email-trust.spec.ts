@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { deliver, emptyAccount } from '../support/servers/dovecot.js';
-import { mail, setUp, startWatcher, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
+import { endRun, mail, setUp, startWatching, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
 
 /**
  * What a stranger who can send mail to the watched mailbox can and cannot do (CONTRACT.md §7,
@@ -18,15 +18,12 @@ describe('email run against hostile mail (real IMAP server, real gateway)', func
     await emptyAccount();
   });
   afterEach(async () => {
-    if (w) await stopWatcher(w, 'SIGKILL');
+    await endRun(s, w);
     w = undefined;
-    await s?.gateway.kill();
-    await s?.model.close();
   });
 
   async function watching(): Promise<Watcher> {
-    w = startWatcher(s.gateway.configFile);
-    await w.waitFor(/"msg":"watching"/);
+    w = await startWatching(s.gateway.configFile);
     return w;
   }
 

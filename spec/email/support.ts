@@ -73,6 +73,23 @@ export function startWatcher(configFile: string, args: string[] = [], password =
   };
 }
 
+/**
+ * Starts the watcher and resolves once it is watching (its first-run line): the place to start
+ * from is taken, so mail delivered from now on is new.
+ */
+export async function startWatching(configFile: string, args: string[] = []): Promise<Watcher> {
+  const w = startWatcher(configFile, args);
+  await w.waitFor(/"msg":"watching"/);
+  return w;
+}
+
+/** After each e-mail run spec: the watcher (if any), the gateway and the fake model end. */
+export async function endRun(s: Setup | undefined, w: Watcher | undefined): Promise<void> {
+  if (w) await stopWatcher(w, 'SIGKILL');
+  await s?.gateway.kill();
+  await s?.model.close();
+}
+
 export async function stopWatcher(w: Watcher, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   if (w.proc.exitCode === null && w.proc.signalCode === null) w.proc.kill(signal);
   return w.exited;
