@@ -18,7 +18,7 @@ const CARRIED_KEYS: readonly string[] = ['kind', 'channel', ...OVERRIDE_KEYS];
 
 /**
  * What of a transform's result crosses back to the gateway (run in the worker, before the
- * structured clone): of an object only the keys an action uses — 13 at most — each string cut
+ * JSON message home): of an object only the keys an action uses — 13 at most — each string cut
  * to `maxTextLength + 1` characters, so that the validator still sees it is too long and says
  * so (400, naming the field and hooks.maxTextLength) while a 100 MB result never reaches the
  * listener's thread. Anything else keeps its type with no content (an array as `[]`, a string

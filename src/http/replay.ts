@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
 import type { RequestRecord } from '../store/store.js';
-import type { RequestLogger } from './request-log.js';
+import { LOGGED_PATH_MAX, type RequestLogger } from './request-log.js';
 import { routeKind, type Route, type RouteKind } from './routes-table.js';
 
 /** The header that marks a console replay; one of the SECRET_HEADERS, so no template, transform or log sees it. */
@@ -11,8 +11,6 @@ export const REPLAY_HEADER = 'x-hookrelay-replay';
 const ROW_WAIT_MS = 5_000;
 /** A kept header value that can be sent again as it is (kept values are capped and escaped: a cut one ends with `…`). */
 const PLAIN = /^[\x20-\x7e]*$/;
-/** The request log keeps a path cut at this many characters (request-log.ts). */
-const LOGGED_PATH_MAX = 200;
 /**
  * Codes the gate (or the failure budget) refuses with before a request's body is read: the
  * request never reached its route's handler, so there is nothing it did to do again.

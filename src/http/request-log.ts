@@ -57,6 +57,9 @@ type Marked = ServerResponse & { [LOG]?: LogMarks; [START]?: number };
 export const START = Symbol('hookrelay.start');
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** A row keeps the request's path cut at this many characters (replay.ts can send only an uncut one again). */
+export const LOGGED_PATH_MAX = 200;
+
 /** A sender's own X-Request-Id is kept when it is a plain token of at most 64 characters (access-log.ts). */
 export const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -141,7 +144,7 @@ export function requestRow(res: ServerResponse, status: number, accepted?: reado
     requestId: requestIdOf(res),
     // Node's parser admits only token characters in a method.
     method: req.method ?? '',
-    path: printable(m.path, 200),
+    path: printable(m.path, LOGGED_PATH_MAX),
     route: routeLabel(res),
     status,
     ms: Math.round(ms * 10) / 10,
