@@ -64,7 +64,7 @@ describe('console pages (plain HTTP)', function () {
       ids.push((await res.json()).runId);
     }
     const list = await page('/console/');
-    // Reported in the README: the size of this page.
+    // Reported in docs/console.md: the size of this page.
     console.log(`      runs page, 50 rows of 100 KB names: ${list.length} bytes`);
     expect(list.length).to.be.below(64 * 1024);
     expect(list).to.include('&lt;b&gt;49&lt;/b&gt;nnn');

@@ -6,21 +6,30 @@ import { expect } from 'chai';
 import { BIN, ROOT, freePort, sleep, tmpDir } from '../support/gateway.js';
 
 const run = promisify(execFile);
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
-/** The fenced blocks of `lang` in the README section that starts with `heading`. */
-function blocks(heading: string, lang: string): string[] {
-  const start = README.indexOf(`\n${heading}\n`);
-  expect(start, heading).to.be.greaterThan(-1);
+/** A section of a Markdown file: the quick start and the cookbook are run wherever they live. */
+interface Section { file: string; heading: string }
+const QUICK_START: Section = { file: 'README.md', heading: '## Quick start' };
+const COOKBOOK: Section = { file: 'README.md', heading: '## Cookbook' };
+
+/** The text of `section`: from its heading to the next heading of the same or a higher level. */
+function sectionText({ file, heading }: Section): string {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const start = text.indexOf(`\n${heading}\n`);
+  expect(start, `${file}: ${heading}`).to.be.greaterThan(-1);
   const level = heading.split(' ')[0]!;
-  const rest = README.slice(start + heading.length + 2);
+  const rest = text.slice(start + heading.length + 2);
   const end = rest.search(new RegExp(`\\n#{1,${level.length}} `));
-  const section = end < 0 ? rest : rest.slice(0, end);
-  return [...section.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+/** The fenced blocks of `lang` in `section`. */
+function blocks(section: Section, lang: string): string[] {
+  return [...sectionText(section).matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
 }
 
 /**
- * Runs a README shell block with bash, the README's port replaced by `port`; resolves with the
+ * Runs a shell block of the docs with bash, the docs' port replaced by `port`; resolves with the
  * JSON values it printed (`curl -s` ends its output without a newline, so they may share a line).
  */
 async function sh(script: string, port: number, cwd: string, env: Record<string, string> = {}): Promise<any[]> {
@@ -64,7 +73,7 @@ describe('README: the quick start and the cookbook run as written', function () 
   after(() => procs.forEach((p) => p.kill('SIGTERM')));
 
   it('quick start: npm start on the example, then the curl lines', async () => {
-    const [install, startBlock] = blocks('## Quick start', 'sh');
+    const [install, startBlock] = blocks(QUICK_START, 'sh');
     expect(install).to.match(/^npm install\nnpm start /);
     const dir = tmpDir();
     fs.copyFileSync(path.join(ROOT, 'hookrelay.example.yaml'), path.join(dir, 'hookrelay.example.yaml'));
@@ -87,8 +96,14 @@ describe('README: the quick start and the cookbook run as written', function () 
     expect(events.events.map((e: { text: string }) => e.text)).to.include('disk almost full');
   });
 
+  it('quick start: the test command is `npm test`, which type-checks and runs every spec', () => {
+    expect(blocks(QUICK_START, 'sh')).to.include('npm test\n');
+    const { test } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
+    expect(test).to.equal("tsc --noEmit && mocha 'spec/**/*.spec.ts'");
+  });
+
   it("cookbook: its mappings load, each renders what it says, and its curl line is accepted", async () => {
-    const yamls = blocks('### Cookbook', 'yaml');
+    const yamls = blocks(COOKBOOK, 'yaml');
     expect(yamls.length).to.be.at.least(4);
     expect(yamls[0]).to.match(/^hooks:\n {2}mappings:\n/);
     const dir = tmpDir();
@@ -105,7 +120,7 @@ describe('README: the quick start and the cookbook run as written', function () 
     // The body in the CI mapping's comment is the ci.json the README's lines use.
     const ciBody = /# body: (\{.*\})/.exec(yamls.join(''))![1]!;
     fs.writeFileSync(path.join(dir, 'ci.json'), ciBody);
-    const tryLine = /`(npx hookrelay test [^`]+)`/.exec(README.slice(README.indexOf('### Cookbook')))![1]!;
+    const tryLine = /`(npx hookrelay test [^`]+)`/.exec(sectionText(COOKBOOK))![1]!;
     const [, , ...tryArgs] = tryLine.split(' ');
     const ci = JSON.parse((await cli(...tryArgs)).stdout);
     expect(ci).to.include({ mapping: 'ci', action: 'wake', text: 'Build 981 of acme/api is red', mode: 'next-heartbeat' });
@@ -129,7 +144,7 @@ describe('README: the quick start and the cookbook run as written', function () 
     let out = '';
     proc.stderr!.on('data', (d) => { out += d; });
     await waitHealthy(port, proc, () => out);
-    const [curlBlock] = blocks('### Cookbook', 'sh');
+    const [curlBlock] = blocks(COOKBOOK, 'sh');
     const [answer] = await sh(curlBlock!, port, dir, env);
     expect(answer).to.include({ ok: true, action: 'wake' });
   });

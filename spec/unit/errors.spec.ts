@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { ERRORS, HookError, errorBody } from '../../src/errors.js';
 import { errorCatalog } from '../../src/config/docs.js';
+import { generatedSection, generatedSectionText, repoFile } from '../../src/config/doc-sections.js';
 
 describe('errors: the catalog', () => {
   it('has one stable status per code, 4xx or 5xx, each with a summary', () => {
@@ -34,17 +35,14 @@ describe('errors: the catalog', () => {
     expect(summaries.filter((t, i) => summaries.indexOf(t) !== i), 'two codes with one meaning').to.deep.equal([]);
   });
 
-  it('names every code, with its status, in the README', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    for (const [code, e] of Object.entries(ERRORS)) expect(readme, code).to.include(`| ${e.status} | \`${code}\` |`);
+  it('names every code, with its status, in docs/errors.md', () => {
+    const catalog = readFileSync(repoFile(generatedSection('error-catalog').file), 'utf8');
+    for (const [code, e] of Object.entries(ERRORS)) expect(catalog, code).to.include(`| ${e.status} | \`${code}\` |`);
   });
 
-  it('is documented: the README carries the generated catalog (npm run docs)', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const start = readme.indexOf('<!-- error-catalog:start -->');
-    const end = readme.indexOf('<!-- error-catalog:end -->');
-    expect(start).to.be.greaterThan(-1);
-    expect(readme.slice(start + '<!-- error-catalog:start -->'.length, end).trim()).to.equal(errorCatalog().trim());
+  it('is documented: docs/errors.md carries the generated catalog (npm run docs)', () => {
+    expect(generatedSection('error-catalog').file).to.equal('docs/errors.md');
+    expect(generatedSectionText('error-catalog')).to.equal(errorCatalog().trim());
   });
 
   it('HookError takes its status from the catalog and exposes only client errors', () => {

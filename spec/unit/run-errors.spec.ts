@@ -1,11 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { RUN_ERRORS } from '../../src/run-errors.js';
 import { ERRORS } from '../../src/errors.js';
 import { runErrorCatalog } from '../../src/config/docs.js';
-
-const START = '<!-- run-error-catalog:start -->';
-const END = '<!-- run-error-catalog:end -->';
+import { generatedSection, generatedSectionText } from '../../src/config/doc-sections.js';
 
 describe('run-errors: the catalog of a run\'s errorCode', () => {
   it('has unique snake_case codes, none shared with the HTTP catalog, each with a run status and a summary', () => {
@@ -21,13 +18,9 @@ describe('run-errors: the catalog of a run\'s errorCode', () => {
     expect(codes).to.include.members(['interrupted', 'model_timeout', 'model_unreachable', 'model_http', 'model_empty_reply', 'model_refused', 'no_recipient', 'delivery_failed']);
   });
 
-  it('is documented: the README carries the generated table between the run-error-catalog markers (npm run docs)', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const start = readme.indexOf(START);
-    const end = readme.indexOf(END);
-    expect(start, `README.md has no ${START}`).to.be.greaterThan(-1);
-    expect(end).to.be.greaterThan(start);
-    expect(readme.slice(start + START.length, end).trim()).to.equal(runErrorCatalog().trim());
+  it('is documented: docs/errors.md carries the generated table between the run-error-catalog markers (npm run docs)', () => {
+    expect(generatedSection('run-error-catalog').file).to.equal('docs/errors.md');
+    expect(generatedSectionText('run-error-catalog')).to.equal(runErrorCatalog().trim());
     for (const code of Object.keys(RUN_ERRORS)) expect(runErrorCatalog()).to.include(`| \`${code}\` |`);
   });
 });

@@ -1,27 +1,19 @@
 /**
- * `npm run docs`: regenerates the README's generated sections in place — the configuration
- * reference (from the schema), the error catalog (from src/errors.ts), the run error catalog
- * (from src/run-errors.ts) and the delivery provider guide (from src/dispatch/providers/).
- * Specs check that the README matches, so the docs cannot drift from the code.
+ * `npm run docs`: regenerates the generated sections of the docs in place — the configuration
+ * reference (from the schema) in docs/configuration.md, the error catalog (from src/errors.ts)
+ * and the run error catalog (from src/run-errors.ts) in docs/errors.md, and the delivery
+ * provider guide (from the provider descriptors) in docs/providers.md; doc-sections.ts says
+ * which goes where. Specs check that the files match, so the docs cannot drift from the code.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { configReference, errorCatalog, providersGuide, runErrorCatalog } from './docs.js';
+import { GENERATED_SECTIONS, repoFile, withSection } from './doc-sections.js';
 
-const file = new URL('../../README.md', import.meta.url);
-let readme = readFileSync(file, 'utf8');
-const sections = [
-  ['config-reference', configReference()],
-  ['error-catalog', errorCatalog()],
-  ['run-error-catalog', runErrorCatalog()],
-  ['providers', providersGuide()],
-] as const;
-for (const [name, text] of sections) {
-  const start = `<!-- ${name}:start -->`;
-  const end = `<!-- ${name}:end -->`;
-  const a = readme.indexOf(start);
-  const b = readme.indexOf(end);
-  if (a < 0 || b < a) throw new Error(`README.md needs the markers ${start} … ${end}`);
-  readme = `${readme.slice(0, a + start.length)}\n${text.trim()}\n${readme.slice(b)}`;
+const files = [...new Set(GENERATED_SECTIONS.map((s) => s.file))];
+for (const file of files) {
+  let text = readFileSync(repoFile(file), 'utf8');
+  for (const section of GENERATED_SECTIONS.filter((s) => s.file === file)) {
+    text = withSection(text, section.name, file, section.render());
+  }
+  writeFileSync(repoFile(file), text);
+  process.stdout.write(`${file}: ${GENERATED_SECTIONS.filter((s) => s.file === file).map((s) => s.name).join(', ')} regenerated\n`);
 }
-writeFileSync(file, readme);
-process.stdout.write('README.md: config reference, error catalogs and provider guide regenerated\n');

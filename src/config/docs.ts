@@ -5,9 +5,9 @@ import { configSchema, type SchemaNode } from './schema.js';
 
 /**
  * The configuration reference as Markdown, rendered from the schema (its descriptions and
- * defaults are the docs, STYLE.md §6). The README carries this exact text between
+ * defaults are the docs, STYLE.md §6). docs/configuration.md carries this exact text between
  * `<!-- config-reference:start -->` and `<!-- config-reference:end -->`; `npm run docs`
- * prints it and `spec/unit/config/docs.spec.ts` keeps the two in step.
+ * writes it there (doc-sections.ts) and `spec/unit/config/docs.spec.ts` keeps the two in step.
  *
  * One section per top-level key, one row per key path: the leaves, plus the nested maps and
  * lists of maps (so that e.g. `hooks.mappings` and `hooks.mappings[].match` have their description);
@@ -84,20 +84,20 @@ function cell(text: string): string {
   return flat.split('`').map((part, i) => (i % 2 ? part : part.replace(/</g, '&lt;').replace(/>/g, '&gt;'))).join('`');
 }
 
-/** The error catalog as a Markdown table (README "Errors"). */
+/** The error catalog as a Markdown table (docs/errors.md). */
 export function errorCatalog(): string {
   const rows = Object.entries(ERRORS).map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.summary} |`);
   return ['| status | code | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** The run error catalog as a Markdown table (README "Run errors"). */
+/** The run error catalog as a Markdown table (docs/errors.md, "Run errors"). */
 export function runErrorCatalog(): string {
   const rows = Object.entries(RUN_ERRORS).map(([code, e]) => `| \`${code}\` | \`${e.status}\` | ${e.summary} |`);
   return ['| errorCode | run status | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
 /**
- * One README section per delivery provider (README "Delivery providers"), from the
+ * One section per delivery provider (docs/providers.md), from the
  * descriptors beside the code: where the credentials come from, the length limit and a
  * working config example.
  */

@@ -10,7 +10,7 @@
 //
 // The proxy adds X-Forwarded-For and the instances trust 127.0.0.1 as a proxy, as behind a real
 // balancer. Requests go round-robin, not by client address: spreading them is the point here,
-// and the kit crosses no failure budget (README "Several instances" › "Failure budgets").
+// and the kit crosses no failure budget (docs/several-instances.md, "Failure budgets").
 // HOOKRELAY_KIT_COUNTS names a file that gets {"a": n, "b": n}, the requests each served.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,10 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { configReference } from '../../../src/config/docs.js';
+import { generatedSection, generatedSectionText, repoFile } from '../../../src/config/doc-sections.js';
 import { configSchema, type SchemaNode } from '../../../src/config/schema.js';
-
-const START = '<!-- config-reference:start -->';
-const END = '<!-- config-reference:end -->';
 
 /** Every property of the schema with its path. */
 function properties(node: SchemaNode, path = ''): [string, SchemaNode][] {
@@ -30,14 +28,9 @@ describe('config/docs', () => {
     expect(md).to.include('| `hooks.mappings[].action` | `wake` \\| `agent` | `agent` |');
   });
 
-  it('README.md carries exactly the generated reference between the config-reference markers (npm run docs)', () => {
-    const file = new URL('../../../README.md', import.meta.url);
-    expect(existsSync(file), 'README.md is missing').to.equal(true);
-    const readme = readFileSync(file, 'utf8');
-    const start = readme.indexOf(START);
-    const end = readme.indexOf(END);
-    expect(start, `README.md has no ${START}`).to.be.greaterThan(-1);
-    expect(end, `README.md has no ${END} after the start marker`).to.be.greaterThan(start);
-    expect(readme.slice(start + START.length, end).trim()).to.equal(configReference().trim());
+  it('docs/configuration.md carries exactly the generated reference between the config-reference markers (npm run docs)', () => {
+    expect(generatedSection('config-reference').file).to.equal('docs/configuration.md');
+    expect(existsSync(repoFile('docs/configuration.md')), 'docs/configuration.md is missing').to.equal(true);
+    expect(generatedSectionText('config-reference')).to.equal(configReference().trim());
   });
 });

@@ -1,14 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import { providersGuide } from '../../../src/config/docs.js';
+import { generatedSection, generatedSectionText, repoFile } from '../../../src/config/doc-sections.js';
 import { ConfigError } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
 import { configSchema, PROVIDERS, SECRET_KEYS, unconfiguredProvider } from '../../../src/config/schema.js';
 import { PROVIDER_DESCRIPTORS } from '../../../src/dispatch/providers/index.js';
-
-const START = '<!-- providers:start -->';
-const END = '<!-- providers:end -->';
 
 /** The problems' paths and messages of a config that must not load. */
 function problems(raw: Record<string, unknown>): string[] {
@@ -31,7 +29,7 @@ describe('dispatch/providers: config and docs', () => {
     for (const key of ['accessToken', 'botToken', 'password', 'appPassword']) expect(SECRET_KEYS.has(key), key).to.equal(true);
   });
 
-  it('each README example loads and makes its provider configured', () => {
+  it('each documented example loads and makes its provider configured', () => {
     for (const d of PROVIDER_DESCRIPTORS) {
       const env = new Proxy({}, { get: (_, name) => `value-of-${String(name)}` }) as Record<string, string>;
       const { config } = configFromObject({ hooks: { token: 't' }, ...parse(d.example) }, '/x/c.yaml', env);
@@ -71,14 +69,9 @@ describe('dispatch/providers: config and docs', () => {
     });
   });
 
-  it('README.md carries exactly the generated provider guide between the providers markers (npm run docs)', () => {
-    const file = new URL('../../../README.md', import.meta.url);
-    expect(existsSync(file)).to.equal(true);
-    const readme = readFileSync(file, 'utf8');
-    const start = readme.indexOf(START);
-    const end = readme.indexOf(END);
-    expect(start).to.be.greaterThan(-1);
-    expect(end).to.be.greaterThan(start);
-    expect(readme.slice(start + START.length, end).trim()).to.equal(providersGuide().trim());
+  it('docs/providers.md carries exactly the generated provider guide between the providers markers (npm run docs)', () => {
+    expect(generatedSection('providers').file).to.equal('docs/providers.md');
+    expect(existsSync(repoFile('docs/providers.md'))).to.equal(true);
+    expect(generatedSectionText('providers')).to.equal(providersGuide().trim());
   });
 });
