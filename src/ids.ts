@@ -4,8 +4,8 @@ import { randomFillSync } from 'node:crypto';
  * Time-ordered ids: UUID version 7 (RFC 9562 §5.7) — 48 bits of Unix milliseconds, then a
  * 12-bit counter (§6.2 method 1) and 62 random bits. Event and run ids are the keys of
  * UNIQUE indexes: a random (v4) id lands on a random index page, so a commit of N inserts
- * rewrites up to N pages in the WAL; time-ordered ids all land on the last page. Measured
- * with better-sqlite3, 16 inserts per commit over 50 k rows: 23 µs → 13 µs of CPU per insert.
+ * rewrites up to N pages in the WAL; time-ordered ids all land on the last page, which about
+ * halves the CPU of an insert (measured: see docs/performance.md).
  * Within one process the ids also sort in the order they were made.
  */
 

@@ -14,7 +14,7 @@ const CENSOR = '[redacted]';
  * config schema and the {@link SECRET_HEADERS} — replaced by `[redacted]`, at any depth down to
  * {@link REDACT_DEPTH}, inside arrays and errors too. Copies only what it changes. One walk
  * with a set lookup per key: pino's path-based `redact` needs a wildcard path per name and
- * depth, which measured 40–60 µs per written line at three levels (this: ~1 µs).
+ * depth, which cost far more per written line (measured: see docs/performance.md).
  */
 export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > REDACT_DEPTH) return value;

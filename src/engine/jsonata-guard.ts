@@ -84,7 +84,7 @@ const BUILT = Symbol('hookrelay.built');
  * The check JSONata runs after every step (bound to `Symbol.for('jsonata.__evaluate_exit')`):
  * no string past `maxStringLength`, and no more than `maxBuiltLength` characters of strings in
  * one evaluation (strings a step only passes on count too, so the budget is generous).
- * Measured at 6–11 % of a short evaluation, about 1 µs.
+ * Cheap next to the evaluation it guards (measured: see docs/performance.md).
  */
 export function stepCheck(maxStringLength: number, maxBuiltLength: number) {
   return (_expr: unknown, _input: unknown, environment: { base: { [BUILT]?: number } }, result: unknown): void => {

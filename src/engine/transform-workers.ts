@@ -69,8 +69,8 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
       // transform spawned (the `sleep` of an execSync).
       execArgv: [`--max-old-space-size=${maxMemoryMb}`],
       // JSON, not 'advanced' (V8's structured clone): inputs are JSON already and results are
-      // scalar fields (transform-result.ts), and it costs the listener's process less — 18 µs
-      // of CPU a call against 25–28 µs, measured with 20,000 echo calls, 32 at a time.
+      // scalar fields (transform-result.ts), and it costs the listener's process less CPU a
+      // call (measured: see docs/performance.md).
       serialization: 'json',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       detached: true,

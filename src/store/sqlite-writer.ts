@@ -148,8 +148,8 @@ function openWriter(file: string, durability: 'fsync' | 'os') {
  * fsync). The common case runs the ops straight through. When an op fails, SQLite has rolled
  * the transaction back, and the batch runs again with each op in its own SAVEPOINT
  * (better-sqlite3 turns a nested transaction function into one), so the failing op is
- * reported alone and its batch-mates still commit. Savepoints on every op cost ~30 % of the
- * writer's time (measured with `npm run bench`), so only the rare failing batch pays for them.
+ * reported alone and its batch-mates still commit. Savepoints on every op cost a large share of
+ * the writer's time (measured: see docs/performance.md), so only the rare failing batch pays.
  */
 function batchRunner(db: Database.Database) {
   const apply = opHandlers(db);
