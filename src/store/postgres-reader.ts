@@ -3,10 +3,9 @@ import { toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js
 import { createPool, pgStoreError, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
 import { REQUEST_LIST_COLUMNS, requestFilter, toRequest, type RequestRow } from './request-rows.js';
 import {
-  type ListRequestsOptions, type RequestRecord,
-  RUN_STATUSES, StoreError, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type RunStatus, type StoredKey,
-  type StoreReader,
-} from './store.js';
+  type ListRequestsOptions, type RequestRecord, RUN_STATUSES, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type RunStatus, type StoredKey,
+} from './records.js';
+import { StoreError, type StoreReader } from './store.js';
 
 /** A pool or a client: reads run on either. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.ClientBase;

@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
 import { EVENTS_LOCK, HEARTBEAT_CHANNEL, pgStoreError } from './postgres-schema.js';
 import { REQUEST_COLUMNS, REQUEST_TYPES, requestValues } from './request-rows.js';
-import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRequestLog, type NewRun } from './store.js';
+import type { NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun } from './records.js';
+import { StoreError } from './store.js';
 
 /**
  * The write side of the PostgreSQL store: transactions on a pooled client, and group commit

@@ -6,12 +6,10 @@ import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schem
 import { pgLeader } from './postgres-leader.js';
 import { pgLimit, pgReads } from './postgres-reader.js';
 import { acceptBatcher, inTransaction, insertEvents, insertOutbox, insertRequests, pgText, type CommitStats } from './postgres-writer.js';
-import {
-  StoreError,
-  type DeliveryOutcomeRecord, type DeliveryRecord, type EventRecord, type HistoryMessage, type ListRunsOptions, type NewDelivery, type NewEvent,
-  type LeaderHandlers, type Leadership, type NewForward, type NewKey, type NewRun, type RunEffects, type RunStatus, type RunEnd, type RunRecord, type SettleEffects, type Store, type StoredKey,
-  type ListRequestsOptions, type NewRequestLog, type RequestRecord, type TakenOver,
-} from './store.js';
+import type {
+  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRunsOptions, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunEffects, RunStatus, RunEnd, RunRecord, SettleEffects, StoredKey, ListRequestsOptions, NewRequestLog, RequestRecord,
+} from './records.js';
+import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
 
 /** Options of {@link PostgresStore.open}. */
 export interface PostgresStoreOptions {

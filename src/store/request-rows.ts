@@ -1,5 +1,5 @@
 import type { Bind } from './rows.js';
-import type { ListRequestsOptions, NewRequestLog, RequestRecord } from './store.js';
+import type { ListRequestsOptions, NewRequestLog, RequestRecord } from './records.js';
 
 /**
  * The request log's rows (CONTRACT.md §11), shared by both backends like rows.ts: the same

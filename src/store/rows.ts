@@ -1,6 +1,6 @@
 import type {
   DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
-} from './store.js';
+} from './records.js';
 
 /**
  * The one mapping between rows and records, shared by both backends: the SQLite and the

@@ -8,7 +8,7 @@ import {
   EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow,
 } from './sqlite-schema.js';
 import { REQUEST_COLUMNS } from './request-rows.js';
-import type { DeliveryOutcomeRecord, HistoryMessage, NewDelivery, RunEffects, RunEnd, SettleEffects } from './store.js';
+import type { DeliveryOutcomeRecord, HistoryMessage, NewDelivery, RunEffects, RunEnd, SettleEffects } from './records.js';
 
 /**
  * One write, as the main thread queues it. Accepted events and runs travel as their INSERT's

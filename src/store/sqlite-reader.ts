@@ -5,9 +5,9 @@ import type { WireError } from './sqlite-writer.js';
 import { SCHEMA_VERSION, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
 import { REQUEST_LIST_COLUMNS, requestFilter, toRequest, type RequestRow } from './request-rows.js';
 import {
-  RUN_STATUSES, StoreError, type ListRequestsOptions, type RequestRecord,
-  type RunStatus, type EventRecord, type HistoryMessage, type StoredKey, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
-} from './store.js';
+  RUN_STATUSES, type ListRequestsOptions, type RequestRecord, type RunStatus, type EventRecord, type HistoryMessage, type StoredKey, type ListRunsOptions, type RunRecord,
+} from './records.js';
+import { StoreError, type StoreErrorCode, type StoreReader } from './store.js';
 
 /** The database file, in the data directory. */
 export const DB_FILE = 'hookrelay.db';

@@ -10,12 +10,10 @@ import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
 import { DB_FILE, SqliteReader, readWith, toLimit, toStoreError } from './sqlite-reader.js';
 import type { PurgeStep, PurgeTable, WriteOp, WriterPragmas } from './sqlite-ops.js';
 import { STORE_GONE, startWriter, type FromWriter } from './sqlite-writer.js';
-import {
-  StoreError,
-  type EventRecord, type HistoryMessage, type ListRunsOptions, type NewEvent, type NewKey, type NewRun, type RunEffects, type RunEnd, type StoredKey,
-  type RunRecord, type RunStatus, type Store, type DeliveryRecord, type DeliveryOutcomeRecord, type NewDelivery, type NewForward, type SettleEffects, type LeaderHandlers, type Leadership,
-  type ListRequestsOptions, type NewRequestLog, type RequestRecord, type TakenOver,
-} from './store.js';
+import type {
+  EventRecord, HistoryMessage, ListRunsOptions, NewEvent, NewKey, NewRun, RunEffects, RunEnd, StoredKey, RunRecord, RunStatus, DeliveryRecord, DeliveryOutcomeRecord, NewDelivery, NewForward, SettleEffects, ListRequestsOptions, NewRequestLog, RequestRecord,
+} from './records.js';
+import { StoreError, type Store, type LeaderHandlers, type Leadership, type TakenOver } from './store.js';
 
 /** Options of {@link SqliteStore.open}. */
 export interface SqliteStoreOptions {

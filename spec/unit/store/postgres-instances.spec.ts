@@ -3,7 +3,7 @@ import pg from 'pg';
 import { silentLogger } from '../../../src/log.js';
 import { PostgresStore } from '../../../src/store/postgres.js';
 import { LEADER_LOCK } from '../../../src/store/postgres-schema.js';
-import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/store.js';
+import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/records.js';
 import { expireInstance, freshDatabase, truncateAll } from '../../support/postgres.js';
 
 /**

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { MIGRATIONS, runValues, RUN_COLUMNS } from '../../../src/store/sqlite-schema.js';
-import type { NewRun, RunRecord } from '../../../src/store/store.js';
+import type { NewRun, RunRecord } from '../../../src/store/records.js';
 
 const run = (runId: string, sessionKey: string): NewRun => ({
   runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',

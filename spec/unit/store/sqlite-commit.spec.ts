@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import type { NewEvent, NewRun } from '../../../src/store/store.js';
+import type { NewEvent, NewRun } from '../../../src/store/records.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
   id, kind: 'wake', text: `text ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false, ...extra,

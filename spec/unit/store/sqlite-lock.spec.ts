@@ -7,7 +7,7 @@ import type { Config } from '../../../src/config/types.js';
 import { silentLogger } from '../../../src/log.js';
 import { openStore } from '../../../src/store/open.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import type { NewRun } from '../../../src/store/store.js';
+import type { NewRun } from '../../../src/store/records.js';
 
 const run = (runId: string): NewRun => ({
   runId, sessionKey: `hook:${runId}`, message: 'm', wakeMode: 'now', deliver: false, provider: 'last',

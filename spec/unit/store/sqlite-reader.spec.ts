@@ -7,7 +7,7 @@ import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { SqliteReader } from '../../../src/store/sqlite-reader.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/records.js';
 
 const ev = (id: string, text = `text ${id}`): NewEvent => ({
   id, kind: 'wake', text, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false,

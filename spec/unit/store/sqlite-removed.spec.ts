@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/records.js';
 
 const ev = (id: string): NewEvent => ({
   id, kind: 'wake', text: `secret payload ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false,

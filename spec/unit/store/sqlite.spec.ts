@@ -8,7 +8,7 @@ import { openStore } from '../../../src/store/open.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import type { Config } from '../../../src/config/types.js';
-import type { NewEvent, NewRun } from '../../../src/store/store.js';
+import type { NewEvent, NewRun } from '../../../src/store/records.js';
 import { expectCode } from './fixtures.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
