@@ -53,6 +53,8 @@ export interface EventRecord extends NewEvent {
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out';
 export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
+/** The statuses a run ends with: only these may end it, and only runs in these are ever purged. */
+export const ENDED_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'timed_out'];
 
 export interface ListRunsOptions {
   limit: number;

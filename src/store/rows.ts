@@ -116,6 +116,11 @@ export function keyValues(k: NewKey): Bind[] {
   return [k.key, k.requestHash, k.status, k.body, k.at];
 }
 
+/** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings. */
+export function eventBytes(row: EventRow): number {
+  return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
+}
+
 /** Row → record (`unsafe` 0/1 → boolean). */
 export function toEvent(row: EventRow): EventRecord {
   return {

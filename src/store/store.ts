@@ -1,5 +1,6 @@
 import type {
-  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
+  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
+  NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
 
 /**
@@ -7,9 +8,30 @@ import type {
  * nothing else in the code talks to a database: the embedded SQLite store (sqlite.ts) and
  * PostgreSQL (postgres.ts, for several instances) implement it, and one spec suite
  * (spec/unit/store/contract/) holds both to it. All methods are asynchronous so that a
- * networked backend fits without touching the engine or the HTTP layer. The records it
- * moves are in records.ts; the policy both backends share (retention, purges) in
- * maintenance.ts.
+ * networked backend fits without touching the engine or the HTTP layer.
+ *
+ * How the folder is laid out. The records the seam moves are in records.ts, the options a
+ * store is opened with in options.ts. The policy both backends share — retention, the
+ * request-log and idempotency-key purges, their timers and batch size — is written once in
+ * maintenance.ts, above a port of a few one-write calls each backend gives it (svix's
+ * queue/mod.rs writes its policy once above a small backend the same way).
+ *
+ * The SQL is in sql/, one file per statement family — a table's statements: sql/runs.ts,
+ * sql/outbox.ts, … — each statement with its SQLite and its PostgreSQL text side by side.
+ * That is graphile-worker's way (src/sql/*.ts: the statements in a folder of their own, a small
+ * file per operation), not pg-boss's dialect builder (src/dialect.ts: one builder renders both
+ * dialects through primitives such as `greatest()` and `inArrayParam()`). A builder pays off
+ * when the dialects differ in spelling only; ours differ in algorithm. SQLite claims runs from
+ * a trigger-kept `ready` table on its single writer thread, PostgreSQL with SKIP LOCKED and
+ * instance leases; SQLite's retention walks a bounded window in seq order, PostgreSQL deletes
+ * with LIMIT in a subquery; SQLite inserts one prepared row at a time, PostgreSQL a batch with
+ * `unnest`. A shared builder would hide those differences behind flags, while two short texts
+ * next to each other show them, and show at a glance that the statements that differ only in
+ * spelling (IFNULL/COALESCE, MAX/GREATEST, `?`/`$n`) still say the same thing. Each backend
+ * runs its own statements: sqlite-ops.ts (the writer thread's ops), sqlite-reader.ts,
+ * sqlite-purge.ts; postgres.ts, postgres-ops.ts, postgres-writer.ts, postgres-reader.ts,
+ * postgres-instances.ts. The migrations stay with each backend's schema (sqlite-schema.ts,
+ * postgres-schema.ts): they are append-only history, not statements to share.
  */
 export interface Store {
   /**

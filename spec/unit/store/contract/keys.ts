@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import { PURGE_BATCH } from '../../../../src/store/sqlite.js';
+import { PURGE_BATCH } from '../../../../src/store/maintenance.js';
 import type { NewKey } from '../../../../src/store/records.js';
 import { event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
 
