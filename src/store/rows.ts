@@ -73,8 +73,8 @@ export interface OutboxRow {
 export type Bind = string | number | null;
 
 // Positional parameters, in the column order of the INSERTs below: binding an array is about
-// twice as fast as binding a named-parameter object in better-sqlite3 (5–10 µs per insert
-// measured here), and these run once per accepted event and run.
+// twice as fast as binding a named-parameter object in better-sqlite3 (measured in
+// docs/performance.md), and these run once per accepted event and run.
 
 /** The columns an event INSERT binds, in order. */
 export const EVENT_COLUMNS = 'id, kind, text, source, at, unsafe';

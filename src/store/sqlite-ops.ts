@@ -63,7 +63,7 @@ export class OpError extends Error {
  * The op handlers, over statements prepared once; sqlite-writer.ts runs them in its batch's
  * transaction (batchRunner). The INSERTs of rows.ts values get them spread as arguments:
  * better-sqlite3 reads an array argument's elements through V8's slow element lookup,
- * arguments directly (0.4 µs less for a request row).
+ * arguments directly (measured in docs/performance.md).
  */
 export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
   const insertEvent = db.prepare(sql.events.insertEvent.sqlite);

@@ -19,8 +19,6 @@ import { eventValues, forwardValues, keyValues, migrate, runValues, toDelivery, 
 import { startWriter } from './sqlite-writer.js';
 import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
 
-export type { SqliteStoreStats } from './sqlite-queue.js';
-
 /** Options of {@link SqliteStore.open}: the common ones (options.ts) and where the data is. */
 export interface SqliteStoreOptions extends StoreOptions {
   /** Directory of `hookrelay.db`; created when missing. */
