@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import { RUN_STATUSES, type RunStatus } from './store/store.js';
+import { RUN_STATUSES, type RunStatus } from './store/records.js';
 
 /**
  * The Prometheus metrics of CONTRACT.md §11, in a registry of our own (not prom-client's

@@ -5,7 +5,7 @@ import { createEngine, type Engine } from './engine/engine.js';
 import type { Action } from './engine/action.js';
 import { createReloader } from './reload.js';
 import { createRuntime, type Accepted, type KeyClaim } from './dispatch/runtime.js';
-import type { NewRequestLog } from './store/store.js';
+import type { NewRequestLog } from './store/records.js';
 import { createRequestLog } from './store/request-log.js';
 import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';

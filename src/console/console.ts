@@ -4,7 +4,8 @@ import type { MappingConfig } from '../config/types.js';
 import type { Engine } from '../engine/engine.js';
 import { HookError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { RUN_STATUSES, type RunStatus, type Store } from '../store/store.js';
+import { RUN_STATUSES, type RunStatus } from '../store/records.js';
+import type { Store } from '../store/store.js';
 import type { Auth } from '../http/auth.js';
 import { sendJson } from '../http/json.js';
 import type { Route } from '../http/routes-table.js';
@@ -14,7 +15,7 @@ import { COOKIE, SESSION_SECONDS, cookieValue, type Sessions } from './session.j
 import { eventsPage, loginPage, mappingsPage, notFoundPage, runPage, runsPage } from './pages.js';
 import { requestPage, requestsPage, STATUS_CLASSES, type RequestsFilter } from './requests-pages.js';
 import { ReplayRefused, whyNotReplay, type Replayed } from '../http/replay.js';
-import type { RequestRecord } from '../store/store.js';
+import type { RequestRecord } from '../store/records.js';
 import { lastSeq, streamEvents } from './events-stream.js';
 import { STATIC } from './static.js';
 import type { Html } from './html.js';

@@ -1,5 +1,5 @@
 import type { MappingConfig } from '../config/types.js';
-import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/store.js';
+import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/records.js';
 import { html, type Html } from './html.js';
 import { badge, cell, field, filterSelect, layout, pager, time } from './layout.js';
 

@@ -1,4 +1,4 @@
-import type { RequestRecord } from '../store/store.js';
+import type { RequestRecord } from '../store/records.js';
 import { html, type Html } from './html.js';
 import { cell, field, filterSelect, layout, pager, time } from './layout.js';
 

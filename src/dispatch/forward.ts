@@ -1,5 +1,5 @@
 import type { ForwardConfig, WakeMode } from '../config/types.js';
-import type { Forwarded, NewForward, NewRun } from '../store/store.js';
+import type { Forwarded, NewForward, NewRun } from '../store/records.js';
 import { base, classify, failure, request } from './providers/http.js';
 
 /**

@@ -1,7 +1,8 @@
 import type { Config, Provider } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { uuidv7 } from '../ids.js';
-import type { EventRecord, NewDelivery, NewEvent, Store } from '../store/store.js';
+import type { EventRecord, NewDelivery, NewEvent } from '../store/records.js';
+import type { Store } from '../store/store.js';
 import type { Delivery, DeliveryTarget } from './delivery.js';
 import { forModel } from './fence.js';
 import type { ModelClient } from './model.js';

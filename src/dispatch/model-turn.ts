@@ -2,7 +2,8 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { Thinking } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { RunError } from '../run-errors.js';
-import type { HistoryMessage, Store } from '../store/store.js';
+import type { HistoryMessage } from '../store/records.js';
+import type { Store } from '../store/store.js';
 import type { ModelClient } from './model.js';
 
 /** One model turn of a session: what the heartbeat and the runner ask for. */

@@ -1,7 +1,8 @@
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
-import type { HistoryMessage, NewDelivery, RunEnd, RunRecord, Store } from '../store/store.js';
+import type { HistoryMessage, NewDelivery, RunEnd, RunRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
 import { resolveTarget, type Delivery } from './delivery.js';
 import { forModel } from './fence.js';
 import { getLastRecipient, isHeartbeatOk } from './main-session.js';

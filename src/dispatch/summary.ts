@@ -1,7 +1,7 @@
 import { uuidv7 } from '../ids.js';
 import type { HooksConfig } from '../config/types.js';
 import type { RunError } from '../run-errors.js';
-import type { NewEvent, RunRecord } from '../store/store.js';
+import type { NewEvent, RunRecord } from '../store/records.js';
 import { neutralise } from './fence.js';
 
 /** Characters of the reply quoted in a summary. */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import { HookError } from '../errors.js';
 import { IDEMPOTENCY_HEADERS, checkIdempotencyKey, requestHash, scopedKeyHash } from '../idempotency-key.js';
-import type { StoredKey } from '../store/store.js';
+import type { StoredKey } from '../store/records.js';
 import { sendJson } from './json.js';
 
 /**

@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { PostgresStore } from './postgres.js';
 import { openPgReader } from './postgres-reader.js';
 import type { Metrics } from '../metrics.js';
+import type { StoreOptions } from './options.js';
 import { SqliteStore } from './sqlite.js';
 import { openReadOnlyStore } from './sqlite-reader.js';
 import { StoreError, type Store, type StoreReader } from './store.js';
@@ -19,31 +20,28 @@ import { StoreError, type Store, type StoreReader } from './store.js';
  * store is touched — the other server's live runs are not "recovered" from under it.
  */
 export async function openStore(config: Config, log: Logger, metrics?: Pick<Metrics, 'commit'>): Promise<Store> {
+  // Every value as the loader resolved it: the schema holds the defaults, no store repeats them.
+  const common: StoreOptions = {
+    retainDays: config.store.retainDays,
+    idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
+    log,
+    onCommit: metrics && ((accepts) => metrics.commit(accepts)),
+  };
   const kind = config.store.kind;
   switch (kind) {
     case 'sqlite':
       try {
-        return await SqliteStore.open({
-          dataDir: resolve(config.dataDir),
-          durability: config.store.durability,
-          retainDays: config.store.retainDays,
-          idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
-          log,
-          onCommit: metrics && ((accepts) => metrics.commit(accepts)),
-        });
+        return await SqliteStore.open({ ...common, dataDir: resolve(config.dataDir), durability: config.store.durability });
       } catch (err) {
         if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
         throw err;
       }
     case 'postgres':
       return PostgresStore.open({
+        ...common,
         url: config.store.url!, // required with kind: postgres (the loader checks)
         poolSize: config.store.poolSize,
         leaseSeconds: config.store.leaseSeconds,
-        retainDays: config.store.retainDays,
-        idempotencyWindowSeconds: config.hooks.idempotencyWindowSeconds,
-        log,
-        onCommit: metrics && ((accepts) => metrics.commit(accepts)),
       });
     default: {
       const never: never = kind;

@@ -1,12 +1,13 @@
 import type pg from 'pg';
-import { toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js';
+import { eventBytes, toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js';
 import { createPool, pgStoreError, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
-import { REQUEST_LIST_COLUMNS, requestFilter, toRequest, type RequestRow } from './request-rows.js';
+import { toRequest, type RequestRow } from './request-rows.js';
 import {
-  type ListRequestsOptions, type RequestRecord,
-  RUN_STATUSES, StoreError, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord, type RunStatus, type StoredKey,
-  type StoreReader,
-} from './store.js';
+  type ListRequestsOptions, type RequestRecord, RUN_STATUSES, type EventRecord, type HistoryMessage, type ListRunsOptions, type RunRecord,
+  type RunStatus, type StoredKey,
+} from './records.js';
+import { StoreError, type StoreReader } from './store.js';
+import * as sql from './sql/index.js';
 
 /** A pool or a client: reads run on either. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.ClientBase;
@@ -17,20 +18,11 @@ export function pgLimit(n: number): number | null {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
-/** A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there); a forward row is not a delivery (the run shows `forwarded`). */
-const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error
-  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id AND o.kind <> 'forward'`;
-
 /** Events fetched per round trip while a byte budget is being filled. */
 const EVENTS_CHUNK = 100;
 
-/** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings (as in SQLite). */
-function eventBytes(row: EventRow): number {
-  return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
-}
-
 /**
- * The read queries of the PostgreSQL store: the one place they are written. Each is one
+ * The reads of the PostgreSQL store, over their statements (sql/*.ts). Each is one
  * statement on the pool (autocommit), so it sees every commit acknowledged before it started.
  * Errors come out as {@link StoreError}s.
  */
@@ -52,7 +44,7 @@ export function pgReads(db: Queryable) {
       const budgeted = maxBytes !== Number.POSITIVE_INFINITY;
       while (out.length < max) {
         const want = budgeted ? Math.min(EVENTS_CHUNK, max - out.length) : pgLimit(limit);
-        const rows = await q<EventRow>('SELECT * FROM events WHERE seq > $1 ORDER BY seq LIMIT $2', [from, want]);
+        const rows = await q<EventRow>(sql.events.listEvents.pg, [from, want]);
         for (const row of rows) {
           const size = eventBytes(row);
           if (out.length > 0 && bytes + size > maxBytes) return out;
@@ -66,33 +58,33 @@ export function pgReads(db: Queryable) {
     },
 
     async getRun(runId: string): Promise<RunRecord | undefined> {
-      const [row] = await q<RunRow>(`${RUN_SELECT} WHERE runs.run_id = $1`, [runId]);
+      const [row] = await q<RunRow>(sql.runs.getRun.pg, [runId]);
       return row && toRun(row);
     },
 
     async listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
       let below = Number.MAX_SAFE_INTEGER;
       if (opts.before !== undefined) {
-        const [from] = await q<{ seq: number }>('SELECT seq FROM runs WHERE run_id = $1', [opts.before]);
+        const [from] = await q<{ seq: number }>(sql.runs.runSeq.pg, [opts.before]);
         if (!from) return [];
         below = from.seq;
       }
       const rows = opts.status
-        ? await q<RunRow>(`${RUN_SELECT} WHERE runs.status = $1 AND runs.seq < $2 ORDER BY runs.seq DESC LIMIT $3`, [opts.status, below, pgLimit(opts.limit)])
-        : await q<RunRow>(`${RUN_SELECT} WHERE runs.seq < $1 ORDER BY runs.seq DESC LIMIT $2`, [below, pgLimit(opts.limit)]);
+        ? await q<RunRow>(sql.runs.listRunsWithStatus.pg, [opts.status, below, pgLimit(opts.limit)])
+        : await q<RunRow>(sql.runs.listRuns.pg, [below, pgLimit(opts.limit)]);
       return rows.map(toRun);
     },
 
     /** Runs per status, every status present (0 for none): see {@link Store.countRuns}. */
     async countRuns(): Promise<Record<RunStatus, number>> {
       const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
-      for (const { status, n } of await q<{ status: RunStatus; n: string }>('SELECT status, count(*) AS n FROM runs GROUP BY status', [])) counts[status] = Number(n);
+      for (const { status, n } of await q<{ status: RunStatus; n: string }>(sql.runs.countRuns.pg, [])) counts[status] = Number(n);
       return counts;
     },
 
     async history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
       const rows = await q<{ role: string; content: string }>(
-        'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = $1 ORDER BY seq DESC LIMIT $2) AS h ORDER BY seq',
+        sql.history.readHistory.pg,
         [sessionKey, pgLimit(limit)],
       );
       return rows.map(toHistory);
@@ -102,7 +94,7 @@ export function pgReads(db: Queryable) {
     async findKeys(keys: readonly string[], since: string): Promise<(StoredKey | undefined)[]> {
       if (keys.length === 0) return [];
       const rows = await q<{ key: string; request_hash: string; status: number; body: string; at: string }>(
-        'SELECT key, request_hash, status, body, at FROM idempotency WHERE key = ANY($1) AND at >= $2',
+        sql.idempotency.findKeys.pg,
         [keys, since],
       );
       const byKey = new Map(rows.map((r) => [r.key, { requestHash: r.request_hash, status: r.status, body: r.body, at: r.at }]));
@@ -110,20 +102,20 @@ export function pgReads(db: Queryable) {
     },
 
     async getState(key: string): Promise<string | undefined> {
-      const [row] = await q<{ value: string }>('SELECT value FROM state WHERE key = $1', [key]);
+      const [row] = await q<{ value: string }>(sql.history.getState.pg, [key]);
       return row?.value;
     },
 
     /** See {@link Store.listRequests}. */
     async listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
-      const { where, values } = requestFilter(opts, (i) => `$${i + 1}`);
-      const rows = await q<RequestRow>(`SELECT ${REQUEST_LIST_COLUMNS} FROM requests ${where} ORDER BY seq DESC LIMIT $${values.length + 1}`, [...values, pgLimit(opts.limit)]);
+      const { text, values } = sql.requests.listRequests(opts, (i) => `$${i + 1}`);
+      const rows = await q<RequestRow>(text, [...values, pgLimit(opts.limit)]);
       return rows.map(toRequest);
     },
 
     async getRequest(seq: number): Promise<RequestRecord | undefined> {
       if (!Number.isSafeInteger(seq)) return undefined;
-      const [row] = await q<RequestRow>('SELECT * FROM requests WHERE seq = $1', [seq]);
+      const [row] = await q<RequestRow>(sql.requests.getRequest.pg, [seq]);
       return row && toRequest(row);
     },
   };

@@ -1,8 +1,10 @@
 import type pg from 'pg';
-import { EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
+import { EVENT_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
 import { EVENTS_LOCK, HEARTBEAT_CHANNEL, pgStoreError } from './postgres-schema.js';
-import { REQUEST_COLUMNS, REQUEST_TYPES, requestValues } from './request-rows.js';
-import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRequestLog, type NewRun } from './store.js';
+import { REQUEST_COLUMNS, requestValues } from './request-rows.js';
+import * as sql from './sql/index.js';
+import type { NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun } from './records.js';
+import { StoreError } from './store.js';
 
 /**
  * The write side of the PostgreSQL store: transactions on a pooled client, and group commit
@@ -62,10 +64,6 @@ async function insertMany(c: pg.ClientBase, table: string, columns: string, type
   );
 }
 
-const EVENT_TYPES = 'text, text, text, text, text, smallint';
-const RUN_TYPES = 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text';
-const OUTBOX_TYPES = 'text, text, text, text, integer, text, text';
-
 /**
  * Inserts events after taking {@link EVENTS_LOCK}, so that their seq follows commit order.
  * When one of them asks for a heartbeat now ({@link NewEvent.wakesNow}), NOTIFYs the leader
@@ -75,13 +73,13 @@ const OUTBOX_TYPES = 'text, text, text, text, integer, text, text';
 export async function insertEvents(c: pg.ClientBase, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await c.query('SELECT pg_advisory_xact_lock($1)', [EVENTS_LOCK.toString()]);
-  await insertMany(c, 'events', EVENT_COLUMNS, EVENT_TYPES, events.map(eventValues));
+  await insertMany(c, 'events', EVENT_COLUMNS, sql.events.insertEvent.pgTypes, events.map(eventValues));
   if (events.some((e) => e.wakesNow)) await c.query(`NOTIFY ${HEARTBEAT_CHANNEL}`);
 }
 
 /** Inserts an outbox row (pending, due at once). */
 export async function insertOutbox(c: pg.ClientBase, d: NewDelivery, runId: string | null): Promise<void> {
-  await insertMany(c, 'outbox', OUTBOX_COLUMNS, OUTBOX_TYPES, [outboxValues(d, runId)], 'pending');
+  await insertMany(c, 'outbox', OUTBOX_COLUMNS, sql.outbox.insertOutbox.pgTypes, [outboxValues(d, runId)], 'pending');
 }
 
 /** One `accept` call. */
@@ -97,7 +95,7 @@ export interface AcceptOp {
 
 /** Inserts request-log rows in one statement. */
 export async function insertRequests(c: pg.ClientBase, rows: readonly NewRequestLog[]): Promise<void> {
-  await insertMany(c, 'requests', REQUEST_COLUMNS, REQUEST_TYPES, rows.map(requestValues));
+  await insertMany(c, 'requests', REQUEST_COLUMNS, sql.requests.insertRequest.pgTypes, rows.map(requestValues));
 }
 
 /**
@@ -112,17 +110,9 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
   for (const op of ops) for (const k of op.keys ?? []) if (!firstUse.has(k.key)) firstUse.set(k.key, k);
   let taken: Set<string> | undefined;
   if (firstUse.size > 0) {
-    // ON CONFLICT … WHERE: a live key is left alone and not returned; RETURNING lists the keys
-    // this transaction now holds (new or taken over).
     const rows = [...firstUse.values()].map(keyValues);
     const cols = Array.from({ length: 5 }, (_, i) => rows.map((r) => r[i]));
-    const { rows: got } = await c.query<{ key: string }>(
-      `INSERT INTO idempotency (${KEY_COLUMNS}) SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[])
-       ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status, body = excluded.body, at = excluded.at
-       WHERE idempotency.at < $6
-       RETURNING key`,
-      [...cols, expiredBefore],
-    );
+    const { rows: got } = await c.query<{ key: string }>(sql.idempotency.claimKeys.pg, [...cols, expiredBefore]);
     taken = new Set(got.map((r) => r.key));
   }
   const skip = new Set<string>();
@@ -147,8 +137,8 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
     if (op.forwards) for (const f of op.forwards) if (!skip.has(f.key)) forwards.push(f);
   }
   await insertEvents(c, events);
-  await insertMany(c, 'runs', RUN_COLUMNS, RUN_TYPES, runs.map(runValues), 'queued');
-  await insertMany(c, 'outbox', OUTBOX_COLUMNS, OUTBOX_TYPES, forwards.map(forwardValues), 'pending');
+  await insertMany(c, 'runs', RUN_COLUMNS, sql.runs.insertRun.pgTypes, runs.map(runValues), 'queued');
+  await insertMany(c, 'outbox', OUTBOX_COLUMNS, sql.outbox.insertOutbox.pgTypes, forwards.map(forwardValues), 'pending');
   await insertRequests(c, requests);
   return held;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
-import type { NewRequestLog, Store } from './store.js';
+import type { NewRequestLog } from './records.js';
+import type { Store } from './store.js';
 
 /** Rows waiting for the next flush at most; past it new rows are dropped (and counted). */
 export const REQUEST_LOG_MAX_PENDING = 1000;

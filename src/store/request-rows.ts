@@ -1,5 +1,5 @@
 import type { Bind } from './rows.js';
-import type { ListRequestsOptions, NewRequestLog, RequestRecord } from './store.js';
+import type { NewRequestLog, RequestRecord } from './records.js';
 
 /**
  * The request log's rows (CONTRACT.md §11), shared by both backends like rows.ts: the same
@@ -32,8 +32,6 @@ export interface RequestRow {
 /** The columns a request-log INSERT binds, in order. */
 export const REQUEST_COLUMNS =
   'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender';
-/** Their PostgreSQL array types, in the same order (postgres-writer.ts inserts with unnest). */
-export const REQUEST_TYPES = 'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text';
 
 /** Every column but the body: what a listing reads. */
 export const REQUEST_LIST_COLUMNS =
@@ -73,25 +71,4 @@ export function toRequest(row: RequestRow): RequestRecord {
   if (row.replay_of !== null) r.replayOf = row.replay_of;
   if (row.sender != null) r.sender = row.sender;
   return r;
-}
-
-/**
- * The WHERE clause of a listing and its values, with `param(i)` spelling the i-th (0-based)
- * placeholder (`?` in SQLite, `$n` in PostgreSQL); the LIMIT's value comes last.
- */
-export function requestFilter(opts: ListRequestsOptions, param: (i: number) => string): { where: string; values: Bind[] } {
-  const clauses: string[] = [];
-  const values: Bind[] = [];
-  const add = (clause: (p: string) => string, value: Bind) => {
-    clauses.push(clause(param(values.length)));
-    values.push(value);
-  };
-  if (opts.before !== undefined) add((p) => `seq < ${p}`, opts.before);
-  if (opts.statusClass !== undefined) {
-    add((p) => `status >= ${p}`, opts.statusClass * 100);
-    add((p) => `status < ${p}`, opts.statusClass * 100 + 100);
-  }
-  if (opts.route !== undefined) add((p) => `route = ${p}`, opts.route);
-  if (opts.replayOf !== undefined) add((p) => `replay_of = ${p}`, opts.replayOf);
-  return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', values };
 }

@@ -1,6 +1,6 @@
 import type {
   DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
-} from './store.js';
+} from './records.js';
 
 /**
  * The one mapping between rows and records, shared by both backends: the SQLite and the
@@ -73,7 +73,7 @@ export interface OutboxRow {
 export type Bind = string | number | null;
 
 // Positional parameters, in the column order of the INSERTs below: binding an array is about
-// twice as fast as binding a named-parameter object in better-sqlite3 (measured: see
+// twice as fast as binding a named-parameter object in better-sqlite3 (measured in
 // docs/performance.md), and these run once per accepted event and run.
 
 /** The columns an event INSERT binds, in order. */
@@ -114,6 +114,11 @@ export const KEY_COLUMNS = 'key, request_hash, status, body, at';
 /** Values for inserting an idempotency key, in {@link KEY_COLUMNS} order. */
 export function keyValues(k: NewKey): Bind[] {
   return [k.key, k.requestHash, k.status, k.body, k.at];
+}
+
+/** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings. */
+export function eventBytes(row: EventRow): number {
+  return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
 }
 
 /** Row → record (`unsafe` 0/1 → boolean). */

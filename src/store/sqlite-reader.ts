@@ -2,12 +2,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { WireError } from './sqlite-writer.js';
-import { SCHEMA_VERSION, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
-import { REQUEST_LIST_COLUMNS, requestFilter, toRequest, type RequestRow } from './request-rows.js';
+import { SCHEMA_VERSION, eventBytes, toEvent, toHistory, toRun, type EventRow, type RunRow } from './sqlite-schema.js';
+import { toRequest, type RequestRow } from './request-rows.js';
 import {
-  RUN_STATUSES, StoreError, type ListRequestsOptions, type RequestRecord,
-  type RunStatus, type EventRecord, type HistoryMessage, type StoredKey, type ListRunsOptions, type RunRecord, type StoreErrorCode, type StoreReader,
-} from './store.js';
+  RUN_STATUSES, type ListRequestsOptions, type RequestRecord, type RunStatus, type EventRecord, type HistoryMessage, type StoredKey,
+  type ListRunsOptions, type RunRecord,
+} from './records.js';
+import { StoreError, type StoreErrorCode, type StoreReader } from './store.js';
+import * as sql from './sql/index.js';
 
 /** The database file, in the data directory. */
 export const DB_FILE = 'hookrelay.db';
@@ -30,20 +32,8 @@ export function toLimit(n: number): number {
 }
 
 /**
- * A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there). A
- * forward row (forward mode) is not a delivery: the run shows its outcome as `forwarded`.
- */
-const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error
-  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id AND o.kind <> 'forward'`;
-
-/** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings. */
-function eventBytes(row: EventRow): number {
-  return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
-}
-
-/**
- * The read queries of the embedded store, prepared once on one connection: the one place
- * they are written. {@link SqliteStore} builds on it (over its read connection, beside the
+ * The reads of the embedded store, over their statements (sql/*.ts) prepared once on one
+ * connection. {@link SqliteStore} builds on it (over its read connection, beside the
  * writer thread); `hookrelay events` and `runs` open it alone, read-only
  * ({@link SqliteReader.openReadOnly}). Synchronous: callers wrap it in their own promises.
  */
@@ -53,19 +43,15 @@ export class SqliteReader {
   /** `db`: the connection the queries are prepared on (specs check that it writes nothing). */
   constructor(readonly db: Database.Database) {
     this.q = {
-      events: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
-      run: db.prepare<[string], RunRow>(`${RUN_SELECT} WHERE runs.run_id = ?`),
-      runSeq: db.prepare<[string], { seq: number }>('SELECT seq FROM runs WHERE run_id = ?'),
-      runs: db.prepare<[number, number], RunRow>(`${RUN_SELECT} WHERE runs.seq < ? ORDER BY runs.seq DESC LIMIT ?`),
-      runsWith: db.prepare<[string, number, number], RunRow>(`${RUN_SELECT} WHERE runs.status = ? AND runs.seq < ? ORDER BY runs.seq DESC LIMIT ?`),
-      history: db.prepare<[string, number], { role: string; content: string }>(
-        'SELECT role, content FROM (SELECT seq, role, content FROM history WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
-      ),
-      state: db.prepare<[string], { value: string }>('SELECT value FROM state WHERE key = ?'),
-      runCounts: db.prepare<[], { status: RunStatus; n: number }>('SELECT status, COUNT(*) AS n FROM runs GROUP BY status'),
-      key: db.prepare<[string, string], { request_hash: string; status: number; body: string; at: string }>(
-        'SELECT request_hash, status, body, at FROM idempotency WHERE key = ? AND at >= ?',
-      ),
+      events: db.prepare<[number, number], EventRow>(sql.events.listEvents.sqlite),
+      run: db.prepare<[string], RunRow>(sql.runs.getRun.sqlite),
+      runSeq: db.prepare<[string], { seq: number }>(sql.runs.runSeq.sqlite),
+      runs: db.prepare<[number, number], RunRow>(sql.runs.listRuns.sqlite),
+      runsWith: db.prepare<[string, number, number], RunRow>(sql.runs.listRunsWithStatus.sqlite),
+      history: db.prepare<[string, number], { role: string; content: string }>(sql.history.readHistory.sqlite),
+      state: db.prepare<[string], { value: string }>(sql.history.getState.sqlite),
+      runCounts: db.prepare<[], { status: RunStatus; n: number }>(sql.runs.countRuns.sqlite),
+      key: db.prepare<[string, string], { request_hash: string; status: number; body: string; at: string }>(sql.idempotency.findKeys.sqlite),
     };
   }
 
@@ -159,18 +145,18 @@ export class SqliteReader {
 
   /** See {@link Store.listRequests}. */
   listRequests(opts: ListRequestsOptions): RequestRecord[] {
-    const { where, values } = requestFilter(opts, () => '?');
-    let stmt = this.requestLists.get(where);
+    const { text, values } = sql.requests.listRequests(opts, () => '?');
+    let stmt = this.requestLists.get(text);
     if (!stmt) {
-      stmt = this.db.prepare<unknown[], RequestRow>(`SELECT ${REQUEST_LIST_COLUMNS} FROM requests ${where} ORDER BY seq DESC LIMIT ?`);
-      this.requestLists.set(where, stmt);
+      stmt = this.db.prepare<unknown[], RequestRow>(text);
+      this.requestLists.set(text, stmt);
     }
     return stmt.all(...values, toLimit(opts.limit)).map(toRequest);
   }
 
   getRequest(seq: number): RequestRecord | undefined {
     if (!Number.isSafeInteger(seq)) return undefined;
-    const row = this.db.prepare<[number], RequestRow>('SELECT * FROM requests WHERE seq = ?').get(seq);
+    const row = this.db.prepare<[number], RequestRow>(sql.requests.getRequest.sqlite).get(seq);
     return row && toRequest(row);
   }
 

@@ -9,7 +9,8 @@ import { createLogger, silentLogger } from '../../../src/log.js';
 import { LOG_VALUE_MAX } from '../../../src/printable.js';
 import { createRuntime, type Accepted, type Runtime } from '../../../src/dispatch/runtime.js';
 import { openStore } from '../../../src/store/open.js';
-import type { RunRecord, Store } from '../../../src/store/store.js';
+import type { RunRecord } from '../../../src/store/records.js';
+import type { Store } from '../../../src/store/store.js';
 import { startFakeModel, type FakeModel, type ModelRule } from '../../support/fake-model.js';
 import { startFakeTelegram, telegramError, type FakeTelegram } from '../../support/fake-telegram.js';
 

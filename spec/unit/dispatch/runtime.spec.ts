@@ -11,7 +11,8 @@ import { INTERRUPTED } from '../../../src/dispatch/runner.js';
 import { HEARTBEAT_CURSOR_KEY, LAST_RECIPIENT_KEY } from '../../../src/dispatch/main-session.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../../../src/dispatch/model.js';
 import { openStore } from '../../../src/store/open.js';
-import type { RunRecord, Store } from '../../../src/store/store.js';
+import type { RunRecord } from '../../../src/store/records.js';
+import type { Store } from '../../../src/store/store.js';
 import { startFakeModel, type FakeModel, type ModelRule } from '../../support/fake-model.js';
 import { startFakeTelegram, type FakeTelegram } from '../../support/fake-telegram.js';
 

@@ -10,6 +10,7 @@ import { PostgresStore } from '../../../src/store/postgres.js';
 import { until } from '../../support/gateway.js';
 import { expireInstance, freshDatabase } from '../../support/postgres.js';
 import { startFakeTelegram, type FakeTelegram } from '../../support/fake-telegram.js';
+import { PG_SPEC_OPTIONS } from '../../support/store-options.js';
 
 /**
  * Several instances on one PostgreSQL database (CONTRACT.md §10): the deliveries an instance
@@ -50,13 +51,13 @@ describe('dispatch: a survivor sends the deliveries a gone instance had leased',
     }, path.join(dir, 'hookrelay.yaml'), {}).config as Config;
 
     // The survivor is up first, idle: its outbox has looked once and found nothing due.
-    survivor = await PostgresStore.open({ url, poolSize: 4, log: silentLogger, leaseSeconds: 3 });
+    survivor = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 4, log: silentLogger, leaseSeconds: 3 });
     runtime = createRuntime({ config, store: survivor, log: silentLogger });
     await runtime.start();
 
     // The other instance runs a turn and leases its reply's delivery, as its outbox does just
     // before sending; then it dies (its instance lease runs out, here at once).
-    gone = await PostgresStore.open({ url, poolSize: 2, log: silentLogger, leaseSeconds: 3 });
+    gone = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 2, log: silentLogger, leaseSeconds: 3 });
     const at = new Date().toISOString();
     await gone.accept([], [{ runId: 'r1', sessionKey: 'hook:s', message: 'm', wakeMode: 'next-heartbeat', deliver: true, provider: 'telegram', to: '555', source: 'agent', unsafe: false, createdAt: at }]);
     await gone.claimRuns(1, at);

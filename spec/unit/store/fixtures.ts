@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { NewEvent, NewRun } from '../../../src/store/store.js';
+import type { NewEvent, NewRun } from '../../../src/store/records.js';
 
 /** The store specs' clock: a fixed day far from today, and days counted from it. */
 export const DAY = 24 * 60 * 60 * 1000;

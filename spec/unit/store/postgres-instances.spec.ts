@@ -3,8 +3,9 @@ import pg from 'pg';
 import { silentLogger } from '../../../src/log.js';
 import { PostgresStore } from '../../../src/store/postgres.js';
 import { LEADER_LOCK } from '../../../src/store/postgres-schema.js';
-import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/store.js';
+import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/records.js';
 import { expireInstance, freshDatabase, truncateAll } from '../../support/postgres.js';
+import { PG_SPEC_OPTIONS } from '../../support/store-options.js';
 
 /**
  * Several instances on one database (CONTRACT.md §10), at the store: instance leases (a live
@@ -26,7 +27,7 @@ describe('store/postgres: several instances on one database', function () {
   let url: string;
   const opened: PostgresStore[] = [];
   const open = async (opts: { leaseSeconds?: number; leaderRetryMs?: number } = {}) => {
-    const s = await PostgresStore.open({ url, poolSize: 4, log: silentLogger, ...opts });
+    const s = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 4, log: silentLogger, ...opts });
     opened.push(s);
     return s;
   };
@@ -108,8 +109,7 @@ describe('store/postgres: several instances on one database', function () {
     await a.accept([], [run('r1', 'S1')]);
     await a.claimRuns(1, 't');
     // The renewal stops as it would in a dead process; A's pool stays (its row is not removed).
-    clearTimeout((a as unknown as { leaseTimer: NodeJS.Timeout }).leaseTimer);
-    (a as unknown as { scheduleRenew: () => void }).scheduleRenew = () => {};
+    await (a as unknown as { lease: { stop(): Promise<void> } }).lease.stop();
     await sleep(1500);
     expect((await b.takeOver(10)).runs, 'within the lease').to.deep.equal([]);
     await sleep(2500);

@@ -9,6 +9,7 @@ import { PG_SCHEMA_VERSION, redactUrl } from '../../../src/store/postgres-schema
 import { StoreError } from '../../../src/store/store.js';
 import type { Config } from '../../../src/config/types.js';
 import { freshDatabase } from '../../support/postgres.js';
+import { PG_SPEC_OPTIONS } from '../../support/store-options.js';
 
 async function sql<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {
   const c = new pg.Client({ connectionString: url });
@@ -25,7 +26,7 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
 
   it('migrates once when several stores open a new database at the same time (advisory lock)', async () => {
     const url = await freshDatabase('migrate');
-    const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ url, poolSize: 2, log: silentLogger })));
+    const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 2, log: silentLogger })));
     try {
       expect(await sql<{ version: number }>(url, 'SELECT version FROM hookrelay_schema')).to.deep.equal([{ version: PG_SCHEMA_VERSION }]);
       await stores[0]!.accept([{ id: 'e1', kind: 'wake', text: 't', source: 'wake', at: 'a', unsafe: false }], []);
@@ -37,15 +38,15 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
 
   it('refuses a database written by a newer schema', async () => {
     const url = await freshDatabase('newer');
-    await (await PostgresStore.open({ url, poolSize: 1, log: silentLogger })).close();
+    await (await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 1, log: silentLogger })).close();
     await sql(url, `UPDATE hookrelay_schema SET version = ${PG_SCHEMA_VERSION + 1}`);
-    const err = await PostgresStore.open({ url, poolSize: 1, log: silentLogger }).catch((e) => e);
+    const err = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 1, log: silentLogger }).catch((e) => e);
     expect(String(err)).to.match(/newer than this hookrelay understands .*upgrade hookrelay/);
   });
 
   it('an unreachable database: unavailable, naming the URL without its password', async () => {
     const url = 'postgres://hookrelay:s3cret-pw@127.0.0.1:9/hookrelay';
-    const err = await PostgresStore.open({ url, poolSize: 1, log: silentLogger }).catch((e) => e);
+    const err = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 1, log: silentLogger }).catch((e) => e);
     expect(err).to.be.instanceOf(StoreError).and.include({ code: 'unavailable' });
     expect(err.message).to.include('postgres://hookrelay:***@127.0.0.1:9/hookrelay');
     expect(err.message).to.not.include('s3cret-pw');
@@ -63,7 +64,7 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
     expect((err as ConfigError).problems).to.deep.include({ path: 'store.url', message: 'is required with store.kind: postgres, e.g. postgres://user:${PGPASSWORD}@host:5432/hookrelay' });
 
     const url = await freshDatabase('open');
-    const config = { dataDir: '/nonexistent', store: { kind: 'postgres', url, poolSize: 3, retainDays: 30 }, hooks: { idempotencyWindowSeconds: 60 } } as Config;
+    const config = { dataDir: '/nonexistent', store: { kind: 'postgres', url, poolSize: 3, retainDays: 30, leaseSeconds: PG_SPEC_OPTIONS.leaseSeconds }, hooks: { idempotencyWindowSeconds: 60 } } as Config;
     const notYet = await openStoreReadOnly(config).catch((e) => e);
     expect(String(notYet)).to.match(/no store yet in .*`hookrelay serve` creates it there/);
     const store = await openStore(config, silentLogger);
@@ -81,7 +82,7 @@ describe('store/postgres: text PostgreSQL cannot hold', function () {
 
   it('a NUL character is stored as U+FFFD, and a value the database refuses fails only its own accept', async () => {
     const url = await freshDatabase('nul');
-    const store = await PostgresStore.open({ url, poolSize: 2, log: silentLogger });
+    const store = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 2, log: silentLogger });
     try {
       const ev = (id: string, text: string, extra: Record<string, unknown> = {}) => ({ id, kind: 'wake' as const, text, source: 'wake', at: 'a', unsafe: false, ...extra });
       const run = { runId: 'r1', sessionKey: 'hook:a\u0000b', message: 'm\u0000', wakeMode: 'now' as const, deliver: false, provider: 'last' as const, source: 'agent', unsafe: false, createdAt: 'a' };

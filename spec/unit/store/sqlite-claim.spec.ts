@@ -6,7 +6,8 @@ import Database from 'better-sqlite3';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { MIGRATIONS, runValues, RUN_COLUMNS } from '../../../src/store/sqlite-schema.js';
-import type { NewRun, RunRecord } from '../../../src/store/store.js';
+import type { NewRun, RunRecord } from '../../../src/store/records.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const run = (runId: string, sessionKey: string): NewRun => ({
   runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
@@ -18,7 +19,7 @@ const done = { status: 'succeeded', endedAt: '2025-01-01T00:01:00.000Z' } as con
 describe('store/sqlite: claiming runs', () => {
   let dir: string;
   let store: SqliteStore;
-  const open = () => SqliteStore.open({ dataDir: dir, durability: 'os', log: silentLogger });
+  const open = () => SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'os', log: silentLogger });
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookrelay-claim-'));

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import type { NewEvent, NewRun } from '../../../src/store/store.js';
+import type { NewEvent, NewRun } from '../../../src/store/records.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
   id, kind: 'wake', text: `text ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false, ...extra,
@@ -22,7 +23,7 @@ const outcomes = (ps: Promise<unknown>[]) =>
 describe('store/sqlite: group commit', () => {
   let dir: string;
   let store: SqliteStore;
-  const open = (batchMax?: number) => SqliteStore.open({ dataDir: dir, durability: 'fsync', log: silentLogger, batchMax });
+  const open = (batchMax?: number) => SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'fsync', log: silentLogger, batchMax });
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookrelay-commit-'));

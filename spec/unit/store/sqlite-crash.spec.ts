@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const STORE_URL = new URL('../../../src/store/sqlite.ts', import.meta.url).href;
 const LOG_URL = new URL('../../../src/log.ts', import.meta.url).href;
@@ -17,7 +18,7 @@ const LOG_URL = new URL('../../../src/log.ts', import.meta.url).href;
 const WRITER = `
 const { SqliteStore } = await import(process.env.STORE_URL);
 const { silentLogger } = await import(process.env.LOG_URL);
-const store = await SqliteStore.open({ dataDir: process.env.DATA_DIR, durability: process.env.DURABILITY, log: silentLogger });
+const store = await SqliteStore.open({ ...JSON.parse(process.env.STORE_OPTIONS), dataDir: process.env.DATA_DIR, durability: process.env.DURABILITY, log: silentLogger });
 const at = new Date().toISOString();
 let n = 0;
 for (;;) {
@@ -36,14 +37,14 @@ for (;;) {
 const FORGETFUL = `
 const { SqliteStore } = await import(process.env.STORE_URL);
 const { silentLogger } = await import(process.env.LOG_URL);
-const store = await SqliteStore.open({ dataDir: process.env.DATA_DIR, durability: process.env.DURABILITY, log: silentLogger });
+const store = await SqliteStore.open({ ...JSON.parse(process.env.STORE_OPTIONS), dataDir: process.env.DATA_DIR, durability: process.env.DURABILITY, log: silentLogger });
 await store.accept([{ id: 'only', kind: 'wake', text: 't', source: 'wake', at: 'now', unsafe: false }], []);
 process.stdout.write('ack\\n');
 `;
 
 function child(code: string, dataDir: string, durability: string) {
   return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
-    env: { ...process.env, STORE_URL, LOG_URL, DATA_DIR: dataDir, DURABILITY: durability },
+    env: { ...process.env, STORE_URL, LOG_URL, DATA_DIR: dataDir, DURABILITY: durability, STORE_OPTIONS: JSON.stringify(STORE_SPEC_OPTIONS) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -81,7 +82,7 @@ describe('store/sqlite: durability across a SIGKILL', function () {
       const counted = acked.slice();
       expect(await exited).to.equal('SIGKILL');
 
-      const store = await SqliteStore.open({ dataDir: dir, durability, log: silentLogger });
+      const store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability, log: silentLogger });
       try {
         const events = new Set((await store.listEvents(0, 1_000_000)).map((e) => e.id));
         const missing = counted.filter((i) => !events.has(`e${i}`));
@@ -111,7 +112,7 @@ describe('store/sqlite: durability across a SIGKILL', function () {
     });
     expect(code).to.equal(0);
     expect(out).to.equal('ack\n');
-    const store = await SqliteStore.open({ dataDir: dir, durability: 'fsync', log: silentLogger });
+    const store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'fsync', log: silentLogger });
     expect((await store.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['only']);
     await store.close();
   });

@@ -7,7 +7,8 @@ import type { Config } from '../../../src/config/types.js';
 import { silentLogger } from '../../../src/log.js';
 import { openStore } from '../../../src/store/open.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import type { NewRun } from '../../../src/store/store.js';
+import type { NewRun } from '../../../src/store/records.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const run = (runId: string): NewRun => ({
   runId, sessionKey: `hook:${runId}`, message: 'm', wakeMode: 'now', deliver: false, provider: 'last',
@@ -24,7 +25,7 @@ async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }
 
 describe('store/sqlite: the data-directory lock', () => {
   let dir: string;
-  const open = () => SqliteStore.open({ dataDir: dir, durability: 'os', log: silentLogger });
+  const open = () => SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'os', log: silentLogger });
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'hookrelay-lock-'));

@@ -7,7 +7,8 @@ import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { SqliteReader } from '../../../src/store/sqlite-reader.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/records.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const ev = (id: string, text = `text ${id}`): NewEvent => ({
   id, kind: 'wake', text, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false,
@@ -21,7 +22,7 @@ describe('store/sqlite: reads', () => {
   beforeEach(async () => {
     root = mkdtempSync(join(tmpdir(), 'hookrelay-reader-'));
     dir = join(root, 'data');
-    store = await SqliteStore.open({ dataDir: dir, durability: 'os', log: silentLogger });
+    store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'os', log: silentLogger });
   });
   afterEach(async () => {
     await store.close();
@@ -72,7 +73,7 @@ describe('store/sqlite: reads', () => {
       setVersion(SCHEMA_VERSION + 1);
       expect(() => SqliteReader.openReadOnly(dir)).to.throw(/newer than this hookrelay understands .*upgrade hookrelay/);
       setVersion(SCHEMA_VERSION);
-      store = await SqliteStore.open({ dataDir: dir, durability: 'os', log: silentLogger });
+      store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'os', log: silentLogger });
     });
   });
 });

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import type { NewEvent } from '../../../src/store/store.js';
+import type { NewEvent } from '../../../src/store/records.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const ev = (id: string): NewEvent => ({
   id, kind: 'wake', text: `secret payload ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false,
@@ -22,7 +23,7 @@ describe('store/sqlite: a database file removed or replaced under the open store
     dir = mkdtempSync(join(tmpdir(), 'hookrelay-removed-'));
     lines = [];
     const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
-    store = await SqliteStore.open({ dataDir: dir, durability: 'fsync', log });
+    store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'fsync', log });
     await store.accept([ev('before')], []);
   });
   afterEach(async () => {
@@ -48,7 +49,7 @@ describe('store/sqlite: a database file removed or replaced under the open store
     for (const f of ['hookrelay.db', 'hookrelay.db-wal', 'hookrelay.db-shm']) rmSync(join(dir, f), { force: true });
     await expectGone(/hookrelay\.db was removed/);
     await store.close();
-    store = await SqliteStore.open({ dataDir: dir, durability: 'fsync', log: pino({ level: 'silent' }) });
+    store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'fsync', log: pino({ level: 'silent' }) });
     await store.accept([ev('fresh')], []);
     expect((await store.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['fresh']);
   });

@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/log.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
-import { PURGE_BATCH, SqliteStore } from '../../../src/store/sqlite.js';
+import { PURGE_BATCH } from '../../../src/store/maintenance.js';
+import { SqliteStore } from '../../../src/store/sqlite.js';
 import { DAY, event as ev, iso, queuedRun as run, T0 } from './fixtures.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 describe('store/sqlite: retention (store.retainDays)', function () {
   this.timeout(20000);
@@ -14,7 +16,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
   let now: number;
   const stores: SqliteStore[] = [];
   const open = async (opts: { retainDays?: number; purgeEveryMs?: number } = {}) => {
-    const s = await SqliteStore.open({ dataDir: dir, durability: 'os', log: silentLogger, clock: () => new Date(now), ...opts });
+    const s = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'os', log: silentLogger, clock: () => new Date(now), ...opts });
     stores.push(s);
     return s;
   };
@@ -43,7 +45,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
     db.prepare("INSERT INTO history (session_key, role, content) VALUES ('main', 'user', 'old turn')").run();
     db.close();
 
-    const store = await SqliteStore.open({ dataDir, durability: 'os', log: silentLogger });
+    const store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir, durability: 'os', log: silentLogger });
     stores.push(store);
     expect((await store.pragmas()).userVersion).to.equal(SCHEMA_VERSION);
     await store.appendHistory('main', [{ role: 'assistant', content: 'hi' }], {}, [ev('r1', T0, { kind: 'reply', source: 'heartbeat', unsafe: true })]);
@@ -68,7 +70,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
     db.prepare("INSERT INTO requests (at, method, path, route, status, ms, replayed) VALUES (?, 'POST', '/hooks/wake', 'wake', 200, 1, 0)").run(iso(T0));
     db.close();
 
-    const store = await SqliteStore.open({ dataDir, durability: 'os', log: silentLogger });
+    const store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir, durability: 'os', log: silentLogger });
     stores.push(store);
     expect((await store.pragmas()).userVersion).to.equal(SCHEMA_VERSION);
     await store.logRequests([{ at: iso(T0), method: 'POST', path: '/hooks/gh', route: 'mapping:gh', status: 200, ms: 1, eventIds: [], runIds: [], replayed: false, sender: 'github-bot' }]);

@@ -8,8 +8,9 @@ import { openStore } from '../../../src/store/open.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import type { Config } from '../../../src/config/types.js';
-import type { NewEvent, NewRun } from '../../../src/store/store.js';
+import type { NewEvent, NewRun } from '../../../src/store/records.js';
 import { expectCode } from './fixtures.js';
+import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
   id, kind: 'wake', text: `text ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false, ...extra,
@@ -22,7 +23,7 @@ const run = (runId: string, sessionKey = `hook:${runId}`, extra: Partial<NewRun>
 describe('store/sqlite: records and lifecycle', () => {
   let dir: string;
   let store: SqliteStore;
-  const open = (durability: 'fsync' | 'os' = 'fsync') => SqliteStore.open({ dataDir: dir, durability, log: silentLogger });
+  const open = (durability: 'fsync' | 'os' = 'fsync') => SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability, log: silentLogger });
 
   beforeEach(async () => {
     dir = join(mkdtempSync(join(tmpdir(), 'hookrelay-store-')), 'nested', 'data');

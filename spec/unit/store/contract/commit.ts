@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import type { NewEvent, NewRun } from '../../../../src/store/store.js';
+import type { NewEvent, NewRun } from '../../../../src/store/records.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({
   id, kind: 'wake', text: `text ${id}`, source: 'wake', at: '2025-01-01T00:00:00.000Z', unsafe: false, ...extra,

@@ -8,6 +8,7 @@ import { PostgresStore } from '../../../../src/store/postgres.js';
 import { SqliteStore } from '../../../../src/store/sqlite.js';
 import type { Store } from '../../../../src/store/store.js';
 import { freshDatabase, truncateAll } from '../../../support/postgres.js';
+import { STORE_SPEC_OPTIONS, PG_SPEC_OPTIONS } from '../../../support/store-options.js';
 
 /** What a contract spec may set when it opens a store. */
 export interface OpenOptions {
@@ -70,9 +71,9 @@ export function sqliteHarness(): Harness {
       if (dir) rmSync(dir, { recursive: true, force: true });
       dir = mkdtempSync(join(tmpdir(), 'hookrelay-contract-'));
     },
-    open: (opts = {}) => SqliteStore.open({ dataDir: dir!, durability: 'os', log: silentLogger, ...opts }),
+    open: (opts = {}) => SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir!, durability: 'os', log: silentLogger, ...opts }),
     // The data-directory lock forbids exactly this in the product; specs of the claim's rules leave it out.
-    openOther: () => SqliteStore.open({ dataDir: dir!, durability: 'os', log: silentLogger, lock: false }),
+    openOther: () => SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir!, durability: 'os', log: silentLogger, lock: false }),
     count: async (table) => {
       const db = new Database(join(dir!, 'hookrelay.db'), { readonly: true });
       try {
@@ -100,11 +101,11 @@ export function postgresHarness(label: string): Harness {
       if (migrated) await truncateAll(url!);
     },
     open: async (opts = {}) => {
-      const s = await PostgresStore.open({ url: url!, poolSize: 10, log: silentLogger, ...opts });
+      const s = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url: url!, poolSize: 10, log: silentLogger, ...opts });
       migrated = true;
       return s;
     },
-    openOther: () => PostgresStore.open({ url: url!, poolSize: 10, log: silentLogger }),
+    openOther: () => PostgresStore.open({ ...PG_SPEC_OPTIONS, url: url!, poolSize: 10, log: silentLogger }),
     count: async (table) => {
       const c = new pg.Client({ connectionString: url });
       await c.connect();

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import { PURGE_BATCH } from '../../../../src/store/sqlite.js';
-import type { NewKey } from '../../../../src/store/store.js';
+import { PURGE_BATCH } from '../../../../src/store/maintenance.js';
+import type { NewKey } from '../../../../src/store/records.js';
 import { event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
 
 const key = (k: string, at: number, guards: { events?: string[]; runs?: string[] } = {}, requestHash = 'h'): NewKey => ({

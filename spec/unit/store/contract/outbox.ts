@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import { StoreError, type NewDelivery, type NewEvent, type NewForward, type NewKey, type NewRun } from '../../../../src/store/store.js';
+import type { NewDelivery, NewEvent, NewForward, NewKey, NewRun } from '../../../../src/store/records.js';
+import { StoreError } from '../../../../src/store/store.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');

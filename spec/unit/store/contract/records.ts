@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import type { NewEvent, NewRun } from '../../../../src/store/store.js';
+import type { NewEvent, NewRun } from '../../../../src/store/records.js';
 import { expectCode } from '../fixtures.js';
 
 const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import { PURGE_BATCH } from '../../../../src/store/sqlite.js';
+import { PURGE_BATCH } from '../../../../src/store/maintenance.js';
 import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
 
 /** retention (store.retainDays) */

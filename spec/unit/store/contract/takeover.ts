@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import type { NewRun } from '../../../../src/store/store.js';
+import type { NewRun } from '../../../../src/store/records.js';
 
 const run = (runId: string, sessionKey: string): NewRun => ({
   runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',

@@ -1,0 +1,11 @@
+/**
+ * The store's SQL, one file per table, each statement with its SQLite and its PostgreSQL text
+ * side by side (why this layout: store.ts). Read as `sql.runs.claimRuns.pg`.
+ */
+export * as events from './events.js';
+export * as history from './history.js';
+export * as idempotency from './idempotency.js';
+export * as instances from './instances.js';
+export * as outbox from './outbox.js';
+export * as requests from './requests.js';
+export * as runs from './runs.js';
