@@ -1,5 +1,5 @@
 import { HookError } from './errors.js';
-import type { Action } from './engine/action.js';
+import type { Action } from './action.js';
 import type { Engine } from './engine/engine.js';
 import { templateHeaders, templateQuery, templateUrl, withoutToken } from './engine/context.js';
 import { createRouting, parseTarget } from './http/routes-table.js';
