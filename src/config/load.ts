@@ -7,9 +7,9 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
 import { configSchema, mappingSchema, SECRET_HEADERS, SECRET_KEYS, sessionKeyRule, unconfiguredProvider, type SchemaNode } from './schema.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
-import { addTrusted } from '../http/client-address.js';
-import { parseTarget, routeKind } from '../http/routes-table.js';
-import { TRANSFORM_EXTENSIONS } from '../engine/transform-module.js';
+import { addTrusted } from '../address-rules.js';
+import { parseTarget, routeKind } from '../request-target.js';
+import { transformPathProblem } from '../transform-module-path.js';
 import { verifyProblems } from './verify.js';
 import { credentialProblems } from './credentials.js';
 
@@ -345,18 +345,6 @@ function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigP
     const problem = transformPathProblem(module);
     if (problem) problems.push({ path: `${path}.transform.module`, message: problem });
   }
-}
-
-/**
- * The rules a `transform.module` is checked against without the file system; whether the
- * file is there, and stays inside `hooks.transformsDir` through symlinks, the engine checks
- * when it loads it (transform-module.ts).
- */
-function transformPathProblem(module: string): string | undefined {
-  if (isAbsolute(module) || win32.isAbsolute(module)) return 'must be a path relative to hooks.transformsDir, not an absolute path';
-  if (module.split(/[\\/]/).includes('..')) return 'must not contain ".." segments: move the file into hooks.transformsDir';
-  if (!TRANSFORM_EXTENSIONS.includes(extname(module).toLowerCase())) return `must end in one of ${TRANSFORM_EXTENSIONS.join(', ')}`;
-  return undefined;
 }
 
 /**
