@@ -1,7 +1,7 @@
 /**
  * `npm run docs`: regenerates the README's generated sections in place — the configuration
  * reference (from the schema), the error catalog (from src/errors.ts), the run error catalog
- * (from src/run-errors.ts) and the delivery provider guide (from src/dispatch/providers/).
+ * (from src/run-errors.ts) and the delivery provider guide (from src/providers/).
  * Specs check that the README matches, so the docs cannot drift from the code.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { configReference } from '../../../src/config/docs.js';
-import { configSchema, type SchemaNode } from '../../../src/config/schema.js';
+import { configSchema } from '../../../src/config/schema.js';
+import type { SchemaNode } from '../../../src/schema-node.js';
 
 const START = '<!-- config-reference:start -->';
 const END = '<!-- config-reference:end -->';
