@@ -76,7 +76,7 @@ const verifySchema = obj('Signature check over the raw body, before it is parsed
   prefix: { ...str('hmac: text the header puts before the digest, e.g. `sha256=`.'), defaultDoc: '`""`' },
 }, { required: ['scheme'] });
 
-/** A scoped entry of `hooks.tokens` (CONTRACT.md §4); load.ts checks that each route names something. */
+/** A scoped entry of `hooks.tokens` (CONTRACT.md §4); credentials.ts checks that each route names something. */
 const hookTokenSchema = obj('A scoped hooks token.', {
   token: str('The token.', undefined, { minLength: 1, secret: true }),
   name: str('Which sender holds it: shown as `sender` in the request log, the console and the access log (never the token).', undefined, { minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$' }),
