@@ -103,8 +103,8 @@ export function runErrorCatalog(): string {
  * working config example.
  */
 export function providersGuide(): string {
-  // The marker still names the old home of the specs (now src/providers/): the README that
-  // carries it is regenerated with the new one when the docs move (issue 31).
+  // The marker still names the specs' old home (they are in src/providers/ now): the README
+  // must match this text, so it changes when the generated sections move to docs/ (issue 31).
   const out = ['<!-- generated from src/dispatch/providers/*.ts by `npm run docs`; edit the descriptors, not this text -->', ''];
   for (const p of PROVIDER_SPECS) {
     out.push(`### \`${p.name}\`: ${(p.schema.description ?? '').replace(/\.$/, '')}`, '');
