@@ -1,8 +1,9 @@
 import { HookError } from './errors.js';
-import type { Action } from './engine/action.js';
+import type { Action } from './action.js';
 import type { Engine } from './engine/engine.js';
 import { templateHeaders, templateQuery, templateUrl, withoutToken } from './engine/context.js';
-import { createRouting, parseTarget } from './http/routes-table.js';
+import { createRouting } from './http/routes-table.js';
+import { parseTarget } from './request-target.js';
 import { parsePayload } from './http/payload.js';
 
 /** A request to resolve without acting on it: what `hookrelay test` and the console's playground send. */

@@ -2,7 +2,7 @@ import type { Config, LoadedConfig } from './config/types.js';
 import { ConfigError } from './config/errors.js';
 import type { Logger } from './log.js';
 import { createEngine, type Engine } from './engine/engine.js';
-import type { Action } from './engine/action.js';
+import type { Action } from './action.js';
 import { createReloader } from './reload.js';
 import { createRuntime, type Accepted, type KeyClaim } from './dispatch/runtime.js';
 import type { NewRequestLog } from './store/records.js';

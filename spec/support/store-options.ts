@@ -1,4 +1,5 @@
-import { configSchema, type SchemaNode } from '../../src/config/schema.js';
+import { configSchema } from '../../src/config/schema.js';
+import type { SchemaNode } from '../../src/schema-node.js';
 
 /** The config schema's default at a dotted path: the one place defaults are written. */
 function schemaDefault(path: string): number {

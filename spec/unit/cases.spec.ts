@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../src/config/errors.js';
 import { configFromObject } from '../../src/config/load.js';
 import { HookError } from '../../src/errors.js';
-import type { MapResult } from '../../src/engine/action.js';
+import type { MapResult } from '../../src/engine/mapping-step.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { makeConfig, type ConfigInput } from './engine/make-config.js';
 

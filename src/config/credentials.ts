@@ -1,13 +1,12 @@
 import type { ConfigProblem } from './errors.js';
+import { isPlainObject, type Obj } from './read.js';
 import type { Config } from './types.js';
-
-type Obj = Record<string, any>; // the config while it is checked: any shape
 
 /**
  * The two kinds of credential (CONTRACT.md §4): one spelling each (`adminToken` or
  * `adminTokens`), an admin token never equal to a hooks token (it would let every sender
  * read), and a scoped hooks token's routes each naming `wake`, `agent` or a mapping (user or
- * preset: load.ts runs this after it appended the presets). Never echoes a token.
+ * preset: rules.ts runs this after it appended the presets). Never echoes a token.
  */
 export function credentialProblems(cfg: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
@@ -41,8 +40,4 @@ export function credentialProblems(cfg: Config): ConfigProblem[] {
     });
   });
   return problems;
-}
-
-function isPlainObject(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,7 +1,8 @@
 import { ERRORS } from '../errors.js';
 import { RUN_ERRORS } from '../run-errors.js';
-import { PROVIDER_DESCRIPTORS } from '../dispatch/providers/index.js';
-import { configSchema, type SchemaNode } from './schema.js';
+import { PROVIDER_SPECS } from '../providers/index.js';
+import type { SchemaNode } from '../schema-node.js';
+import { configSchema } from './schema.js';
 
 /**
  * The configuration reference as Markdown, rendered from the schema (its descriptions and
@@ -98,12 +99,14 @@ export function runErrorCatalog(): string {
 
 /**
  * One section per delivery provider (docs/providers.md), from the
- * descriptors beside the code: where the credentials come from, the length limit and a
+ * provider specs (src/providers/): where the credentials come from, the length limit and a
  * working config example.
  */
 export function providersGuide(): string {
-  const out = ['<!-- generated from src/dispatch/providers/*.ts by `npm run docs`; edit the descriptors, not this text -->', ''];
-  for (const p of PROVIDER_DESCRIPTORS) {
+  // The marker still names the specs' old home (they are in src/providers/ now): the README
+  // must match this text, so it changes when the generated sections move to docs/ (issue 31).
+  const out = ['<!-- generated from src/providers/*.ts by `npm run docs`; edit the specs, not this text -->', ''];
+  for (const p of PROVIDER_SPECS) {
     out.push(`### \`${p.name}\`: ${(p.schema.description ?? '').replace(/\.$/, '')}`, '');
     out.push(p.summary, '');
     out.push(`Configured when ${p.required.map((k) => `\`providers.${p.name}.${k}\``).join(' and ')} ${p.required.length > 1 ? 'are' : 'is'} set. Replies longer than ${p.limit} characters go out as several messages, in order.`, '');

@@ -8,33 +8,11 @@
  * computed at load rather than filled in by ajv, e.g. a mapping's `id`. `secret: true` is
  * another: it marks a credential, and {@link SECRET_KEYS} (derived from these marks) is what
  * the loader never echoes and the logger redacts, so a new provider credential is covered by
- * marking it (in the provider's own file, src/dispatch/providers/).
+ * marking it (in the provider's own spec, src/providers/).
  */
 
-import { PROVIDER_DESCRIPTORS } from '../dispatch/providers/index.js';
-
-/** The subset of JSON Schema this file uses; `docs.ts` walks it. */
-export interface SchemaNode {
-  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
-  description?: string;
-  default?: unknown;
-  defaultDoc?: string;
-  /** A credential: never echoed in a config problem, redacted from logs, "Secret" in the docs. */
-  secret?: boolean;
-  enum?: readonly (string | number)[];
-  properties?: Record<string, SchemaNode>;
-  required?: string[];
-  additionalProperties?: boolean | SchemaNode;
-  items?: SchemaNode;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  pattern?: string;
-  /** The value matches one of these (`hooks.tokens` items: a string or a scoped entry). */
-  anyOf?: SchemaNode[];
-}
+import { PROVIDER_SPECS } from '../providers/index.js';
+import { bool, choice, int, obj, secret, str, strList, type SchemaNode } from '../schema-node.js';
 
 export const PROVIDERS = ['whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
@@ -72,23 +50,7 @@ function longerThan(text: string, max: number): boolean {
   return false;
 }
 
-const str = (description: string, dflt?: string, extra: Partial<SchemaNode> = {}): SchemaNode =>
-  ({ type: 'string', description, ...(dflt === undefined ? {} : { default: dflt }), ...extra });
-const int = (description: string, dflt: number | undefined, minimum = 0, maximum?: number): SchemaNode =>
-  ({ type: 'integer', description, minimum, ...(maximum === undefined ? {} : { maximum }), ...(dflt === undefined ? {} : { default: dflt }) });
-const bool = (description: string, dflt?: boolean): SchemaNode =>
-  ({ type: 'boolean', description, ...(dflt === undefined ? {} : { default: dflt }) });
-const choice = (values: readonly (string | number)[], description: string, dflt?: string | number): SchemaNode =>
-  ({ type: typeof values[0] === 'number' ? 'integer' : 'string', enum: values, description, ...(dflt === undefined ? {} : { default: dflt }) });
-/** A closed object: unknown keys are config errors (they are usually typos). */
-const obj = (description: string, properties: Record<string, SchemaNode>, extra: Partial<SchemaNode> = {}): SchemaNode =>
-  ({ type: 'object', description, additionalProperties: false, properties, ...extra });
-const strList = (description: string, dflt: string[]): SchemaNode =>
-  ({ type: 'array', description, items: { type: 'string' }, default: dflt });
 const template = (description: string): SchemaNode => str(`Template. ${description}.`, undefined, { minLength: 1 });
-/** A credential (empty: not configured); see {@link SECRET_KEYS}. */
-const secret = (description: string): SchemaNode => str(description, '', { secret: true });
-
 const providerEnum = [...PROVIDERS];
 
 /** The signature schemes of `verify.scheme` (CONTRACT.md §8). */
@@ -114,7 +76,7 @@ const verifySchema = obj('Signature check over the raw body, before it is parsed
   prefix: { ...str('hmac: text the header puts before the digest, e.g. `sha256=`.'), defaultDoc: '`""`' },
 }, { required: ['scheme'] });
 
-/** A scoped entry of `hooks.tokens` (CONTRACT.md §4); load.ts checks that each route names something. */
+/** A scoped entry of `hooks.tokens` (CONTRACT.md §4); credentials.ts checks that each route names something. */
 const hookTokenSchema = obj('A scoped hooks token.', {
   token: str('The token.', undefined, { minLength: 1, secret: true }),
   name: str('Which sender holds it: shown as `sender` in the request log, the console and the access log (never the token).', undefined, { minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$' }),
@@ -189,22 +151,23 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
 });
 
 /**
- * `providers.<name>`: each provider owns its schema beside its code (src/dispatch/providers/).
+ * `providers.<name>`: each provider owns its schema in its spec (src/providers/, beside its
+ * sender in src/dispatch/providers/).
  * Credentials default to empty (not configured).
  */
 const providersSchema = obj('Delivery providers; apiBase is overridable for every provider.',
-  Object.fromEntries(PROVIDER_DESCRIPTORS.map((p) => [p.name, p.schema])), { default: {} });
+  Object.fromEntries(PROVIDER_SPECS.map((p) => [p.name, p.schema])), { default: {} });
 
 /**
  * Why `provider` cannot deliver with this config (`providers.slack.botToken is empty`), or
- * undefined when it is configured: every key its descriptor requires is a non-empty string.
+ * undefined when it is configured: every key its spec requires is a non-empty string.
  * The loader (mappings, `session.provider`) and the request validator both ask this.
  */
 export function unconfiguredProvider(provider: string, providers: Readonly<Record<string, unknown>> | undefined): string | undefined {
-  const descriptor = PROVIDER_DESCRIPTORS.find((p) => p.name === provider);
-  if (!descriptor) return undefined;
+  const spec = PROVIDER_SPECS.find((p) => p.name === provider);
+  if (!spec) return undefined;
   const cfg = providers?.[provider] as Record<string, unknown> | undefined;
-  const missing = descriptor.required.find((key) => typeof cfg?.[key] !== 'string' || cfg[key] === '');
+  const missing = spec.required.find((key) => typeof cfg?.[key] !== 'string' || cfg[key] === '');
   return missing === undefined ? undefined : `providers.${provider}.${missing} is empty`;
 }
 

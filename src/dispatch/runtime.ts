@@ -1,6 +1,6 @@
 import { uuidv7 } from '../ids.js';
 import type { Config } from '../config/types.js';
-import type { Action } from '../engine/action.js';
+import type { Action } from '../action.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { Metrics } from '../metrics.js';

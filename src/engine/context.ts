@@ -1,4 +1,4 @@
-import type { HookRequest } from './action.js';
+import type { HookRequest } from './mapping-step.js';
 import type { TransformInput } from '../transform-types.js';
 import { SECRET_HEADERS } from '../config/schema.js';
 import { copyWithoutPrototypeKeys, isPrototypeKey } from './prototype-keys.js';

@@ -1,6 +1,7 @@
 import { ConfigError, type ConfigProblem } from '../config/errors.js';
 import type { Config, MappingConfig } from '../config/types.js';
-import type { Action, AgentAction, HookRequest, MapResult, WakeAction } from './action.js';
+import type { Action, AgentAction, WakeAction } from '../action.js';
+import type { HookRequest, MapResult } from './mapping-step.js';
 import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { createSchemaCompiler } from './payload-schema.js';

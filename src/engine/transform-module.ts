@@ -3,15 +3,13 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TransformInput } from '../transform-types.js';
+import { TRANSFORM_EXTENSIONS } from '../transform-module-path.js';
 
 /**
  * A transform's callable export, as the engine sees it: may be async; returns a partial
  * action, `null` or `undefined` — or anything else, which callTransform refuses.
  */
 export type TransformFn = (input: TransformInput) => unknown;
-
-/** The extensions a transform module may have (TypeScript loads through tsx). */
-export const TRANSFORM_EXTENSIONS: readonly string[] = ['.ts', '.mts', '.js', '.mjs', '.cjs'];
 
 /** Either the resolved file or what the user should change. */
 export type Resolved = { file: string } | { problem: string };
@@ -20,7 +18,7 @@ export type Resolved = { file: string } | { problem: string };
  * Finds `transform.module` inside `transformsDir` (absolute) on disk: refuses a missing file
  * and anything whose real path leaves the real path of the directory. A symlink whose target
  * stays inside is fine. The rules on the text of the path (relative, no `..`, an extension
- * of {@link TRANSFORM_EXTENSIONS}) are the loader's (config/load.ts).
+ * of {@link TRANSFORM_EXTENSIONS}) are the loader's (src/transform-module-path.ts).
  */
 export async function resolveTransformModule(module: string, transformsDir: string): Promise<Resolved> {
   let realDir: string;

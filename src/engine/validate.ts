@@ -3,7 +3,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
 import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES } from '../config/schema.js';
 import { HookError } from '../errors.js';
-import type { AgentAction, WakeAction } from './action.js';
+import type { AgentAction, WakeAction } from '../action.js';
 
 const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
-import { createRouting, methodAllowed, parseTarget, ROUTE_METHODS, type Route, type RouteKind } from './routes-table.js';
+import { createRouting, methodAllowed, ROUTE_METHODS, type Route, type RouteKind } from './routes-table.js';
+import { parseTarget } from '../request-target.js';
 import type { Auth, CredentialKind } from './auth.js';
 import { jsonHeaders } from './json.js';
 import { noteKind } from './route-label.js';

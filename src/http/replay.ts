@@ -3,7 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
 import type { RequestRecord } from '../store/records.js';
 import { LOGGED_PATH_MAX, type RequestLogger } from './request-log.js';
-import { routeKind, type Route, type RouteKind } from './routes-table.js';
+import type { Route, RouteKind } from './routes-table.js';
+import { routeKind } from '../request-target.js';
 
 /** The header that marks a console replay; one of the SECRET_HEADERS, so no template, transform or log sees it. */
 export const REPLAY_HEADER = 'x-hookrelay-replay';

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { HookError } from '../errors.js';
-import type { Action } from '../engine/action.js';
+import type { Action } from '../action.js';
 import type { Engine } from '../engine/engine.js';
 import { templateHeaders, templateQuery, templateUrl } from '../engine/context.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../store/records.js';

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { configReference } from '../../../src/config/docs.js';
 import { generatedSection, generatedSectionText, repoFile } from '../../../src/config/doc-sections.js';
-import { configSchema, type SchemaNode } from '../../../src/config/schema.js';
+import { configSchema } from '../../../src/config/schema.js';
+import type { SchemaNode } from '../../../src/schema-node.js';
 
 /** Every property of the schema with its path. */
 function properties(node: SchemaNode, path = ''): [string, SchemaNode][] {

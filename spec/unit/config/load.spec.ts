@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
-import { configFromObject, expandEnv, loadConfig, resolveConfigPath, yamlPath } from '../../../src/config/load.js';
+import { configFromObject, loadConfig, resolveConfigPath } from '../../../src/config/load.js';
+import { expandEnv } from '../../../src/config/read.js';
+import { yamlPath } from '../../../src/config/problems.js';
 
 function write(text: string, name = 'hookrelay.yaml', dir = mkdtempSync(join(tmpdir(), 'hookrelay-config-'))): string {
   const file = join(dir, name);

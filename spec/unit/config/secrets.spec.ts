@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
-import { configSchema, PROVIDERS, SECRET_KEYS, type SchemaNode } from '../../../src/config/schema.js';
+import { configSchema, PROVIDERS, SECRET_KEYS } from '../../../src/config/schema.js';
+import type { SchemaNode } from '../../../src/schema-node.js';
 import { configReference } from '../../../src/config/docs.js';
 
 const SECRET = 'Sup3rSecretValue';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
-import type { AgentAction, WakeAction } from '../../../src/engine/action.js';
+import type { AgentAction, WakeAction } from '../../../src/action.js';
 import { createLogger, silentLogger } from '../../../src/log.js';
 import { LOG_VALUE_MAX } from '../../../src/printable.js';
 import { createRuntime, type Accepted, type Runtime } from '../../../src/dispatch/runtime.js';

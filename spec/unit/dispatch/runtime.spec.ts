@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
-import type { AgentAction, WakeAction } from '../../../src/engine/action.js';
+import type { AgentAction, WakeAction } from '../../../src/action.js';
 import { silentLogger } from '../../../src/log.js';
 import { createRuntime, type Accepted, type Runtime } from '../../../src/dispatch/runtime.js';
 import { INTERRUPTED } from '../../../src/dispatch/runner.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError } from '../../../src/config/errors.js';
 import { HookError } from '../../../src/errors.js';
-import type { HookRequest, MapResult } from '../../../src/engine/action.js';
+import type { HookRequest, MapResult } from '../../../src/engine/mapping-step.js';
 import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { makeConfig, type ConfigInput, type MappingInput } from './make-config.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { HookRequest } from '../../../src/engine/action.js';
+import type { HookRequest } from '../../../src/engine/mapping-step.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { HookError } from '../../../src/errors.js';
 import { actionsOf, configProblems, engineWith, idOf, mapError, NOW, request } from './engine-harness.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
-import type { HookRequest, MapResult } from '../../../src/engine/action.js';
+import type { HookRequest, MapResult } from '../../../src/engine/mapping-step.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { makeConfig } from './make-config.js';
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ERRORS, HookError } from '../../../src/errors.js';
-import type { Action, HookRequest } from '../../../src/engine/action.js';
+import type { Action } from '../../../src/action.js';
+import type { HookRequest } from '../../../src/engine/mapping-step.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import { engineWith, NOW } from './engine-harness.js';
 import type { MappingInput } from './make-config.js';

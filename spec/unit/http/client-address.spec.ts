@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
-import { createClientAddress, fold } from '../../../src/http/client-address.js';
+import { createClientAddress } from '../../../src/http/client-address.js';
+import { fold } from '../../../src/address-rules.js';
 import { createAuth } from '../../../src/http/auth.js';
 
 const req = (remoteAddress: string, xff?: string) =>

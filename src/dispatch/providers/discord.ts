@@ -1,5 +1,6 @@
 import type { ProvidersConfig } from '../../config/types.js';
-import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
+import type { ProviderDescriptor } from './descriptor.js';
+import { discord as spec } from '../../providers/discord.js';
 import { base, classify, failure, pathSegment, request, secretsOf } from './http.js';
 
 /** `providers.discord`. */
@@ -12,15 +13,7 @@ export type DiscordConfig = NonNullable<ProvidersConfig['discord']>;
  * (https://discord.com/developers/docs/topics/rate-limits).
  */
 export const discord: ProviderDescriptor<DiscordConfig> = {
-  name: 'discord',
-  schema: section('Discord bot.', {
-    botToken: credential('Bot token.'),
-    apiBase: url('Discord API base URL.', 'https://discord.com'),
-  }),
-  limit: 2000,
-  summary: 'In the [Discord developer portal](https://discord.com/developers/applications) create an application, then *Bot → Reset Token* gives the bot token; invite the bot to your server with the *Send Messages* permission (*OAuth2 → URL Generator*, scope `bot`). `to` is a channel id (turn on Developer Mode, right-click the channel, *Copy Channel ID*).',
-  example: 'providers:\n  discord:\n    botToken: ${DISCORD_BOT_TOKEN}',
-  required: ['botToken'],
+  ...spec,
   create(cfg, fetchImpl) {
     const root = `${base(cfg.apiBase)}/api/v10/channels/`;
     return async (to, text, opts) => {

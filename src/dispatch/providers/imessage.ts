@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProvidersConfig } from '../../config/types.js';
-import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
+import type { ProviderDescriptor } from './descriptor.js';
+import { imessage as spec } from '../../providers/imessage.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
 /** `providers.imessage`. */
@@ -14,19 +15,7 @@ export type IMessageConfig = NonNullable<ProvidersConfig['imessage']>;
  * uses it to match the sent message, and drops a duplicate.
  */
 export const imessage: ProviderDescriptor<IMessageConfig> = {
-  name: 'imessage',
-  schema: section('A BlueBubbles server (iMessage on a Mac).', {
-    password: credential('BlueBubbles server password.'),
-    apiBase: url('Base URL of the BlueBubbles server, e.g. http://mac.local:1234.'),
-    method: {
-      type: 'string', enum: ['apple-script', 'private-api'], default: 'apple-script',
-      description: 'How BlueBubbles sends: `apple-script` works everywhere; `private-api` needs its Private API helper enabled.',
-    },
-  }, ['apiBase']),
-  limit: 4000,
-  summary: 'Install the [BlueBubbles server](https://bluebubbles.app) on a Mac signed in to iMessage; its *Settings* show the server password and address (use a private network, a proxy with TLS or its Cloudflare/ngrok option to reach it). `to` is a chat guid such as `iMessage;-;+15551234567` (BlueBubbles lists them at `/api/v1/chat/query`).',
-  example: 'providers:\n  imessage:\n    password: ${BLUEBUBBLES_PASSWORD}\n    apiBase: http://192.168.1.20:1234',
-  required: ['apiBase', 'password'],
+  ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/api/v1/message/text?password=${encodeURIComponent(cfg.password)}`;
     return async (to, text, opts) => {

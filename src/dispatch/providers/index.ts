@@ -11,7 +11,7 @@ import type { ProviderDescriptor } from './descriptor.js';
 export type { ProviderDescriptor };
 
 /**
- * Every delivery provider (CONTRACT.md §3), in the order of the docs. The config schema,
- * the "is it configured" rule, the README and `delivery.ts` all read this one list.
+ * Every delivery provider with its sender (`delivery.ts` builds them from this list), in the
+ * order of src/providers/index.ts, whose specs the config schema and the docs read.
  */
 export const PROVIDER_DESCRIPTORS: readonly ProviderDescriptor[] = [whatsapp, telegram, signal, imessage, discord, slack, msteams];

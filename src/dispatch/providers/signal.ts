@@ -1,5 +1,6 @@
 import type { ProvidersConfig } from '../../config/types.js';
-import { section, text, url, type ProviderDescriptor } from './descriptor.js';
+import type { ProviderDescriptor } from './descriptor.js';
+import { signal as spec } from '../../providers/signal.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
 /** `providers.signal`. */
@@ -11,15 +12,7 @@ export type SignalConfig = NonNullable<ProvidersConfig['signal']>;
  * an error is `{error}`. It has no credential of its own: keep it on a private network.
  */
 export const signal: ProviderDescriptor<SignalConfig> = {
-  name: 'signal',
-  schema: section('A signal-cli REST API server.', {
-    number: text('The registered sender number, e.g. +4915112345678.', ''),
-    apiBase: url('Base URL of the signal-cli REST API, e.g. http://127.0.0.1:8080.'),
-  }, ['apiBase']),
-  limit: 4000,
-  summary: 'Run [signal-cli-rest-api](https://github.com/bbernhard/signal-cli-rest-api) and register or link the sender number with it (`/v1/register` or `/v1/qrcodelink`). It has no password of its own: keep it on a private network. `to` is a phone number or a group id (`group.…` from `/v1/groups/<number>`).',
-  example: 'providers:\n  signal:\n    number: "+4915112345678"\n    apiBase: http://127.0.0.1:8080',
-  required: ['apiBase', 'number'],
+  ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/v2/send`;
     return async (to, text, opts) => {

@@ -1,5 +1,6 @@
 import type { ProvidersConfig } from '../../config/types.js';
-import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
+import type { ProviderDescriptor } from './descriptor.js';
+import { slack as spec } from '../../providers/slack.js';
 import { parseRetryAfter } from '../retry.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
@@ -16,15 +17,7 @@ export type SlackConfig = NonNullable<ProvidersConfig['slack']>;
 const TRANSIENT = new Set(['ratelimited', 'rate_limited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 
 export const slack: ProviderDescriptor<SlackConfig> = {
-  name: 'slack',
-  schema: section('Slack app.', {
-    botToken: credential('Bot user OAuth token (xoxb-…).'),
-    apiBase: url('Slack API base URL.', 'https://slack.com'),
-  }),
-  limit: 4000,
-  summary: 'Create an app at [api.slack.com/apps](https://api.slack.com/apps), add the `chat:write` bot scope under *OAuth & Permissions*, install it to the workspace and copy the *Bot User OAuth Token* (`xoxb-…`) from that page; invite the bot to the channel (`/invite @yourbot`). `to` is a channel id (`C…`, in the channel\'s details), or a user id for a direct message.',
-  example: 'providers:\n  slack:\n    botToken: ${SLACK_BOT_TOKEN}',
-  required: ['botToken'],
+  ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/api/chat.postMessage`;
     return async (to, text, opts) => {

@@ -1,5 +1,6 @@
 import type { ProvidersConfig } from '../../config/types.js';
-import { credential, section, url, type ProviderDescriptor } from './descriptor.js';
+import type { ProviderDescriptor } from './descriptor.js';
+import { telegram as spec } from '../../providers/telegram.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
 /** `providers.telegram`. */
@@ -12,15 +13,7 @@ export type TelegramConfig = NonNullable<ProvidersConfig['telegram']>;
  * (https://core.telegram.org/bots/api#responseparameters). The token is in the URL: never in an error.
  */
 export const telegram: ProviderDescriptor<TelegramConfig> = {
-  name: 'telegram',
-  schema: section('Telegram Bot API.', {
-    botToken: credential('Bot token from @BotFather.'),
-    apiBase: url('Bot API base URL.', 'https://api.telegram.org'),
-  }),
-  limit: 4096,
-  summary: 'Create a bot with [@BotFather](https://t.me/BotFather) (`/newbot`); it answers with the bot token. `to` is a chat id: message your bot, then read `message.chat.id` from `https://api.telegram.org/bot<token>/getUpdates`.',
-  example: 'providers:\n  telegram:\n    botToken: ${TELEGRAM_BOT_TOKEN}\nsession: { provider: telegram, to: "123456789" }',
-  required: ['botToken'],
+  ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/bot${cfg.botToken}/sendMessage`;
     return async (to, text, opts) => {

@@ -1,5 +1,6 @@
 import type { ProvidersConfig } from '../../config/types.js';
-import { credential, section, text, url, type ProviderDescriptor } from './descriptor.js';
+import type { ProviderDescriptor } from './descriptor.js';
+import { whatsapp as spec } from '../../providers/whatsapp.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
 /** `providers.whatsapp`. */
@@ -11,17 +12,7 @@ export type WhatsAppConfig = NonNullable<ProvidersConfig['whatsapp']>;
  * error is Graph's `{error: {message, code}}`.
  */
 export const whatsapp: ProviderDescriptor<WhatsAppConfig> = {
-  name: 'whatsapp',
-  schema: section('WhatsApp Cloud API.', {
-    accessToken: credential('Bearer token of the WhatsApp Cloud API (a system user token).'),
-    phoneNumberId: text('Id of the sending phone number (not the number itself).', ''),
-    apiVersion: text('Graph API version.', 'v21.0'),
-    apiBase: url('Graph API base URL.', 'https://graph.facebook.com'),
-  }),
-  limit: 4096,
-  summary: 'In the [Meta app dashboard](https://developers.facebook.com/apps/), add the WhatsApp product to a business app: *WhatsApp → API Setup* shows the phone number id; create a permanent access token for a system user in Business Settings (the dashboard\'s temporary token expires after a day). `to` is the recipient\'s phone number with country code, digits only.',
-  example: 'providers:\n  whatsapp:\n    accessToken: ${WHATSAPP_ACCESS_TOKEN}\n    phoneNumberId: "106540352242922"',
-  required: ['accessToken', 'phoneNumberId'],
+  ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/${encodeURIComponent(cfg.apiVersion)}/${encodeURIComponent(cfg.phoneNumberId)}/messages`;
     return async (to, text, opts) => {

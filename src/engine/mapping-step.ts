@@ -1,0 +1,38 @@
+import type { Action } from '../action.js';
+
+/**
+ * The input and output of the pure mapping step `map()` (STYLE.md #3): what the listener,
+ * `hookrelay test` and the console's dry run hand the engine, and what it answers.
+ */
+
+/** The result of the pure mapping step `map()`. */
+export type MapResult =
+  | {
+      type: 'actions';
+      mappingId: string;
+      actions: Action[];
+      /** forEach only: items beyond `hooks.maxFanOut` that were not acted on (absent when none). */
+      dropped?: number;
+    }
+  | { type: 'skipped'; mappingId: string }
+  | { type: 'no_match' };
+
+/** One request as the mapping step sees it: no Koa, no sockets. */
+export interface HookRequest {
+  /** The NAME part of `POST {path}/NAME` (no leading or trailing slash). */
+  name: string;
+  payload: Record<string, unknown>;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  /** The path the request was routed on and its query, without the token, e.g. `/hooks/github?x=1`. */
+  url: string;
+  /** Injected clock: ISO text of `now` in templates and transforms. */
+  now: Date;
+  /**
+   * Called with the matched mapping's id before anything is rendered or transformed; throws
+   * to refuse the request (the listener's signature check: a mapping with `verify` acts
+   * only on a request its own signature verified).
+   */
+  admit?: (mappingId: string) => void;
+}
