@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import type { SetupOptions } from '../email/setup.js';
+import { configOption } from './arguments.js';
+import { orExit } from './exit.js';
+import { configLoader, emailSetupModule } from './modules.js';
+
+/** `hookrelay email setup`: write hooks.email and enable the preset, keeping the rest of the file. */
+export function emailSetupCommand(email: Command): void {
+  email
+    .command('setup')
+    .description('write the e-mail settings under hooks.email and add `email` to hooks.presets, keeping the rest of the file (comments included); running it again with the same options changes nothing')
+    .requiredOption('--imap-host <host>', 'IMAP server name, without scheme or port (e.g. imap.gmail.com)')
+    .option('--imap-port <n>', 'IMAP port (default: 993 with --tls implicit, else 143)')
+    .option('--tls <mode>', 'implicit: TLS from the start (port 993); starttls: upgrade a plain connection (port 143); none: no encryption, only for a server on this machine', 'implicit')
+    .requiredOption('--user <user>', 'login name (for Gmail, the full address)')
+    .option('--password-env <VAR>', 'name of the environment variable holding the password (written to the config: the name, never the password)')
+    .option('--password-file <file>', 'file holding the password, relative to the config file (instead of --password-env)')
+    .option('--mailbox <name>', 'mailbox to watch; Sent, Drafts, Junk and Trash (by their special-use flags) are refused', 'INBOX')
+    .option('--hook-url <url>', 'where each mail is posted (default: http://{server.host}:{server.port}{hooks.path}/email)')
+    .addOption(configOption())
+    .addHelpText('after', `
+Example: Gmail over IMAP with an app password
+  (Google account → Security → 2-Step Verification → App passwords; IMAP is on in Gmail's settings)
+
+  hookrelay email setup --imap-host imap.gmail.com --imap-port 993 --tls implicit \\
+    --user you@gmail.com --password-env GMAIL_APP_PASSWORD
+  export GMAIL_APP_PASSWORD='abcd efgh ijkl mnop'
+  hookrelay serve &            # the listener, with the email preset now enabled
+  hookrelay email run          # the companion: each new mail becomes an agent run`)
+    .action(emailSetup);
+}
+
+async function emailSetup(opts: SetupOptions & { config?: string }): Promise<void> {
+  const [{ resolveConfigPath }, { emailSetup }] = await Promise.all([configLoader(), emailSetupModule()]);
+  const file = resolveConfigPath(opts.config, process.env);
+  const { changed } = orExit(() => emailSetup(file, opts));
+  process.stdout.write(changed ? `wrote hooks.email to ${file}; now run: hookrelay email run\n` : `${file} already has these settings; nothing changed\n`);
+}
