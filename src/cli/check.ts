@@ -11,10 +11,10 @@ export function checkCommand(program: Command): void {
     .command('check')
     .description('validate the config, compile every template and load every transform; exit 1 listing each problem')
     .addOption(configOption())
-    .action(check);
+    .action(checkAction);
 }
 
-async function check(opts: { config?: string }): Promise<void> {
+async function checkAction(opts: { config?: string }): Promise<void> {
   // One pass: the loader's problems and every template's, schema's and transform's together.
   const { loaded, engine } = await compile(opts.config);
   await engine.close();

@@ -23,10 +23,10 @@ export function eventsCommand(program: Command): void {
     .option('--limit <n>', `at most this many per page (1–${EVENTS_LIMIT.max})`, (v) => toLimit(v, EVENTS_LIMIT.max), EVENTS_LIMIT.default)
     .option('-f, --follow', 'keep printing new events as they arrive (Ctrl-C to stop)')
     .option('--json', 'one JSON object per line')
-    .action(events);
+    .action(eventsAction);
 }
 
-async function events(opts: EventsOptions): Promise<void> {
+async function eventsAction(opts: EventsOptions): Promise<void> {
   const loaded = await load(opts.config);
   const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
   const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { checkCommand } from './check.js';
-import { emailRunCommand } from './email-run.js';
-import { emailSetupCommand } from './email-setup.js';
+import { emailCommand } from './email.js';
 import { eventsCommand } from './events.js';
 import { runsCommand } from './runs.js';
 import { serveCommand } from './serve.js';
-import { storeCopyCommand } from './store-copy.js';
+import { storeCommand } from './store.js';
 import { testCommand } from './test.js';
 
 /**
@@ -25,12 +24,10 @@ export async function main(argv: string[]): Promise<void> {
   serveCommand(program);
   checkCommand(program);
   testCommand(program);
-  const email = program.command('email').description('the e-mail integration: new mail in an IMAP mailbox becomes an agent run (see README "E-mail")');
-  emailSetupCommand(email);
-  emailRunCommand(email);
+  emailCommand(program);
   eventsCommand(program);
   runsCommand(program);
-  storeCopyCommand(program.command('store').description('work on the store itself'));
+  storeCommand(program);
 
   await program.parseAsync(argv);
 }

@@ -25,10 +25,10 @@ export function runsCommand(program: Command): void {
     .addOption(new Option('--status <status>', 'only runs in this state').choices(['queued', 'running', 'succeeded', 'failed', 'timed_out']))
     .option('--before <id>', 'only runs accepted before this one (page on with the last id listed)')
     .option('--json', 'JSON output')
-    .action(runs);
+    .action(runsAction);
 }
 
-async function runs(id: string | undefined, opts: RunsOptions): Promise<void> {
+async function runsAction(id: string | undefined, opts: RunsOptions): Promise<void> {
   const loaded = await load(opts.config);
   const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
   const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server

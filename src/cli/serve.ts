@@ -22,10 +22,10 @@ export function serveCommand(program: Command): void {
     .option('--host <address>', 'address to listen on, over server.host (a non-loopback address needs a configured token)')
     .option('--port <n>', 'port to listen on, over server.port (0: any free port)', portNumber)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
-    .action(serve);
+    .action(serveAction);
 }
 
-async function serve(opts: ServeOptions): Promise<void> {
+async function serveAction(opts: ServeOptions): Promise<void> {
   const { loaded, engine } = await compile(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
   const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
   const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);

@@ -22,10 +22,10 @@ export function testCommand(program: Command): void {
     .addOption(configOption())
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
-    .action(test);
+    .action(testAction);
 }
 
-async function test(name: string, opts: TestOptions): Promise<void> {
+async function testAction(name: string, opts: TestOptions): Promise<void> {
   const { loaded, engine } = await compile(opts.config);
   const { dryRun, DryRunProblem } = await dryRunModule();
   const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());

@@ -1,11 +1,19 @@
 import type { Command } from 'commander';
 import type { SetupOptions } from '../email/setup.js';
-import { configOption } from './arguments.js';
-import { orExit } from './exit.js';
-import { configLoader, emailSetupModule } from './modules.js';
+import { configOption, toInt } from './arguments.js';
+import { load } from './config.js';
+import { fail, orExit, reportConfig } from './exit.js';
+import { configLoader, emailRunModule, emailSetupModule, emailWatcherModule, logModule, tokenModule } from './modules.js';
 
-/** `hookrelay email setup`: write hooks.email and enable the preset, keeping the rest of the file. */
-export function emailSetupCommand(email: Command): void {
+interface EmailRunOptions {
+  config?: string;
+  backfill: number;
+  logLevel?: string;
+}
+
+/** `hookrelay email setup` and `email run`: the e-mail integration (CONTRACT.md §7). */
+export function emailCommand(program: Command): void {
+  const email = program.command('email').description('the e-mail integration: new mail in an IMAP mailbox becomes an agent run (see README "E-mail")');
   email
     .command('setup')
     .description('write the e-mail settings under hooks.email and add `email` to hooks.presets, keeping the rest of the file (comments included); running it again with the same options changes nothing')
@@ -27,12 +35,37 @@ Example: Gmail over IMAP with an app password
   export GMAIL_APP_PASSWORD='abcd efgh ijkl mnop'
   hookrelay serve &            # the listener, with the email preset now enabled
   hookrelay email run          # the companion: each new mail becomes an agent run`)
-    .action(emailSetup);
+    .action(setupAction);
+  email
+    .command('run')
+    .description('watch the configured IMAP mailbox and POST each new mail once to {hooks.path}/email (runs until stopped; progress is kept in dataDir)')
+    .addOption(configOption())
+    .option('--backfill <n>', 'first run only: post the last N mails of the mailbox once (default: start from now)', toInt, 0)
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
+    .action(runAction);
 }
 
-async function emailSetup(opts: SetupOptions & { config?: string }): Promise<void> {
+/** Writes hooks.email and enables the preset, keeping the rest of the file. */
+async function setupAction(opts: SetupOptions & { config?: string }): Promise<void> {
   const [{ resolveConfigPath }, { emailSetup }] = await Promise.all([configLoader(), emailSetupModule()]);
   const file = resolveConfigPath(opts.config, process.env);
   const { changed } = orExit(() => emailSetup(file, opts));
   process.stdout.write(changed ? `wrote hooks.email to ${file}; now run: hookrelay email run\n` : `${file} already has these settings; nothing changed\n`);
+}
+
+/** The companion: posts each new mail of the mailbox once, until SIGINT/SIGTERM. */
+async function runAction(opts: EmailRunOptions): Promise<void> {
+  const loaded = await load(opts.config);
+  const [{ createLogger }, { ensureToken }, { runEmail }, { WatchError }] = await Promise.all([logModule(), tokenModule(), emailRunModule(), emailWatcherModule()]);
+  const log = createLogger(opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level).child({ component: 'email' });
+  const withToken = orExit(() => ensureToken(loaded, { log }));
+  const stop = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort(new Error(sig)));
+  try {
+    await runEmail(withToken, process.env, log, stop.signal, opts.backfill);
+  } catch (e) {
+    if (e instanceof WatchError) fail(e.message);
+    reportConfig(e);
+  }
+  log.info('stopped');
 }
