@@ -12,6 +12,7 @@ import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.j
 // Carrying out one claimed agent run (runner.ts claims them): the model turn, where the reply
 // goes, and the run's end with its summary.
 
+/** What the runner (runner.ts) and the work of one run need. */
 export interface RunnerDeps {
   store: Store;
   config: Readonly<Config>;

@@ -14,6 +14,7 @@ const MAX_SLEEP_MS = 60 * 60 * 1000;
 /** After a store failure, the loop looks again this much later. */
 const STORE_RETRY_MS = 5_000;
 
+/** What the outbox's loop and the work of one row (outbox-row.ts) need. */
 export interface OutboxDeps {
   store: Store;
   config: Readonly<Config>;

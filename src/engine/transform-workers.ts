@@ -9,6 +9,7 @@ import type { WorkerSetup } from './transform-result.js';
 
 const ENTRY = fileURLToPath(new URL('./transform-worker.mjs', import.meta.url));
 
+/** A spec's load problem as a worker reports it at `ready`, or null: it loaded. */
 export type Problem = Exclude<LoadedTransform, { fn: unknown }> | null;
 
 interface Call {
