@@ -11,5 +11,5 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 require('tsx/cjs/api').register();
-const { main } = require('./cli.ts');
+const { main } = require('./cli/index.ts');
 await main(process.argv);

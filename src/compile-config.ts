@@ -10,7 +10,7 @@ import { compileProblems, createEngine, type Engine, type EngineOptions } from '
  * typo'd key does not hide a broken template until it is fixed.
  * @throws ConfigError with every problem, each with its YAML path.
  */
-export async function compileConfig(raw: unknown, file: string, env: Record<string, string | undefined> = process.env, opts: EngineOptions = {}): Promise<{ loaded: LoadedConfig; engine: Engine }> {
+export async function compileConfig(raw: unknown, file: string, env: Record<string, string | undefined>, opts: EngineOptions = {}): Promise<{ loaded: LoadedConfig; engine: Engine }> {
   const { problems, loaded, draft } = inspectConfig(raw, file, env);
   if (loaded) return { loaded, engine: await createEngine(loaded.config, opts) };
   throw new ConfigError([...problems, ...(await compileProblems(draft, problems, opts))]);

@@ -43,7 +43,7 @@ export const DURATION_BUCKETS: readonly number[] = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 /** Accept calls per commit: 1 when idle, up to the store's batch limit (512) under load. */
-export const COMMIT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+const COMMIT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
 /** One route's request figures. */
 interface RouteCells {

@@ -145,7 +145,7 @@ export function createReloader(opts: ReloadOptions): Reloader {
 }
 
 /** The restart-only keys whose value the new config would change, as YAML paths. */
-export function restartOnlyChanges(running: Readonly<Config>, next: Record<string, any>): string[] {
+function restartOnlyChanges(running: Readonly<Config>, next: Record<string, any>): string[] {
   const out: string[] = [];
   const keys = new Set([...Object.keys(running), ...Object.keys(next)]);
   keys.delete('hooks');

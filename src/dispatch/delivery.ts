@@ -28,11 +28,6 @@ export interface Delivery {
   split(provider: Provider, text: string): string[];
 }
 
-/** `provider:to`, as summaries, `RunRecord.deliveredTo` and the outbox write a recipient. */
-export function formatTarget(t: DeliveryTarget): string {
-  return `${t.provider}:${t.to}`;
-}
-
 /** Builds the registry: one sender per configured provider (CONTRACT.md §3's table). */
 export function createDelivery(providers: Config['providers'], fetchImpl: typeof fetch = fetch): Delivery {
   const senders = new Map<Provider, ProviderSender>();

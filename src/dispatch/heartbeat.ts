@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
  * 250 ms)", long enough that a burst of wakes accepted together coalesces into one turn.
  * The window opens at the first trigger and is not extended by later ones, so latency stays bounded.
  */
-export const HEARTBEAT_DEBOUNCE_MS = 200;
+const HEARTBEAT_DEBOUNCE_MS = 200;
 
 /** The heartbeat scheduler. */
 export interface Heartbeat {

@@ -9,7 +9,7 @@ import type { ModelClient } from './model.js';
 import { modelTurn } from './model-turn.js';
 
 /** The main session's conversation key in the store. */
-export const MAIN_SESSION_KEY = 'main';
+const MAIN_SESSION_KEY = 'main';
 /** State key: seq of the last event a heartbeat turn has consumed (absent: 0). */
 export const HEARTBEAT_CURSOR_KEY = 'heartbeat.cursor';
 /** State key: JSON `{provider, to}` of the main session's last recipient (absent: `session` config). */
@@ -17,7 +17,7 @@ export const LAST_RECIPIENT_KEY = 'main.lastRecipient';
 /** The heartbeat acknowledgment: a reply that is only this is never delivered. */
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 /** Events per turn; a longer backlog is worked off in consecutive turns so one prompt stays bounded. */
-export const MAX_EVENTS_PER_TURN = 200;
+const MAX_EVENTS_PER_TURN = 200;
 
 const HEARTBEAT_INSTRUCTIONS = [
   'This is a heartbeat of your main session: the user message lists the system events queued since the previous heartbeat.',
@@ -43,7 +43,7 @@ export interface MainSessionDeps {
 }
 
 /** Source of the main session's `reply` events. */
-export const REPLY_SOURCE = 'heartbeat';
+const REPLY_SOURCE = 'heartbeat';
 
 /**
  * True when a reply is only the acknowledgment. Light markdown or punctuation around it
@@ -73,7 +73,7 @@ export async function getLastRecipient(store: Store, config: Readonly<Config>): 
  * The heartbeat's user message: each event with its seq, time and source; listener text
  * fenced unless it was accepted as unsafe; summaries (our own text) as they are.
  */
-export function formatEvents(events: EventRecord[]): string {
+function formatEvents(events: EventRecord[]): string {
   const blocks = events.map((e) => {
     const text = e.kind === 'wake' ? forModel(e.text, e.source, e.unsafe) : e.text;
     return `[event #${e.seq} · ${e.at} · ${e.kind} from ${e.source}]\n${text}`;

@@ -65,7 +65,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 500, maxMs: 30_000 };
 
 /** Failures that are ours rather than the server's (empty reply, refusal). */
-export class ModelReplyError extends Error {
+class ModelReplyError extends Error {
   constructor(readonly code: 'model_empty_reply' | 'model_refused', message: string) {
     super(message);
     this.name = 'ModelReplyError';
@@ -154,7 +154,7 @@ function hostOf(baseUrl: string): string {
  * an HTTP date, RFC 9110 §10.2.3) is waited out in full, even past `maxMs`: the caller's time
  * limit still ends the wait.
  */
-export function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number | undefined {
+function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number | undefined {
   if (!sdk || !(err instanceof sdk.APIError)) return undefined;
   const status = err.status;
   const retryable = err instanceof sdk.APIConnectionError || (status !== undefined && isRetryableStatus(status));
@@ -187,7 +187,7 @@ function rejectsReasoningEffort(err: unknown): boolean {
  * the signal, so without this a timeout or shutdown could wait for it (up to a server's
  * Retry-After).
  */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => undefined);
     return Promise.reject(signal.reason);
@@ -206,7 +206,7 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
  * A model failure as a run shows it (see {@link ModelClient.explain}): the HTTP status and the
  * server's error code, never the server's message nor the API key.
  */
-export function explainModelError(err: unknown, host: string): RunError {
+function explainModelError(err: unknown, host: string): RunError {
   if (err instanceof ModelReplyError) return { code: err.code, message: err.message };
   if (sdk && err instanceof sdk.APIConnectionTimeoutError) return { code: 'model_unreachable', message: `the model server at ${host} did not answer in time` };
   if (sdk && err instanceof sdk.APIConnectionError) return { code: 'model_unreachable', message: `could not reach the model server at ${host}` };

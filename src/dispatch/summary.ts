@@ -5,7 +5,7 @@ import type { NewEvent, RunRecord } from '../store/records.js';
 import { neutralise } from './fence.js';
 
 /** Characters of the reply quoted in a summary. */
-export const EXCERPT_CHARS = 300;
+const EXCERPT_CHARS = 300;
 
 /** What happened to a run's reply after the model call. */
 export type DeliveryOutcome =
@@ -28,7 +28,7 @@ type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name'>;
  * `[name] ` when the run has a name, how it ended, a short excerpt of the reply, and to whom
  * it was delivered — so that the heartbeat does not send it again — or why delivery failed.
  */
-export function summaryText(run: SummaryRun, outcome: RunOutcome): string {
+function summaryText(run: SummaryRun, outcome: RunOutcome): string {
   const prefix = run.name ? `[${oneLine(run.name, 80)}] ` : '';
   const head = `${prefix}Agent run ${run.runId} (session ${run.sessionKey})`;
   switch (outcome.status) {

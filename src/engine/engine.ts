@@ -156,7 +156,7 @@ export async function compileProblems(draft: Record<string, any>, loaderProblems
  * all there with exactly those values. Candidates per name are listed at load, so a request
  * scans only the mappings that can match its name.
  */
-export function createMatcher(mappings: CompiledMapping[]): (req: Pick<HookRequest, 'name' | 'payload' | 'headers'>) => CompiledMapping | undefined {
+function createMatcher(mappings: CompiledMapping[]): (req: Pick<HookRequest, 'name' | 'payload' | 'headers'>) => CompiledMapping | undefined {
   const anyName = mappings.filter((m) => m.match.path === undefined);
   const byName = new Map<string, CompiledMapping[]>();
   for (const m of mappings) {

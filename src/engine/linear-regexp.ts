@@ -7,7 +7,7 @@ import v8 from 'node:v8';
 v8.setFlagsFromString('--enable-experimental-regexp-engine');
 
 /** Whether this Node.js has the engine at all (a future one may drop the flag). */
-export const LINEAR_ENGINE = (() => {
+const LINEAR_ENGINE = (() => {
   try {
     return new RegExp('a', 'l').flags.includes('l');
   } catch {

@@ -29,7 +29,7 @@ export interface WorkerLimits {
   maxTextLength: number;
 }
 
-export const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({ maxMemoryMb: 256, maxTextLength: 262_144 });
+const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({ maxMemoryMb: 256, maxTextLength: 262_144 });
 
 /**
  * How long a worker may take to import the transforms (tsx compiles TypeScript on the way,
@@ -37,7 +37,7 @@ export const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({ max
  * loaded is taken for one that never finishes (a loop at its top level), a config problem
  * of that module, instead of a start-up that hangs without a word.
  */
-export const LOAD_TIMEOUT_MS = 30_000;
+const LOAD_TIMEOUT_MS = 30_000;
 
 /**
  * Resolves every transform spec inside `transformsDir`, starts `size` worker processes that each

@@ -1,0 +1,42 @@
+import { InvalidArgumentError, Option } from 'commander';
+import { fail } from './exit.js';
+
+/** `-c, --config`: every command that reads the config takes it. */
+export const configOption = (): Option => new Option('-c, --config <file>', 'config file (default: $HOOKRELAY_CONFIG, else ./hookrelay.yaml)');
+
+/** `--port`: commander hands over text; a typo should name the option, not `server.port`. */
+export function portNumber(text: string): number {
+  const n = Number(text);
+  if (!/^\d{1,5}$/.test(text) || n > 65535) throw new InvalidArgumentError('must be a port number, 0–65535');
+  return n;
+}
+
+/** A repeatable option's values, in order. */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** `K=V` items of a repeatable option as an object; `key` normalises the names (headers: lower case). */
+export function pairs(list: string[], flag: string, key: (k: string) => string = (k) => k): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const i = item.indexOf('=');
+    if (i <= 0) fail(`${flag} ${item}: expected K=V`);
+    out[key(item.slice(0, i))] = item.slice(i + 1);
+  }
+  return out;
+}
+
+/** `--limit`: the same rule as the endpoints' `limit` (1 to the maximum; past it is an error, not a clamp). */
+export function toLimit(v: string, max: number): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > max) fail(`--limit: expected a whole number from 1 to ${max}, got ${v}`);
+  return n;
+}
+
+/** A whole number, 0 or more. */
+export function toInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) fail(`expected a whole number, got ${v}`);
+  return n;
+}

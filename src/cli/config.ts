@@ -1,0 +1,19 @@
+import type { ConfigOverrides } from '../config/load.js';
+import type { LoadedConfig } from '../config/types.js';
+import { orExit, orExitAsync } from './exit.js';
+import { compileModule, configLoader } from './modules.js';
+
+// The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
+
+/** Reads, validates and compiles the config in one pass (compile-config.ts); every problem: exit 1. */
+export async function compile(flag: string | undefined, overrides?: ConfigOverrides, fallback?: string) {
+  const [{ readConfig, resolveConfigPath }, { compileConfig }] = await Promise.all([configLoader(), compileModule()]);
+  const file = resolveConfigPath(flag, process.env, fallback);
+  return orExitAsync(() => compileConfig(readConfig(file, overrides), file, process.env));
+}
+
+/** Reads and validates the config without compiling its mappings (the commands that do not map); a problem: exit 1. */
+export async function load(flag: string | undefined): Promise<LoadedConfig> {
+  const { loadConfig, resolveConfigPath } = await configLoader();
+  return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
+}

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { checkCommand } from './check.js';
+import { emailCommand } from './email.js';
+import { eventsCommand } from './events.js';
+import { runsCommand } from './runs.js';
+import { serveCommand } from './serve.js';
+import { storeCommand } from './store.js';
+import { testCommand } from './test.js';
+
+/**
+ * The command line, and the only reader of argv and the environment (STYLE.md): one file per
+ * command in this folder, each adding itself to the program; this file lists them in the order
+ * `--help` shows them. Every command has --help; config problems print one per line with their
+ * YAML path (exit.ts).
+ */
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command()
+    .name('hookrelay')
+    .description('Self-hosted webhook gateway for AI agents: JSON POSTs become wake events or agent turns.')
+    .version(version(), '-V, --version')
+    .showHelpAfterError('(run with --help for usage)');
+
+  serveCommand(program);
+  checkCommand(program);
+  testCommand(program);
+  emailCommand(program);
+  eventsCommand(program);
+  runsCommand(program);
+  storeCommand(program);
+
+  await program.parseAsync(argv);
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

@@ -1,0 +1,56 @@
+import { Option, type Command } from 'commander';
+import { RUNS_LIMIT } from '../http/limits.js';
+import type { RunStatus } from '../store/records.js';
+import { configOption, toLimit } from './arguments.js';
+import { load } from './config.js';
+import { fail, orExitAsync } from './exit.js';
+import { printableModule, storeModule } from './modules.js';
+
+interface RunsOptions {
+  config?: string;
+  limit: number;
+  status?: RunStatus;
+  before?: string;
+  json?: boolean;
+}
+
+/** `hookrelay runs [ID]`: the agent runs from the store, newest first, or one run. */
+export function runsCommand(program: Command): void {
+  program
+    .command('runs')
+    .description('list agent runs (most recently accepted first), or show one run')
+    .argument('[id]', 'a run id')
+    .addOption(configOption())
+    .option('--limit <n>', `at most this many (1–${RUNS_LIMIT.max})`, (v) => toLimit(v, RUNS_LIMIT.max), RUNS_LIMIT.default)
+    .addOption(new Option('--status <status>', 'only runs in this state').choices(['queued', 'running', 'succeeded', 'failed', 'timed_out']))
+    .option('--before <id>', 'only runs accepted before this one (page on with the last id listed)')
+    .option('--json', 'JSON output')
+    .action(runsAction);
+}
+
+async function runsAction(id: string | undefined, opts: RunsOptions): Promise<void> {
+  const loaded = await load(opts.config);
+  const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
+  const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+  try {
+    if (id !== undefined) {
+      const run = await store.getRun(id);
+      if (!run) fail(`no run with id ${printable(id)}`);
+      process.stdout.write(`${printableJson(run, 2)}\n`);
+      return;
+    }
+    if (opts.before !== undefined && !(await store.getRun(opts.before))) fail(`--before: no run with id ${printable(opts.before)}`);
+    const runs = await store.listRuns({ limit: opts.limit, status: opts.status, before: opts.before });
+    for (const r of runs) {
+      const error = r.error ? ` — ${r.errorCode ? `[${r.errorCode}] ` : ''}${r.error}` : '';
+      const d = r.delivery;
+      const delivery = d ? ` delivery ${d.status} ${d.target} (${d.attempts} attempt${d.attempts === 1 ? '' : 's'})` : '';
+      const f = r.forwarded;
+      const forwarded = f ? ` forwarded ${f.status}${f.upstreamRunId ? ` upstream ${f.upstreamRunId}` : ''}` : '';
+      process.stdout.write(opts.json ? `${printableJson(r)}\n`
+        : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${delivery}${forwarded}${error}`)}\n`);
+    }
+  } finally {
+    await store.close();
+  }
+}

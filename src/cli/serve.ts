@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { configOption, portNumber } from './arguments.js';
+import { compile } from './config.js';
+import { orExit, orExitAsync } from './exit.js';
+import { logModule, serveModule, tokenModule } from './modules.js';
+
+interface ServeOptions {
+  config?: string;
+  fallbackConfig?: string;
+  host?: string;
+  port?: number;
+  logLevel?: string;
+}
+
+/** `hookrelay serve`: validate, compile, listen until SIGINT/SIGTERM (CONTRACT.md §2). */
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('validate the config, load presets, templates and transforms, and listen until SIGINT/SIGTERM')
+    .addOption(configOption())
+    .option('--fallback-config <file>', 'config to serve when neither --config, $HOOKRELAY_CONFIG nor ./hookrelay.yaml is there (npm start passes the example)')
+    .option('--host <address>', 'address to listen on, over server.host (a non-loopback address needs a configured token)')
+    .option('--port <n>', 'port to listen on, over server.port (0: any free port)', portNumber)
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: config log.level, or $HOOKRELAY_LOG_LEVEL)')
+    .action(serveAction);
+}
+
+async function serveAction(opts: ServeOptions): Promise<void> {
+  const { loaded, engine } = await compile(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
+  const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
+  const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);
+  const log = createLogger(level);
+  const withToken = orExit(() => ensureToken(loaded, { log }));
+  await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }, { engine, finish: (next) => ensureToken(next, { log }) }));
+}

@@ -1,0 +1,22 @@
+import type { Command } from 'commander';
+import { load } from './config.js';
+import { orExitAsync } from './exit.js';
+import { copyModule } from './modules.js';
+
+/** `hookrelay store copy`: everything from one store into another, empty one (CONTRACT.md §10). */
+export function storeCommand(program: Command): void {
+  const store = program.command('store').description('work on the store itself');
+  store
+    .command('copy')
+    .description('copy events, runs, conversations, the outbox, idempotency keys and state from one store to another, empty one (e.g. SQLite → PostgreSQL); stop the servers of both first')
+    .requiredOption('--from <file>', 'config file of the store to copy from')
+    .requiredOption('--to <file>', 'config file of the store to copy into (it must be empty)')
+    .action(copyAction);
+}
+
+async function copyAction(opts: { from: string; to: string }): Promise<void> {
+  const [from, to] = [await load(opts.from), await load(opts.to)];
+  const { copyStore } = await copyModule();
+  const counts = await orExitAsync(() => copyStore(from.config, to.config, (line) => process.stdout.write(`${line}\n`)));
+  process.stdout.write(`copied: ${Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(', ')}\n`);
+}

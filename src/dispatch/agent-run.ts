@@ -1,0 +1,116 @@
+import type { Config } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { logValue } from '../printable.js';
+import type { HistoryMessage, NewDelivery, RunEnd, RunRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { resolveTarget, type Delivery } from './delivery.js';
+import { forModel } from './fence.js';
+import { getLastRecipient, isHeartbeatOk } from './main-session.js';
+import type { ModelClient } from './model.js';
+import { modelTurn } from './model-turn.js';
+import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.js';
+
+// Carrying out one claimed agent run (runner.ts claims them): the model turn, where the reply
+// goes, and the run's end with its summary.
+
+/** What the runner (runner.ts) and the work of one run need. */
+export interface RunnerDeps {
+  store: Store;
+  config: Readonly<Config>;
+  log: Logger;
+  model: ModelClient;
+  delivery: Delivery;
+  clock: () => Date;
+  /** Called after a run with `wakeMode: now` posted its summary: triggers a heartbeat. */
+  onSummary: () => void;
+  /** Called after a run's reply was put into the outbox, or a gone instance's rows were released: wakes the sender. */
+  onEnqueued: () => void;
+}
+
+/**
+ * The model turn of a claimed run, then its end: requeued when `stop` aborted the turn (it
+ * resumes on the next start), else finished — the reply into the outbox, or the run's outcome.
+ */
+export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSignal): Promise<void> {
+  const { store, log, config: { agent } } = deps;
+  const user = forModel(run.message, run.source, run.unsafe);
+  log.info({ runId: run.runId, sessionKey: logValue(run.sessionKey) }, 'run started');
+  const result = await modelTurn({ store, model: deps.model, log }, {
+    sessionKey: run.sessionKey,
+    historyTurns: agent.historyTurns,
+    system: agent.systemPrompt,
+    user,
+    model: run.model ?? agent.model,
+    thinking: run.thinking,
+    timeoutSeconds: run.timeoutSeconds ?? agent.timeoutSeconds,
+    stop,
+  });
+  switch (result.kind) {
+    case 'stopped':
+      await store.requeueRuns([run.runId]);
+      log.info({ runId: run.runId }, 'run requeued at shutdown; it resumes on next start');
+      return;
+    case 'timed_out':
+      return finishRun(deps, run, { status: 'timed_out', afterSeconds: result.afterSeconds });
+    case 'failed':
+      log.warn({ runId: run.runId, errorCode: result.error.code, error: result.error.message }, 'run failed');
+      return finishRun(deps, run, { status: 'failed', error: result.error });
+    case 'reply': {
+      const plan = await planDelivery(deps, run, result.reply);
+      if ('parts' in plan) return finishQueued(deps, run, result.reply, plan, result.turns);
+      return finishRun(deps, run, { status: 'succeeded', reply: result.reply, delivery: plan }, result.turns);
+    }
+  }
+}
+
+/**
+ * Where the reply goes: into the outbox (resolved here, once: `resolveTarget` decides what
+ * `last` means at the moment the run ends), or nowhere, and why.
+ */
+async function planDelivery({ store, config, log, delivery, clock }: RunnerDeps, run: RunRecord, reply: string): Promise<NewDelivery | DeliveryOutcome> {
+  if (!run.deliver) return { kind: 'not_requested' };
+  if (isHeartbeatOk(reply)) return { kind: 'heartbeat_ok' };
+  const needLast = run.provider === 'last' || !run.to;
+  const resolved = resolveTarget(run, needLast ? await getLastRecipient(store, config) : undefined);
+  if ('problem' in resolved) {
+    log.warn({ runId: run.runId, problem: logValue(resolved.problem) }, 'run reply not delivered');
+    return { kind: 'failed', error: { code: 'no_recipient', message: resolved.problem } };
+  }
+  const { provider, to } = resolved.target;
+  return { kind: 'run', provider, to, parts: delivery.split(provider, reply), createdAt: clock().toISOString() };
+}
+
+/**
+ * Ends a succeeded run whose reply is to be delivered: the run and its outbox row in one
+ * commit. Its summary waits for the delivery to settle (src/dispatch/outbox-row.ts), so that it
+ * says what really happened.
+ */
+async function finishQueued(deps: RunnerDeps, run: RunRecord, reply: string, delivery: NewDelivery, turns: HistoryMessage[]): Promise<void> {
+  await deps.store.finishRun(run.runId, { status: 'succeeded', endedAt: deps.clock().toISOString(), reply }, { history: turns, delivery });
+  deps.log.info({ runId: run.runId, status: 'succeeded', target: logValue(`${delivery.provider}:${delivery.to}`) }, 'run finished; reply queued for delivery');
+  deps.onEnqueued();
+}
+
+/** One `finishRun`: the end, the summary (per hooks.mainSummary) and, on success, the turn. */
+export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOutcome, turns?: HistoryMessage[]): Promise<void> {
+  const endedAt = deps.clock().toISOString();
+  const end: RunEnd = { status: outcome.status, endedAt };
+  if (outcome.status === 'succeeded') {
+    end.reply = outcome.reply;
+    if (outcome.delivery.kind === 'failed') {
+      end.error = `delivery failed: ${outcome.delivery.error.message}`;
+      end.errorCode = outcome.delivery.error.code;
+    }
+  } else if (outcome.status === 'failed') {
+    end.error = outcome.error.message;
+    end.errorCode = outcome.error.code;
+  } else {
+    end.error = `timed out after ${outcome.afterSeconds} s`;
+    end.errorCode = 'model_timeout';
+  }
+  const summary = buildSummary(run, outcome, endedAt, deps.config.hooks.mainSummary);
+  if (summary && run.wakeMode === 'now') summary.wakesNow = true;
+  await deps.store.finishRun(run.runId, end, { summary, history: turns });
+  deps.log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');
+  if (summary && run.wakeMode === 'now') deps.onSummary();
+}

@@ -1,0 +1,141 @@
+import type { Provider } from '../config/types.js';
+import { logValue } from '../printable.js';
+import type { DeliveryOutcomeRecord, DeliveryRecord, SettleEffects } from '../store/records.js';
+import { DeliveryError, retryDelayMs, type BackoffPolicy } from './delivery.js';
+import type { ForwardAck } from './forward.js';
+import { LAST_RECIPIENT_KEY } from './main-session.js';
+import type { OutboxDeps } from './outbox.js';
+import { buildSummary } from './summary.js';
+
+// One claimed row of the outbox (outbox.ts claims them): its parts sent in order, then a
+// retry or its settlement, with what settling means for its kind.
+
+/** What every attempt at a row needs: the outbox's deps and its delivery limits. */
+export interface RowContext {
+  deps: OutboxDeps;
+  /** delivery.timeoutSeconds, in ms: one provider request. */
+  timeoutMs: number;
+  /** The back-off of a retry ({@link retryDelayMs}). */
+  policy: BackoffPolicy;
+}
+
+/** One attempt at one part of a row; a forward resolves with the upstream's answer. */
+type PartSender = (part: string, signal: AbortSignal) => Promise<ForwardAck | void>;
+
+/** The metrics label of a row: its provider, or `forward`. */
+const labelOf = (d: DeliveryRecord): Provider | 'forward' => (d.kind === 'forward' ? 'forward' : d.provider);
+
+const now = (): string => new Date().toISOString();
+
+/**
+ * Sends the row's parts from the first not yet acknowledged, committing each acknowledgement
+ * before the next part goes, so that neither a retry nor a restart sends one again; then
+ * settles the row, or puts it back for a retry. Aborted by `signal` (shutdown): the row stays
+ * pending and resumes at the unacknowledged part after a restart.
+ */
+export async function attemptRow(ctx: RowContext, d: DeliveryRecord, signal: AbortSignal): Promise<void> {
+  const send = senderOf(ctx, d);
+  if ('problem' in send) return settle(ctx, d, { status: 'failed', at: now(), error: send.problem });
+  let ack: ForwardAck | void = undefined;
+  for (let i = d.partsSent; i < d.parts.length; i++) {
+    try {
+      ack = await send(d.parts[i]!, signal);
+    } catch (err) {
+      if (signal.aborted) {
+        ctx.deps.log.info({ deliveryId: d.id, part: i + 1 }, 'delivery interrupted by shutdown; it resumes at this part after a restart');
+        return;
+      }
+      return failed(ctx, d, i, err);
+    }
+    await ctx.deps.store.ackPart(d.id, i);
+  }
+  return settle(ctx, d, { status: 'delivered', at: now() }, ack);
+}
+
+/** Who takes a row's parts: its provider, or (forward rows) the upstream; `problem`: nobody. */
+function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSender | { problem: string } {
+  if (d.kind === 'forward') {
+    const forward = deps.forwarder;
+    if (!forward) return { problem: 'runtime.kind is not forward: there is no upstream to forward to' };
+    return (part, signal) => forward(d.path, d.key, part, signal);
+  }
+  const sender = deps.delivery.sender(d.provider);
+  if ('problem' in sender) return sender;
+  return (part, signal) => sender.send(d.to, part, { signal, timeoutMs });
+}
+
+/** A part failed: retried with back-off when the provider may accept it later, up to `delivery.maxAttempts`; else the row fails. */
+async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unknown): Promise<void> {
+  const { deps } = ctx;
+  const e = err instanceof DeliveryError ? err : undefined;
+  if (!e) deps.log.error({ err, deliveryId: d.id }, 'unexpected delivery error');
+  const reason = e?.message ?? 'unexpected delivery error';
+  const message = d.parts.length > 1 ? `part ${part + 1} of ${d.parts.length}: ${reason}` : reason;
+  const fields = { deliveryId: d.id, runId: d.runId, target: logValue(d.target), attempt: d.attempts, error: logValue(message) };
+  if (e?.retryable && d.attempts < deps.config.delivery.maxAttempts) {
+    const wait = retryDelayMs(d.attempts, e.retryAfterMs, ctx.policy);
+    await deps.store.retryDelivery(d.id, new Date(Date.now() + wait).toISOString(), message);
+    deps.onOutcome?.(labelOf(d), 'retried');
+    deps.log.warn({ ...fields, retryInMs: wait }, 'delivery attempt failed; retrying');
+    return;
+  }
+  const error = e?.retryable ? `${message} (gave up after ${d.attempts} attempts)` : message;
+  return settle(ctx, d, { status: 'failed', at: now(), error });
+}
+
+/** Settles a row: its effects committed with it, then the outcome counted and logged, then (a summary that wakes now) a heartbeat. */
+async function settle({ deps }: RowContext, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<void> {
+  const { effects, wake } = await settleEffects(deps, d, outcome, ack);
+  await deps.store.settleDelivery(d.id, outcome, effects);
+  deps.onOutcome?.(labelOf(d), outcome.status);
+  logSettled(deps, d, outcome, ack);
+  if (wake) deps.onSummary();
+}
+
+/**
+ * What settling means for a row's kind: `forward` ends its run (forward mode: the run is never
+ * claimed here) with the upstream's answer or why it was refused; `heartbeat` moves the main
+ * session's last recipient; `run` records the delivery and posts the summary. `wake`: that
+ * summary wakes the main session now.
+ */
+async function settleEffects(deps: OutboxDeps, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<{ effects: SettleEffects; wake: boolean }> {
+  const delivered = outcome.status === 'delivered';
+  const effects: SettleEffects = {};
+  let wake = false;
+  if (d.kind === 'forward') {
+    if (d.runId !== undefined) {
+      // No ack: a restart found the part acknowledged but the row not settled (a crash in
+      // between); it succeeded, but the upstream's answer was not kept.
+      effects.run = outcome.status === 'delivered'
+        ? { status: 'succeeded', endedAt: outcome.at, ...(ack ? { forwarded: ack } : {}) }
+        : { status: 'failed', endedAt: outcome.at, error: `forward failed: ${outcome.error}`, errorCode: 'forward_failed' };
+    }
+  } else if (d.kind === 'heartbeat') {
+    // The main session's last recipient is whoever its replies last reached (CONTRACT.md §5).
+    if (delivered) effects.state = { [LAST_RECIPIENT_KEY]: JSON.stringify({ provider: d.provider, to: d.to }) };
+  } else if (d.runId !== undefined) {
+    effects.run = outcome.status === 'delivered'
+      ? { deliveredTo: d.target }
+      : { error: `delivery failed: ${outcome.error}`, errorCode: 'delivery_failed' };
+    const run = await deps.store.getRun(d.runId);
+    if (run?.reply !== undefined) {
+      const delivery = outcome.status === 'delivered'
+        ? { kind: 'delivered' as const, to: d.target }
+        : { kind: 'failed' as const, to: d.target, error: { code: 'delivery_failed' as const, message: outcome.error } };
+      effects.summary = buildSummary(run, { status: 'succeeded', reply: run.reply, delivery }, deps.clock().toISOString(), deps.config.hooks.mainSummary);
+      wake = effects.summary !== undefined && run.wakeMode === 'now';
+      if (wake) effects.summary!.wakesNow = true;
+    }
+  }
+  return { effects, wake };
+}
+
+function logSettled({ log }: OutboxDeps, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): void {
+  const fields = { deliveryId: d.id, runId: d.runId, target: logValue(d.target), parts: d.parts.length, attempts: d.attempts };
+  if (d.kind === 'forward') {
+    const upstream = ack ? { upstreamStatus: ack.status, upstreamRunId: logValue(ack.upstreamRunId) } : {};
+    if (outcome.status === 'delivered') log.info({ ...fields, key: d.key, ...upstream }, `${d.path} action forwarded`);
+    else log.warn({ ...fields, key: d.key, error: logValue(outcome.error) }, `${d.path} action forward failed`);
+  } else if (outcome.status === 'delivered') log.info(fields, 'reply delivered');
+  else log.warn({ ...fields, error: logValue(outcome.error) }, 'reply delivery failed');
+}
