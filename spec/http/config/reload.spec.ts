@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ADMIN_TOKEN, BIN, call, freePort, ROOT, sleep, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, BIN, call, freePort, ROOT, sleep, startGateway, tmpDir, until as pollUntil, type Gateway } from '../../support/gateway.js';
 
 /** Hot reload (CONTRACT.md §8) and the one-pass check (§2), over the real bin. */
 describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)', function () {
@@ -26,13 +26,9 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     fs.renameSync(`${file}.tmp`, file);
   };
   const count = (g: Gateway, line: string) => g.output().split(line).length - 1;
-  async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 15000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!(await ok())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${gw?.output().slice(-3000)}`);
-      await sleep(50);
-    }
-  }
+  /** The shared until, 15 s by default, failing with the gateway's last output. */
+  const until = (what: string, ok: () => boolean | Promise<boolean>, ms = 15000) =>
+    pollUntil(() => `${what}:\n${gw?.output().slice(-3000)}`, ok, ms);
   /** The text of the event a wake answer names. */
   async function eventText(g: Gateway, eventId: string): Promise<string | undefined> {
     const r = await call(`${g.hooks}/events?limit=500`, { token: ADMIN_TOKEN });

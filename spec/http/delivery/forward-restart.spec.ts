@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
-import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 
 /**
  * Forward mode across a crash (CONTRACT.md §9): the real bin accepts a wake and an agent
@@ -45,14 +45,11 @@ describe('http: forward mode resumes after a SIGKILL and restart (real bin)', fu
     upstream = await startFakeUpstream({ port: upstreamPort, token: upstreamToken });
     gw = await startGateway(config, { dir });
     const runIds = [a.data.runId as string, b.data.runId as string];
-    const deadline = Date.now() + 20_000;
     let runs: any[] = [];
-    for (;;) {
+    await until(() => `both runs forwarded and 3 upstream calls: ${JSON.stringify(runs)} ${upstream!.calls.length} calls`, async () => {
       runs = await Promise.all(runIds.map(async (id) => (await call(`${gw!.hooks}/runs/${id}`, { token: ADMIN_TOKEN })).data.run));
-      if (runs.every((r) => r.status === 'succeeded') && upstream.calls.length >= 3) break;
-      if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(runs)} ${upstream.calls.length} calls`);
-      await sleep(50);
-    }
+      return runs.every((r) => r.status === 'succeeded') && upstream!.calls.length >= 3;
+    }, 20_000);
     await sleep(1_500); // nothing more arrives
     const keys = upstream.calls.map((c) => c.headers['x-openclaw-idempotency-key']).sort();
     expect(keys, 'each action once per key').to.deep.equal([w.data.eventId, ...runIds].sort());

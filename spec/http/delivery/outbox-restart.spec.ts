@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeProvider, textOf, type FakeProvider } from '../../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 
 /**
  * Pending deliveries survive the process (CONTRACT.md §9): the real bin, killed (SIGKILL) or
@@ -65,13 +65,11 @@ describe('http: pending deliveries resume after a restart (real bin)', function 
   const runOf = async (g: Gateway, runId: string) => (await call(`${g.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
 
   async function waitRun(g: Gateway, runId: string, ok: (run: any) => boolean, what: string): Promise<any> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const run = await runOf(g, runId);
-      if (ok(run)) return run;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(run)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    let run: any;
+    return until(() => `${what}: ${JSON.stringify(run)}`, async () => {
+      run = await runOf(g, runId);
+      return ok(run) ? run : undefined;
+    }, 20_000);
   }
 
   async function expectDeliveredOnce(g: Gateway, runId: string) {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { PROVIDERS } from '../../../src/config/schema.js';
 import { expectSend, startFakeProvider, type FakeProvider } from '../../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
+import { until } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 
 const REPLY = 'The build is green again.';
@@ -13,14 +14,12 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 
 /** The run once it has ended (GET {path}/runs/ID). */
 async function endedRun(gw: InProcess, runId: string): Promise<any> {
-  const until = Date.now() + 10_000;
-  for (;;) {
+  let run: any;
+  return until(() => `run ${runId} to end (still ${run?.status})`, async () => {
     const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    const { run } = (await res.json()) as { run: any };
-    if (run.endedAt && run.delivery?.status !== 'pending') return run; // ended, and its delivery settled
-    if (Date.now() > until) throw new Error(`run ${runId} still ${run.status}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+    ({ run } = (await res.json()) as { run: any });
+    return run.endedAt && run.delivery?.status !== 'pending' ? run : undefined; // ended, and its delivery settled
+  }, 10_000, 25);
 }
 
 describe('http: /agent delivers through every provider (real listener, fake provider APIs)', () => {

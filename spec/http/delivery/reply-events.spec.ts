@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, call } from '../../support/gateway.js';
+import { BIN, ROOT, call, until } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 
@@ -36,11 +36,10 @@ describe('http: reply events from heartbeat turns', function () {
     await model.waitForRequests(1);
     const deploy = await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'deploy done' } });
     await model.waitForRequests(2);
-    let all: any[] = [];
-    for (let i = 0; i < 100 && !all.some((e) => e.kind === 'reply'); i++) {
-      await new Promise((r) => setTimeout(r, 30));
-      all = await events();
-    }
+    const all = await until('the reply event', async () => {
+      const listed = await events();
+      return listed.some((e) => e.kind === 'reply') ? listed : undefined;
+    }, 10_000, 30);
     expect(all.map((e) => [e.id, e.kind])).to.deep.equal([[quiet.data.eventId, 'wake'], [deploy.data.eventId, 'wake'], [all[2]?.id, 'reply']]);
     expect(all[2]).to.include({ kind: 'reply', text: 'The deploy finished.', source: 'heartbeat' });
     expect(Number.isInteger(all[2].seq)).to.equal(true);
@@ -58,7 +57,7 @@ describe('http: reply events from heartbeat turns', function () {
       follow.stdout.on('data', (d) => (out += d));
       await new Promise((r) => setTimeout(r, 1500)); // it is following now
       await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'deploy again' } });
-      for (let i = 0; i < 100 && !out.includes('reply heartbeat: The deploy finished.'); i++) await new Promise((r) => setTimeout(r, 50));
+      await until('the followed reply', () => out.includes('reply heartbeat: The deploy finished.'), 10_000);
       expect(out).to.include('wake wake: deploy again').and.include('reply heartbeat: The deploy finished.');
     } finally {
       follow.kill();

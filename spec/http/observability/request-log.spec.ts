@@ -34,12 +34,11 @@ describe('http: the request log', function () {
 
   /** The rows once `n` are there (refused requests are written in batches, a fraction of a second later). */
   async function settled(gw: InProcess, n: number): Promise<Row[]> {
-    for (let i = 0; i < 100; i++) {
-      const got = rows(gw);
-      if (got.length >= n) return got;
-      await sleep(50);
-    }
-    return rows(gw);
+    let got: Row[] = [];
+    return until(() => `${n} request-log rows (have ${got.length})`, () => {
+      got = rows(gw);
+      return got.length >= n ? got : undefined;
+    }, 10_000);
   }
 
   // Each request names itself (X-Request-Id): the row keeps a sender's own plain id.

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, call } from '../../support/gateway.js';
+import { BIN, ROOT, call, until } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 
@@ -33,12 +33,10 @@ describe('http: GET {path}/runs lists runs; limit past the maximum is 400 on run
       ids.push(r.data.runId);
     }
     for (const id of ids) {
-      for (let i = 0; ; i++) {
+      await until(`run ${id} to end`, async () => {
         const r = await call(`${gw.hooks}/runs/${id}`, { token: ADMIN_TOKEN });
-        if (['succeeded', 'failed'].includes(r.data.run.status)) break;
-        if (i > 200) throw new Error(`run ${id} did not end`);
-        await new Promise((res) => setTimeout(res, 25));
-      }
+        return ['succeeded', 'failed'].includes(r.data.run.status);
+      }, 10_000, 25);
     }
   });
   after(async () => {

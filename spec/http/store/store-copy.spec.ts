@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 import { freshDatabase } from '../../support/postgres.js';
 
 const exec = promisify(execFile);
@@ -48,12 +48,11 @@ describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
     const a = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'copy me', sessionKey: 'hook:copy', wakeMode: 'next-heartbeat' } });
     expect(a.status, a.text).to.equal(202);
     const runId: string = a.data.runId;
-    for (const deadline = Date.now() + 20_000; ;) {
-      const r = (await call(`${gw.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
-      if (r.status === 'succeeded') break;
-      if (Date.now() > deadline) throw new Error(`run not done: ${JSON.stringify(r)}`);
-      await sleep(50);
-    }
+    let r: any;
+    await until(() => `the run to succeed: ${JSON.stringify(r)}`, async () => {
+      r = (await call(`${gw!.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
+      return r.status === 'succeeded';
+    }, 20_000);
     const eventsBefore = (await call(`${gw.hooks}/events?after=0&limit=1000`, { token: ADMIN_TOKEN })).data.events;
     const runBefore = (await call(`${gw.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
     const fromFile = gw.configFile;

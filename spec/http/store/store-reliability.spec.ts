@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 
 const TOKEN = 'store-reliability-token';
 
@@ -71,15 +71,11 @@ describe('store reliability (real server processes)', function () {
     const mid = await call(`${first.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN });
     expect(mid.data.run.status).to.be.oneOf(['running', 'succeeded']);
     expect((await wake(first, 'still serving')).status).to.equal(200);
-    for (let i = 0; ; i++) {
+    const held = await until('the held run to finish', async () => {
       const run = (await call(`${first.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN })).data.run;
-      if (run.status !== 'running') {
-        expect(run).to.include({ status: 'succeeded', reply: 'held reply' });
-        break;
-      }
-      expect(i, 'the held run did not finish').to.be.below(200);
-      await sleep(50);
-    }
+      return run.status !== 'running' ? run : undefined;
+    }, 20_000);
+    expect(held).to.include({ status: 'succeeded', reply: 'held reply' });
 
     // SIGKILL: the kernel drops the lock with the process, so a restart takes it at once.
     await first.kill();
@@ -123,12 +119,10 @@ describe('store reliability (real server processes)', function () {
     proc.stdout!.on('data', (d) => (log += d));
     proc.stderr!.on('data', (d) => (log += d));
     const gw = { base: `http://127.0.0.1:${config.server.port}`, hooks: `http://127.0.0.1:${config.server.port}/hooks` };
-    for (let i = 0; ; i++) {
+    await until(() => `the gateway to become healthy: ${log}`, async () => {
       expect(proc.exitCode, log).to.equal(null);
-      expect(i, `not healthy: ${log}`).to.be.below(400);
-      if (await call(`${gw.base}/healthz`).then((r) => r.status === 200, () => false)) break;
-      await sleep(50);
-    }
+      return call(`${gw.base}/healthz`).then((r) => r.status === 200, () => false);
+    }, 30_000);
 
     const acked: string[] = [];
     let refused: Awaited<ReturnType<typeof call>> | undefined;
