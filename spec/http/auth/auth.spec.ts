@@ -60,11 +60,14 @@ describe('http: authentication, 405 and the failure budget', () => {
     });
   }
 
-  it('answers 404 not_found for unknown paths, and no_mapping for unmapped hook names', async () => {
-    expect((await call(`${gw.base}/nope`)).data.error.code).to.equal('not_found');
+  it('answers 404 no_mapping for unmapped hook names', async () => {
     const r = await call(`${gw.hooks}/nothing-maps-this`, { token: TOKEN, json: {} });
     expect(r.status).to.equal(404);
     expect(r.data.error.code).to.equal('no_mapping');
+  });
+
+  it('answers 404 not_found for unknown paths and unknown runs', async () => {
+    expect((await call(`${gw.base}/nope`)).data.error.code).to.equal('not_found');
     const run = await call(`${gw.hooks}/runs/no-such-run`, { token: ADMIN_TOKEN });
     expect(run.status).to.equal(404);
     expect(run.data.error.code).to.equal('not_found');

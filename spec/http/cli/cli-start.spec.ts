@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, freePort, sleep, tmpDir } from '../../support/gateway.js';
+import { BIN, ROOT, freePort, tmpDir, until } from '../../support/gateway.js';
 
 /**
  * How `npm start` and `serve` find their config and where they listen (README "Quick start"):
@@ -24,19 +24,17 @@ describe('serve: config lookup and --host/--port', function () {
     proc.stdout!.on('data', (d) => { log += d; });
     proc.stderr!.on('data', (d) => { log += d; });
     const exited = new Promise<void>((r) => proc.on('exit', () => r()));
-    const deadline = Date.now() + 20000;
-    for (;;) {
+    const port = await until(() => `serve to become healthy on one of ${ports.join(', ')}:\n${log}`, async () => {
       if (proc.exitCode !== null) throw new Error(`serve exited ${proc.exitCode}:\n${log}`);
       for (const port of ports) {
-        const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-        if (ok) return { port, output: () => log, stop: async () => { proc.kill('SIGTERM'); await exited; } };
+        if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return port;
       }
-      if (Date.now() > deadline) {
-        proc.kill('SIGKILL');
-        throw new Error(`serve did not become healthy:\n${log}`);
-      }
-      await sleep(50);
-    }
+      return undefined;
+    }, 20000).catch((err) => {
+      proc.kill('SIGKILL');
+      throw err;
+    });
+    return { port, output: () => log, stop: async () => { proc.kill('SIGTERM'); await exited; } };
   }
 
   /** The token the answering server takes tells which config file it serves. */
@@ -88,19 +86,24 @@ describe('serve: config lookup and --host/--port', function () {
     await s.stop();
   });
 
-  it('a bad --port names the option; --host on a public address still needs a configured token', async () => {
-    const dir = tmpDir();
+  /** Runs `serve ARGS` in `dir` on a config without a token, until it exits. */
+  const runIn = (dir: string, args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
     fs.writeFileSync(path.join(dir, 'hookrelay.yaml'), 'server: { port: 0 }\ndataDir: ./data\n');
-    const run = (args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const p = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: dir, env: { ...process.env, HOOKRELAY_CONFIG: '' } });
-      let stderr = '';
-      p.stderr.on('data', (d) => { stderr += d; });
-      p.on('exit', (code) => resolve({ code, stderr }));
-    });
-    const badPort = await run(['--port', '80x']);
+    const p = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: dir, env: { ...process.env, HOOKRELAY_CONFIG: '' } });
+    let stderr = '';
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => resolve({ code, stderr }));
+  });
+
+  it('a bad --port names the option', async () => {
+    const badPort = await runIn(tmpDir(), ['--port', '80x']);
     expect(badPort.code).to.equal(1);
     expect(badPort.stderr).to.match(/--port.*must be a port number/);
-    const publicHost = await run(['--host', '0.0.0.0']);
+  });
+
+  it('--host on a public address still needs a configured token', async () => {
+    const dir = tmpDir();
+    const publicHost = await runIn(dir, ['--host', '0.0.0.0']);
     expect(publicHost.code).to.equal(1);
     expect(publicHost.stderr).to.match(/token/i);
     expect(fs.existsSync(path.join(dir, 'data', 'token'))).to.equal(false);

@@ -54,12 +54,18 @@ describe('cli', function () {
     expect(r.stderr).to.match(/^hooks\.token: /m);
   });
 
-  it('test: prints the action and dispatches nothing; exit 1 when nothing matches', async () => {
+  /** A config with one mapping (github) and a payload for it, in a new folder. */
+  function githubMapping() {
     const dir = tmpDir();
     const file = writeConfig(dir, { dataDir: path.join(dir, 'data'), hooks: { token: 't', mappings: [
       { id: 'gh', match: { path: 'github' }, action: 'agent', messageTemplate: 'Push to {{repository.full_name}} by {{headers.x-github-event}}', sessionKey: 'hook:gh:{{repository.id}}' },
     ] } });
     const payload = writeConfig(dir, { repository: { full_name: 'acme/api', id: 7 } }, 'p.json');
+    return { dir, file, payload };
+  }
+
+  it('test: prints the action and dispatches nothing', async () => {
+    const { dir, file, payload } = githubMapping();
     const r = await run(['test', 'github', '--payload', payload, '--config', file, '--header', 'X-GitHub-Event=push']);
     expect(r.code, r.stderr).to.equal(0);
     const out = JSON.parse(r.stdout);
@@ -67,18 +73,27 @@ describe('cli', function () {
     expect(out).to.include({ action: 'agent', sessionKey: 'hook:gh:7' });
     expect(out.message).to.match(/^Push to acme\/api by/);
     expect(fs.existsSync(path.join(dir, 'data')), 'a dry run opens no store').to.equal(false);
-    // As over HTTP, the token never reaches a template: not as a header, not as ?token.
+  });
+
+  it('test: as over HTTP, the token never reaches a template: not as a header, not as ?token', async () => {
+    const { dir, payload } = githubMapping();
     const secret = writeConfig(dir, { dataDir: path.join(dir, 'data'), hooks: { token: 't', mappings: [
       { id: 's', match: { path: 's' }, action: 'wake', textTemplate: 'auth=[{{headers.authorization}}] cookie=[{{headers.cookie}}] q=[{{query.token}}] x=[{{query.x}}] ev=[{{headers.x-github-event}}]' },
     ] } }, 'secret.json');
     const s = await run(['test', 's', '--payload', payload, '--config', secret, '-H', 'Authorization=Bearer t', '-H', 'Cookie=c=1', '-H', 'X-GitHub-Event=push', '-q', 'token=t', '-q', 'x=1']);
     expect(s.code, s.stderr).to.equal(0);
     expect(JSON.parse(s.stdout).text).to.equal('auth=[] cookie=[] q=[] x=[1] ev=[push]');
+  });
+
+  it('test: exit 1 when nothing matches', async () => {
+    const { file, payload } = githubMapping();
     const none = await run(['test', 'gitlab', '--payload', payload, '--config', file]);
     expect(none.code).to.equal(1);
     expect(none.stderr).to.include('no mapping matches');
-    // NAME is routed like a request path: a spelling of github reaches it, built-ins and
-    // names outside the hooks path are said to be what they are.
+  });
+
+  it('test: NAME is routed like a request path: a spelling of github reaches it, built-ins and names outside the hooks path are said to be what they are', async () => {
+    const { file, payload } = githubMapping();
     expect((await run(['test', '/x/../github//', '--payload', payload, '--config', file])).code).to.equal(0);
     const builtIn = await run(['test', 'wake', '--payload', payload, '--config', file]);
     expect(builtIn.code).to.equal(1);
@@ -88,7 +103,7 @@ describe('cli', function () {
     expect(outside.stderr).to.include('"../healthz" is not a hook name');
   });
 
-  it('serve: generates a first-use token on loopback (0600), refuses a public host without one, exits 0 on SIGTERM', async () => {
+  it('serve: generates a first-use token on loopback (0600), exits 0 on SIGTERM', async () => {
     const dir = tmpDir();
     const port = await freePort();
     const config = { server: { port }, dataDir: path.join(dir, 'data'), agent: { baseUrl: 'http://127.0.0.1:9/v1' } };
@@ -108,7 +123,15 @@ describe('cli', function () {
     expect(again.output()).to.include('the token file is readable by other users; chmod 600 it');
     expect(again.output()).to.not.include(token);
     expect(await again.stop()).to.equal(0);
+  });
 
+  it('serve: refuses a public host without a token (a first-use token file is not one)', async () => {
+    const dir = tmpDir();
+    const port = await freePort();
+    const config = { server: { port }, dataDir: path.join(dir, 'data'), agent: { baseUrl: 'http://127.0.0.1:9/v1' } };
+    // As left by an earlier start on loopback (the spec above): the refusal does not read it.
+    fs.mkdirSync(path.join(dir, 'data'), { mode: 0o700 });
+    fs.writeFileSync(path.join(dir, 'data', 'token'), 'first-use-token-0123456789abcdefghij\n', { mode: 0o600 });
     const pub = writeConfig(dir, { ...config, server: { host: '0.0.0.0', port } }, 'public.json');
     const r = await run(['serve', '--config', pub]);
     expect(r.code).to.equal(1);

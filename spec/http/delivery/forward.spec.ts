@@ -4,7 +4,7 @@ import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { startFakeUpstream, type FakeUpstream, type UpstreamCall } from '../../support/fake-upstream.js';
-import { call, sleep, tmpDir } from '../../support/gateway.js';
+import { call, sleep, tmpDir, until } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 
 /**
@@ -41,13 +41,11 @@ describe('http: forward mode (runtime.kind: forward)', function () {
   }
 
   async function waitRun(runId: string, ok: (run: any) => boolean): Promise<any> {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const run = (await call(`${app!.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
-      if (ok(run)) return run;
-      if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(run)}`);
-      await sleep(30);
-    }
+    let run: any;
+    return until(() => `run ${runId}: ${JSON.stringify(run)}`, async () => {
+      run = (await call(`${app!.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
+      return ok(run) ? run : undefined;
+    }, 15_000, 30);
   }
   const ended = (run: any) => run.status !== 'queued' && run.status !== 'running';
 
@@ -161,15 +159,19 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     expect(upstream.calls, 'not retried').to.have.length(1);
   });
 
-  it('a refused token (401) and an upstream that never comes back: failed after delivery.maxAttempts', async () => {
+  it('a refused token (401): the run fails with errorCode forward_failed', async () => {
     await start();
-    upstream.respond = (c) => (c.path.endsWith('/agent') ? { status: 401, body: 'Unauthorized' } : { status: 502, body: 'Bad Gateway' });
+    upstream.respond = () => ({ status: 401, body: 'Unauthorized' });
     const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
     const run = await waitRun(a.data.runId, ended);
     expect(run).to.include({ status: 'failed', errorCode: 'forward_failed', error: 'forward failed: upstream: HTTP 401' });
+  });
+
+  it('an upstream that never comes back (502): sent delivery.maxAttempts times, then no more', async () => {
+    await start();
+    upstream.respond = () => ({ status: 502, body: 'Bad Gateway' });
     await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'x' } });
-    const deadline = Date.now() + 10_000;
-    while (upstream.calls.filter((c) => c.path.endsWith('/wake')).length < 3 && Date.now() < deadline) await sleep(50);
+    await until('3 attempts of the wake', () => upstream.calls.filter((c) => c.path.endsWith('/wake')).length >= 3, 10_000);
     await sleep(2_500); // a 4th attempt would come within the cap of 1 s plus jitter
     expect(upstream.calls.filter((c) => c.path.endsWith('/wake'))).to.have.length(3);
   });

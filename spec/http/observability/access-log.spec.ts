@@ -40,12 +40,7 @@ describe('http: the access log', function () {
   /** The access line of the request that got `reqId`, once the response has closed. */
   async function lineFor(reqId: string | null) {
     expect(reqId, 'X-Request-Id').to.be.a('string');
-    for (let i = 0; i < 100; i++) {
-      const line = requests().find((l) => l.reqId === reqId);
-      if (line) return line;
-      await sleep(20);
-    }
-    throw new Error(`no access line for ${reqId}`);
+    return until(`the access line for ${reqId}`, () => requests().find((l) => l.reqId === reqId), 5000, 20);
   }
 
   it('a mapped hook: the mapping, status and duration; the query (and its token) is never logged', async () => {
@@ -76,12 +71,14 @@ describe('http: the access log', function () {
     expect(lines.join('\n')).to.not.include('wrong-token-value');
   });
 
-  it("keeps a sender's plain X-Request-Id, replaces anything else, and escapes and caps the path", async () => {
+  it("keeps a sender's plain X-Request-Id, replaces anything else", async () => {
     const kept = await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'sender-id.42' } });
     expect(kept.headers.get('x-request-id')).to.equal('sender-id.42');
     const replaced = await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'has spaces and "quotes"' } });
     expect(replaced.headers.get('x-request-id')).to.match(/^[0-9a-f]{8}-[0-9a-z]+$/);
+  });
 
+  it('escapes and caps the path', async () => {
     // Node refuses raw control characters and non-ASCII in a request target (400 before any
     // handler), so what reaches the log is ASCII; escapes stay escaped, and the path is capped.
     const answer = await rawRequest(port, `GET /x%E2%80%AE${'a'.repeat(1000)} HTTP/1.1\r\nHost: x\r\nConnection: close`);
