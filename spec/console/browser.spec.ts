@@ -3,6 +3,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
+import { until } from '../support/gateway.js';
 
 /**
  * The console in headless Chromium (Debian's `chromium`; HOOKRELAY_CHROMIUM overrides the path).
@@ -100,11 +101,10 @@ describe('console in headless Chromium', function () {
     const { runId } = await res.json();
     await telegram.waitForMessages(1, 10_000);
     // The delivery settles after the provider answered: wait for the run to say so.
-    for (let i = 0; i < 50; i++) {
+    await until('the run to say delivered', async () => {
       const run = await (await fetch(`${gw.hooks}/runs/${runId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
-      if (run.run.delivery?.status === 'delivered') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return run.run.delivery?.status === 'delivered';
+    }, 10_000, 100);
     await page.goto(`${gw.base}/console/`);
     await page.click(`a[href="/console/runs/${runId}"]`);
     await page.waitForSelector('h2:has-text("Delivery")');
@@ -162,11 +162,10 @@ describe('console in headless Chromium', function () {
     await hook('github', { repository: 'acme/api', pusher: 'ana' });
     await hook('github', { repository: 'acme/web', pusher: 'bo' });
     // Until both runs have ended (the model answers at once; the store commits right after).
-    for (let i = 0; i < 100; i++) {
+    await until('both runs to end', async () => {
       const { runs } = await (await fetch(`${gw.hooks}/runs`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
-      if (runs.every((r: { status: string }) => r.status !== 'queued' && r.status !== 'running')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return runs.every((r: { status: string }) => r.status !== 'queued' && r.status !== 'running');
+    }, 20_000, 100);
     await page.goto(`${gw.base}/console/`);
     await page.waitForSelector('table.runs');
     expect(await page.locator('table.runs tbody tr').count()).to.equal(3);
@@ -186,10 +185,11 @@ describe('console in headless Chromium', function () {
     await page.goto(`${gw.base}/console/requests`);
     await page.waitForSelector('#requests');
     // The 401 is buffered (a fraction of a second): reload until it is there.
-    for (let i = 0; i < 20 && (await page.locator('#requests tbody tr').first().locator('.badge').textContent()) !== '401'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await until('the 401 at the top of the requests page', async () => {
+      if ((await page.locator('#requests tbody tr').first().locator('.badge').textContent()) === '401') return true;
       await page.reload();
-    }
+      return false;
+    }, 10_000, 100);
     const [top, accepted] = [page.locator('#requests tbody tr').nth(0), page.locator('#requests tbody tr').nth(1)];
     expect(await top.locator('.badge').textContent()).to.equal('401');
     expect(await top.textContent()).to.include('unauthorized');

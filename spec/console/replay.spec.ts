@@ -184,12 +184,8 @@ describe('console: replay of a kept request (plain HTTP)', function () {
   it('refuses to replay what was refused before its route was known (409), and an unknown request (404)', async () => {
     const refused = await fetch(`${gw.hooks}/form`, { method: 'POST', body: '{}' }); // 401: refused before its body was read
     expect(refused.status).to.equal(401);
-    let row: Row | undefined;
-    for (let i = 0; i < 40 && !row; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      row = rows().find((r) => r.status === 401 && r.error === 'unauthorized');
-    }
-    const res = await replayPost(row!.seq);
+    const row = await until('the 401 row', () => rows().find((r) => r.status === 401 && r.error === 'unauthorized'), 5000);
+    const res = await replayPost(row.seq);
     expect(res.status).to.equal(409);
     expect(await res.text()).to.include('refused before');
     const none = await fetch(`${gw.base}/console/replay/999999`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: gw.base } });

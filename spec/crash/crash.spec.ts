@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
-import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 
 /**
  * The durability promise, tested the hard way: a burst of concurrent /wake, /agent and mapped
@@ -166,20 +166,21 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     expect(missing, 'acknowledged events missing after the kills').to.deep.equal([]);
     expect([...listed.values()].every((c) => c === 1), 'an event listed twice').to.equal(true);
 
-    const deadline = Date.now() + 90_000;
     const final = new Map<string, { status: string; error?: string; delivery?: { status: string } }>();
-    for (const id of runs) {
-      for (;;) {
+    let waiting = '';
+    await until(() => `every acknowledged run to end (run ${waiting})`, async () => {
+      for (const id of runs) {
+        if (final.has(id)) continue;
         const r = await call(`${g.hooks}/runs/${id}`, { token: ADMIN_TOKEN });
         expect(r.status, `run ${id} acknowledged but not found`).to.equal(200);
-        if (!['queued', 'running'].includes(r.data.run.status) && r.data.run.delivery?.status !== 'pending') {
-          final.set(id, r.data.run);
-          break;
+        if (['queued', 'running'].includes(r.data.run.status) || r.data.run.delivery?.status === 'pending') {
+          waiting = `${id} still ${r.data.run.status}`;
+          return false;
         }
-        expect(Date.now(), `run ${id} still ${r.data.run.status}`).to.be.below(deadline);
-        await sleep(100);
+        final.set(id, r.data.run);
       }
-    }
+      return true;
+    }, 90_000, 100);
     const interrupted = [...final.values()].filter((r) => r.status === 'failed');
     expect(interrupted.length, 'runs cut off by a kill').to.be.greaterThan(0);
     for (const r of interrupted) expect(r.error).to.match(/interrupted/);

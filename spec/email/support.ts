@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 import { IMAP_PASSWORD, IMAP_USER, imapServer } from '../support/servers/dovecot.js';
 
 /** The e-mail specs' setting: a real gateway (the bin), the fake model, the real dovecot, the real watcher. */
@@ -61,14 +61,11 @@ export function startWatcher(configFile: string, args: string[] = [], password =
     output: () => log,
     exited,
     async waitFor(re, n = 1, timeoutMs = 15000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const count = log.split('\n').filter((l) => re.test(l)).length;
-        if (count >= n) return;
+      await until(() => `the watcher to log ${re} ${n}×:\n${log.slice(-3000)}`, () => {
+        if (log.split('\n').filter((l) => re.test(l)).length >= n) return true;
         if (proc.exitCode !== null) throw new Error(`the watcher exited ${proc.exitCode} waiting for ${re}:\n${log.slice(-3000)}`);
-        if (Date.now() > deadline) throw new Error(`the watcher did not log ${re} ${n}× in time:\n${log.slice(-3000)}`);
-        await sleep(25);
-      }
+        return false;
+      }, timeoutMs, 25);
     },
   };
 }
@@ -105,16 +102,13 @@ export async function runs(gw: Gateway): Promise<Run[]> {
 
 /** Waits until the gateway has `n` runs, then a little longer to see that no more come. */
 export async function waitForRuns(gw: Gateway, n: number, timeoutMs = 15000): Promise<Run[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const list = await runs(gw);
-    if (list.length >= n) {
-      await sleep(400);
-      return runs(gw);
-    }
-    if (Date.now() > deadline) throw new Error(`expected ${n} runs, have ${list.length}: ${JSON.stringify(list.map((r) => r.sessionKey))}`);
-    await sleep(50);
-  }
+  let list: Run[] = [];
+  await until(() => `${n} runs, have ${list.length}: ${JSON.stringify(list.map((r) => r.sessionKey))}`, async () => {
+    list = await runs(gw);
+    return list.length >= n;
+  }, timeoutMs);
+  await sleep(400);
+  return runs(gw);
 }
 
 /** A raw RFC 5322 mail with CRLF line ends. */

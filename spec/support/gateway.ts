@@ -26,13 +26,23 @@ export function freePort(): Promise<number> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` until it gives a value (not undefined), every `everyMs`; fails naming `what` after `timeoutMs`. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+/**
+ * The one polling loop of the specs: calls `fn` every `everyMs` until it gives a value (anything
+ * but `undefined` or `false`, so a plain condition works too) and resolves with that value.
+ * Past `timeoutMs` it fails with "timed out waiting for {what}"; `what` may be a function, asked
+ * only then, to add what was last seen. An error `fn` throws ends the wait at once.
+ */
+export async function until<T>(
+  what: string | (() => string),
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await sleep(everyMs);
   }
 }
@@ -84,19 +94,13 @@ export async function startGateway(given: Record<string, any>, opts: { dir?: str
   proc.stderr!.on('data', (d) => { log += d; });
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   const base = `http://127.0.0.1:${config.server.port}`;
-  const deadline = Date.now() + 20000;
-  for (;;) {
+  await until(() => `hookrelay to become healthy:\n${log.slice(-3000)}`, async () => {
     if (proc.exitCode !== null) throw new Error(`hookrelay exited ${proc.exitCode}:\n${log.slice(-3000)}`);
-    try {
-      const r = await fetch(`${base}/healthz`);
-      if (r.status === 200) break;
-    } catch { /* not yet */ }
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`hookrelay did not become healthy:\n${log.slice(-3000)}`);
-    }
-    await sleep(50);
-  }
+    return fetch(`${base}/healthz`).then((r) => r.status === 200, () => false);
+  }, 20000).catch((err) => {
+    proc.kill('SIGKILL');
+    throw err;
+  });
   return {
     proc,
     base,

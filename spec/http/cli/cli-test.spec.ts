@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { BIN, ROOT, call, tmpDir } from '../../support/gateway.js';
+import { startInProcess, TOKEN } from '../../support/in-process.js';
+
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
+  this.timeout(60000);
+  const dir = tmpDir();
+  const fixtures = fs.mkdtempSync(path.join(dir, 't-'));
+  fs.writeFileSync(path.join(fixtures, 'throws.mjs'), 'export default function () { throw new RangeError("limit 3 passed in helper"); }\n');
+  const config = {
+    dataDir: path.join(dir, 'data'),
+    hooks: {
+      token: 't',
+      transformsDir: fixtures,
+      mappings: [
+        { id: 'contact', match: { path: 'contact' }, action: 'agent', messageTemplate: 'from {{name}}: {{message}}', name: 'Contact', sessionKey: 'hook:c:{{name}}', deliver: true, provider: 'telegram', to: '42', thinking: 'low' },
+        { id: 'note', match: { path: 'note' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'note {{n}}' },
+        { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{index}}' },
+        { id: 'bad', match: { path: 'bad' }, action: 'agent', messageTemplate: 'x', transform: { module: 'throws.mjs' } },
+      ],
+    },
+    providers: { telegram: { botToken: 'b' } },
+  };
+  const file = path.join(dir, 'hookrelay.json');
+  fs.writeFileSync(file, JSON.stringify(config));
+  const write = (name: string, text: string) => { const p = path.join(dir, name); fs.writeFileSync(p, text); return p; };
+
+  it('prints a wake as the body of POST /wake and an agent action as the body of POST /agent', async () => {
+    const wake = await run(['test', 'note', '--payload', write('n.json', '{"n":1}'), '--config', file]);
+    expect(wake.code, wake.stderr).to.equal(0);
+    expect(JSON.parse(wake.stdout)).to.deep.equal({ mapping: 'note', action: 'wake', text: 'note 1', mode: 'next-heartbeat' });
+    const agent = await run(['test', 'contact', '--payload', write('c.json', '{"name":"ada","message":"hi"}'), '--config', file]);
+    expect(agent.code, agent.stderr).to.equal(0);
+    expect(JSON.parse(agent.stdout)).to.deep.equal({
+      mapping: 'contact', action: 'agent', message: 'from ada: hi', name: 'Contact', sessionKey: 'hook:c:ada',
+      wakeMode: 'now', deliver: true, provider: 'telegram', to: '42', thinking: 'low',
+    });
+    const each = await run(['test', 'each', '--payload', write('e.json', '{"items":[{},{}]}'), '--config', file]);
+    expect(JSON.parse(each.stdout)).to.deep.equal({ mapping: 'each', actions: [
+      { action: 'wake', text: 'item 0', mode: 'now' }, { action: 'wake', text: 'item 1', mode: 'now' },
+    ] });
+  });
+
+  it('reads the payload file as the listener reads the same bytes: form data with --header content-type=…', async () => {
+    const form = write('form.txt', 'name=ada%20l&message=a+b');
+    const asForm = await run(['test', 'contact', '--payload', form, '--config', file, '--header', 'Content-Type=application/x-www-form-urlencoded']);
+    expect(asForm.code, asForm.stderr).to.equal(0);
+    expect(JSON.parse(asForm.stdout).message).to.equal('from ada l: a b');
+    // curl -d @c.json sends that type too: a JSON object's text is still JSON.
+    const json = write('cj.json', '{"name":"bo","message":"yo"}');
+    const curlLike = await run(['test', 'contact', '--payload', json, '--config', file, '--header', 'content-type=application/x-www-form-urlencoded']);
+    expect(JSON.parse(curlLike.stdout).message).to.equal('from bo: yo');
+    // Without the header, the form file is not JSON: the listener's own answer.
+    const notJson = await run(['test', 'contact', '--payload', form, '--config', file]);
+    expect(notJson.code).to.equal(1);
+    expect(notJson.stderr).to.include('invalid_json: the body is not valid JSON');
+    const gw = await startInProcess({ hooks: { mappings: [config.hooks.mappings[0]] }, providers: config.providers });
+    try {
+      const r = await call(`${gw.hooks}/contact`, { token: TOKEN, raw: fs.readFileSync(form, 'utf8') });
+      expect(r.data.error.code).to.equal('invalid_json');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('a failing transform: the cause and its stack on stderr, exit 1', async () => {
+    const r = await run(['test', 'bad', '--payload', write('b.json', '{}'), '--config', file]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include('RangeError: limit 3 passed in helper');
+    expect(r.stderr).to.match(/at .*throws\.mjs/);
+    expect(r.stderr).to.include('transform_failed: mapping "bad": transform failed');
+  });
+});

@@ -1,0 +1,208 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ADMIN_TOKEN, BIN, call, freePort, ROOT, sleep, startGateway, tmpDir, until as pollUntil, type Gateway } from '../../support/gateway.js';
+
+/** Hot reload (CONTRACT.md §8) and the one-pass check (§2), over the real bin. */
+describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)', function () {
+  this.timeout(90000);
+  let gw: Gateway | undefined;
+  afterEach(async () => {
+    await gw?.stop();
+    gw = undefined;
+  });
+
+  const TOKEN = 'reload-token';
+  const wake = (pathName: string, text: string, extra: Record<string, unknown> = {}) => ({ id: pathName, match: { path: pathName }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: text, ...extra });
+  const configOf = (port: number, mappings: unknown[], extra: Record<string, any> = {}) => ({
+    server: { port },
+    ...extra,
+    hooks: { token: TOKEN, transformsDir: './transforms', mappings, ...extra.hooks },
+  });
+  const write = (file: string, config: unknown) => {
+    // Write a copy and rename it over, as editors do: the watch on the directory sees it.
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(config, null, 2));
+    fs.renameSync(`${file}.tmp`, file);
+  };
+  const count = (g: Gateway, line: string) => g.output().split(line).length - 1;
+  /** The shared until, 15 s by default, failing with the gateway's last output. */
+  const until = (what: string, ok: () => boolean | Promise<boolean>, ms = 15000) =>
+    pollUntil(() => `${what}:\n${gw?.output().slice(-3000)}`, ok, ms);
+  /** The text of the event a wake answer names. */
+  async function eventText(g: Gateway, eventId: string): Promise<string | undefined> {
+    const r = await call(`${g.hooks}/events?limit=500`, { token: ADMIN_TOKEN });
+    return r.data.events.find((e: { id: string }) => e.id === eventId)?.text;
+  }
+  async function start(mappings: unknown[], files: Record<string, string> = {}, extra: Record<string, any> = {}): Promise<Gateway> {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, 'transforms'));
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, 'transforms', name), text);
+    const port = await freePort();
+    gw = await startGateway(configOf(port, mappings, extra), { dir });
+    return gw;
+  }
+
+  it('SIGHUP with a valid change: the new mapping answers, the removed one is gone, a restart-only change is kept and named', async () => {
+    const g = await start([wake('old', 'old text')], {}, { heartbeat: { everySeconds: 1800 } });
+    expect((await call(`${g.hooks}/old`, { token: TOKEN, json: {} })).status).to.equal(200);
+    const port = Number(new URL(g.base).port);
+    write(g.configFile, configOf(port, [wake('new', 'new text')], { heartbeat: { everySeconds: 60 } }));
+    g.proc.kill('SIGHUP');
+    await until('the new mapping', async () => (await call(`${g.hooks}/new`, { token: TOKEN, json: {} })).status === 200);
+    expect((await call(`${g.hooks}/old`, { token: TOKEN, json: {} })).data.error.code).to.equal('no_mapping');
+    expect(g.output()).to.include('config reloaded');
+    expect(g.output()).to.match(/"key":"heartbeat.everySeconds".*needs a restart; keeping the running value/);
+
+    // SIGHUP alone (no file event) reloads too.
+    await sleep(500);
+    const before = count(g, 'config reloaded');
+    g.proc.kill('SIGHUP');
+    await until('a reload on SIGHUP', () => count(g, 'config reloaded') > before);
+    expect(g.proc.exitCode).to.equal(null);
+  });
+
+  it('SIGHUP with an invalid config: the old one keeps serving; the log lists every problem with its path', async () => {
+    const g = await start([wake('keep', 'kept')]);
+    const port = Number(new URL(g.base).port);
+    write(g.configFile, configOf(port, [
+      { ...wake('a', 'a'), textTemplat: 'typo' },
+      wake('b', '{{#if}}'),
+      { ...wake('c', 'c'), transform: { module: 'missing.ts' } },
+    ]));
+    g.proc.kill('SIGHUP');
+    await until('the refusal', () => g.output().includes('config reload refused'));
+    const line = g.output().split('\n').find((l) => l.includes('config reload refused'))!;
+    expect(line).to.include('hooks.mappings[0].textTemplat');
+    expect(line).to.include('hooks.mappings[1].textTemplate');
+    expect(line).to.include('hooks.mappings[2].transform.module');
+    expect(line).to.not.include(TOKEN);
+    const r = await call(`${g.hooks}/keep`, { token: TOKEN, json: {} });
+    expect(r.status).to.equal(200);
+    expect(await eventText(g, r.data.eventId)).to.equal('kept');
+    expect((await call(`${g.hooks}/b`, { token: TOKEN, json: {} })).status).to.equal(404);
+  });
+
+  // Defect 7 of issue 30: such a file read as "no settings" dropped every mapping and the token.
+  const notAMap: [string, string][] = [['an empty file', ''], ['a file of comments only', '# hooks: moved elsewhere\n# (nothing else)\n'], ['a YAML null (~)', '~\n']];
+  for (const [what, text] of notAMap) {
+    it(`SIGHUP with ${what}: refused with its reason logged; the old token and mappings keep answering`, async () => {
+      const dir = tmpDir();
+      const port = await freePort();
+      const g = (gw = await startGateway(configOf(port, [wake('keep', 'kept')]), { dir, file: 'hookrelay.yaml' }));
+      fs.writeFileSync(`${g.configFile}.tmp`, text);
+      fs.renameSync(`${g.configFile}.tmp`, g.configFile);
+      g.proc.kill('SIGHUP');
+      await until('the refusal', () => g.output().includes('config reload refused'));
+      const line = g.output().split('\n').find((l) => l.includes('config reload refused'))!;
+      expect(line).to.include('the config file holds no settings');
+      await sleep(500); // the file watch's own reload (debounced) is refused too
+      expect(g.output()).not.to.include('config reloaded');
+      const r = await call(`${g.hooks}/keep`, { token: TOKEN, json: {} });
+      expect(r.status, r.text).to.equal(200);
+      expect(await eventText(g, r.data.eventId)).to.equal('kept');
+      expect((await call(`${g.hooks}/keep`, { token: null, json: {} })).status).to.equal(401);
+    });
+  }
+
+  it('a transform module edited on disk: the new code answers, without SIGHUP', async () => {
+    const g = await start([{ id: 't', match: { path: 't' }, action: 'wake', wakeMode: 'next-heartbeat', transform: { module: 'pick.ts' } }], {
+      'pick.ts': 'export default () => ({ text: "v1" });\n',
+    });
+    const first = await call(`${g.hooks}/t`, { token: TOKEN, json: {} });
+    expect(await eventText(g, first.data.eventId)).to.equal('v1');
+    fs.writeFileSync(path.join(path.dirname(g.configFile), 'transforms', 'pick.ts'), 'export default () => ({ text: "v2" });\n');
+    await until('the edited transform', async () => {
+      const r = await call(`${g.hooks}/t`, { token: TOKEN, json: {} });
+      return (await eventText(g, r.data.eventId)) === 'v2';
+    });
+    expect(g.output()).to.include('config reloaded');
+  });
+
+  it('a request in flight across a reload finishes on the config it started with (its transform pool outlives the swap)', async () => {
+    const g = await start([{ id: 's', match: { path: 's' }, action: 'wake', wakeMode: 'next-heartbeat', transform: { module: 'slow.ts' } }], {
+      'slow.ts': 'export default async () => { await new Promise((r) => setTimeout(r, 2000)); return { text: "old" }; };\n',
+    });
+    const inFlight = call(`${g.hooks}/s`, { token: TOKEN, json: {} });
+    await sleep(500); // in its transform by now
+    fs.writeFileSync(path.join(path.dirname(g.configFile), 'transforms', 'slow.ts'), 'export default () => ({ text: "new" });\n');
+    g.proc.kill('SIGHUP');
+    await until('the reload', () => g.output().includes('config reloaded'));
+    const r = await inFlight;
+    expect(r.status, r.text).to.equal(200);
+    expect(await eventText(g, r.data.eventId)).to.equal('old');
+    const after = await call(`${g.hooks}/s`, { token: TOKEN, json: {} });
+    expect(await eventText(g, after.data.eventId)).to.equal('new');
+  });
+
+  it('a transform edited and reloaded many times does not pile up workers (old pools end, their processes with them)', async () => {
+    const module = (n: number) => `export default () => ({ text: "v${n}" });\n`;
+    const g = await start([{ id: 'm', match: { path: 'm' }, action: 'wake', wakeMode: 'next-heartbeat', transform: { module: 'm.ts' } }], { 'm.ts': module(0) });
+    const pid = g.proc.pid!;
+    const threads = () => Number(/^Threads:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+    // Transform workers are child processes (engine/transform-workers.ts).
+    const workers = () => fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter((c) => c.trim() !== '').length;
+    const file = path.join(path.dirname(g.configFile), 'transforms', 'm.ts');
+    const reloadWith = async (n: number) => {
+      const before = count(g, 'config reloaded');
+      fs.writeFileSync(file, module(n));
+      g.proc.kill('SIGHUP');
+      await until(`reload ${n}`, () => count(g, 'config reloaded') > before);
+      await sleep(250); // the watcher's reload of the same edit, if it comes, comes now
+    };
+    await reloadWith(1);
+    await sleep(500);
+    const baseline = { threads: threads(), workers: workers() };
+    expect(baseline.workers).to.be.greaterThan(0);
+    for (let n = 2; n <= 16; n++) await reloadWith(n);
+    await until('old workers to end', () => threads() <= baseline.threads + 2 && workers() <= baseline.workers, 5000);
+    // A reload the file watcher began for an earlier edit may still finish after the last SIGHUP's:
+    // the newest module is served once every reload has settled.
+    await until('the newest module served', async () => {
+      const r = await call(`${g.hooks}/m`, { token: TOKEN, json: {} });
+      return (await eventText(g, r.data.eventId)) === 'v16';
+    }, 10_000);
+  });
+});
+
+describe('cli: check lists every problem in one pass (CONTRACT.md §2)', function () {
+  this.timeout(60000);
+
+  for (const [what, text] of [['an empty file', ''], ['a file of comments only', '# nothing here\n'], ['a YAML null (~)', '~\n'], ['a list', '- hooks\n']]) {
+    it(`${what} is refused with exit 1 and says what the file must hold`, async () => {
+      const file = path.join(tmpDir(), 'hookrelay.yaml');
+      fs.writeFileSync(file, text);
+      const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
+        });
+      });
+      expect(r.code, r.stderr).to.equal(1);
+      expect(r.stderr).to.match(/holds no settings|must be a map of keys/);
+    });
+  }
+
+  it('a typo\'d key, a broken template and a missing transform module together: exit 1, one line each', async () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, 'transforms'));
+    const file = path.join(dir, 'hookrelay.json');
+    fs.writeFileSync(file, JSON.stringify({ hooks: { token: 't', mappings: [
+      { match: { path: 'a' }, messageTemplate: 'ok', sesionKey: 'hook:x' },
+      { match: { path: 'b' }, messageTemplate: '{{#if}}' },
+      { match: { path: 'c' }, transform: { module: 'missing.ts' } },
+    ] } }));
+    const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
+      });
+    });
+    expect(r.code).to.equal(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines.map((l) => l.slice(0, l.indexOf(': ')))).to.deep.equal([
+      'hooks.mappings[0].sesionKey',
+      'hooks.mappings[1].messageTemplate',
+      'hooks.mappings[2].transform.module',
+    ]);
+    expect(lines[0]).to.include('did you mean "sessionKey"?');
+  });
+});

@@ -1,0 +1,250 @@
+import path from 'node:path';
+import { expect } from 'chai';
+import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
+import { configFromObject } from '../../../src/config/load.js';
+import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
+import { startFakeUpstream, type FakeUpstream, type UpstreamCall } from '../../support/fake-upstream.js';
+import { call, sleep, tmpDir, until } from '../../support/gateway.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
+
+/**
+ * Forward mode (CONTRACT.md §9, README "Forward mode"): the real app in-process, in front of a
+ * fake upstream that speaks OpenClaw's hooks protocol. Every accepted action is committed with
+ * its forward row and then sent upstream with the upstream's token and the action's id as
+ * X-OpenClaw-Idempotency-Key; the run ends with the upstream's answer. No model is called.
+ */
+describe('http: forward mode (runtime.kind: forward)', function () {
+  this.timeout(30_000);
+  let upstream: FakeUpstream;
+  let model: FakeModel;
+  let app: InProcess | undefined;
+
+  beforeEach(async () => {
+    upstream = await startFakeUpstream();
+    model = await startFakeModel([{ reply: 'the model must not be called in forward mode' }]);
+  });
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+    await upstream.close();
+    await model.close();
+  });
+
+  async function start(extra: Record<string, any> = {}) {
+    app = await startInProcess({
+      agent: { baseUrl: model.baseUrl, model: 'm' },
+      runtime: { kind: 'forward', forward: { url: upstream.url, token: upstream.token, timeoutSeconds: 5 } },
+      delivery: { maxAttempts: 3, maxDelaySeconds: 1 },
+      ...extra,
+    });
+    return app;
+  }
+
+  async function waitRun(runId: string, ok: (run: any) => boolean): Promise<any> {
+    let run: any;
+    return until(() => `run ${runId}: ${JSON.stringify(run)}`, async () => {
+      run = (await call(`${app!.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
+      return ok(run) ? run : undefined;
+    }, 15_000, 30);
+  }
+  const ended = (run: any) => run.status !== 'queued' && run.status !== 'running';
+
+  function expectForwardHeaders(c: UpstreamCall, key: string) {
+    expect(c.method).to.equal('POST');
+    expect(c.headers.authorization).to.equal(`Bearer ${upstream.token}`);
+    expect(c.headers['x-openclaw-idempotency-key']).to.equal(key);
+    expect(c.headers['content-type']).to.match(/^application\/json/);
+  }
+
+  it('forwards a wake to POST {url}/wake {text, mode} and an agent action to POST {url}/agent; the run ends with the upstream\'s answer', async () => {
+    await start();
+    const w = await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: '  build failed  ', mode: 'next-heartbeat' } });
+    expect(w.status).to.equal(200);
+    expect(w.data).to.deep.include({ ok: true, mode: 'next-heartbeat' });
+    const a = await call(`${app!.hooks}/agent`, {
+      token: TOKEN,
+      json: { message: 'summarise', name: 'CI', sessionKey: 'hook:ci:1', wakeMode: 'next-heartbeat', deliver: true, channel: 'telegram', to: '555', thinking: 'low', timeoutSeconds: 60 },
+    });
+    expect(a.status).to.equal(202);
+    const runId = a.data.runId as string;
+
+    const calls = await upstream.waitForCalls(2);
+    const wake = calls.find((c) => c.path === '/hooks/wake')!;
+    const agent = calls.find((c) => c.path === '/hooks/agent')!;
+    expectForwardHeaders(wake, w.data.eventId);
+    expect(wake.body).to.deep.equal({ text: 'build failed', mode: 'next-heartbeat' });
+    expectForwardHeaders(agent, runId);
+    expect(agent.body).to.deep.equal({
+      message: 'summarise', name: 'CI', sessionKey: 'hook:ci:1', wakeMode: 'next-heartbeat', deliver: true, channel: 'telegram', to: '555', thinking: 'low', timeoutSeconds: 60,
+    });
+
+    const run = await waitRun(runId, ended);
+    const upstreamRunId = upstream.actions.find((x) => x.path === 'agent')!.runId;
+    expect(run).to.include({ status: 'succeeded' });
+    expect(run.forwarded).to.deep.equal({ status: 200, upstreamRunId });
+    expect(run.endedAt).to.be.a('string');
+    expect(run.delivery, 'a forward is not a reply delivery').to.equal(undefined);
+    // The wake is stored as usual.
+    const events = (await call(`${app!.hooks}/events?after=0`, { token: ADMIN_TOKEN })).data.events;
+    expect(events.map((e: any) => [e.id, e.kind, e.text])).to.deep.equal([[w.data.eventId, 'wake', 'build failed']]);
+    await sleep(300); // a heartbeat "at once" would have started by now
+    expect(model.requests, 'no model call: the upstream runs the model and the heartbeat').to.have.length(0);
+  });
+
+  it('leaves absent optional fields out, sends channel last by default, and forwards a now wake with mode now (no local heartbeat)', async () => {
+    await start();
+    const w = await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'ping' } });
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
+    const calls = await upstream.waitForCalls(2);
+    expect(calls.find((c) => c.path === '/hooks/wake')!.body).to.deep.equal({ text: 'ping', mode: 'now' });
+    expect(calls.find((c) => c.path === '/hooks/agent')!.body).to.deep.equal({
+      message: 'hi', sessionKey: a.data.sessionKey, wakeMode: 'now', deliver: true, channel: 'last',
+    });
+    expect(w.status).to.equal(200);
+    await sleep(400);
+    expect(model.requests).to.have.length(0);
+  });
+
+  it('a provider not configured here is not refused: the upstream delivers (local mode answers 400)', async () => {
+    await start();
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi', deliver: true, provider: 'slack', to: 'C0123' } });
+    expect(a.status).to.equal(202);
+    const [c] = await upstream.waitForCalls(1);
+    expect(c!.body).to.include({ channel: 'slack', to: 'C0123', deliver: true });
+  });
+
+  it('429 with Retry-After: waits it out, then sends again with the same idempotency key; the run succeeds', async () => {
+    await start();
+    let n = 0;
+    const times: number[] = [];
+    upstream.respond = () => {
+      times.push(Date.now());
+      return ++n === 1 ? { status: 429, body: 'Too Many Requests', headers: { 'retry-after': '2' } } : undefined;
+    };
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
+    const run = await waitRun(a.data.runId, ended);
+    expect(times[1]! - times[0]!, 'Retry-After waited out in full, beyond delivery.maxDelaySeconds (1 s)').to.be.greaterThanOrEqual(1_950);
+    expect(run.status).to.equal('succeeded');
+    expect(run.forwarded.status).to.equal(200);
+    const calls = upstream.calls;
+    expect(calls).to.have.length(2);
+    for (const c of calls) expectForwardHeaders(c, a.data.runId);
+    expect(upstream.actions).to.have.length(1);
+  });
+
+  it('a 5xx, then success: retried with back-off and the same key, acted on once upstream', async () => {
+    await start();
+    let n = 0;
+    const times: number[] = [];
+    upstream.respond = () => {
+      times.push(Date.now());
+      return ++n === 1 ? { status: 503, body: { ok: false, error: 'overloaded' } } : undefined;
+    };
+    const w = await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'deploy done' } });
+    await upstream.waitForCalls(2);
+    expect(times[1]! - times[0]!, 'back-off of the first retry: 1 s plus jitter').to.be.greaterThanOrEqual(900);
+    for (const c of upstream.calls) expectForwardHeaders(c, w.data.eventId);
+    expect(upstream.actions.map((x) => x.key)).to.deep.equal([w.data.eventId]);
+  });
+
+  it('a permanent 4xx fails the run at once with the upstream\'s reason (never its token) and errorCode forward_failed', async () => {
+    await start();
+    upstream.respond = () => ({ status: 400, body: { ok: false, error: `sessionKey not allowed (token ${upstream.token})` } });
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
+    const run = await waitRun(a.data.runId, ended);
+    expect(run.status).to.equal('failed');
+    expect(run.errorCode).to.equal('forward_failed');
+    expect(run.error).to.equal('forward failed: upstream: HTTP 400: sessionKey not allowed (token [redacted])');
+    expect(run.forwarded).to.equal(undefined);
+    expect(upstream.calls, 'not retried').to.have.length(1);
+  });
+
+  it('a refused token (401): the run fails with errorCode forward_failed', async () => {
+    await start();
+    upstream.respond = () => ({ status: 401, body: 'Unauthorized' });
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
+    const run = await waitRun(a.data.runId, ended);
+    expect(run).to.include({ status: 'failed', errorCode: 'forward_failed', error: 'forward failed: upstream: HTTP 401' });
+  });
+
+  it('an upstream that never comes back (502): sent delivery.maxAttempts times, then no more', async () => {
+    await start();
+    upstream.respond = () => ({ status: 502, body: 'Bad Gateway' });
+    await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'x' } });
+    await until('3 attempts of the wake', () => upstream.calls.filter((c) => c.path.endsWith('/wake')).length >= 3, 10_000);
+    await sleep(2_500); // a 4th attempt would come within the cap of 1 s plus jitter
+    expect(upstream.calls.filter((c) => c.path.endsWith('/wake'))).to.have.length(3);
+  });
+
+  it('an idempotent replay of the inbound request forwards nothing new', async () => {
+    await start();
+    const headers = { 'idempotency-key': 'order-77' };
+    const first = await call(`${app!.hooks}/agent`, { token: TOKEN, headers, json: { message: 'ship order 77' } });
+    const run = await waitRun(first.data.runId, ended);
+    expect(run.status).to.equal('succeeded');
+    const again = await call(`${app!.hooks}/agent`, { token: TOKEN, headers, json: { message: 'ship order 77' } });
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(again.data.runId).to.equal(first.data.runId);
+    await sleep(500);
+    expect(upstream.calls).to.have.length(1);
+    const runs = (await call(`${app!.hooks}/runs`, { token: ADMIN_TOKEN })).data.runs;
+    expect(runs).to.have.length(1);
+  });
+
+  it('the same key sent at once by two requests: one commit holds it, the other forwards nothing', async () => {
+    await start();
+    const headers = { 'idempotency-key': 'race-1' };
+    const answers = await Promise.all([1, 2, 3].map(() => call(`${app!.hooks}/wake`, { token: TOKEN, headers, json: { text: 'once' } })));
+    expect(new Set(answers.map((r) => r.data.eventId)).size, 'one event for the key').to.equal(1);
+    await upstream.waitForCalls(1);
+    await sleep(500);
+    expect(upstream.calls).to.have.length(1);
+    expect(upstream.calls[0]!.headers['x-openclaw-idempotency-key']).to.equal(answers[0]!.data.eventId);
+  });
+});
+
+describe('config: runtime (forward mode)', () => {
+  const dir = tmpDir('hookrelay-forward-config-');
+  const base = { hooks: { token: 't-0123456789' } };
+  function problemsFor(raw: Record<string, unknown>): ConfigProblem[] {
+    try {
+      configFromObject(raw, path.join(dir, 'hookrelay.yaml'), {});
+    } catch (e) {
+      if (e instanceof ConfigError) return e.problems;
+      throw e;
+    }
+    return [];
+  }
+
+  it('defaults to kind local', () => {
+    const { config } = configFromObject(base, path.join(dir, 'hookrelay.yaml'), {});
+    expect(config.runtime).to.deep.equal({ kind: 'local', forward: { token: '', timeoutSeconds: 30 } });
+  });
+
+  it('kind forward needs forward.url and forward.token, named by their paths', () => {
+    const ps = problemsFor({ ...base, runtime: { kind: 'forward' } });
+    expect(ps.map((p) => p.path)).to.have.members(['runtime.forward.url', 'runtime.forward.token']);
+    expect(ps.find((p) => p.path === 'runtime.forward.url')!.message).to.include('required with runtime.kind: forward');
+  });
+
+  for (const url of ['ftp://example.com/hooks', 'example.com/hooks', 'http://']) {
+    it(`forward.url must be http(s): ${url}`, () => {
+      const ps = problemsFor({ ...base, runtime: { kind: 'forward', forward: { url, token: 'x' } } });
+      expect(ps).to.have.length(1);
+      expect(ps[0]).to.deep.include({ path: 'runtime.forward.url' });
+      expect(ps[0]!.message).to.include('http:// or https://');
+    });
+  }
+
+  it('an unknown kind and an unknown key are refused', () => {
+    expect(problemsFor({ ...base, runtime: { kind: 'remote' } }).map((p) => p.path)).to.include('runtime.kind');
+    expect(problemsFor({ ...base, runtime: { kind: 'local', forward: { url: 'http://x', tokn: 'y' } } }).map((p) => p.path)).to.include('runtime.forward.tokn');
+  });
+
+  it('a mapping naming a provider not configured here loads in forward mode (it is a config error in local mode)', () => {
+    const mappings = [{ match: { path: 'x' }, messageTemplate: 'hi', deliver: true, provider: 'discord', to: '1' }];
+    const local = problemsFor({ ...base, hooks: { ...base.hooks, mappings } });
+    expect(local.map((p) => p.path)).to.deep.equal(['hooks.mappings[0].provider']);
+    expect(problemsFor({ ...base, hooks: { ...base.hooks, mappings }, session: { provider: 'slack', to: 'C1' }, runtime: { kind: 'forward', forward: { url: 'https://up.example/hooks', token: 'x' } } })).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,211 @@
+import { expect } from 'chai';
+import { PROVIDERS } from '../../../src/config/schema.js';
+import { PROVIDER_DESCRIPTORS } from '../../../src/dispatch/providers/index.js';
+import { startFakeProvider, textOf, type FakeAnswer, type FakeProvider, type ProviderCall } from '../../support/fake-providers.js';
+import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
+import { until } from '../../support/gateway.js';
+
+/**
+ * The delivery outbox end to end (CONTRACT.md §9), for every provider: the real app, its
+ * SQLite store and listener, the fake model, and a local fake of the provider's API that
+ * answers each scenario as that provider would.
+ */
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+async function post(url: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function getRun(gw: InProcess, runId: string): Promise<any> {
+  const res = await fetch(`${gw.hooks}/runs/${runId}`, { headers: admin });
+  return ((await res.json()) as { run: any }).run;
+}
+
+/** The run once its delivery has settled. */
+const settled = (gw: InProcess, runId: string) =>
+  until(`run ${runId} delivery settled`, async () => {
+    const run = await getRun(gw, runId);
+    return run.delivery && run.delivery.status !== 'pending' ? run : undefined;
+  });
+
+async function summariesOf(gw: InProcess, runId: string): Promise<string[]> {
+  const res = await fetch(`${gw.hooks}/events?after=0&limit=1000`, { headers: admin });
+  const { events } = (await res.json()) as { events: { kind: string; source: string; text: string }[] };
+  return events.filter((e) => e.kind === 'summary' && e.source === `run:${runId}`).map((e) => e.text);
+}
+
+/** A reply of about 2.5 × the provider's limit, in lines, so that it splits into 3 parts. */
+function longReply(limit: number): string {
+  return Array.from({ length: Math.ceil((limit * 2.5) / 50) }, (_, i) => `L${String(i).padStart(4, '0')} `.padEnd(49, '.')).join('\n');
+}
+
+describe('http: the delivery outbox, for every provider (real listener and store, fake provider APIs)', function () {
+  this.timeout(30_000);
+  let model: FakeModel;
+  before(async () => {
+    model = await startFakeModel([
+      { match: 'case-429', reply: 'R429 rate limited first' },
+      { match: 'case-5xx', reply: 'R5XX server error first' },
+      { match: 'case-4xx', reply: 'R4XX refused for good' },
+      ...PROVIDER_DESCRIPTORS.map((p) => ({ match: `case-long-${p.name}`, reply: longReply(p.limit) })),
+    ]);
+  });
+  after(async () => { await model.close(); });
+
+  for (const name of PROVIDERS) {
+    describe(name, () => {
+      let fake: FakeProvider;
+      let gw: InProcess;
+      const accepted: string[] = [];
+      const longParts: string[] = [];
+      const seen = new Map<string, number>();
+      const times = new Map<string, number[]>();
+      before(async () => {
+        fake = await startFakeProvider(name);
+        // Each scenario is told apart by the text it sends; `seen` counts tries per text.
+        fake.respond = (c: ProviderCall): FakeAnswer | undefined => {
+          if (c.kind !== 'send') return undefined;
+          const text = textOf(name, c.body);
+          const n = (seen.get(text) ?? 0) + 1;
+          seen.set(text, n);
+          times.set(text, [...(times.get(text) ?? []), Date.now()]);
+          let answer: FakeAnswer | undefined;
+          if (text.startsWith('R429') && n === 1) answer = fake.error(429, 'Too Many Requests', 2);
+          else if (text.startsWith('R5XX') && n === 1) answer = fake.error(503, 'Service Unavailable');
+          else if (text.startsWith('R4XX')) answer = fake.error(400, 'recipient not found');
+          else if (text.startsWith('L')) {
+            if (n === 1) longParts.push(text);
+            if (longParts.indexOf(text) === 1 && n === 1) answer = fake.error(502, 'Bad Gateway');
+          }
+          if (!answer) accepted.push(text);
+          return answer;
+        };
+        gw = await startInProcess({ agent: { baseUrl: model.baseUrl }, providers: { [name]: fake.config } });
+      });
+      after(async () => { await gw?.stop(); await fake?.close(); });
+
+      const agent = async (message: string) => {
+        const r = await post(`${gw.hooks}/agent`, { message, deliver: true, provider: name, to: fake.to, wakeMode: 'next-heartbeat' });
+        expect(r.status).to.equal(202);
+        return r.body.runId as string;
+      };
+      const target = () => `${name}:${fake.to}`;
+
+      it('429 with Retry-After: waits it out in full (longer than the back-off), then delivered; the summary is posted only once it has settled', async () => {
+        const runId = await agent('case-429');
+        // Between the attempts: the run has ended, its delivery is pending, no summary yet.
+        const waiting = await until('the first attempt to fail', async () => {
+          const run = await getRun(gw, runId);
+          return run.delivery?.error ? run : undefined;
+        });
+        expect(waiting.status).to.equal('succeeded');
+        expect(waiting.delivery).to.deep.include({ status: 'pending', target: target(), attempts: 1 });
+        expect(waiting.delivery.error).to.match(/Too Many Requests/);
+        expect(waiting.deliveredTo).to.equal(undefined);
+        expect(await summariesOf(gw, runId)).to.deep.equal([]);
+
+        const run = await settled(gw, runId);
+        expect(run).to.deep.include({ status: 'succeeded', deliveredTo: target(), delivery: { status: 'delivered', target: target(), attempts: 2 } });
+        expect(seen.get('R429 rate limited first')).to.equal(2);
+        const [first, second] = times.get('R429 rate limited first')!;
+        expect(second! - first!, 'Retry-After: 2 waited out, though the first back-off is 1–1.2 s').to.be.at.least(1950);
+        const summaries = await summariesOf(gw, runId);
+        expect(summaries).to.have.length(1);
+        expect(summaries[0]).to.include(`Delivered to ${target()}`);
+      });
+
+      it('a 5xx, then delivered on the retry', async () => {
+        const runId = await agent('case-5xx');
+        const run = await settled(gw, runId);
+        expect(run).to.deep.include({ deliveredTo: target(), delivery: { status: 'delivered', target: target(), attempts: 2 } });
+        expect(seen.get('R5XX server error first')).to.equal(2);
+        expect(accepted.filter((t) => t.startsWith('R5XX'))).to.have.length(1);
+      });
+
+      it('a permanent 4xx fails at once, recorded with the provider\'s reason; the summary says delivery failed and names the target', async () => {
+        const runId = await agent('case-4xx');
+        const run = await settled(gw, runId);
+        expect(run.status).to.equal('succeeded');
+        expect(run.deliveredTo).to.equal(undefined);
+        expect(run.errorCode).to.equal('delivery_failed');
+        expect(run.delivery).to.include({ status: 'failed', target: target(), attempts: 1 });
+        expect(run.delivery.error).to.match(/recipient not found/);
+        expect(run.error).to.equal(`delivery failed: ${run.delivery.error}`);
+        expect(seen.get('R4XX refused for good')).to.equal(1);
+        const summaries = await summariesOf(gw, runId);
+        expect(summaries).to.have.length(1);
+        expect(summaries[0]).to.include(`Delivery to ${target()} failed`).and.include('recipient not found');
+      });
+
+      it('a long reply is split in order; a failure on part 2 is retried without sending part 1 again', async () => {
+        const limit = PROVIDER_DESCRIPTORS.find((p) => p.name === name)!.limit;
+        const reply = longReply(limit);
+        const runId = await agent(`case-long-${name}`);
+        const run = await settled(gw, runId);
+        expect(run.delivery).to.deep.equal({ status: 'delivered', target: target(), attempts: 2 });
+        const parts = accepted.filter((t) => t.startsWith('L'));
+        expect(parts).to.have.length(3);
+        expect(parts.every((p) => p.length <= limit)).to.equal(true);
+        expect(parts.join('\n')).to.equal(reply);
+        expect(seen.get(parts[0]!), 'part 1: sent once').to.equal(1);
+        expect(seen.get(parts[1]!), 'part 2: failed, then sent').to.equal(2);
+      });
+    });
+  }
+
+  describe('time-outs', () => {
+    let fake: FakeProvider;
+    let gw: InProcess;
+    after(async () => { await gw?.stop(); await fake?.close(); });
+
+    it('a provider that does not answer within delivery.timeoutSeconds is retried', async () => {
+      fake = await startFakeProvider('slack');
+      let n = 0;
+      fake.respond = (c) => (c.kind === 'send' && n++ === 0 ? { status: 200, body: { ok: true }, delayMs: 5000 } : undefined);
+      gw = await startInProcess({ agent: { baseUrl: model.baseUrl }, providers: { slack: fake.config }, delivery: { timeoutSeconds: 1 } });
+      const r = await post(`${gw.hooks}/agent`, { message: 'case-5xx', provider: 'slack', to: fake.to });
+      const run = await settled(gw, r.body.runId);
+      expect(run.delivery).to.deep.equal({ status: 'delivered', target: `slack:${fake.to}`, attempts: 2 });
+      expect(fake.messages).to.have.length(2);
+    });
+
+    it('gives up after delivery.maxAttempts, saying so', async () => {
+      await gw.stop();
+      await fake.close();
+      fake = await startFakeProvider('slack');
+      fake.respond = (c) => (c.kind === 'send' ? fake.error(503, 'Service Unavailable') : undefined);
+      gw = await startInProcess({ agent: { baseUrl: model.baseUrl }, providers: { slack: fake.config }, delivery: { maxAttempts: 2 } });
+      const r = await post(`${gw.hooks}/agent`, { message: 'case-5xx', provider: 'slack', to: fake.to });
+      const run = await settled(gw, r.body.runId);
+      expect(run.delivery).to.include({ status: 'failed', attempts: 2 });
+      expect(run.delivery.error).to.match(/Service Unavailable \(gave up after 2 attempts\)$/);
+      expect(run.errorCode).to.equal('delivery_failed');
+      expect(fake.messages).to.have.length(2);
+    });
+  });
+
+  describe('heartbeat replies', () => {
+    let fake: FakeProvider;
+    let gw: InProcess;
+    let hbModel: FakeModel;
+    after(async () => { await gw?.stop(); await fake?.close(); await hbModel?.close(); });
+
+    it('go through the outbox to the last recipient, retried after a 5xx, sent once', async () => {
+      fake = await startFakeProvider('telegram');
+      let n = 0;
+      fake.respond = (c) => (c.kind === 'send' && n++ === 0 ? fake.error(500, 'Internal Server Error') : undefined);
+      hbModel = await startFakeModel([{ reply: 'Heads up: the deploy failed.' }]);
+      gw = await startInProcess({ agent: { baseUrl: hbModel.baseUrl }, providers: { telegram: fake.config }, session: { provider: 'telegram', to: fake.to } });
+      const r = await post(`${gw.hooks}/wake`, { text: 'deploy failed', mode: 'now' });
+      expect(r.status).to.equal(200);
+      await until('the heartbeat reply to be delivered', async () => (fake.texts.length === 2 ? true : undefined));
+      expect(fake.texts).to.deep.equal(['Heads up: the deploy failed.', 'Heads up: the deploy failed.']);
+      await new Promise((res) => setTimeout(res, 300));
+      expect(fake.messages, 'nothing sent after the acknowledgement').to.have.length(2);
+    });
+  });
+});
