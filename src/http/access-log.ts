@@ -44,6 +44,12 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
     const ms = performance.now() - ex.start;
     metrics?.request(ex.label, this.statusCode, ms / 1000);
     requests?.closed(ex);
+    // Its connection keeps the record until its next request (server.ts): not the body. (An
+    // unanswered request's handler may still be at work: its client left, and so does the record.)
+    if (ex.answered) {
+      ex.raw = undefined;
+      ex.payload = undefined;
+    }
     if (!logging) return;
     const req = ex.req;
     const url = req.url ?? '';
