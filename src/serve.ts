@@ -2,10 +2,8 @@ import type { Config, LoadedConfig } from './config/types.js';
 import { ConfigError } from './config/errors.js';
 import type { Logger } from './log.js';
 import { createEngine, type Engine } from './engine/engine.js';
-import type { Action } from './action.js';
 import { createReloader } from './reload.js';
-import { createRuntime, type Accepted, type KeyClaim } from './dispatch/runtime.js';
-import type { NewRequestLog } from './store/records.js';
+import { createRuntime } from './dispatch/runtime.js';
 import { createRequestLog } from './store/request-log.js';
 import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
@@ -46,8 +44,8 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   const requestLog = createRequestLog(store, { log, onDropped: metrics && ((rows) => metrics.requestLogDropped(rows)) });
   const deps = (current: Engine) => ({
     engine: current,
-    dispatch: (actions: Action[], claims?: KeyClaim[], request?: (accepted: Accepted[]) => NewRequestLog | undefined) =>
-      runtime.dispatchKeyed(actions, claims ?? [], request),
+    // The listener prepares its actions, builds from them what it commits, and hands that to commit (http/accept.ts).
+    dispatch: runtime,
     store,
     metrics,
     requestLog,

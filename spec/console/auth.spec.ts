@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
-import { CONSOLE_ROUTES, SECURITY_HEADERS } from '../../src/console/console.js';
+import { SECURITY_HEADERS } from '../../src/console/console.js';
+import { CONSOLE_ROUTES } from '../../src/console/routes.js';
 import { createSessions, SESSION_SECONDS } from '../../src/console/session.js';
 
 const CSP = SECURITY_HEADERS['content-security-policy']!;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startInProcess, type InProcess } from '../support/in-process.js';
-import { CONSOLE_ROUTES } from '../../src/console/console.js';
+import { CONSOLE_ROUTES } from '../../src/console/routes.js';
 import { consoleCookie, rawRequest } from './console-client.js';
 
 /** A path that exercises a route of the table (`*` filled in). */

@@ -1,7 +1,7 @@
-import type { Context } from 'koa';
+import { answer, answerStream } from '../http/answer.js';
+import type { Exchange } from '../http/exchange.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
-import type { Route } from '../http/routes-table.js';
 import type { Sessions } from './session.js';
 
 /** How often an open stream asks the store for newer events (one indexed read). */
@@ -18,18 +18,17 @@ const BATCH_BYTES = 256 * 1024;
  * is missed or sent twice — and ends when the session ends (logout, token rotation) or the
  * listener stops.
  */
-export function streamEvents(ctx: Context, route: Route, session: string, deps: { store: Pick<Store, 'listEvents'>; sessions: Sessions; log: Logger }): void {
-  const resume = ctx.req.headers['last-event-id'] ?? new URLSearchParams(route.query).get('after');
+export function streamEvents(deps: { store: Pick<Store, 'listEvents'>; sessions: Sessions; log: Logger }, ex: Exchange): void {
+  const session = ex.session!;
+  const resume = ex.req.headers['last-event-id'] ?? new URLSearchParams(ex.route!.query).get('after');
   let after = /^\d{1,15}$/.test(String(resume ?? '')) ? Number(resume) : 0;
-  if (ctx.method === 'HEAD') {
-    ctx.status = 200;
-    ctx.set('content-type', 'text/event-stream; charset=utf-8');
+  if (ex.req.method === 'HEAD') {
+    answer(ex, 200, { 'content-type': 'text/event-stream; charset=utf-8' });
     return;
   }
-  const res = ctx.res;
-  ctx.respond = false; // the stream is written here, past Koa
+  const res = ex.res;
   // The security headers set before (console.ts) stay: writeHead adds to them.
-  res.writeHead(200, {
+  answerStream(ex, 200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'x-accel-buffering': 'no', // nginx: do not buffer the stream
   });

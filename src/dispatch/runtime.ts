@@ -34,19 +34,31 @@ export function actionIds(accepted: readonly Accepted[]): { eventIds: string[]; 
 /**
  * An idempotency key to commit with some of the actions (CONTRACT.md §8): `key` and
  * `requestHash` as the store keeps them (src/idempotency-key.ts), `actions` the indexes of the
- * actions it guards, `answer` the first answer to store for it, made from what was accepted.
+ * actions it guards, `status` and `body` the first answer to store for it — made by the caller
+ * from what {@link Runtime.prepare} accepted, before the commit.
  */
 export interface KeyClaim {
   key: string;
   requestHash: string;
-  actions: number[];
-  answer(accepted: Accepted[]): { status: number; body: string };
+  actions: readonly number[];
+  status: number;
+  body: string;
 }
 
-/** What a keyed dispatch did: `held` lists the claims whose key was already taken (their actions were not stored). */
-export interface Dispatched {
-  accepted: Accepted[];
-  held: readonly number[];
+/**
+ * Actions made ready to commit ({@link Runtime.prepare}): their ids drawn and their records
+ * built, nothing stored yet. `accepted` is what the caller answers for them, in the order of
+ * the actions; the rest is handed back to {@link Runtime.commit} as it is.
+ */
+export interface Prepared {
+  readonly accepted: Accepted[];
+  readonly at: string;
+  readonly events: NewEvent[];
+  readonly runs: NewRun[];
+  /** Forward mode: each action's outbox row, committed with it (CONTRACT.md §9). */
+  readonly forwards: NewForward[] | undefined;
+  /** A `now` wake is among them: the heartbeat is triggered once they are committed. */
+  readonly wakeNow: boolean;
 }
 
 export interface RuntimeOptions {
@@ -76,16 +88,24 @@ export interface Runtime {
    * Commits every action in ONE `store.accept` call and resolves once it is durable (the
    * caller answers 2xx after that); then, off the request path, triggers the heartbeat for
    * `now` wakes and kicks the runner. Before start() or after stop(), records are only stored.
+   * {@link prepare} and {@link commit} in one.
    */
   dispatch(actions: Action[]): Promise<Accepted[]>;
   /**
-   * {@link dispatch} with idempotency keys, each committed in the same transaction as the
-   * actions it guards. A key already held is not acted on again: its actions are left out of
-   * the commit (their `accepted` entries were never stored) and its index is in `held`.
-   * `request`: the request log's row, made from what is accepted and committed with it
-   * (Store.accept; left out when a key was held).
+   * The first half of a dispatch, synchronous: draws the actions' ids and builds their
+   * records. The caller makes from `accepted` what it commits with them — the idempotency
+   * keys' first answers and the request log's row — and hands it all to {@link commit}: the
+   * dispatcher takes that data, it never calls back into the listener.
    */
-  dispatchKeyed(actions: Action[], claims: KeyClaim[], request?: (accepted: Accepted[]) => NewRequestLog | undefined): Promise<Dispatched>;
+  prepare(actions: Action[]): Prepared;
+  /**
+   * Commits prepared actions in ONE `store.accept` call with their idempotency keys (each in
+   * the same transaction as the actions it guards) and the request log's row `request`, and
+   * resolves once it is durable, with the indexes of the claims whose key was already held: a
+   * held key is not acted on again — its actions are left out of the commit (their `accepted`
+   * entries were never stored), and so is the row (Store.accept). Then as {@link dispatch}.
+   */
+  commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]>;
   /**
    * Recovery (runs left `running` by a crash are marked failed), then timers and claiming;
    * pending deliveries resume.
@@ -147,12 +167,11 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     });
   }
 
-  async function dispatchKeyed(actions: Action[], claims?: KeyClaim[], request?: (accepted: Accepted[]) => NewRequestLog | undefined): Promise<Dispatched> {
+  function prepare(actions: Action[]): Prepared {
     const at = clock().toISOString();
     const events: NewEvent[] = [];
     const runs: NewRun[] = [];
     const accepted: Accepted[] = [];
-    // Forward mode: each action's outbox row, committed with it (CONTRACT.md §9).
     const forwards: NewForward[] | undefined = forwarding ? [] : undefined;
     let wakeNow = false;
     for (const a of actions) {
@@ -185,26 +204,35 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
       }
     }
+    return { accepted, at, events, runs, forwards, wakeNow };
+  }
+
+  async function commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]> {
+    const { accepted, at, events, runs, forwards } = prepared;
     const keys = claims?.length ? claims.map((c) => {
       const guarded = c.actions.map((i) => accepted[i]!);
-      const { status, body } = c.answer(guarded);
-      return { key: c.key, requestHash: c.requestHash, status, body, at, ...actionIds(guarded) };
+      return { key: c.key, requestHash: c.requestHash, status: c.status, body: c.body, at, ...actionIds(guarded) };
     }) : undefined;
-    const held = keys || actions.length > 0 ? await store.accept(events, runs, keys, forwards, request?.(accepted)) : [];
+    const held = keys || accepted.length > 0 ? await store.accept(events, runs, keys, forwards, request) : [];
     if (forwarding) {
       outbox.kick();
-      return { accepted, held };
+      return held;
     }
     // Both are non-blocking: a timer, and a claim whose errors the runner logs. (Actions left
     // out for a held key at most cost a heartbeat check or a claim that finds nothing.)
-    if (wakeNow) heartbeat.trigger();
+    if (prepared.wakeNow) heartbeat.trigger();
     if (runs.length > 0) runner.kick(runs.map((r) => r.sessionKey));
-    return { accepted, held };
+    return held;
   }
 
   return {
-    dispatch: async (actions) => (await dispatchKeyed(actions)).accepted,
-    dispatchKeyed,
+    async dispatch(actions) {
+      const prepared = prepare(actions);
+      await commit(prepared);
+      return prepared.accepted;
+    },
+    prepare,
+    commit,
 
     async start() {
       if (state !== 'idle') throw new Error(`runtime already ${state}`);

@@ -26,13 +26,17 @@ export interface EngineOptions {
 export interface Engine {
   /** Mapping ids in match order (user mappings, then presets), for logs. */
   readonly mappings: readonly string[];
-  /** `POST {path}/NAME`: match → render/transform → validate. Throws HookError. */
-  map(req: HookRequest): Promise<MapResult>;
   /**
-   * The mapping a request would reach (no rendering): its id, and whether it renders its own
-   * idempotency key. Lets the listener look a header key up before mapping.
+   * `POST {path}/NAME`: match → render/transform → validate. Throws HookError. `matched`: the
+   * request's {@link match}, already made — it is mapped without matching again.
    */
-  match(req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): { mappingId: string; keyed: boolean } | undefined;
+  map(req: HookRequest, matched?: Matched): Promise<MapResult>;
+  /**
+   * The mapping a request reaches (no rendering): its id, and whether it renders its own
+   * idempotency key. Lets the listener check and look a header key up on the match before
+   * mapping it (`map(req, matched)`).
+   */
+  match(req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): Matched | undefined;
   /** A direct `POST {path}/wake` body. Throws HookError `invalid_payload`. */
   wake(body: unknown): WakeAction;
   /** A direct `POST {path}/agent` body. Throws HookError. */
@@ -41,6 +45,12 @@ export interface Engine {
   fanOut(mappingId: string): boolean;
   /** Stops the transform workers (serve's stop, and the CLI's test and check). */
   close(): Promise<void>;
+}
+
+/** A request's match ({@link Engine.match}). */
+export interface Matched {
+  mappingId: string;
+  keyed: boolean;
 }
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
@@ -84,6 +94,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const validator = build.validator;
   const mappings = hooks.mappings.map((m, i) => buildMapping(m, parts[i]!, build));
   const match = createMatcher(mappings);
+  const byId = new Map(mappings.map((m) => [m.id, m]));
   const maxFanOut = hooks.maxFanOut;
   const fanOutIds = new Set(mappings.filter((m) => m.forEach !== undefined).map((m) => m.id));
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
@@ -108,8 +119,8 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
 
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
-    async map(req) {
-      const mapping = match(req);
+    async map(req, matched) {
+      const mapping = matched === undefined ? match(req) : byId.get(matched.mappingId);
       if (!mapping) return NO_MATCH;
       req.admit?.(mapping.id);
       mapping.checkPayload?.(req.payload);

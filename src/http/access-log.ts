@@ -1,39 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
-import { routeLabel } from './route-label.js';
-import { SENDER_ID, START, senderOf, type RequestLogger } from './request-log.js';
+import { exchangeOf, type Exchange } from './exchange.js';
+import { SENDER_ID, type RequestLogger } from './request-log.js';
 
 /**
- * What is recorded when a request ends: one access line at info level, `{reqId, method, path,
- * route, status, ms}` (and `sender`, a named hooks token's name), and the request metrics (`hookrelay_requests_total`,
- * `hookrelay_request_duration_seconds`, src/metrics.ts). Every request is covered — those the
- * gate refuses (401, 404, 405, 413, 429), the 503s of a stopping gateway and what the app
- * answers — because both are written when the response closes, whoever wrote it. `route` is
- * the request's route label (route-label.ts).
+ * What is recorded when a request ends, from its record (exchange.ts) alone: one access line
+ * at info level, `{reqId, method, path, route, status, ms}` (and `sender`, a named hooks
+ * token's name), the request metrics (`hookrelay_requests_total`,
+ * `hookrelay_request_duration_seconds`, src/metrics.ts) and the request log's row of a request
+ * that no accept committed (request-log.ts). Every request is covered — those the gate refuses
+ * (401, 404, 405, 413, 429), the 503s of a stopping gateway, what the app answers, and those
+ * whose client went away first — because it is written when the response closes, whoever
+ * answered (answer.ts). `route` is the request's route label (route-label.ts).
  *
  * What a line never holds: the query (it may carry the token), headers, bodies. The path is
  * request-derived, so it is escaped (no control character reaches the log) and capped.
- *
- * The request log's rows of requests that no accept committed are made here too
- * (request-log.ts), when the response closes.
  */
 export interface AccessLog {
-  /** Call first thing for each request: sets `X-Request-Id` (when logging) and arms the record. */
-  begin(req: IncomingMessage, res: ServerResponse): void;
+  /** Call first thing for each request: notes its start, sets `X-Request-Id` (when logging) and arms the record. */
+  begin(ex: Exchange): void;
 }
-
-const ENTRY = Symbol('hookrelay.access');
-type Tracked = ServerResponse & { [ENTRY]?: Entry; [START]?: number };
-
-interface Entry {
-  log: Logger;
-  id: string;
-  req: IncomingMessage;
-}
-
 
 /**
  * The access log, request metrics and request log, or undefined when `log` does not write
@@ -50,23 +39,27 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
 
-  function onClose(this: Tracked): void {
-    const ms = performance.now() - this[START]!;
-    const route = routeLabel(this);
-    metrics?.request(route, this.statusCode, ms / 1000);
-    requests?.closed(this);
-    const entry = this[ENTRY];
-    if (entry === undefined) return;
-    this[ENTRY] = undefined;
-    const { req } = entry;
+  function onClose(this: ServerResponse): void {
+    const ex = exchangeOf(this.req);
+    const ms = performance.now() - ex.start;
+    metrics?.request(ex.label, this.statusCode, ms / 1000);
+    requests?.closed(ex);
+    // Its connection keeps the record until its next request (server.ts): not the body. (An
+    // unanswered request's handler may still be at work: its client left, and so does the record.)
+    if (ex.answered) {
+      ex.raw = undefined;
+      ex.payload = undefined;
+    }
+    if (!logging) return;
+    const req = ex.req;
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    const sender = senderOf(this);
-    entry.log.info({
-      reqId: entry.id,
+    const sender = ex.sender?.name;
+    log.info({
+      reqId: ex.requestId,
       method: printable(req.method ?? '', 16),
       path: printable(q < 0 ? url : url.slice(0, q), 200),
-      route,
+      route: ex.label,
       status: this.statusCode,
       ms: Math.round(ms * 10) / 10,
       // Which sender's scoped or named hooks token it came with (its name, never the token).
@@ -77,15 +70,15 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   }
 
   return {
-    begin(req, res) {
-      (res as Tracked)[START] = performance.now();
+    begin(ex) {
+      ex.start = performance.now();
       if (logging) {
-        const given = req.headers['x-request-id'];
+        const given = ex.req.headers['x-request-id'];
         const id = typeof given === 'string' && SENDER_ID.test(given) ? given : `${prefix}-${(++seq).toString(36)}`;
-        res.setHeader('x-request-id', id);
-        (res as Tracked)[ENTRY] = { log, id, req };
+        ex.res.setHeader('x-request-id', id);
+        ex.requestId = id;
       }
-      res.on('close', onClose);
+      ex.res.on('close', onClose);
     },
   };
 }

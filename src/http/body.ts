@@ -1,34 +1,35 @@
 import type { IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import type { Context, Next } from 'koa';
+import type { Next } from 'koa';
 import { HookError } from '../errors.js';
 import { printable } from '../printable.js';
-import { routeOf } from './gate.js';
+import { exchangeOf, type Exchange, type HookContext } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { ROUTE_METHODS } from './routes-table.js';
 import type { Signatures } from './signatures.js';
-import { noteRaw } from './request-log.js';
 
 /**
  * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
  * streamed bodies; 408 past `bodyTimeoutMs`) and turns it into the payload (payload.ts: JSON
- * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`).
+ * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`), on the
+ * request's record: `raw`, `signedBy`, `payload`.
  */
 export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
-  return async function parseBody(ctx: Context, next: Next): Promise<void> {
-    const route = routeOf(ctx.req)!;
+  return async function parseBody(ctx: HookContext, next: Next): Promise<void> {
+    const ex = ctx.exchange;
+    const route = ex.route!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
-    const raw = await readLimited(ctx, maxBodyBytes, bodyTimeoutMs);
-    // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8).
-    ctx.state.raw = raw;
-    noteRaw(ctx.res, raw);
+    // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8); the
+    // request log keeps them under hooks.keepBodies.
+    const raw = await readLimited(ex, maxBodyBytes, bodyTimeoutMs);
+    ex.raw = raw;
     // Signatures are checked on these bytes — the body after Content-Encoding is removed, as
     // senders sign before content-coding — before anything is parsed (signatures.ts); a console
     // replay's too: it goes with its route's checks (CONTRACT.md §11), and the request log keeps
     // no signature headers, so the console does not offer one to a `verify` route.
-    ctx.state.signedBy = signatures.check(ctx.req, route, raw);
-    ctx.state.body = parsePayload(raw, ctx.req.headers['content-type'], route.kind === 'mapped');
+    ex.signedBy = signatures.check(ex, raw);
+    ex.payload = parsePayload(raw, ex.req.headers['content-type'], route.kind === 'mapped');
     return next();
   };
 }
@@ -49,8 +50,8 @@ function isZlibHeader(b: Buffer): boolean {
   return b.length < 2 || ((b[0]! & 0x0f) === 8 && ((b[0]! << 8) | b[1]!) % 31 === 0);
 }
 
-/** Per-request read state, kept on the request so the listeners below can be shared. */
-interface ReadState {
+/** The read of one body, on the request's record (`reading`) while it lasts, so that the request's listeners below can be shared. */
+export interface ReadState {
   chunks: Buffer[];
   /** Body bytes kept so far (decoded, when the body is encoded). */
   size: number;
@@ -60,79 +61,87 @@ interface ReadState {
   /** `Date.now()` past which the body is late (408). */
   deadline: number;
   timeoutMs: number;
-  ctx: Context;
   resolve: (bytes: Buffer) => void;
   reject: (err: Error) => void;
   /** The Content-Encoding, lower-cased; undefined for identity. */
-  encoding?: string;
+  encoding: string | undefined;
   /** Made on the first byte (an empty encoded body is an empty body). */
-  decoder?: zlib.Zlib & Transform;
+  decoder: (zlib.Zlib & Transform) | undefined;
   /** The body began with the gzip magic bytes 1f 8b (RFC 1952 §2.3.1): see onDecodeError. */
-  gzipMagic?: boolean;
+  gzipMagic: boolean;
 }
-
-const READ = Symbol('hookrelay.read');
-const OWNER = Symbol('hookrelay.owner');
-type Reading = IncomingMessage & { [READ]?: ReadState };
-type Decoding = Transform & { [OWNER]?: Reading };
 
 /**
  * Reads the body as bytes, decoded when it came with a Content-Encoding: at most `limit`
  * bytes on the wire and at most `limit` decoded (a compression bomb is stopped at the limit,
- * not inflated), within `timeoutMs`. The listeners are module-level functions (the emitter is
- * `this`), not closures made per request: this runs on every accepted request.
+ * not inflated), within `timeoutMs`. The request's listeners are module-level functions (the
+ * emitter is `this`, its record found from it), not closures made per request: this runs on
+ * every accepted request.
  */
-function readLimited(ctx: Context, limit: number, timeoutMs: number): Promise<Buffer> {
-  const req = ctx.req as Reading;
+function readLimited(ex: Exchange, limit: number, timeoutMs: number): Promise<Buffer> {
+  const req = ex.req;
   const header = req.headers['content-encoding'];
   let encoding: string | undefined = header?.trim().toLowerCase();
   if (encoding === '' || encoding === 'identity') encoding = undefined;
   if (encoding !== undefined && !Object.hasOwn(DECODERS, encoding)) {
-    ctx.set('connection', 'close');
+    ex.res.setHeader('connection', 'close');
     return Promise.reject(new HookError('unsupported_encoding',
       `Content-Encoding ${JSON.stringify(printable(header!, 40))} is not supported: send the body as identity (no encoding), gzip, deflate or br, one encoding only`));
   }
   return new Promise((resolve, reject) => {
-    req[READ] = { chunks: [], size: 0, wire: 0, limit, deadline: Date.now() + timeoutMs, timeoutMs, ctx, resolve, reject, encoding };
+    ex.reading = { chunks: [], size: 0, wire: 0, limit, deadline: Date.now() + timeoutMs, timeoutMs, resolve, reject, encoding, decoder: undefined, gzipMagic: false };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
-    watch(req);
+    watch(ex);
   });
 }
 
-function onData(this: Reading, chunk: Buffer): void {
-  const s = this[READ]!;
+function onData(this: IncomingMessage, chunk: Buffer): void {
+  const ex = exchangeOf(this);
+  const s = ex.reading!;
   s.wire += chunk.length;
-  if (s.wire > s.limit) return tooLarge(this);
-  if (s.encoding === undefined) return keep(this, s, chunk);
-  if (!s.decoder) {
-    const d = (s.decoder = DECODERS[s.encoding]!(chunk)) as Decoding;
-    s.gzipMagic = chunk[0] === 0x1f && chunk[1] === 0x8b;
-    d[OWNER] = this;
-    d.on('data', onDecoded);
-    d.on('end', onDecodedEnd);
-    d.on('error', onDecodeError);
-    d.on('drain', onDrain);
-  }
+  if (s.wire > s.limit) return tooLarge(ex);
+  if (s.encoding === undefined) return keep(ex, s, chunk);
+  if (!s.decoder) s.decoder = decoderFor(ex, s, chunk);
   if (!s.decoder.write(chunk)) this.pause();
 }
 
-function keep(req: Reading, s: ReadState, bytes: Buffer): void {
+/**
+ * The decoder of an encoded body, made on its first chunk. Its listeners are closures over the
+ * read (an encoded body is rare, and its zlib stream costs far more); each first checks that
+ * the read is still the request's: once it is settled (done()), a late event does nothing.
+ */
+function decoderFor(ex: Exchange, s: ReadState, first: Buffer): zlib.Zlib & Transform {
+  const d = DECODERS[s.encoding!]!(first);
+  s.gzipMagic = first[0] === 0x1f && first[1] === 0x8b;
+  d.on('data', (bytes: Buffer) => {
+    if (ex.reading === s) keep(ex, s, bytes);
+  });
+  d.on('end', () => {
+    if (ex.reading === s) onDecodedEnd(ex, s, d);
+  });
+  // Also keeps a late zlib error after destroy() (done()) from being unhandled.
+  d.on('error', (err: Error) => {
+    if (ex.reading === s) onDecodeError(ex, s, err);
+  });
+  d.on('drain', () => {
+    if (ex.reading === s) ex.req.resume();
+  });
+  return d;
+}
+
+function keep(ex: Exchange, s: ReadState, bytes: Buffer): void {
   s.size += bytes.length;
-  if (s.size > s.limit) return tooLarge(req);
+  if (s.size > s.limit) return tooLarge(ex);
   s.chunks.push(bytes);
 }
 
-function onEnd(this: Reading): void {
-  const s = this[READ]!;
+function onEnd(this: IncomingMessage): void {
+  const ex = exchangeOf(this);
+  const s = ex.reading!;
   if (s.decoder) s.decoder.end(); // settles in onDecodedEnd or onDecodeError
-  else finish(this);
-}
-
-function onDecoded(this: Decoding, bytes: Buffer): void {
-  const req = this[OWNER]!;
-  keep(req, req[READ]!, bytes);
+  else finish(ex);
 }
 
 /**
@@ -142,58 +151,50 @@ function onDecoded(this: Decoding, bytes: Buffer): void {
  * member (RFC 1952 §2.2) and fails on anything else — except NUL padding, which it skips. One
  * rule for the three: nothing may follow the compressed stream.
  */
-function onDecodedEnd(this: Decoding): void {
-  const req = this[OWNER]!;
-  if ((this as unknown as zlib.Zlib).bytesWritten < req[READ]!.wire) return refuseTrailing(req);
-  finish(req);
+function onDecodedEnd(ex: Exchange, s: ReadState, d: zlib.Zlib): void {
+  if (d.bytesWritten < s.wire) return refuseTrailing(ex);
+  finish(ex);
 }
 
-function onDecodeError(this: Decoding, err: Error): void {
-  const req = this[OWNER]!;
+function onDecodeError(ex: Exchange, s: ReadState, err: Error): void {
   // gunzip reads bytes after a complete member as a next member, whose magic is then wrong
   // ("incorrect header check": zlib's inflate.c says that of a bad magic only, and the first
   // member's was right), and drops the output of that write, so this is how it is told.
-  if (req[READ]!.gzipMagic && err.message === 'incorrect header check') return refuseTrailing(req);
-  const s = done(req);
-  req.pause();
+  if (s.gzipMagic && err.message === 'incorrect header check') return refuseTrailing(ex);
+  done(ex);
+  ex.req.pause();
   // zlib's message says nothing a sender can act on; the connection may hold the rest of the stream.
-  s.ctx.set('connection', 'close');
+  ex.res.setHeader('connection', 'close');
   s.reject(new HookError('invalid_json', `the ${s.encoding} body cannot be decoded`));
 }
 
-function refuseTrailing(req: Reading): void {
-  const s = done(req);
-  if (!req.complete) {
+function refuseTrailing(ex: Exchange): void {
+  const s = done(ex);
+  if (!ex.req.complete) {
     // gunzip can tell before the request ends: do not read the rest.
-    req.pause();
-    s.ctx.set('connection', 'close');
+    ex.req.pause();
+    ex.res.setHeader('connection', 'close');
   }
   s.reject(new HookError('invalid_json', `the ${s.encoding} body goes on after the end of its compressed stream: send the compressed stream alone`));
 }
 
-function onDrain(this: Decoding): void {
-  this[OWNER]!.resume();
-}
-
-function ignore(): void {}
-
-function finish(req: Reading): void {
-  const s = done(req);
+function finish(ex: Exchange): void {
+  const s = done(ex);
   s.resolve(s.chunks.length === 1 ? s.chunks[0]! : Buffer.concat(s.chunks, s.size));
 }
 
 /** Past the limit (on the wire or decoded): answer and close, without reading or inflating the rest. */
-function tooLarge(req: Reading): void {
-  const s = done(req);
-  req.pause();
-  s.ctx.set('connection', 'close');
+function tooLarge(ex: Exchange): void {
+  const s = done(ex);
+  ex.req.pause();
+  ex.res.setHeader('connection', 'close');
   s.reject(new HookError('payload_too_large', `the body is larger than hooks.maxBodyBytes (${s.limit} bytes${s.encoding ? ', decoded' : ''})`));
 }
 
 // A client that hangs up mid-body: Node emits 'aborted', then 'error' with ECONNRESET
 // (IncomingMessage._destroy), so 'error' alone covers it.
-function onError(this: Reading, err: NodeJS.ErrnoException): void {
-  done(this).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
+function onError(this: IncomingMessage, err: NodeJS.ErrnoException): void {
+  done(exchangeOf(this)).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
 }
 
 /**
@@ -207,23 +208,17 @@ export class ClientClosedError extends Error {
   }
 }
 
-function done(req: Reading): ReadState {
-  const s = req[READ]!;
-  req[READ] = undefined;
+/** Ends the read: the request's listeners are removed and the decoder stopped; returns the read to settle. */
+function done(ex: Exchange): ReadState {
+  const s = ex.reading!;
+  ex.reading = undefined;
+  const req = ex.req;
   req.off('data', onData);
   req.off('end', onEnd);
   req.off('error', onError);
-  unwatch(req);
-  const d = s.decoder;
-  if (d) {
-    d.off('data', onDecoded);
-    d.off('end', onDecodedEnd);
-    d.off('drain', onDrain);
-    d.off('error', onDecodeError);
-    // Stops inflating now; a late zlib error after destroy() must not be unhandled.
-    d.on('error', ignore);
-    d.destroy();
-  }
+  unwatch(ex);
+  // Stops inflating now (its listeners do nothing from here on).
+  s.decoder?.destroy();
   return s;
 }
 
@@ -233,16 +228,16 @@ function done(req: Reading): ReadState {
  * connection is closed (the rest of it is never read).
  */
 const SWEEP_EVERY_MS = 100;
-const reading = new Set<Reading>();
+const reading = new Set<Exchange>();
 let sweeper: NodeJS.Timeout | undefined;
 
-function watch(req: Reading): void {
-  reading.add(req);
+function watch(ex: Exchange): void {
+  reading.add(ex);
   if (!sweeper) sweeper = setInterval(sweep, SWEEP_EVERY_MS).unref();
 }
 
-function unwatch(req: Reading): void {
-  reading.delete(req);
+function unwatch(ex: Exchange): void {
+  reading.delete(ex);
 }
 
 function sweep(): void {
@@ -253,11 +248,11 @@ function sweep(): void {
     return;
   }
   const now = Date.now();
-  for (const req of reading) {
-    if (req[READ]!.deadline > now) continue;
-    const s = done(req);
-    req.pause();
-    s.ctx.set('connection', 'close');
+  for (const ex of reading) {
+    if (ex.reading!.deadline > now) continue;
+    const s = done(ex);
+    ex.req.pause();
+    ex.res.setHeader('connection', 'close');
     s.reject(new HookError('request_timeout', `the body did not arrive within hooks.bodyTimeoutMs (${s.timeoutMs} ms)`));
   }
 }

@@ -1,21 +1,13 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
+import type { IncomingMessage } from 'node:http';
+import { errorBody, type ErrorCode } from '../errors.js';
 import { createRouting, methodAllowed, ROUTE_METHODS, type Route, type RouteKind } from './routes-table.js';
 import { parseTarget } from '../request-target.js';
 import type { Auth, CredentialKind } from './auth.js';
-import { jsonHeaders } from './json.js';
-import { noteKind } from './route-label.js';
-import { noteError, noteHooks, noteReplay, noteSender } from './request-log.js';
+import { answer, jsonHeaders, refuse } from './answer.js';
+import type { Exchange } from './exchange.js';
+import { kindLabel } from './route-label.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
-
-const ROUTE = Symbol('hookrelay.route');
-type Routed = IncomingMessage & { [ROUTE]?: Route };
-
-/** The route the gate decided for a request it let through (set for every such request). */
-export function routeOf(req: IncomingMessage): Route | undefined {
-  return (req as Routed)[ROUTE];
-}
 
 export interface GateOptions {
   hooksPath: string;
@@ -50,13 +42,17 @@ export interface GateOptions {
  * `bySignature`, and its signature is checked on the body, signatures.ts → 403 for a scoped
  * hooks token on `wake`/`agent` outside its routes (a mapped hook's is checked once its mapping
  * matched, routes.ts) → 400 for unparseable targets → 404 for what no route takes → 413 on Content-Length. What passes
- * goes on to the Koa app with its {@link Route} — a `console` route too, whatever its method:
- * the console answers 405 and checks its session cookie itself; a request that sent `Expect: 100-continue`
- * is told to continue only then.
+ * goes on to the Koa app with its {@link Route} on its record — a `console` route too,
+ * whatever its method: the console answers 405 and checks its session cookie itself; a
+ * request that sent `Expect: 100-continue` is told to continue only then.
+ *
+ * Everything the gate learns goes on the request's record (exchange.ts): the route, its label,
+ * whether it gets a request-log row, a replay's seq, the sender, `bySignature`, the error code
+ * of a refusal. Refusals are written by the one answer() (answer.ts).
  */
-export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: ServerResponse) => void) {
+export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex: Exchange, expectsContinue?: boolean) => void {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
-  // A refused request's announced body up to the body limit may be drained (see answer()).
+  // A refused request's announced body up to the body limit may be drained (answer.ts).
   const drainable = opts.maxBodyBytes;
   const unauthorized = {
     hooks: unauthorizedAnswer(opts.allowQueryToken, 'hooks'),
@@ -64,78 +60,76 @@ export function createGate(opts: GateOptions, next: (req: IncomingMessage, res: 
     either: unauthorizedAnswer(opts.allowQueryToken, 'either'),
   };
   const keepBodies = opts.keepBodies ?? 0;
-  const deny = (req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>) => {
-    noteError(res, code);
-    refuse(req, res, code, message, headers, drainable);
-  };
-  return function gate(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
+  const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
+  return function gate(ex: Exchange, expectsContinue = false): void {
+    const req = ex.req;
     const target = parseTarget(req.url ?? '/');
     const decided = target && route(target);
     const method = req.method ?? 'GET';
     // Labelled at once, so that a refusal counts under the route it was sent to (route-label.ts).
     if (decided) {
-      noteKind(res, decided.kind);
+      ex.route = decided;
+      ex.label = kindLabel(decided.kind);
       // Under the hooks path, every answered request has a row in the request log.
-      if (decided.hooks && decided.kind !== 'metrics') noteHooks(res, decided.path, keepBodies, opts.clientAddress);
+      if (decided.hooks && decided.kind !== 'metrics') {
+        ex.logged = true;
+        ex.keepBodies = keepBodies;
+      }
     }
     if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
-      deny(req, res, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
+      deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
     }
     // A console replay's marker is its credential, for exactly the route it replays (replay.ts):
     // a replay needs no hooks token, whichever are configured now.
     const replayed = decided?.hooks && opts.replayOf ? opts.replayOf(req, decided) : undefined;
-    if (replayed !== undefined) noteReplay(res, replayed);
+    if (replayed !== undefined) ex.replayOf = replayed;
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : opts.enabled) {
       const kind = decided ? CREDENTIAL[decided.kind] : 'either';
       const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name);
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
-        noteError(res, verdict.code);
+        ex.error = verdict.code;
         if (verdict.code === 'rate_limited') {
-          answer(req, res, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
+          answer(ex, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
         } else {
-          answer(req, res, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
+          answer(ex, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
         }
         return;
       }
-      if (verdict.bySignature) decided!.bySignature = true;
+      if (verdict.bySignature) ex.bySignature = true;
       const sender = verdict.sender;
       if (sender !== undefined && decided) {
-        if (sender.name !== undefined) noteSender(res, sender.name);
+        ex.sender = sender;
         // A scoped token (CONTRACT.md §4): a valid credential, so 403 and not counted. A mapped
-        // hook's mapping is known only once matched: routes.ts checks `scope` there.
-        if (sender.routes !== undefined) {
-          if (decided.kind === 'mapped') decided.scope = sender.routes;
-          else if ((decided.kind === 'wake' || decided.kind === 'agent') && !sender.routes.has(decided.kind)) {
-            deny(req, res, 'forbidden', `this hooks token does not reach ${decided.kind}: add "${decided.kind}" to its routes (hooks.tokens[].routes) or send with another token`);
-            return;
-          }
+        // hook's mapping is known only once matched: routes.ts checks the sender's routes there.
+        if (sender.routes !== undefined && (decided.kind === 'wake' || decided.kind === 'agent') && !sender.routes.has(decided.kind)) {
+          deny(ex, 'forbidden', `this hooks token does not reach ${decided.kind}: add "${decided.kind}" to its routes (hooks.tokens[].routes) or send with another token`);
+          return;
         }
       }
     }
     if (!decided) {
-      deny(req, res, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
+      deny(ex, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
       return;
     }
     if (decided.kind === 'none') {
-      deny(req, res, 'not_found', `no route for ${method} ${printable(decided.path, 200)}`);
+      deny(ex, 'not_found', `no route for ${method} ${printable(decided.path, 200)}`);
       return;
     }
     if (decided.hooks) {
       const length = req.headers['content-length'];
       if (length !== undefined && Number(length) > opts.maxBodyBytes) {
-        deny(req, res, 'payload_too_large', `the body is larger than hooks.maxBodyBytes (${opts.maxBodyBytes} bytes)`);
+        deny(ex, 'payload_too_large', `the body is larger than hooks.maxBodyBytes (${opts.maxBodyBytes} bytes)`);
         return;
       }
     }
     // The token has done its work: no later layer (handlers, templates, transforms, logs) sees it.
     decided.query = withoutToken(decided.query);
-    (req as Routed)[ROUTE] = decided;
-    if (expectsContinue) res.writeContinue();
-    next(req, res);
+    if (expectsContinue) ex.res.writeContinue();
+    next(ex);
   };
 }
 
@@ -177,28 +171,3 @@ const RATE_LIMITED_BODY = Buffer.from(
   errorBody('rate_limited', 'too many failed token attempts from this address; retry later'),
 );
 const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
-
-/**
- * Answers a refused request with the contract's JSON error body, straight on the raw response.
- * `drainable`: the largest announced body a kept-alive connection may still drain (see
- * {@link answer}); 0 closes the connection whenever a body may follow.
- */
-export function refuse(req: IncomingMessage, res: ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>, drainable = 0): void {
-  const body = errorBody(code, message);
-  answer(req, res, ERRORS[code].status, { ...jsonHeaders(Buffer.byteLength(body)), ...headers }, body, drainable);
-}
-
-/**
- * Writes a refusal. Node reads whatever a refused request still sends, to find the next
- * request on a kept-alive connection. An announced body up to `drainable` bytes (the body
- * limit) costs little to drain and spares the client a new connection — token guessers and the
- * benchmark's 401s send small bodies; a larger or unannounced (chunked) body is never read:
- * the answer says `Connection: close`, and Node closes the socket once it is flushed.
- */
-function answer(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer, drainable: number): void {
-  const h = req.headers;
-  const length = h['content-length'];
-  const close = h['transfer-encoding'] !== undefined || (length !== undefined && !(Number(length) <= drainable));
-  res.writeHead(status, close ? { ...headers, connection: 'close' } : headers);
-  res.end(body);
-}

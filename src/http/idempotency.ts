@@ -1,14 +1,13 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Context } from 'koa';
 import { HookError } from '../errors.js';
 import { IDEMPOTENCY_HEADERS, checkIdempotencyKey, requestHash, scopedKeyHash } from '../idempotency-key.js';
 import type { StoredKey } from '../store/records.js';
-import { sendJson } from './json.js';
+import { answerJson } from './answer.js';
+import type { Exchange } from './exchange.js';
 
 /**
  * Idempotency on the listener (CONTRACT.md §8): which key a request carries, and answering a
  * repeat with the first answer. Committing keys is the dispatcher's and the store's part
- * (`dispatchKeyed`, `Store.accept`); this file only reads and replays.
+ * (`Runtime.commit`, `Store.accept`); this file only reads and replays.
  */
 
 /** A key ready for the store: the scoped key's hash and the fingerprint of what it guards. */
@@ -21,28 +20,16 @@ export interface RequestKey {
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /**
- * The request's signed message id, when a valid signature covered one (signatures.ts): the name
- * of its header, kept on the request's headers object under a symbol — which no template,
- * header copy or log sees (they enumerate string keys) — because that object is what every
- * reader of the key is handed.
- */
-const SIGNED_KEY = Symbol('hookrelay.signedKey');
-type Pinned = IncomingHttpHeaders & { [SIGNED_KEY]?: string };
-
-/** signatures.ts: the signature verified covers the id in header `name`; it is the request's key. */
-export function pinSignedKey(headers: IncomingHttpHeaders, name: string): void {
-  (headers as Pinned)[SIGNED_KEY] = name;
-}
-
-/**
  * The request's key, checked; undefined when there is none. A message id the request's valid
- * signature covered (`webhook-id`, `svix-id`: {@link pinSignedKey}) is the key, whatever else
- * was sent: an unsigned header could be changed by anyone replaying a captured request, and
- * would make it act again (CONTRACT.md §8). Otherwise the first idempotency header present with
- * a value (IDEMPOTENCY_HEADERS order). Header values are trimmed by Node already.
+ * signature covered (`webhook-id`, `svix-id`: the record's `signedKey`, signatures.ts) is the
+ * key, whatever else was sent: an unsigned header could be changed by anyone replaying a
+ * captured request, and would make it act again (CONTRACT.md §8). Otherwise the first
+ * idempotency header present with a value (IDEMPOTENCY_HEADERS order). Header values are
+ * trimmed by Node already.
  */
-export function headerKey(headers: IncomingHttpHeaders): string | undefined {
-  const signed = (headers as Pinned)[SIGNED_KEY];
+export function headerKey(ex: Exchange): string | undefined {
+  const headers = ex.req.headers;
+  const signed = ex.signedKey;
   if (signed !== undefined) return checkIdempotencyKey(String(headers[signed]), `header ${signed}`);
   for (const name of IDEMPOTENCY_HEADERS) {
     const value = headers[name];
@@ -67,8 +54,14 @@ export function checkSameRequest(stored: StoredKey, key: RequestKey, label: stri
   }
 }
 
+/** Marks the answer about to be written as a replay of a first answer (the header, and the request-log row). */
+export function markReplayed(ex: Exchange): void {
+  ex.replayed = true;
+  ex.res.setHeader(REPLAYED_HEADER, 'true');
+}
+
 /** Answers with a stored first answer, marked as a replay. */
-export function sendReplay(ctx: Context, stored: StoredKey): void {
-  ctx.set(REPLAYED_HEADER, 'true');
-  sendJson(ctx, stored.status, stored.body);
+export function answerReplay(ex: Exchange, stored: StoredKey): void {
+  markReplayed(ex);
+  answerJson(ex, stored.status, stored.body);
 }

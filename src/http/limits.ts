@@ -6,3 +6,10 @@
  */
 export const EVENTS_LIMIT = { default: 100, max: 1000 } as const;
 export const RUNS_LIMIT = { default: 20, max: 200 } as const;
+
+/**
+ * An answer of `/events` carries at most about this many bytes of event text (and always at
+ * least one event): `limit` alone let one request over large events build a 100 MB answer.
+ * The client pages on with `after`, as it does past `limit`.
+ */
+export const EVENTS_MAX_BYTES = 1024 * 1024;

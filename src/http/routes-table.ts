@@ -2,17 +2,18 @@ import { routeKind, type HookRouteKind, type Target } from '../request-target.js
 
 /**
  * The one routing decision (STYLE.md #13). Every request's target is parsed and normalised
- * once (`parseTarget`, src/request-target.ts) and routed once, here; the gate decides on the
- * result (405, token, 413) and hands the same {@link Route} to the Koa app, whose handlers
- * are picked by `route.kind` — nothing routes a second time, so what the gate guards and
- * what a handler serves cannot drift apart. Later layers read the route (`routeOf(req)`),
- * never Koa's `ctx.path` or `ctx.url`: those are the raw target.
+ * once (`parseTarget`, src/request-target.ts) and routed once, here; the gate decides on the result (405, token, 413) and hands the same {@link Route}
+ * to the Koa app on the request's record (`ctx.exchange.route`, http/exchange.ts). The app
+ * picks the part that serves it by `route.kind`, and within the read kinds and the console,
+ * @koa/router picks the handler on the route's own `path` — the path the gate decided on, never
+ * Koa's `ctx.path` or `ctx.url` (the raw target) — so what the gate guards and what a handler
+ * serves cannot drift apart.
  */
 export type RouteKind = HookRouteKind | 'health' | 'metrics' | 'console';
 
 /**
  * The method each kind takes (HEAD rides along with GET); `none` takes none. The console's
- * pages take GET or POST each: its own table (console/console.ts) answers 405 for them.
+ * pages take GET or POST each: its own table (console/routes.ts) answers 405 for them.
  */
 export const ROUTE_METHODS: Record<RouteKind, string> = {
   wake: 'POST',
@@ -38,10 +39,6 @@ export interface Route {
   path: string;
   /** The raw query string, without `?` — and, once the gate let the request through, without the token. */
   query: string;
-  /** Let through without the token: a signature must stand in for it (`auth: signature`, http/signatures.ts). */
-  bySignature?: true;
-  /** A mapped hook sent with a scoped hooks token: the mapping ids it reaches (routes.ts checks the match). */
-  scope?: ReadonlySet<string>;
 }
 
 /** Where the web console lives (CONTRACT.md §11). */

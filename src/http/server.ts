@@ -9,9 +9,10 @@ import { adminCredentials, hookCredentials } from '../config/token.js';
 import { errorBody } from '../errors.js';
 import { createClientAddress } from './client-address.js';
 import { fold, trustedBy } from '../address-rules.js';
-import { createGate, refuse } from './gate.js';
+import { createGate } from './gate.js';
 import { createSignatures } from './signatures.js';
-import { jsonHeaders } from './json.js';
+import { jsonHeaders, refuse } from './answer.js';
+import { openExchange, type Exchange } from './exchange.js';
 import type { RouteDeps } from './routes.js';
 import { createConsole } from '../console/console.js';
 import { createSessions, type Sessions } from '../console/session.js';
@@ -62,9 +63,20 @@ interface Handler {
  */
 const CHECK_TIMEOUTS_EVERY_MS = 1_000;
 
-/** Sockets answered 503 by the per-address cap: whatever request they still send is not handled. */
-const REFUSED = Symbol('hookrelay.refused');
-type Refusable = Socket & { [REFUSED]?: true };
+/**
+ * What the listener keeps on a connection, under one symbol: the record of the last request
+ * begun on it (see {@link onClientError}), or {@link REFUSED} for a connection the per-address
+ * cap answered 503 — whatever request it still sends is not handled.
+ */
+const LAST = Symbol('hookrelay.last');
+const REFUSED = 'refused';
+type Tracked = Socket & { [LAST]?: Exchange | typeof REFUSED };
+
+/** The last request begun on a connection, if it was not refused. */
+function lastOn(socket: Socket): Exchange | undefined {
+  const last = (socket as Tracked)[LAST];
+  return last === REFUSED ? undefined : last;
+}
 
 /**
  * The HTTP listener: the gate (routing and cheap rejections on the raw request) in front of
@@ -74,21 +86,23 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   const clientAddress = createClientAddress(config.server.trustedProxies);
   const isProxy = trustedBy(config.server.trustedProxies);
   const trustedPeer = (req: http.IncomingMessage) => isProxy(fold(req.socket.remoteAddress ?? ''));
-  const requests = createRequestLogger(deps.requestLog, deps.store);
+  const requests = createRequestLogger(deps.requestLog, deps.store, clientAddress);
   let url = '';
   const replayer = createReplayer(() => url, requests);
   let current = createHandler(config, deps, clientAddress, trustedPeer, log, replayer);
   const access = createAccessLog(log, deps.metrics, requests);
   let closing = false;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
-    if ((req.socket as Refusable)[REFUSED]) return;
-    access?.begin(req, res);
-    (req.socket as Answering)[ANSWERING] = res;
+    const socket = req.socket as Tracked;
+    if (socket[LAST] === REFUSED) return;
+    const ex = openExchange(req, res);
+    access?.begin(ex);
+    socket[LAST] = ex;
     if (closing) {
-      refuse(req, res, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
+      refuse(ex, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
       return;
     }
-    current.gate(req, res, expectsContinue);
+    current.gate(ex, expectsContinue);
   };
   const server = http.createServer(
     {
@@ -198,9 +212,9 @@ function createHandler(
       keepBodies: hooks.keepBodies,
       replayOf: replayer.replayOf,
     },
-    (req, res) => {
+    (ex) => {
       active++;
-      koa(req, res).then(settle, settle);
+      koa(ex.req, ex.res).then(settle, settle);
     },
   );
   return {
@@ -212,10 +226,6 @@ function createHandler(
     drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };
 }
-
-/** The last response begun on a connection (see {@link onClientError}). */
-const ANSWERING = Symbol('hookrelay.answering');
-type Answering = Socket & { [ANSWERING]?: http.ServerResponse };
 
 /** Node's own answers to what its parser refuses (lib/_http_server.js); then the connection is closed. */
 const CLIENT_ERROR_ANSWERS: Record<string, string> = {
@@ -233,7 +243,7 @@ const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
  * would never hear so. Here its answer is sent first, then the 400.
  */
 function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  const res = (socket as Answering)[ANSWERING];
+  const res = lastOn(socket)?.res;
   if (res && !res.writableFinished && res.req.complete && err.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
     res.once('finish', () => refuseBytes(err, socket));
     res.once('close', () => refuseBytes(err, socket));
@@ -244,7 +254,7 @@ function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
 
 function refuseBytes(err: NodeJS.ErrnoException, socket: Socket): void {
   if (socket.destroyed) return;
-  const res = (socket as Answering)[ANSWERING];
+  const res = lastOn(socket)?.res;
   // Never into the middle of an answer (Node's rule too).
   if (socket.writable && !(res && res.headersSent && !res.writableFinished)) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
   socket.destroy();
@@ -269,7 +279,7 @@ function capPerAddress(server: http.Server, config: Readonly<Config>, log: Logge
     const count = (open.get(address) ?? 0) + 1;
     if (count > cap) {
       log.debug({ cap }, 'connection past server.maxConnectionsPerAddress refused');
-      (socket as Refusable)[REFUSED] = true;
+      (socket as Tracked)[LAST] = REFUSED;
       socket.end(refusal);
       return;
     }

@@ -2,8 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import type { Auth } from './auth.js';
-import type { Route } from './routes-table.js';
-import { pinSignedKey } from './idempotency.js';
+import type { Exchange } from './exchange.js';
 import { compileVerifier, signedIdHeader, type SignatureFailure, type SignedIdHeader, type Verifier } from './verify/schemes.js';
 
 /** The mapping ids whose `verify` passed on a request's raw body. */
@@ -17,18 +16,18 @@ export interface Signatures {
    * `match.path` is the route's NAME on the raw bytes — only the `auth: signature` ones when
    * the request came without the token. Undefined when NAME has no such mapping; else the
    * ids that verified. A verified signature that also signed a message id (standard-webhooks:
-   * `webhook-id`, `svix-id`) makes that id the request's idempotency key (idempotency.ts), which
-   * no unsigned key header can then replace (CONTRACT.md §8). Throws 401 `invalid_signature` /
-   * `stale_signature` when none did (429 `rate_limited` past the failure budget, when the
-   * signature stood in for the token).
+   * `webhook-id`, `svix-id`) makes that id the request's idempotency key (`signedKey` on its
+   * record; idempotency.ts), which no unsigned key header can then replace (CONTRACT.md §8).
+   * Throws 401 `invalid_signature` / `stale_signature` when none did (429 `rate_limited` past
+   * the failure budget, when the signature stood in for the token).
    */
-  check(req: IncomingMessage, route: Route, body: Buffer): SignedBy | undefined;
+  check(ex: Exchange, body: Buffer): SignedBy | undefined;
   /**
    * After matching, before rendering: the matched mapping must be one whose signature
    * verified when it has `verify`, and an `auth: signature` one when the request came
    * without the token. Throws 401 `invalid_signature` otherwise.
    */
-  admit(route: Route, signedBy: SignedBy, mappingId: string): void;
+  admit(ex: Exchange, signedBy: SignedBy, mappingId: string): void;
 }
 
 interface Entry {
@@ -62,24 +61,26 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   return {
     standsIn: (name) => standsIn.has(name),
 
-    check(req, route, body) {
+    check(ex, body) {
+      const { req, bySignature } = ex;
+      const route = ex.route!;
       const list = route.kind === 'mapped' ? byName.get(route.name) : undefined;
       if (list === undefined) return undefined;
       const now = Math.floor(clock() / 1000);
       let signed: Set<string> | undefined;
       let failed: SignatureFailure[] | undefined;
       for (const e of list) {
-        if (route.bySignature && !e.standsIn) continue;
+        if (bySignature && !e.standsIn) continue;
         const f = e.verify(req.headers, body, now);
         if (f === undefined) {
           (signed ??= new Set()).add(e.id);
           const idHeader = e.signedId?.(req.headers);
-          if (idHeader !== undefined) pinSignedKey(req.headers, idHeader);
+          if (idHeader !== undefined) ex.signedKey = idHeader;
         } else {
           (failed ??= []).push(f);
         }
       }
-      if (route.bySignature) {
+      if (bySignature) {
         if (signed) {
           deps.auth.passed(deps.clientAddress(req));
         } else {
@@ -97,9 +98,9 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `POST ${route.path} needs a valid signature: ${message}`);
     },
 
-    admit(route, signedBy, mappingId) {
+    admit(ex, signedBy, mappingId) {
       const e = byId.get(mappingId);
-      if (route.bySignature && !e?.standsIn) {
+      if (ex.bySignature && !e?.standsIn) {
         throw new HookError('unauthorized', `this payload matched mapping "${mappingId}", which does not take a signature in place of the token: send the hooks token`);
       }
       if (e && !signedBy.has(mappingId)) {

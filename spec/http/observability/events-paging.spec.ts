@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { EVENTS_MAX_BYTES } from '../../../src/http/routes.js';
+import { EVENTS_MAX_BYTES } from '../../../src/http/limits.js';
 import { call } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 

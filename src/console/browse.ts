@@ -1,0 +1,46 @@
+import type { MappingConfig } from '../config/types.js';
+import type { Exchange } from '../http/exchange.js';
+import { RUN_STATUSES, type RunStatus } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { answerPage } from './answers.js';
+import { lastSeq } from './events-stream.js';
+import { eventsPage, mappingsPage, notFoundPage, runPage, runsPage } from './pages.js';
+
+/** The console's read-only pages of what the gateway did and does: the runs, a run, the events, the mappings. */
+export interface BrowseDeps {
+  store: Pick<Store, 'getRun' | 'listRuns' | 'listEvents'>;
+  hooksPath: string;
+  mappings: readonly MappingConfig[];
+}
+
+const RUNS_PAGE = 50;
+const EVENTS_PAGE = 100;
+
+/** `/console/` and `/console/runs`: the runs, newest first, filtered by `status`, paged with `before`. */
+export async function runs(deps: BrowseDeps, ex: Exchange): Promise<void> {
+  const params = new URLSearchParams(ex.route!.query);
+  const status = RUN_STATUSES.includes(params.get('status') as RunStatus) ? (params.get('status') as RunStatus) : undefined;
+  const before = params.get('before') || undefined;
+  const list = await deps.store.listRuns({ limit: RUNS_PAGE, status, before });
+  answerPage(ex, 200, runsPage(list, status, before, RUNS_PAGE));
+}
+
+/** `/console/runs/ID`. */
+export async function run(deps: BrowseDeps, ex: Exchange): Promise<void> {
+  const id = ex.route!.name.slice('runs/'.length);
+  const found = await deps.store.getRun(id);
+  if (!found) answerPage(ex, 404, notFoundPage('No run with that id (it may have been purged after store.retainDays).'));
+  else answerPage(ex, 200, runPage(found));
+}
+
+/** `/console/events`: the newest page of events; the page's script follows the stream (events-stream.ts). */
+export async function events(deps: BrowseDeps, ex: Exchange): Promise<void> {
+  const last = await lastSeq(deps.store);
+  const list = await deps.store.listEvents(Math.max(0, last - EVENTS_PAGE), EVENTS_PAGE, 1024 * 1024);
+  answerPage(ex, 200, eventsPage(list, list.length ? list[list.length - 1]!.seq : last));
+}
+
+/** `/console/mappings`: the mappings in match order, and the playground's form. */
+export function mappings(deps: BrowseDeps, ex: Exchange): void {
+  answerPage(ex, 200, mappingsPage(deps.mappings, deps.hooksPath));
+}

@@ -1,0 +1,117 @@
+import type { DefaultState, Middleware } from 'koa';
+import { HookError } from '../errors.js';
+import { answerBody } from '../http/answer.js';
+import type { Exchange, ExchangeContext } from '../http/exchange.js';
+import { createRouter, literal, routesOnParsedPath, type RoutedContext } from '../http/router.js';
+import { CONSOLE_PATH } from '../http/routes-table.js';
+import type { Logger } from '../log.js';
+import { answerPage, redirect } from './answers.js';
+import { events, mappings, run, runs, type BrowseDeps } from './browse.js';
+import { streamEvents } from './events-stream.js';
+import { checkSameOrigin } from './hosts.js';
+import { notFoundPage } from './pages.js';
+import { playground, type PlaygroundDeps } from './playground.js';
+import { replay, request, requests, type RequestsDeps } from './requests.js';
+import { login, loginForm, logout, type SignInDeps } from './sign-in.js';
+import { STATIC } from './static.js';
+
+/** What the console's pages need (console.ts makes it from the listener's deps). */
+export type PageDeps = BrowseDeps & RequestsDeps & PlaygroundDeps & SignInDeps & { log: Logger };
+
+/** A page's handler: the request's record is all it reads of the request. */
+type Page = (deps: PageDeps, ex: Exchange) => Promise<void> | void;
+
+/**
+ * Who may reach a console route: `public` (the sign-in page and its static files), `page`
+ * (HTML: without a session, 303 to the sign-in page), `api` (fetch and event stream:
+ * without a session, 401).
+ */
+type Access = 'public' | 'page' | 'api';
+
+export interface ConsoleRoute {
+  /** The part after `/console/` (the gate's `route.name`); `*` is one segment. */
+  name: string;
+  methods: readonly ('GET' | 'POST')[];
+  access: Access;
+  /** The page of each method. */
+  pages: Readonly<Partial<Record<'GET' | 'POST', Page>>>;
+}
+
+function route(name: string, access: Access, pages: ConsoleRoute['pages']): ConsoleRoute {
+  return { name, access, pages, methods: Object.keys(pages) as ('GET' | 'POST')[] };
+}
+
+/**
+ * Every console route: the router's table (routed by @koa/router on the gate's parsed path,
+ * http/router.ts, STYLE.md #13) and what spec/console/auth.spec.ts walks, so that a new route
+ * cannot be forgotten by the session check's spec.
+ */
+export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
+  route('', 'page', { GET: runs }),
+  route('requests', 'page', { GET: requests }),
+  route('requests/*', 'page', { GET: request }),
+  route('replay/*', 'page', { POST: replay }),
+  route('runs', 'page', { GET: runs }),
+  route('runs/*', 'page', { GET: run }),
+  route('events', 'page', { GET: events }),
+  route('events/stream', 'api', { GET: streamEvents }),
+  route('mappings', 'page', { GET: mappings }),
+  route('playground', 'api', { POST: playground }),
+  route('logout', 'page', { POST: logout }),
+  route('login', 'public', { GET: loginForm, POST: login }),
+  ...Object.keys(STATIC).map((file) => route(`static/${file}`, 'public', { GET: staticFile })),
+];
+
+/**
+ * The console's routes, for a request whose host and session the console already checked
+ * (console.ts): a route's page behind its checks ({@link guarded}); for a path that names
+ * no route, the sign-in page without a session and a 404 page with one; for a method the route
+ * does not take, 405 with Allow.
+ */
+export function consoleRoutes(deps: PageDeps): Middleware<DefaultState, ExchangeContext> {
+  const router = createRouter();
+  const byPattern = new Map<string, ConsoleRoute>();
+  for (const r of CONSOLE_ROUTES) {
+    const pattern = r.name === '' ? CONSOLE_PATH : `${CONSOLE_PATH}/${r.name.split('/').map((s) => (s === '*' ? ':id' : literal(s))).join('/')}`;
+    byPattern.set(pattern, r);
+    for (const method of r.methods) router.register(pattern, [method], guarded(deps, r, r.pages[method]!));
+  }
+  const routes = routesOnParsedPath(router);
+  return (ctx, next) => routes(ctx, async () => notRouted(ctx as RoutedContext, byPattern));
+}
+
+/**
+ * A route's checks, in order: a POST must come from the console's own pages (CSRF,
+ * hosts.ts), before anything else; then the session, unless the route is public.
+ */
+function guarded(deps: PageDeps, r: ConsoleRoute, page: Page) {
+  return (ctx: RoutedContext) => {
+    const ex = ctx.exchange;
+    const post = ex.req.method === 'POST';
+    if (post) checkSameOrigin(ex.req, deps.trustedPeer);
+    if (r.access !== 'public' && ex.session === undefined) {
+      if (r.access === 'page' && !post) return redirect(ex, '/console/login');
+      throw new HookError('unauthorized', 'no console session: sign in at /console/login');
+    }
+    return page(deps, ex);
+  };
+}
+
+/** No route took the request: another method than its route's (405), or no route at all. */
+function notRouted(ctx: RoutedContext, byPattern: ReadonlyMap<string, ConsoleRoute>): void {
+  const ex = ctx.exchange;
+  const found = ctx.matched?.map((layer) => byPattern.get(String(layer.path))).find((r) => r !== undefined);
+  if (found) {
+    const allow = found.methods.map((m) => (m === 'GET' ? 'GET, HEAD' : m)).join(', ');
+    throw new HookError('method_not_allowed', `${ex.req.method} is not allowed here; use ${allow}`, { allow });
+  }
+  if (ex.session === undefined) redirect(ex, '/console/login');
+  else answerPage(ex, 404, notFoundPage('There is no such page in the console.'));
+}
+
+/** A static file of the console, from memory (static.ts). */
+function staticFile(_deps: PageDeps, ex: Exchange): void {
+  const file = STATIC[ex.route!.name.slice('static/'.length)]!;
+  ex.res.setHeader('cache-control', 'no-cache');
+  answerBody(ex, 200, file.type, file.bytes);
+}

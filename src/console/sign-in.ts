@@ -1,0 +1,52 @@
+import type { IncomingMessage } from 'node:http';
+import type { Auth } from '../http/auth.js';
+import type { Exchange } from '../http/exchange.js';
+import { answerPage, redirect } from './answers.js';
+import { isHttps } from './hosts.js';
+import { loginPage } from './pages.js';
+import { formField, readBody } from './read-body.js';
+import { COOKIE, SESSION_SECONDS, type Sessions } from './session.js';
+
+/** Signing in with the admin token and out (CONTRACT.md §11). */
+export interface SignInDeps {
+  auth: Auth;
+  sessions: Sessions;
+  clientAddress: (req: IncomingMessage) => string;
+  /** True when the peer is in server.trustedProxies (its X-Forwarded-Proto is believed). */
+  trustedPeer: (req: IncomingMessage) => boolean;
+}
+
+const LOGIN_MAX_BYTES = 4096;
+
+/** GET `/console/login`: the sign-in page. */
+export function loginForm(_deps: SignInDeps, ex: Exchange): void {
+  answerPage(ex, 200, loginPage());
+}
+
+/**
+ * POST `/console/login`: the admin token, checked like the gate checks one (the same failure
+ * budget); a session cookie for `/console/` on success.
+ */
+export async function login(deps: SignInDeps, ex: Exchange): Promise<void> {
+  const token = formField(await readBody(ex.req, LOGIN_MAX_BYTES), 'token') ?? '';
+  const verdict = deps.auth.verify(token, deps.clientAddress(ex.req), 'admin');
+  if (!verdict.ok && verdict.code === 'rate_limited') {
+    ex.res.setHeader('retry-after', String(verdict.retryAfter));
+    answerPage(ex, 429, loginPage(`Too many wrong tokens from this address: try again in ${verdict.retryAfter} s.`));
+    return;
+  }
+  if (!verdict.ok) {
+    answerPage(ex, 401, loginPage('That is not the admin token. It is server.adminToken (or server.adminTokens) in the config, or, when none is configured, the one in {dataDir}/admin-token. A hooks token does not sign in.'));
+    return;
+  }
+  const secure = isHttps(ex.req, deps.trustedPeer) ? '; Secure' : '';
+  ex.res.setHeader('set-cookie', `${COOKIE}=${deps.sessions.issue(Date.now())}; Path=/console/; Max-Age=${SESSION_SECONDS}; HttpOnly; SameSite=Strict${secure}`);
+  redirect(ex, '/console/');
+}
+
+/** POST `/console/logout`: the session ends now (its event streams close) and its cookie is cleared. */
+export function logout(deps: SignInDeps, ex: Exchange): void {
+  deps.sessions.revoke(ex.session!, Date.now());
+  ex.res.setHeader('set-cookie', `${COOKIE}=; Path=/console/; Max-Age=0; HttpOnly; SameSite=Strict`);
+  redirect(ex, '/console/login');
+}

@@ -1,0 +1,81 @@
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
+import type { Exchange } from './exchange.js';
+
+/*
+ * The one writer of answers. Every response of the listener is written here, on the raw
+ * response: the gate's refusals in front of Koa, each handler's answer, the error handler's,
+ * the console's pages, the 503 of a stopping gateway. Koa writes nothing itself (app.ts sets
+ * `respond` false on its context, https://koajs.com/#ctx-respond): its status, type and body
+ * setters and its `respond()` cost more per request than the rest of its part, and two
+ * writers would make two answers possible. What is answered is noted on the request's record
+ * (exchange.ts), from which the close hook (access-log.ts) finalises the access log, the
+ * request-log row and the metrics — whoever answered, and also when the client went away first.
+ */
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Headers of an answer with a body of `byteLength` bytes of `type`. */
+export function bodyHeaders(type: string, byteLength: number): Record<string, string> {
+  return { 'content-type': type, 'content-length': String(byteLength) };
+}
+
+/** Headers of a JSON answer of `byteLength` bytes. */
+export function jsonHeaders(byteLength: number): Record<string, string> {
+  return bodyHeaders(JSON_TYPE, byteLength);
+}
+
+/**
+ * Writes the request's answer: `status`, `headers` (added to those set before with
+ * `setHeader`/`ctx.set`) and `body`. An answer given before the request's body was read to its
+ * end closes the connection, so that Node does not read (and wait for) the rest of it — unless
+ * the rest is announced with a Content-Length of at most `drainable` bytes: the gate's refusals
+ * pass the body limit, since a small announced body costs little to drain and spares a token
+ * guesser's client (and the benchmark's) a new connection. A chunked body is never drained.
+ */
+export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
+  ex.answered = true;
+  ex.res.writeHead(status, bodyMayFollow(ex.req, drainable) ? { ...headers, connection: 'close' } : headers);
+  ex.res.end(body);
+}
+
+/** Answers with a JSON body: an object, or text already serialized (`errorBody`, a stored answer). */
+export function answerJson(ex: Exchange, status: number, body: object | string): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  answer(ex, status, jsonHeaders(Buffer.byteLength(text)), text);
+}
+
+/** Answers with a body of `type` (the console's pages and files, `/metrics`). */
+export function answerBody(ex: Exchange, status: number, type: string, body: string | Buffer): void {
+  answer(ex, status, bodyHeaders(type, typeof body === 'string' ? Buffer.byteLength(body) : body.length), body);
+}
+
+/**
+ * Answers with the contract's JSON error body for `code` (its status from the catalog), and
+ * notes the code on the record (the request log keeps it). `drainable`: see {@link answer}.
+ */
+export function refuse(ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>, drainable = 0): void {
+  ex.error = code;
+  const body = errorBody(code, message);
+  const h = jsonHeaders(Buffer.byteLength(body));
+  answer(ex, ERRORS[code].status, headers === undefined ? h : Object.assign(h, headers), body, drainable);
+}
+
+/** Begins an answer that is written on over time (the console's event stream); the caller writes and ends it. */
+export function answerStream(ex: Exchange, status: number, headers: OutgoingHttpHeaders): void {
+  ex.answered = true;
+  ex.res.writeHead(status, headers);
+}
+
+/**
+ * Whether body bytes of `req` past `drainable` may still be on the way. A request without
+ * Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3), yet Node marks it
+ * `complete` only after its handler ran: a synchronous answer (`/healthz`) that closed its
+ * connection lost the requests pipelined behind it (issue 30).
+ */
+function bodyMayFollow(req: IncomingMessage, drainable: number): boolean {
+  if (req.complete) return false;
+  const h = req.headers;
+  const length = h['content-length'];
+  return h['transfer-encoding'] !== undefined || (length !== undefined && !(Number(length) <= drainable));
+}
