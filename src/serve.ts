@@ -8,6 +8,7 @@ import { createRequestLog } from './store/request-log.js';
 import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
 import { createMetrics } from './metrics.js';
+import { consoleFactory } from './console/console.js';
 
 export interface Running {
   listener: Listener;
@@ -42,8 +43,11 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   await runtime.start();
   // Rows of requests that no accept committed, written off the request path (store/request-log.ts).
   const requestLog = createRequestLog(store, { log, onDropped: metrics && ((rows) => metrics.requestLogDropped(rows)) });
+  // The web console is mounted on the listener, which does not import it (http/server.ts ConsoleFactory).
+  const consoleMount = config.server.console ? consoleFactory() : undefined;
   const deps = (current: Engine) => ({
     engine: current,
+    console: consoleMount,
     // The listener prepares its actions, builds from them what it commits, and hands that to commit (http/accept.ts).
     dispatch: runtime,
     store,

@@ -93,17 +93,6 @@ function cycles(edges: Map<string, Set<string>>): string[][] {
   return [...found.values()];
 }
 
-/**
- * Circles that other parts of issue 31 remove (the console routed inside http/, the store's
- * record types apart from its seam), and that this spec lets stand until they do. A listed
- * circle that is gone fails too: delete its line, so that the list cannot outlive them.
- */
-const PENDING: ReadonlySet<string> = new Set([
-  'console/ → http/ → console/',
-  'console/ → dry-run.ts → http/ → console/',
-  'metrics.ts → store/ → metrics.ts',
-]);
-
 describe('architecture: the import rules (STYLE.md, the one-way flow and #14)', () => {
   const all = arrows();
   const inSrc = all.filter((a) => !isPackage(a.to));
@@ -139,9 +128,7 @@ describe('architecture: the import rules (STYLE.md, the one-way flow and #14)', 
     }
     const circles = cycles(edges);
     const named = (circle: string[]) => [...circle, circle[0]].join(' → ');
-    const gone = [...PENDING].filter((p) => !circles.some((c) => named(c) === p));
-    if (gone.length) expect.fail(`these circles are gone: delete them from PENDING in this spec:\n  ${gone.join('\n  ')}`);
-    const report = circles.filter((c) => !PENDING.has(named(c))).map((circle) => {
+    const report = circles.map((circle) => {
       const steps = circle.map((x, i) => {
         const y = circle[(i + 1) % circle.length];
         const made = inSrc.filter((a) => floor(a.from) === x && floor(a.to) === y);

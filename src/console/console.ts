@@ -10,7 +10,10 @@ import type { Auth } from '../http/auth.js';
 import type { ExchangeContext } from '../http/exchange.js';
 import type { Replayed } from '../http/replay.js';
 import { consoleRoutes } from './routes.js';
-import { cookieValue, type Sessions } from './session.js';
+import { cookieValue, createSessions, type Sessions } from './session.js';
+import { createHostCheck } from './hosts.js';
+import { adminCredentials } from '../config/token.js';
+import type { ConsoleFactory } from '../http/server.js';
 
 /**
  * Headers of every console answer. The CSP allows the console's own files and nothing else:
@@ -63,5 +66,33 @@ export function createConsole(deps: ConsoleDeps): Middleware<DefaultState, Excha
     }
     ex.session = deps.sessions.verify(cookieValue(ex.req.headers.cookie), Date.now());
     return routes(ctx, next);
+  };
+}
+
+/**
+ * The console as the listener mounts it (http/server.ts {@link ConsoleFactory}): one console per
+ * config swap. The sessions outlive a swap that keeps the admin tokens; a new admin token ends
+ * every one of them (a new key, session.ts), while a change of the hooks tokens does not: they
+ * do not sign in.
+ */
+export function consoleFactory(): ConsoleFactory {
+  let sessions = createSessions();
+  let signedWith: string | undefined;
+  return {
+    mount({ config, deps, auth, clientAddress, trustedPeer, replay, log }) {
+      const adminTokens = JSON.stringify(adminCredentials(config.server));
+      if (signedWith !== undefined && signedWith !== adminTokens) {
+        sessions.endAll();
+        sessions = createSessions();
+      }
+      signedWith = adminTokens;
+      const hooks = config.hooks;
+      return createConsole({
+        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
+        auth, sessions, clientAddress, trustedPeer, log, now: deps.now, replay,
+        servesHost: createHostCheck(config.server, trustedPeer),
+      });
+    },
+    close: () => sessions.endAll(),
   };
 }

@@ -122,7 +122,6 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     async map(req, matched) {
       const mapping = matched === undefined ? match(req) : byId.get(matched.mappingId);
       if (!mapping) return NO_MATCH;
-      req.admit?.(mapping.id);
       mapping.checkPayload?.(req.payload);
       const now = (req.now ?? clock()).toISOString();
       if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);

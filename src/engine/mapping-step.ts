@@ -29,10 +29,4 @@ export interface HookRequest {
   url: string;
   /** Injected clock: ISO text of `now` in templates and transforms. */
   now: Date;
-  /**
-   * Called with the matched mapping's id before anything is rendered or transformed; throws
-   * to refuse the request (the listener's signature check: a mapping with `verify` acts
-   * only on a request its own signature verified).
-   */
-  admit?: (mappingId: string) => void;
 }

@@ -14,13 +14,13 @@ import { createSignatures } from './signatures.js';
 import { jsonHeaders, refuse } from './answer.js';
 import { openExchange, type Exchange } from './exchange.js';
 import type { RouteDeps } from './routes.js';
-import { createConsole } from '../console/console.js';
-import { createSessions, type Sessions } from '../console/session.js';
-import { createHostCheck } from '../console/hosts.js';
+import type { DefaultState, Middleware } from 'koa';
+import type { ExchangeContext } from './exchange.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { Store } from '../store/store.js';
 import { createRequestLogger } from './request-log.js';
-import { createReplayer, type Replayer } from './replay.js';
+import { createReplayer, type Replayed, type Replayer } from './replay.js';
+import type { RequestRecord } from '../store/records.js';
 
 export interface Listener {
   server: http.Server;
@@ -41,17 +41,34 @@ export interface Listener {
 export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures' | 'store'> & {
   store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest'>;
   requestLog: RequestLogBuffer;
+  /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
+  console?: ConsoleFactory;
 };
+
+/** What the listener hands the console for one config. */
+export interface ConsoleMount {
+  config: Readonly<Config>;
+  deps: ListenDeps;
+  auth: Auth;
+  clientAddress: (req: http.IncomingMessage) => string;
+  /** True when the peer is in server.trustedProxies. */
+  trustedPeer: (req: http.IncomingMessage) => boolean;
+  /** Replays a kept request through the listener, with whatever config is current when it arrives (replay.ts). */
+  replay: (row: RequestRecord) => Promise<Replayed>;
+  log: Logger;
+}
+
+/** The console's side of the listener: one console handler per config, and its sessions ended at close. */
+export interface ConsoleFactory {
+  mount(m: ConsoleMount): Middleware<DefaultState, ExchangeContext>;
+  close(): void;
+}
 
 /** The part of the listener one config decides (tokens, hooks settings, signatures, engine). */
 interface Handler {
   gate: ReturnType<typeof createGate>;
   auth: Auth;
   tokens: string;
-  /** The admin tokens the sessions were made under. */
-  adminTokens: string;
-  /** The console's sessions: kept across a swap that does not change the admin tokens, ended by one that does. */
-  sessions: Sessions;
   /** Resolves when no request that entered through this handler is still being handled. */
   drained(): Promise<void>;
 }
@@ -140,7 +157,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;
-        current.sessions.endAll(); // open event streams would hold their connections forever
+        deps.console?.close(); // open event streams would hold their connections forever
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
@@ -166,13 +183,8 @@ function createHandler(
   const tokens = JSON.stringify([credentials, hooks.allowQueryToken]);
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
   const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
-  // A new admin token ends every console session (a new key, console/session.ts); a change of
-  // the hooks tokens does not: they do not sign in.
-  const adminTokens = JSON.stringify(credentials.admin);
-  const sessions = previous?.adminTokens === adminTokens ? previous.sessions : createSessions();
-  if (previous && previous.sessions !== sessions) previous.sessions.endAll();
   // The console takes the admin token: it is there with or without the hooks.
-  const consoleOn = config.server.console && credentials.admin.length > 0;
+  const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;
   const app = createApp({
     ...deps,
     hooksPath: hooks.path,
@@ -182,12 +194,10 @@ function createHandler(
     signatures,
     log,
     console: consoleOn
-      ? createConsole({
-        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
-        auth, sessions, clientAddress, trustedPeer, log, now: deps.now,
+      ? deps.console!.mount({
+        config, deps, auth, clientAddress, trustedPeer, log,
         // Through whatever config is current when the loopback request arrives (the one of the newest swap).
         replay: (row) => replayer.replay(row, { path: hooks.path, mappings: hooks.mappings }),
-        servesHost: createHostCheck(config.server, trustedPeer),
       })
       : undefined,
   });
@@ -221,8 +231,6 @@ function createHandler(
     gate,
     auth,
     tokens,
-    adminTokens,
-    sessions,
     drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };
 }

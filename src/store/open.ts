@@ -4,7 +4,6 @@ import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { PostgresStore } from './postgres.js';
 import { openPgReader } from './postgres-reader.js';
-import type { Metrics } from '../metrics.js';
 import type { StoreOptions } from './options.js';
 import { SqliteStore } from './sqlite.js';
 import { openReadOnlyStore } from './sqlite-reader.js';
@@ -19,7 +18,12 @@ import { StoreError, type Store, type StoreReader } from './store.js';
  * a {@link ConfigError} at `dataDir` (so `serve` prints it and exits 1), raised before the
  * store is touched — the other server's live runs are not "recovered" from under it.
  */
-export async function openStore(config: Config, log: Logger, metrics?: Pick<Metrics, 'commit'>): Promise<Store> {
+/** Where the store reports each group commit's number of accepts (metrics.ts has one; the store does not import it). */
+export interface CommitMetrics {
+  commit(accepts: number): void;
+}
+
+export async function openStore(config: Config, log: Logger, metrics?: CommitMetrics): Promise<Store> {
   // Every value as the loader resolved it: the schema holds the defaults, no store repeats them.
   const common: StoreOptions = {
     retainDays: config.store.retainDays,
@@ -55,6 +59,11 @@ export async function openStore(config: Config, log: Logger, metrics?: Pick<Metr
  * migration, nothing created (PostgreSQL: a small pool that only reads). Throws {@link StoreError} `unavailable` saying what to do when
  * there is no store yet or its schema is not this version's.
  */
+/** Where the store reports each group commit's number of accepts (metrics.ts has one; the store does not import it). */
+export interface CommitMetrics {
+  commit(accepts: number): void;
+}
+
 export async function openStoreReadOnly(config: Config): Promise<StoreReader> {
   const kind = config.store.kind;
   switch (kind) {
