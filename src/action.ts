@@ -49,3 +49,17 @@ export interface AgentAction {
   unsafe: boolean;
   idempotency?: ActionKey;
 }
+
+/** What an action became once accepted (the dispatcher draws the ids, the listener answers them), in the order of the actions. */
+export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
+
+/** The ids of what was accepted, events and runs apart (what a key guards, what a request-log row lists). */
+export function actionIds(accepted: readonly Accepted[]): { eventIds: string[]; runIds: string[] } {
+  const eventIds: string[] = [];
+  const runIds: string[] = [];
+  for (const a of accepted) {
+    if (a.action === 'wake') eventIds.push(a.eventId);
+    else runIds.push(a.runId);
+  }
+  return { eventIds, runIds };
+}

@@ -1,6 +1,6 @@
 import { uuidv7 } from '../ids.js';
 import type { Config } from '../config/types.js';
-import type { Action } from '../action.js';
+import { actionIds, type Accepted, type Action } from '../action.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { Metrics } from '../metrics.js';
@@ -16,20 +16,6 @@ import { createRunner } from './runner.js';
 
 /** How long stop() lets a delivery request already under way finish before aborting it (it is then sent again after a restart). */
 export const STOP_GRACE_MS = 3_000;
-
-/** What the HTTP layer answers for each accepted action, in the order of the actions. */
-export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
-
-/** The ids of what was accepted, events and runs apart (what a key guards, what a request-log row lists). */
-export function actionIds(accepted: readonly Accepted[]): { eventIds: string[]; runIds: string[] } {
-  const eventIds: string[] = [];
-  const runIds: string[] = [];
-  for (const a of accepted) {
-    if (a.action === 'wake') eventIds.push(a.eventId);
-    else runIds.push(a.runId);
-  }
-  return { eventIds, runIds };
-}
 
 /**
  * An idempotency key to commit with some of the actions (CONTRACT.md §8): `key` and
@@ -167,45 +153,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     });
   }
 
-  function prepare(actions: Action[]): Prepared {
-    const at = clock().toISOString();
-    const events: NewEvent[] = [];
-    const runs: NewRun[] = [];
-    const accepted: Accepted[] = [];
-    const forwards: NewForward[] | undefined = forwarding ? [] : undefined;
-    let wakeNow = false;
-    for (const a of actions) {
-      if (a.kind === 'wake') {
-        const id = uuidv7();
-        // wakesNow: with several instances, the store tells the heartbeat leader on commit.
-        events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe, ...(a.mode === 'now' && !forwarding ? { wakesNow: true } : {}) });
-        accepted.push({ action: 'wake', eventId: id });
-        forwards?.push(wakeForward(id, a.text, a.mode, at));
-        wakeNow ||= a.mode === 'now';
-      } else {
-        const runId = uuidv7();
-        runs.push({
-          runId,
-          sessionKey: a.sessionKey,
-          message: a.message,
-          name: a.name,
-          model: a.model,
-          thinking: a.thinking,
-          timeoutSeconds: a.timeoutSeconds,
-          wakeMode: a.wakeMode,
-          deliver: a.deliver,
-          provider: a.provider,
-          to: a.to,
-          source: a.source,
-          unsafe: a.unsafe,
-          createdAt: at,
-        });
-        if (forwards) forwards.push(agentForward(runs[runs.length - 1]!));
-        accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
-      }
-    }
-    return { accepted, at, events, runs, forwards, wakeNow };
-  }
+  const prepare = (actions: Action[]) => prepareActions(actions, clock().toISOString(), forwarding);
 
   async function commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]> {
     const { accepted, at, events, runs, forwards } = prepared;
@@ -270,4 +218,47 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       return stopping;
     },
   };
+}
+
+/**
+ * Draws the ids and builds the rows of `actions`, accepted at `at`, without touching the store
+ * ({@link Runtime.prepare}); in forward mode each also gets its outbox row for the upstream.
+ */
+function prepareActions(actions: Action[], at: string, forwarding: boolean): Prepared {
+  const events: NewEvent[] = [];
+  const runs: NewRun[] = [];
+  const accepted: Accepted[] = [];
+  const forwards: NewForward[] | undefined = forwarding ? [] : undefined;
+  let wakeNow = false;
+  for (const a of actions) {
+    if (a.kind === 'wake') {
+      const id = uuidv7();
+      // wakesNow: with several instances, the store tells the heartbeat leader on commit.
+      events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe, ...(a.mode === 'now' && !forwarding ? { wakesNow: true } : {}) });
+      accepted.push({ action: 'wake', eventId: id });
+      forwards?.push(wakeForward(id, a.text, a.mode, at));
+      wakeNow ||= a.mode === 'now';
+    } else {
+      const runId = uuidv7();
+      runs.push({
+        runId,
+        sessionKey: a.sessionKey,
+        message: a.message,
+        name: a.name,
+        model: a.model,
+        thinking: a.thinking,
+        timeoutSeconds: a.timeoutSeconds,
+        wakeMode: a.wakeMode,
+        deliver: a.deliver,
+        provider: a.provider,
+        to: a.to,
+        source: a.source,
+        unsafe: a.unsafe,
+        createdAt: at,
+      });
+      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!));
+      accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
+    }
+  }
+  return { accepted, at, events, runs, forwards, wakeNow };
 }

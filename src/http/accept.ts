@@ -1,6 +1,7 @@
 import { HookError } from '../errors.js';
 import type { Action } from '../action.js';
-import type { Accepted, KeyClaim, Runtime } from '../dispatch/runtime.js';
+import type { KeyClaim, Runtime } from '../dispatch/runtime.js';
+import type { Accepted } from '../action.js';
 import type { Store } from '../store/store.js';
 import { answerJson } from './answer.js';
 import type { Exchange } from './exchange.js';

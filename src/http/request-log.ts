@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { actionIds, type Accepted } from '../dispatch/runtime.js';
+import { actionIds, type Accepted } from '../action.js';
 import { printable } from '../printable.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { NewRequestLog } from '../store/records.js';

@@ -1,7 +1,7 @@
 import { HookError } from '../errors.js';
 import type { HookRequest } from '../engine/mapping-step.js';
 import type { Engine } from '../engine/engine.js';
-import type { Accepted } from '../dispatch/runtime.js';
+import type { Accepted } from '../action.js';
 import { templateHeaders, templateQuery, templateUrl } from '../engine/context.js';
 import type { Store } from '../store/store.js';
 import type { Metrics } from '../metrics.js';
