@@ -1,30 +1,22 @@
-import type { Config } from '../config/types.js';
-import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { HistoryMessage, NewDelivery, RunEnd, RunRecord } from '../store/records.js';
-import type { Store } from '../store/store.js';
-import { resolveTarget, type Delivery } from './delivery.js';
+import { resolveTarget } from './delivery.js';
 import { forModel } from './fence.js';
-import { getLastRecipient, isHeartbeatOk } from './main-session.js';
-import type { ModelClient } from './model.js';
+import { getLastRecipient, isHeartbeatOk, type MainSessionDeps } from './main-session.js';
 import { modelTurn } from './model-turn.js';
 import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.js';
 
 // Carrying out one claimed agent run (runner.ts claims them): the model turn, where the reply
 // goes, and the run's end with its summary.
 
-/** What the runner (runner.ts) and the work of one run need. */
-export interface RunnerDeps {
-  store: Store;
-  config: Readonly<Config>;
-  log: Logger;
-  model: ModelClient;
-  delivery: Delivery;
-  clock: () => Date;
+/**
+ * What the runner (runner.ts) and the work of one run need: what a heartbeat turn needs
+ * (`onEnqueued` also wakes the sender when a gone instance's rows were released), and
+ * `onSummary`.
+ */
+export interface RunnerDeps extends Omit<MainSessionDeps, 'onTurn'> {
   /** Called after a run with `wakeMode: now` posted its summary: triggers a heartbeat. */
   onSummary: () => void;
-  /** Called after a run's reply was put into the outbox, or a gone instance's rows were released: wakes the sender. */
-  onEnqueued: () => void;
 }
 
 /**
