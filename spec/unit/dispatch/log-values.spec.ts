@@ -14,6 +14,7 @@ import type { RunRecord } from '../../../src/store/records.js';
 import type { Store } from '../../../src/store/store.js';
 import { startFakeModel, type FakeModel, type ModelRule } from '../../support/fake-model.js';
 import { startFakeTelegram, telegramError, type FakeTelegram } from '../../support/fake-telegram.js';
+import { until } from '../../support/gateway.js';
 
 /**
  * What the dispatch code writes to the log at info level and above, from a real runtime
@@ -85,15 +86,7 @@ class Harness {
   }
 }
 
-async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const waitFor = <T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 5000): Promise<T> => until(what, fn, timeoutMs, 20);
 
 function agent(over: Partial<AgentAction>): AgentAction {
   return { kind: 'agent', message: 'm', sessionKey: SESSION_KEY, wakeMode: 'next-heartbeat', deliver: true, provider: 'telegram', to: TO, source: 'agent', unsafe: false, ...over };

@@ -16,6 +16,7 @@ import type { RunRecord } from '../../../src/store/records.js';
 import type { Store } from '../../../src/store/store.js';
 import { startFakeModel, type FakeModel, type ModelRule } from '../../support/fake-model.js';
 import { startFakeTelegram, type FakeTelegram } from '../../support/fake-telegram.js';
+import { until } from '../../support/gateway.js';
 
 const SYSTEM = 'You are the spec agent.';
 const FENCE_OPEN = /^<untrusted-content source="([^"]*)">$/gm;
@@ -86,15 +87,7 @@ class Harness {
   }
 }
 
-async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const waitFor = <T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> => until(what, fn, timeoutMs, 20);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function agent(message: string, over: Partial<AgentAction> = {}): AgentAction {

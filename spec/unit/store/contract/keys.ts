@@ -3,6 +3,7 @@ import { storesFor, type Harness, type TestStore } from './harness.js';
 import { PURGE_BATCH } from '../../../../src/store/maintenance.js';
 import type { NewKey } from '../../../../src/store/records.js';
 import { event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
+import { until } from '../../../support/gateway.js';
 
 const key = (k: string, at: number, guards: { events?: string[]; runs?: string[] } = {}, requestHash = 'h'): NewKey => ({
   key: k, requestHash, status: 200, body: `{"first":"${k}"}`, at: iso(at), eventIds: guards.events ?? [], runIds: guards.runs ?? [],
@@ -61,8 +62,7 @@ export function keysContract(h: Harness): void {
       const store = await open({ idempotencyWindowSeconds: 1, keysPurgeEveryMs: 50 });
       await store.accept([], [], [key('a', T0), key('b', T0 + 5000)]);
       now = T0 + 2000;
-      const deadline = Date.now() + 5000;
-      while ((await h.count('idempotency')) !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      await until('the background purge to leave one key', async () => (await h.count('idempotency')) === 1, 5000, 25);
       expect((await h.count('idempotency'))).to.equal(1);
       expect((await store.findKeys(['b']))[0]?.body).to.equal('{"first":"b"}');
     });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
 import { PURGE_BATCH } from '../../../../src/store/maintenance.js';
 import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
+import { until } from '../../../support/gateway.js';
 
 /** retention (store.retainDays) */
 export function retentionContract(h: Harness): void {
@@ -90,11 +91,7 @@ export function retentionContract(h: Harness): void {
       await store.close();
       store = await open({ retainDays: 1, purgeEveryMs: 50 });
       now = T0 + 2 * DAY;
-      const deadline = Date.now() + 5000;
-      while ((await store.listEvents(0, 10)).length > 0) {
-        if (Date.now() > deadline) throw new Error('the background purge did not run');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until('the background purge to remove the old events', async () => (await store.listEvents(0, 10)).length === 0, 5000);
     });
   });
 }
