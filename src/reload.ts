@@ -3,6 +3,7 @@ import path from 'node:path';
 import { compileConfig } from './compile-config.js';
 import { ConfigError } from './config/errors.js';
 import { inspectConfig, readConfig } from './config/load.js';
+import { isPlainObject } from './config/read.js';
 import type { Config, LoadedConfig } from './config/types.js';
 import type { Engine } from './engine/engine.js';
 import type { Logger } from './log.js';
@@ -156,7 +157,7 @@ function restartOnlyChanges(running: Readonly<Config>, next: Record<string, any>
 }
 
 function diff(a: unknown, b: unknown, at: string, out: string[]): void {
-  if (isMap(a) && isMap(b)) {
+  if (isPlainObject(a) && isPlainObject(b)) {
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) diff(a[key], b[key], `${at}.${key}`, out);
   } else if (JSON.stringify(a) !== JSON.stringify(b)) {
     out.push(at);
@@ -170,16 +171,16 @@ function diff(a: unknown, b: unknown, at: string, out: string[]): void {
  * that they are not expanded again.
  */
 function keepRunning(raw: unknown, running: Readonly<Config>): unknown {
-  if (!isMap(raw)) return raw;
+  if (!isPlainObject(raw)) return raw;
   const out: Record<string, unknown> = { ...raw };
   for (const [key, value] of Object.entries(running)) if (key !== 'hooks') out[key] = literal(value);
   const server = { ...(out.server as Record<string, unknown>) };
   for (const key of RELOADED_SERVER) {
     delete server[key];
-    if (isMap(raw.server) && raw.server[key] !== undefined) server[key] = raw.server[key];
+    if (isPlainObject(raw.server) && raw.server[key] !== undefined) server[key] = raw.server[key];
   }
   out.server = server;
-  if (isMap(raw.hooks)) {
+  if (isPlainObject(raw.hooks)) {
     out.hooks = { ...raw.hooks };
     for (const key of RESTART_ONLY_HOOKS) (out.hooks as Record<string, unknown>)[key] = running.hooks[key];
   }
@@ -189,10 +190,6 @@ function keepRunning(raw: unknown, running: Readonly<Config>): unknown {
 function literal(value: unknown): unknown {
   if (typeof value === 'string') return value.replace(/\$\{/g, '$${');
   if (Array.isArray(value)) return value.map(literal);
-  if (isMap(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, literal(v)]));
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, literal(v)]));
   return value;
-}
-
-function isMap(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
