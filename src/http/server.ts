@@ -138,7 +138,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   server.on('checkContinue', (req, res) => handle(req, res, true));
   server.on('clientError', onClientError);
   server.maxConnections = config.server.maxConnections;
-  capPerAddress(server, config, log);
+  capPerAddress(server, config.server.maxConnectionsPerAddress, isProxy, log);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -274,9 +274,7 @@ function refuseBytes(err: NodeJS.ErrnoException, socket: Socket): void {
  * proxy speaks for many clients and is not capped. A connection past the cap is answered 503
  * with Retry-After and closed before its request is read.
  */
-function capPerAddress(server: http.Server, config: Readonly<Config>, log: Logger): void {
-  const cap = config.server.maxConnectionsPerAddress;
-  const isProxy = trustedBy(config.server.trustedProxies);
+function capPerAddress(server: http.Server, cap: number, isProxy: (address: string) => boolean, log: Logger): void {
   const body = errorBody('unavailable', `too many connections from this address (server.maxConnectionsPerAddress is ${cap}); retry later`);
   const headers = { ...jsonHeaders(Buffer.byteLength(body)), 'retry-after': '1', connection: 'close' };
   const refusal = `HTTP/1.1 503 Service Unavailable\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`;
