@@ -19,7 +19,7 @@ export const ERRORS = {
   no_mapping: { status: 404, summary: 'no mapping matches this hook name and payload' },
   method_not_allowed: { status: 405, summary: 'the route does not take this method; see the Allow header' },
   request_timeout: { status: 408, summary: 'the body did not arrive within hooks.bodyTimeoutMs; the connection is closed' },
-  payload_too_large: { status: 413, summary: 'the body is larger than hooks.maxBodyBytes (on the wire or decoded)' },
+  payload_too_large: { status: 413, summary: 'the body is larger than hooks.maxBodyBytes, or its path\'s own limit (a mapping\'s maxBodyBytes), on the wire or decoded' },
   unsupported_encoding: { status: 415, summary: 'the Content-Encoding is not identity, gzip, deflate or br (one encoding only)' },
   misdirected_request: { status: 421, summary: 'the console answers only for the hosts it serves (server.host, loopback, server.publicHosts): another Host, as after DNS rebinding, gets 421' },
   idempotency_key_reused: { status: 422, summary: 'this idempotency key was already used for a different request on this route; send a new key with a new request' },

@@ -144,6 +144,9 @@ export function checkMapping(m: Obj, path: string, defaultId: string, problems: 
     problems.push({ path: `${path}.to`, message: `is required with deliver: true and provider: ${m.provider} (or use provider: last, or a transform that returns to)` });
   }
   problems.push(...verifyProblems(m, path));
+  if (m.maxBodyBytes !== undefined && (!isPlainObject(m.match) || typeof m.match.path !== 'string' || m.match.path === '')) {
+    problems.push({ path: `${path}.match.path`, message: 'is required with maxBodyBytes: the body limit is decided from the request path (POST {hooks.path}/NAME) before the body is read' });
+  }
   if (typeof m.forEach === 'string') {
     if (/[.[\]]/.test(m.forEach)) problems.push({ path: `${path}.forEach`, message: `must be a top-level key of the payload, not a path (got "${m.forEach}")` });
     else if (PROTO_KEYS.has(m.forEach)) problems.push({ path: `${path}.forEach`, message: `"${m.forEach}" is not allowed as a key` });

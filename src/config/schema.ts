@@ -146,6 +146,7 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
     export: str('Name of the export to call.', undefined, { minLength: 1, defaultDoc: 'default, else transform' }),
   }, { required: ['module'] }),
   allowUnsafeExternalContent: bool('Overrides hooks.allowUnsafeExternalContent for this mapping.'),
+  maxBodyBytes: { ...int('Body limit of this mapping\'s match.path (needs it), in place of hooks.maxBodyBytes; may be larger (GitHub sends pushes of up to 25 MB) or smaller. Decided from the path before the body is read: when several mappings share a path, the largest of their limits (hooks.maxBodyBytes for those without one) applies. Larger bodies get 413 payload_too_large.', undefined, 1), defaultDoc: 'hooks.maxBodyBytes' },
   verify: verifySchema,
   auth: choice(['token', 'signature'], '`signature`: a valid signature (verify) stands in for the hooks token on requests to this mapping\'s match.path.', 'token'),
 });

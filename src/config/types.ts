@@ -37,6 +37,8 @@ export interface MappingConfig {
   allowUnsafeExternalContent?: boolean;
   /** Signature check over the raw body (CONTRACT.md §8); load.ts guarantees match.path. */
   verify?: VerifyConfig;
+  /** The body limit of `match.path` in place of `hooks.maxBodyBytes` (http/body-limits.ts). */
+  maxBodyBytes?: number;
   /** `signature`: a valid signature stands in for the hooks token (default `token`). */
   auth?: 'token' | 'signature';
 }

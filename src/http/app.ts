@@ -2,6 +2,7 @@ import Koa, { type DefaultState, type Middleware } from 'koa';
 import type { Logger } from '../log.js';
 import { errorHandler } from './error-handler.js';
 import { bodyParser } from './body.js';
+import { createBodyLimits, type BodyLimits } from './body-limits.js';
 import { exchangeOf, type ExchangeContext } from './exchange.js';
 import { readRoutes } from './reads.js';
 import { sendHandlers, type RouteDeps } from './routes.js';
@@ -30,6 +31,8 @@ import { sendHandlers, type RouteDeps } from './routes.js';
 /** The app's own deps besides the routes'. */
 export interface AppDeps extends RouteDeps {
   maxBodyBytes: number;
+  /** The body limit of a route (body-limits.ts); default hooks.maxBodyBytes everywhere. */
+  bodyLimit?: BodyLimits;
   bodyTimeoutMs: number;
   log: Logger;
   /** The console's middleware (console/console.ts); absent when the console is off (the gate does not route it then). */
@@ -48,7 +51,7 @@ export function createApp(deps: AppDeps): Koa<DefaultState, ExchangeContext> {
   const reads = readRoutes(deps);
   const onConsole = deps.console;
   app.use(errorHandler(deps.log));
-  app.use(bodyParser(deps.maxBodyBytes, deps.bodyTimeoutMs, deps.signatures));
+  app.use(bodyParser(deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] }), deps.bodyTimeoutMs, deps.signatures));
   app.use(function byRouteKind(ctx, next) {
     switch (ctx.exchange.route!.kind) {
       case 'wake': return send.wake(ctx);

@@ -8,6 +8,7 @@ import { exchangeOf, type Exchange, type HookContext } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { ROUTE_METHODS } from './routes-table.js';
 import type { Signatures } from './signatures.js';
+import type { BodyLimit, BodyLimits } from './body-limits.js';
 
 /**
  * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
@@ -15,14 +16,14 @@ import type { Signatures } from './signatures.js';
  * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`), on the
  * request's record: `raw`, `signedBy`, `payload`.
  */
-export function bodyParser(maxBodyBytes: number, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
+export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
   return async function parseBody(ctx: HookContext, next: Next): Promise<void> {
     const ex = ctx.exchange;
     const route = ex.route!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
     // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8); the
     // request log keeps them under hooks.keepBodies.
-    const raw = await readLimited(ex, maxBodyBytes, bodyTimeoutMs);
+    const raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
     ex.raw = raw;
     // Signatures are checked on these bytes — the body after Content-Encoding is removed, as
     // senders sign before content-coding — before anything is parsed (signatures.ts); a console
@@ -58,6 +59,8 @@ export interface ReadState {
   /** Bytes received on the wire. */
   wire: number;
   limit: number;
+  /** How a 413 names the limit (body-limits.ts). */
+  limitName: string;
   /** `Date.now()` past which the body is late (408). */
   deadline: number;
   timeoutMs: number;
@@ -78,7 +81,7 @@ export interface ReadState {
  * emitter is `this`, its record found from it), not closures made per request: this runs on
  * every accepted request.
  */
-function readLimited(ex: Exchange, limit: number, timeoutMs: number): Promise<Buffer> {
+function readLimited(ex: Exchange, { bytes: limit, name: limitName }: BodyLimit, timeoutMs: number): Promise<Buffer> {
   const req = ex.req;
   const header = req.headers['content-encoding'];
   let encoding: string | undefined = header?.trim().toLowerCase();
@@ -89,7 +92,7 @@ function readLimited(ex: Exchange, limit: number, timeoutMs: number): Promise<Bu
       `Content-Encoding ${JSON.stringify(printable(header!, 40))} is not supported: send the body as identity (no encoding), gzip, deflate or br, one encoding only`));
   }
   return new Promise((resolve, reject) => {
-    ex.reading = { chunks: [], size: 0, wire: 0, limit, deadline: Date.now() + timeoutMs, timeoutMs, resolve, reject, encoding, decoder: undefined, gzipMagic: false };
+    ex.reading = { chunks: [], size: 0, wire: 0, limit, limitName, deadline: Date.now() + timeoutMs, timeoutMs, resolve, reject, encoding, decoder: undefined, gzipMagic: false };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
@@ -188,7 +191,7 @@ function tooLarge(ex: Exchange): void {
   const s = done(ex);
   ex.req.pause();
   ex.res.setHeader('connection', 'close');
-  s.reject(new HookError('payload_too_large', `the body is larger than hooks.maxBodyBytes (${s.limit} bytes${s.encoding ? ', decoded' : ''})`));
+  s.reject(new HookError('payload_too_large', `the body is larger than ${s.limitName} (${s.limit} bytes${s.encoding ? ', decoded' : ''})`));
 }
 
 // A client that hangs up mid-body: Node emits 'aborted', then 'error' with ECONNRESET

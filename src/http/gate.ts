@@ -8,6 +8,7 @@ import type { Exchange } from './exchange.js';
 import { kindLabel } from './route-label.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
+import type { BodyLimits } from './body-limits.js';
 
 export interface GateOptions {
   hooksPath: string;
@@ -15,6 +16,8 @@ export interface GateOptions {
   /** `server.console`: `/console/` is the web console's (its session check is its own, console/console.ts). */
   console: boolean;
   maxBodyBytes: number;
+  /** The body limit of a route: hooks.maxBodyBytes, or its mappings' own (body-limits.ts); default hooks.maxBodyBytes. */
+  bodyLimit?: BodyLimits;
   allowQueryToken: boolean;
   /** `server.metrics`: `GET /metrics` is routed (behind the admin token). */
   metrics?: boolean;
@@ -121,8 +124,9 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     }
     if (decided.hooks) {
       const length = req.headers['content-length'];
-      if (length !== undefined && Number(length) > opts.maxBodyBytes) {
-        deny(ex, 'payload_too_large', `the body is larger than hooks.maxBodyBytes (${opts.maxBodyBytes} bytes)`);
+      const limit = opts.bodyLimit?.(decided) ?? { bytes: opts.maxBodyBytes, name: 'hooks.maxBodyBytes' };
+      if (length !== undefined && Number(length) > limit.bytes) {
+        deny(ex, 'payload_too_large', `the body is larger than ${limit.name} (${limit.bytes} bytes)`);
         return;
       }
     }

@@ -19,6 +19,7 @@ import type { ExchangeContext } from './exchange.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { Store } from '../store/store.js';
 import { createRequestLogger } from './request-log.js';
+import { createBodyLimits } from './body-limits.js';
 import { createReplayer, type Replayed, type Replayer } from './replay.js';
 import type { RequestRecord } from '../store/records.js';
 
@@ -183,6 +184,7 @@ function createHandler(
   const tokens = JSON.stringify([credentials, hooks.allowQueryToken]);
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
   const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
+  const bodyLimit = createBodyLimits(hooks);
   // The console takes the admin token: it is there with or without the hooks.
   const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;
   const app = createApp({
@@ -190,6 +192,7 @@ function createHandler(
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     maxBodyBytes: hooks.maxBodyBytes,
+    bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
     signatures,
     log,
@@ -214,6 +217,7 @@ function createHandler(
       enabled: hooks.enabled,
       console: consoleOn,
       maxBodyBytes: hooks.maxBodyBytes,
+      bodyLimit,
       allowQueryToken: hooks.allowQueryToken,
       metrics: deps.metrics !== undefined,
       auth,

@@ -1,0 +1,34 @@
+import type { HooksConfig } from '../config/types.js';
+import type { Route } from './routes-table.js';
+
+/** The body limit of a request, and how a 413 names it (the key to change). */
+export interface BodyLimit {
+  bytes: number;
+  name: string;
+}
+
+/** The body limit of a routed request: decided from its path alone, before any byte of the body is read. */
+export type BodyLimits = (route: Route) => BodyLimit;
+
+/**
+ * `hooks.maxBodyBytes`, and a mapping's own `maxBodyBytes` on its `match.path` (CONTRACT.md
+ * §12; GitHub sends pushes of up to 25 MB). Only the path is known when the limit must be
+ * decided (the gate's Content-Length check, the first bytes of a chunked body), not which of
+ * the path's mappings the payload will match: a path takes the largest limit of its mappings,
+ * `hooks.maxBodyBytes` standing for those without one. Built once per config; a request costs
+ * one map lookup.
+ */
+export function createBodyLimits(hooks: Pick<HooksConfig, 'maxBodyBytes' | 'mappings'>): BodyLimits {
+  const fallback: BodyLimit = Object.freeze({ bytes: hooks.maxBodyBytes, name: 'hooks.maxBodyBytes' });
+  const byPath = new Map<string, BodyLimit>();
+  const own = hooks.mappings.filter((m) => m.maxBodyBytes !== undefined && m.match.path !== undefined);
+  for (const m of hooks.mappings) {
+    const path = m.match.path;
+    // Paths none of whose mappings has its own limit keep hooks.maxBodyBytes: no entry.
+    if (path === undefined || !own.some((o) => o.match.path === path)) continue;
+    const limit = m.maxBodyBytes === undefined ? fallback : { bytes: m.maxBodyBytes, name: `the maxBodyBytes of mapping "${m.id}"` };
+    const known = byPath.get(path);
+    if (!known || limit.bytes > known.bytes) byPath.set(path, Object.freeze(limit));
+  }
+  return (route) => (route.kind === 'mapped' ? byPath.get(route.name) ?? fallback : fallback);
+}
