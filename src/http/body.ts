@@ -6,6 +6,7 @@ import { HookError } from '../errors.js';
 import { printable } from '../printable.js';
 import { exchangeOf, type Exchange, type HookContext } from './exchange.js';
 import { parsePayload } from './payload.js';
+import { isMultipart, parseMultipart } from './multipart.js';
 import { ROUTE_METHODS } from './routes-table.js';
 import type { Signatures } from './signatures.js';
 import type { BodyLimit, BodyLimits } from './body-limits.js';
@@ -13,7 +14,8 @@ import type { BodyLimit, BodyLimits } from './body-limits.js';
 /**
  * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
  * streamed bodies; 408 past `bodyTimeoutMs`) and turns it into the payload (payload.ts: JSON
- * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`), on the
+ * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`; multipart.ts:
+ * a multipart form on mapped hooks), on the
  * request's record: `raw`, `signedBy`, `payload`.
  */
 export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
@@ -23,14 +25,17 @@ export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number, signatu
     if (ROUTE_METHODS[route.kind] !== 'POST') return next();
     // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8); the
     // request log keeps them under hooks.keepBodies.
-    const raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
+    const limit = bodyLimit(route);
+    const raw = await readLimited(ex, limit, bodyTimeoutMs);
     ex.raw = raw;
     // Signatures are checked on these bytes — the body after Content-Encoding is removed, as
     // senders sign before content-coding — before anything is parsed (signatures.ts); a console
     // replay's too: it goes with its route's checks (CONTRACT.md §11), and the request log keeps
     // no signature headers, so the console does not offer one to a `verify` route.
     ex.signedBy = signatures.check(ex, raw);
-    ex.payload = parsePayload(raw, ex.req.headers['content-type'], route.kind === 'mapped');
+    const type = ex.req.headers['content-type'];
+    // A form's fields and file list (multipart.ts), on mapped hooks only: /wake and /agent take JSON.
+    ex.payload = route.kind === 'mapped' && isMultipart(type) ? await parseMultipart(raw, type, limit.bytes) : parsePayload(raw, type, route.kind === 'mapped');
     return next();
   };
 }
