@@ -54,7 +54,7 @@ const template = (description: string): SchemaNode => str(`Template. ${descripti
 const providerEnum = [...PROVIDERS];
 
 /** The signature schemes of `verify.scheme` (CONTRACT.md §8). */
-export const VERIFY_SCHEMES = ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac'] as const;
+export const VERIFY_SCHEMES = ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac', 'meta'] as const;
 /** The schemes whose signed content carries a timestamp checked against `toleranceSeconds`. */
 export const TIMESTAMPED_SCHEMES: readonly string[] = ['stripe', 'slack', 'standard-webhooks'];
 /** The keys only `scheme: hmac` takes. */
@@ -66,9 +66,10 @@ export const HMAC_KEYS = ['header', 'algorithm', 'encoding', 'prefix'] as const;
 export const MAX_TOKENS = 8;
 
 const verifySchema = obj('Signature check over the raw body, before it is parsed: every request that this mapping acts on must carry a valid signature (401 invalid_signature, or stale_signature for a timestamp outside the tolerance). Needs match.path. See "Signatures" in Security.', {
-  scheme: choice(VERIFY_SCHEMES, '`github`: X-Hub-Signature-256; `stripe`: Stripe-Signature; `slack`: X-Slack-Signature + X-Slack-Request-Timestamp; `standard-webhooks`: webhook-id, webhook-timestamp, webhook-signature (Svix and others); `hmac`: an HMAC of the body in a header you name.'),
+  scheme: choice(VERIFY_SCHEMES, '`github`: X-Hub-Signature-256; `stripe`: Stripe-Signature; `slack`: X-Slack-Signature + X-Slack-Request-Timestamp; `standard-webhooks`: webhook-id, webhook-timestamp, webhook-signature (Svix and others); `hmac`: an HMAC of the body in a header you name; `meta` (WhatsApp Cloud API, Messenger, Instagram): X-Hub-Signature-256 with the app secret, and Meta\'s verification GET answered with its challenge (needs verifyToken). `slack` also answers Slack\'s url_verification with its challenge, and `meta` the GET, with no action (see Connecting senders).'),
   secret: str('The signing secret (for standard-webhooks the `whsec_…` base64 secret). Give secret or secrets.', undefined, { minLength: 1, secret: true }),
   secrets: { type: 'array', description: 'Several signing secrets, any one of which verifies (rotation: add the new one, switch the sender, remove the old one). In place of secret.', items: { type: 'string', minLength: 1 }, minItems: 1, secret: true },
+  verifyToken: str('meta (required there): the Verify Token you type into Meta\'s webhook settings. Meta\'s verification request, GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…, is answered 200 with the challenge when its hub.verify_token equals this one, else 403 forbidden (a failed attempt). With auth: signature that GET needs no hooks token.', undefined, { minLength: 1, secret: true }),
   toleranceSeconds: { ...int('stripe, slack, standard-webhooks: how far the signed timestamp may be from this machine\'s clock, in the past or the future, in seconds.', undefined, 1, 86400), defaultDoc: '`300`' },
   header: str('hmac (required there): the request header carrying the signature, e.g. X-Shopify-Hmac-Sha256.', undefined, { minLength: 1 }),
   algorithm: { ...choice(['sha256', 'sha1', 'sha512'], 'hmac: the hash function of the HMAC.'), defaultDoc: '`sha256`' },

@@ -43,7 +43,7 @@ export interface MappingConfig {
   auth?: 'token' | 'signature';
 }
 
-export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac';
+export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac' | 'meta';
 
 /** `verify` of a mapping; exactly one of `secret` and `secrets` (load.ts). */
 export interface VerifyConfig {
@@ -51,6 +51,8 @@ export interface VerifyConfig {
   secret?: string;
   secrets?: string[];
   toleranceSeconds?: number;
+  /** Scheme `meta`: what Meta's verification GET must send as `hub.verify_token` (http/handshake.ts). */
+  verifyToken?: string;
   header?: string;
   algorithm?: 'sha256' | 'sha1' | 'sha512';
   encoding?: 'hex' | 'base64';

@@ -38,6 +38,10 @@ export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
     if (v.scheme !== 'hmac' && v[key] !== undefined) problems.push({ path: `${at}.${key}`, message: `only applies to scheme hmac (${v.scheme} has its own header and digest): remove it` });
   }
   if (v.scheme === 'hmac' && v.header === undefined) problems.push({ path: `${at}.header`, message: 'is required with scheme hmac: name the request header that carries the signature' });
+  if (v.scheme === 'meta' && v.verifyToken === undefined) {
+    problems.push({ path: `${at}.verifyToken`, message: 'is required with scheme meta: the Verify Token you type into Meta\'s webhook settings, which Meta sends back as hub.verify_token in its verification request (GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…)' });
+  }
+  if (v.scheme !== 'meta' && v.verifyToken !== undefined) problems.push({ path: `${at}.verifyToken`, message: `only applies to scheme meta (Meta's verification request): remove it` });
   if (v.toleranceSeconds !== undefined && !TIMESTAMPED_SCHEMES.includes(v.scheme)) {
     problems.push({ path: `${at}.toleranceSeconds`, message: `only applies to the timestamped schemes (${TIMESTAMPED_SCHEMES.join(', ')}): remove it` });
   }

@@ -9,6 +9,7 @@ import { kindLabel } from './route-label.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
 import type { BodyLimits } from './body-limits.js';
+import type { Handshakes } from './handshake.js';
 
 export interface GateOptions {
   hooksPath: string;
@@ -27,6 +28,8 @@ export interface GateOptions {
   signatureStandsIn: (name: string) => boolean;
   /** `hooks.keepBodies`: days the request log keeps bodies (request-log.ts). */
   keepBodies?: number;
+  /** Meta's verification GET on the paths of `meta` mappings (handshake.ts). */
+  handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
   replayOf?: (req: IncomingMessage, route: Route) => number | undefined;
 }
@@ -79,7 +82,9 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
         ex.keepBodies = keepBodies;
       }
     }
-    if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !methodAllowed(decided.kind, method)) {
+    // Meta's verification request: a GET of a `meta` mapping's path (handshake.ts), answered once the credential is checked.
+    const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && opts.handshakes?.takesGet(decided.name) === true;
+    if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !metaGet && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
       deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
@@ -113,6 +118,10 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
           return;
         }
       }
+    }
+    if (metaGet) {
+      opts.handshakes!.answerMeta(ex, decided!.name, decided!.query);
+      return;
     }
     if (!decided) {
       deny(ex, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');

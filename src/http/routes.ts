@@ -11,6 +11,7 @@ import type { Exchange, HookContext } from './exchange.js';
 import { headerKey, requestKey, type RequestKey } from './idempotency.js';
 import { mappingLabel } from './route-label.js';
 import type { Signatures } from './signatures.js';
+import type { Handshakes } from './handshake.js';
 
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
 export interface RouteDeps extends AcceptDeps {
@@ -22,6 +23,8 @@ export interface RouteDeps extends AcceptDeps {
   now?: () => Date;
   /** Logs what a mapping dropped past hooks.maxFanOut. */
   onDropped?: (mappingId: string, dropped: number) => void;
+  /** Slack's url_verification (handshake.ts); absent: none is answered. */
+  handshakes?: Pick<Handshakes, 'answerSlack'>;
   /** `GET /metrics` (absent: `server.metrics: false`, and the gate does not route it). */
   metrics?: Pick<Metrics, 'render' | 'contentType' | 'request'>;
 }
@@ -64,6 +67,8 @@ async function agent(deps: RouteDeps, ex: Exchange): Promise<void> {
  * match again) and accepted.
  */
 async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
+  // A handshake is answered whatever the mappings' conditions, and is no action (CONTRACT.md §8).
+  if (deps.handshakes?.answerSlack(ex)) return;
   const route = ex.route!;
   const req: HookRequest = {
     name: route.name,

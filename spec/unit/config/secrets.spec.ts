@@ -42,7 +42,9 @@ function configWith(path: string[], value: unknown): Record<string, unknown> {
   });
   here[path.at(-1)!] = value;
   if (path[0] === 'providers') Object.assign(here, { signal: {}, imessage: { apiBase: 'http://bb' }, msteams: { serviceUrl: 'http://teams' } }[path[1]!] ?? {});
-  if (path[1] === 'mappings') Object.assign(root.hooks.mappings[0], { match: { path: 'x' }, messageTemplate: 'm' }, { verify: { scheme: 'github', ...root.hooks.mappings[0].verify } });
+  // verify.verifyToken belongs to scheme meta, beside its secret.
+  const meta = path.at(-1) === 'verifyToken' ? { scheme: 'meta', secret: 's' } : {};
+  if (path[1] === 'mappings') Object.assign(root.hooks.mappings[0], { match: { path: 'x' }, messageTemplate: 'm' }, { verify: { scheme: 'github', ...meta, ...root.hooks.mappings[0].verify } });
   return root;
 }
 
@@ -51,7 +53,7 @@ const yaml = (path: string[]) => path.join('.').replaceAll('.[]', '[0]');
 
 describe('config: secrets are marked once, in the schema', () => {
   it('SECRET_KEYS is derived from the schema: the hooks token, the API key and every provider credential', () => {
-    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'adminToken', 'adminTokens', 'apiKey', 'appPassword', 'botToken', 'password', 'secret', 'secrets', 'token', 'tokens']);
+    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'adminToken', 'adminTokens', 'apiKey', 'appPassword', 'botToken', 'password', 'secret', 'secrets', 'token', 'tokens', 'verifyToken']);
     const marked = secretPaths(configSchema).map((p) => p.join('.'));
     expect(marked).to.include.members([
       'server.adminToken',
@@ -61,6 +63,7 @@ describe('config: secrets are marked once, in the schema', () => {
       'hooks.tokens.[].token',
       'hooks.mappings.[].verify.secret',
       'hooks.mappings.[].verify.secrets',
+      'hooks.mappings.[].verify.verifyToken',
       'agent.apiKey',
       'providers.whatsapp.accessToken',
       'providers.telegram.botToken',

@@ -50,6 +50,11 @@ export function compileVerifier(v: VerifyConfig): Verifier {
     case 'github':
       // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
       return hmacHeader('X-Hub-Signature-256', 'sha256', 'hex', 'sha256=', secrets);
+    case 'meta':
+      // The same header and digest as GitHub's, keyed with the app secret; Meta signs the
+      // payload as sent (with its \u and \/ escapes), so only the raw bytes verify.
+      // https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads
+      return hmacHeader('X-Hub-Signature-256', 'sha256', 'hex', 'sha256=', secrets);
     case 'hmac':
       return hmacHeader(v.header!, v.algorithm ?? 'sha256', v.encoding ?? 'hex', v.prefix ?? '', secrets);
     case 'slack':
