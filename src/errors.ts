@@ -14,7 +14,7 @@ export const ERRORS = {
   invalid_signature: { status: 401, summary: 'the mapping\'s verify needs a valid signature of the raw body: the signature header is missing, malformed or does not match' },
   stale_signature: { status: 401, summary: 'the signature\'s timestamp is outside verify.toleranceSeconds (default 300 s), in the past or the future' },
   cross_origin: { status: 403, summary: 'a console POST that did not come from the console\'s own pages (its Origin or Sec-Fetch-Site names another site, or neither was sent)' },
-  forbidden: { status: 403, summary: 'a scoped hooks token (hooks.tokens[].routes) does not reach this route or mapping' },
+  forbidden: { status: 403, summary: 'a scoped hooks token (hooks.tokens[].routes) does not reach this route or mapping, or Meta\'s verification request has the wrong hub.verify_token' },
   not_found: { status: 404, summary: 'no such route, or no run with that id' },
   no_mapping: { status: 404, summary: 'no mapping matches this hook name and payload' },
   method_not_allowed: { status: 405, summary: 'the route does not take this method; see the Allow header' },
