@@ -6,6 +6,7 @@ import type { NewRequestLog } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { createAddressCounts } from './address-counts.js';
 import type { Exchange } from './exchange.js';
+import { isMultipart } from './multipart.js';
 
 /**
  * The listener's side of the request log (CONTRACT.md §11; the store's side is
@@ -79,7 +80,8 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
     replayOf: ex.replayOf,
     sender: ex.sender?.name,
   };
-  if (ex.keepBodies > 0 && ex.raw !== undefined && !isRefusal(status)) {
+  // A form's body holds its files, whose contents are never kept (CONTRACT.md §12; multipart.ts).
+  if (ex.keepBodies > 0 && ex.raw !== undefined && !isRefusal(status) && !isMultipart(h['content-type'])) {
     row.body = ex.raw.toString('utf8');
     row.bodyUntil = new Date(now + ex.keepBodies * DAY_MS).toISOString();
   }

@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { call } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
@@ -57,7 +59,8 @@ async function post(url: string, body: Uint8Array | string, headers: Record<stri
 
 describe('http: multipart/form-data on mapped hooks', () => {
   let gw: InProcess;
-  before(async () => { gw = await startInProcess({ hooks: { maxBodyBytes: 16 * 1024, mappings } }); });
+  // keepBodies: the request log keeps bodies, but never a form's (its files' contents).
+  before(async () => { gw = await startInProcess({ hooks: { maxBodyBytes: 16 * 1024, keepBodies: 7, mappings } }); });
   after(async () => { await gw.stop(); });
 
   async function payloadOf(eventId: string): Promise<any> {
@@ -81,6 +84,22 @@ describe('http: multipart/form-data on mapped hooks', () => {
     expect(payload).to.not.have.property('attachment1');
     expect(payload.files).to.deep.equal([{ field: 'attachment1', filename: 'report.pdf', contentType: 'application/pdf', size: 41 }]);
     expect(JSON.stringify(payload)).to.not.include('never kept');
+  });
+
+  it('keeps no multipart body in the request log, even with hooks.keepBodies: file contents are never stored', async () => {
+    const { body, contentType } = await encode(sendgridForm());
+    const r = await post(`${gw.hooks}/sendgrid`, body, { authorization: `Bearer ${TOKEN}`, 'content-type': contentType, 'x-request-id': 'multipart-kept' });
+    expect(r.status, r.text).to.equal(200);
+    const json = await call(`${gw.hooks}/sendgrid`, { token: TOKEN, json: { from: 'a' }, headers: { 'x-request-id': 'json-kept' } });
+    expect(json.status).to.equal(200);
+    const db = new Database(path.join(gw.dir, 'data', 'hookrelay.db'), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT request_id, status, body FROM requests WHERE request_id IN ('multipart-kept', 'json-kept')").all() as { request_id: string; status: number; body: string | null }[];
+      expect(rows.find((row) => row.request_id === 'multipart-kept')).to.include({ status: 200, body: null });
+      expect(rows.find((row) => row.request_id === 'json-kept')).to.include({ status: 200, body: '{"from":"a"}' });
+    } finally {
+      db.close();
+    }
   });
 
   it('makes a field sent twice an array, gives `files: []` without files, and drops prototype keys', async () => {
