@@ -17,6 +17,7 @@ const SIGNING_SENDERS: readonly [RegExp, string][] = [
   [word('shopify'), 'scheme: hmac, header: X-Shopify-Hmac-Sha256, encoding: base64'],
   [word('linear'), 'scheme: hmac, header: Linear-Signature'],
   [word('typeform'), 'scheme: hmac, header: Typeform-Signature, encoding: base64, prefix: "sha256="'],
+  [word('whatsapp|instagram|messenger|facebook'), 'scheme: meta, verifyToken: ${…}'],
 ];
 
 function word(names: string): RegExp {

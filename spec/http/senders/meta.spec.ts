@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
+import { configWarnings } from '../../../src/config/warnings.js';
 import { call } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 
@@ -129,5 +130,16 @@ describe('config: verify.verifyToken', () => {
     expect(missing!.path).to.equal('hooks.mappings[0].verify.verifyToken');
     expect(missing!.message).to.include('hub.verify_token');
     expect(problemsFor({ scheme: 'github', secret: 's', verifyToken: 'v' }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.verifyToken']);
+  });
+
+  it('hookrelay check warns about a WhatsApp, Instagram or Messenger mapping without verify, naming scheme meta', () => {
+    const loaded = configFromObject({ hooks: { mappings: [
+      { id: 'whatsapp-inbound', match: { path: 'wa' }, action: 'wake', textTemplate: 't' },
+      { id: 'ig', match: { path: 'instagram' }, action: 'wake', textTemplate: 't' },
+      { id: 'wa-signed', match: { path: 'whatsapp' }, action: 'wake', textTemplate: 't', verify: { scheme: 'meta', secret: 's', verifyToken: 'v' } },
+    ] } }, '/etc/hookrelay/hookrelay.yaml', {});
+    const warnings = configWarnings(loaded.config);
+    expect(warnings).to.have.length(2);
+    for (const w of warnings) expect(w).to.include('add verify: { scheme: meta, verifyToken: ${…}, secret: ${…} }');
   });
 });
