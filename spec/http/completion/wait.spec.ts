@@ -117,6 +117,17 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
     expect((await waiting).status).to.equal(202);
   });
 
+  it('a wait may outlast server.requestTimeoutMs: that limit is on receiving the request, which arrived whole', async () => {
+    const own = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' }, server: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 } });
+    try {
+      const r = await call(`${own.hooks}/agent?wait=10`, { token: TOKEN, json: { message: 'slow five', deliver: false } });
+      expect(r.status).to.equal(200);
+      expect(r.data.run).to.include({ status: 'succeeded', reply: 'slow answer' });
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('a stopping gateway ends the waits at once: they get the usual answer', async () => {
     const own = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' } });
     const waiting = call(`${own.hooks}/agent?wait=60`, { token: TOKEN, json: { message: 'slow four', deliver: false } });
