@@ -48,6 +48,8 @@ export interface AgentAction {
   source: ActionSource;
   unsafe: boolean;
   idempotency?: ActionKey;
+  /** Where the run's outcome is POSTed when it ends (docs/callbacks.md); already checked. */
+  callbackUrl?: string;
 }
 
 /** What an action became once accepted (the dispatcher draws the ids, the listener answers them), in the order of the actions. */

@@ -84,6 +84,8 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     stop: () =>
       (stopping ??= (async () => {
         await reloader.close();
+        // Requests waiting for a run (?wait) answer now, so that the listener drains at once.
+        runtime.endWaits();
         await listener.close();
         await Promise.all(retiring);
         await requestLog.close();

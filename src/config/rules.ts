@@ -2,6 +2,7 @@ import { BlockList } from 'node:net';
 import { addTrusted } from '../address-rules.js';
 import { parseTarget, routeKind } from '../request-target.js';
 import { transformPathProblem } from '../transform-module-path.js';
+import { callbackProblems } from './callbacks.js';
 import { credentialProblems } from './credentials.js';
 import type { ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
@@ -27,6 +28,7 @@ const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 export function checkRules(cfg: Config, problems: ConfigProblem[], validateMappings: MappingValidator): void {
   checkHooks(cfg, problems, validateMappings);
   problems.push(...credentialProblems(cfg));
+  problems.push(...callbackProblems(cfg));
   checkRuntime(cfg, problems);
   // Forward mode: chat delivery is the upstream's, with the upstream's providers.
   if (!isForward(cfg)) checkProviders(cfg, problems);

@@ -150,6 +150,9 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   maxBodyBytes: { ...int('Body limit of this mapping\'s match.path (needs it), in place of hooks.maxBodyBytes; may be larger (GitHub sends pushes of up to 25 MB) or smaller. Decided from the path before the body is read: when several mappings share a path, the largest of their limits (hooks.maxBodyBytes for those without one) applies. Larger bodies get 413 payload_too_large.', undefined, 1), defaultDoc: 'hooks.maxBodyBytes' },
   verify: verifySchema,
   auth: choice(['token', 'signature'], '`signature`: a valid signature (verify) stands in for the hooks token on requests to this mapping\'s match.path.', 'token'),
+  callback: obj('Agent mappings: when each of its runs ends, POST the outcome to `url`, signed with hooks.callbackSecret (docs/callbacks.md). Needs hooks.callbackSecret.', {
+    url: str('A fixed http(s) URL (not a template: the operator chooses it, the payload cannot), without credentials, whose host hooks.callbackHosts allows.', undefined, { minLength: 1 }),
+  }, { required: ['url'] }),
 });
 
 /**
@@ -226,6 +229,9 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     transformPoolSize: { ...int('Worker processes that run transform calls (one call at a time each); none are started without transforms.', undefined, 1, 64), defaultDoc: 'min(2, available CPUs)' },
     transformMaxMemoryMb: int('Heap limit (MB, V8 old generation) of each transform worker process; a transform past it ends its worker: the call gets 500 transform_failed and the worker is replaced.', 256, 16),
     maxTextLength: int('Longest text, message or other string field (characters) an action may carry, from a request, template or transform alike; longer is 400 invalid_payload.', 262144, 1),
+    callbackSecret: { ...secret('Signs run callbacks as Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…`): a `whsec_` secret, base64 after the prefix, e.g. from `echo whsec_$(openssl rand -base64 32)`. Without it a callbackUrl is refused and a mapping\'s callback is a config error (docs/callbacks.md).'), pattern: '^(whsec_[A-Za-z0-9+/]{16,}={0,2})?$' },
+    callbackHosts: strList('Hosts a callback URL may name: host names, `*.example.com` (any name below it), IP addresses or CIDR ranges (matched against URLs whose host is an address; names are not resolved). Empty: any host. A callback URL is an outbound request the sender chooses: list your receivers so that the gateway cannot be made to call internal addresses (docs/security.md).', []),
+    maxWaitSeconds: int('Longest wait of `"waitForCompletion": true` on POST {hooks.path}/agent for the run to end (then the usual accept answer); `?wait=S` takes at most 60.', 60, 1, 600),
     mappings: { type: 'array', description: 'Your mappings, in match order (the first match wins).', items: mappingSchema, default: [] },
     email: emailSchema,
   }, { default: {} }),

@@ -41,6 +41,8 @@ export interface MappingConfig {
   maxBodyBytes?: number;
   /** `signature`: a valid signature stands in for the hooks token (default `token`). */
   auth?: 'token' | 'signature';
+  /** Agent mappings: POST each run's outcome to `url` when it ends (docs/callbacks.md). */
+  callback?: { url: string };
 }
 
 export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac' | 'meta';
@@ -86,6 +88,12 @@ export interface HooksConfig {
   transformMaxMemoryMb: number;
   /** Longest string field of an action, in characters (CONTRACT.md §8). */
   maxTextLength: number;
+  /** `whsec_…`: signs run callbacks (docs/callbacks.md); empty: callbacks are refused. */
+  callbackSecret: string;
+  /** Hosts a callback URL may name (src/callback-url.ts); empty: any. */
+  callbackHosts: string[];
+  /** Longest wait of `waitForCompletion: true`, in seconds. */
+  maxWaitSeconds: number;
   /** User mappings first, then the enabled presets' mappings (first match wins). */
   mappings: MappingConfig[];
   /** The e-mail companion's settings (`hookrelay email setup` / `email run`, CONTRACT.md §7). */

@@ -1,5 +1,6 @@
 import { logValue } from '../printable.js';
 import type { HistoryMessage, NewDelivery, RunEnd, RunRecord } from '../store/records.js';
+import { callbackOf } from './callback.js';
 import { resolveTarget } from './delivery.js';
 import { forModel } from './fence.js';
 import { getLastRecipient, isHeartbeatOk, type MainSessionDeps } from './main-session.js';
@@ -17,6 +18,8 @@ import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.j
 export interface RunnerDeps extends Omit<MainSessionDeps, 'onTurn'> {
   /** Called after a run with `wakeMode: now` posted its summary: triggers a heartbeat. */
   onSummary: () => void;
+  /** Called once a run's end is committed: for those waiting on it (`?wait`, waitForCompletion). */
+  onRunEnded?: (runId: string) => void;
 }
 
 /**
@@ -78,9 +81,11 @@ async function planDelivery({ store, config, log, delivery, clock }: RunnerDeps,
  * says what really happened.
  */
 async function finishQueued(deps: RunnerDeps, run: RunRecord, reply: string, delivery: NewDelivery, turns: HistoryMessage[]): Promise<void> {
-  await deps.store.finishRun(run.runId, { status: 'succeeded', endedAt: deps.clock().toISOString(), reply }, { history: turns, delivery });
+  const end: RunEnd = { status: 'succeeded', endedAt: deps.clock().toISOString(), reply };
+  await deps.store.finishRun(run.runId, end, { history: turns, delivery, callback: callbackOf(run, end) });
   deps.log.info({ runId: run.runId, status: 'succeeded', target: logValue(`${delivery.provider}:${delivery.to}`) }, 'run finished; reply queued for delivery');
   deps.onEnqueued();
+  deps.onRunEnded?.(run.runId);
 }
 
 /** One `finishRun`: the end, the summary (per hooks.mainSummary) and, on success, the turn. */
@@ -102,7 +107,11 @@ export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOu
   }
   const summary = buildSummary(run, outcome, endedAt, deps.config.hooks.mainSummary);
   if (summary && run.wakeMode === 'now') summary.wakesNow = true;
-  await deps.store.finishRun(run.runId, end, { summary, history: turns });
+  // The callback row is committed with the end it reports (docs/callbacks.md).
+  const callback = callbackOf(run, end);
+  await deps.store.finishRun(run.runId, end, { summary, history: turns, callback });
   deps.log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');
+  if (callback) deps.onEnqueued();
+  deps.onRunEnded?.(run.runId);
   if (summary && run.wakeMode === 'now') deps.onSummary();
 }

@@ -22,8 +22,8 @@ export interface RowContext {
 /** One attempt at one part of a row; a forward resolves with the upstream's answer. */
 type PartSender = (part: string, signal: AbortSignal) => Promise<ForwardAck | void>;
 
-/** The metrics label of a row: its provider, or `forward`. */
-const labelOf = (d: DeliveryRecord): Provider | 'forward' => (d.kind === 'forward' ? 'forward' : d.provider);
+/** The metrics label of a row: its provider, or `forward`, or `callback`. */
+const labelOf = (d: DeliveryRecord): Provider | 'forward' | 'callback' => (d.kind === 'forward' || d.kind === 'callback' ? d.kind : d.provider);
 
 const now = (): string => new Date().toISOString();
 
@@ -59,6 +59,12 @@ function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSende
     if (!forward) return { problem: 'runtime.kind is not forward: there is no upstream to forward to' };
     return (part, signal) => forward(d.path, d.key, part, signal);
   }
+  if (d.kind === 'callback') {
+    const callback = deps.callbacks;
+    if (!callback) return { problem: 'hooks.callbackSecret is not set: there is nothing to sign the callback with' };
+    // webhook-id: the run id, the same on every attempt (docs/callbacks.md).
+    return (part, signal) => callback(d.url, d.runId ?? String(d.id), part, signal);
+  }
   const sender = deps.delivery.sender(d.provider);
   if ('problem' in sender) return sender;
   return (part, signal) => sender.send(d.to, part, { signal, timeoutMs });
@@ -89,6 +95,7 @@ async function settle({ deps }: RowContext, d: DeliveryRecord, outcome: Delivery
   await deps.store.settleDelivery(d.id, outcome, effects);
   deps.onOutcome?.(labelOf(d), outcome.status);
   logSettled(deps, d, outcome, ack);
+  if (d.runId !== undefined) deps.onRunChanged?.(d.runId);
   if (wake) deps.onSummary();
 }
 
@@ -102,7 +109,9 @@ async function settleEffects(deps: OutboxDeps, d: DeliveryRecord, outcome: Deliv
   const delivered = outcome.status === 'delivered';
   const effects: SettleEffects = {};
   let wake = false;
-  if (d.kind === 'forward') {
+  if (d.kind === 'callback') {
+    // A callback reports on a run that has ended: settling it changes nothing else.
+  } else if (d.kind === 'forward') {
     if (d.runId !== undefined) {
       // No ack: a restart found the part acknowledged but the row not settled (a crash in
       // between); it succeeded, but the upstream's answer was not kept.
@@ -136,6 +145,9 @@ function logSettled({ log }: OutboxDeps, d: DeliveryRecord, outcome: DeliveryOut
     const upstream = ack ? { upstreamStatus: ack.status, upstreamRunId: logValue(ack.upstreamRunId) } : {};
     if (outcome.status === 'delivered') log.info({ ...fields, key: d.key, ...upstream }, `${d.path} action forwarded`);
     else log.warn({ ...fields, key: d.key, error: logValue(outcome.error) }, `${d.path} action forward failed`);
+  } else if (d.kind === 'callback') {
+    if (outcome.status === 'delivered') log.info(fields, 'run callback acknowledged');
+    else log.warn({ ...fields, error: logValue(outcome.error) }, 'run callback failed');
   } else if (outcome.status === 'delivered') log.info(fields, 'reply delivered');
   else log.warn({ ...fields, error: logValue(outcome.error) }, 'reply delivery failed');
 }

@@ -3,6 +3,7 @@ import type { DeliveryOutcome } from '../metrics.js';
 import type { Logger } from '../log.js';
 import type { DeliveryRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
+import type { CallbackSender } from './callback.js';
 import type { Delivery } from './delivery.js';
 import type { Forwarder } from './forward.js';
 import { stopWithGrace } from './grace.js';
@@ -23,6 +24,10 @@ export interface OutboxDeps {
   delivery: Delivery;
   /** Forward mode: the sender of `forward` rows (undefined: such rows fail, there is no upstream). */
   forwarder?: Forwarder;
+  /** The sender of `callback` rows (undefined: hooks.callbackSecret is not set; such rows fail). */
+  callbacks?: CallbackSender;
+  /** A row of this run settled (its delivery, forward or callback): for those waiting on the run. */
+  onRunChanged?: (runId: string) => void;
   /** Time of the summary events. Due times use real time (they drive timers). */
   clock: () => Date;
   /** Jitter source, uniform in [0, 1) (specs inject it). */
@@ -33,7 +38,7 @@ export interface OutboxDeps {
    * Called with each row's outcome once committed: settled, or put back for a retry (metrics).
    * `provider`: the reply's provider, or `forward` for a forward row (forward mode).
    */
-  onOutcome?: (provider: Provider | 'forward', outcome: DeliveryOutcome) => void;
+  onOutcome?: (provider: Provider | 'forward' | 'callback', outcome: DeliveryOutcome) => void;
 }
 
 /** The sender loop of the durable outbox (CONTRACT.md §9). */

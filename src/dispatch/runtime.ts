@@ -4,8 +4,9 @@ import { actionIds, type Accepted, type Action } from '../action.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { Metrics } from '../metrics.js';
-import type { NewEvent, NewForward, NewRequestLog, NewRun } from '../store/records.js';
+import type { NewEvent, NewForward, NewRequestLog, NewRun, RunRecord } from '../store/records.js';
 import type { Leadership, Store } from '../store/store.js';
+import { createCallbackSender } from './callback.js';
 import { createDelivery } from './delivery.js';
 import { agentForward, createForwarder, wakeForward } from './forward.js';
 import { createHeartbeat } from './heartbeat.js';
@@ -13,6 +14,7 @@ import { hasPendingEvents, heartbeatTurn } from './main-session.js';
 import { createModelClient, DEFAULT_RETRY, type RetryPolicy } from './model.js';
 import { createOutbox } from './outbox.js';
 import { createRunner } from './runner.js';
+import { createRunWaiter } from './run-waiter.js';
 
 /** How long stop() lets a delivery request already under way finish before aborting it (it is then sent again after a restart). */
 export const STOP_GRACE_MS = 3_000;
@@ -104,6 +106,13 @@ export interface Runtime {
    * The store stays open (the caller closes it).
    */
   stop(): Promise<void>;
+  /**
+   * Waits for a run (`?wait`, waitForCompletion; run-waiter.ts): resolves with it once
+   * `done(run)` holds, else undefined after `ms` or once waits are ended.
+   */
+  waitRun(runId: string, ms: number, done: (run: RunRecord) => boolean): Promise<RunRecord | undefined>;
+  /** Ends every wait now (shutdown, before the listener drains): each answers what it would without waiting. */
+  endWaits(): void;
 }
 
 /** Wires the runtime; nothing runs until {@link Runtime.start}. */
@@ -117,8 +126,12 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const forwarder = forwarding ? createForwarder(config.runtime.forward, opts.fetch) : undefined;
   const onSummary = () => heartbeat.trigger();
   const metrics = opts.metrics;
+  // Another instance may end a run: a wait looks again this often (a run ended here wakes it at once).
+  const waiter = createRunWaiter(store, config.store.kind === 'postgres' ? 250 : 1000);
+  const onRunChanged = (runId: string) => waiter.notify(runId);
+  const callbacks = config.hooks.callbackSecret ? createCallbackSender(config.hooks.callbackSecret, config.delivery.timeoutSeconds * 1000, opts.fetch) : undefined;
   const outbox = createOutbox({
-    store, config, delivery, forwarder, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary,
+    store, config, delivery, forwarder, callbacks, onRunChanged, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary,
     onOutcome: metrics && ((provider, outcome) => metrics.delivery(provider, outcome)),
   });
   const onEnqueued = () => outbox.kick();
@@ -127,7 +140,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, onTurn: metrics && (() => metrics.heartbeat()), log: log.child({ part: 'heartbeat' }) }, stop),
     log,
   });
-  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued });
+  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued, onRunEnded: onRunChanged });
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
   let leadership: Leadership | undefined;
@@ -181,6 +194,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     },
     prepare,
     commit,
+    waitRun: (runId, ms, done) => waiter.wait(runId, ms, done),
+    endWaits: () => waiter.end(),
 
     async start() {
       if (state !== 'idle') throw new Error(`runtime already ${state}`);
@@ -205,6 +220,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
 
     stop() {
       state = 'stopped';
+      waiter.end();
       // The runner and the heartbeat first: a reply they commit meanwhile is simply left pending.
       // Leadership first (a follower takes over), then the heartbeat it may have started.
       const stopHeartbeat = async () => {
@@ -255,6 +271,7 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean): Pre
         source: a.source,
         unsafe: a.unsafe,
         createdAt: at,
+        ...(a.callbackUrl !== undefined ? { callbackUrl: a.callbackUrl } : {}),
       });
       if (forwards) forwards.push(agentForward(runs[runs.length - 1]!));
       accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });

@@ -188,6 +188,8 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     }
     if (override) applyOverride(body, override);
     const action: Action = kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
+    // The mapping's callback (docs/callbacks.md), checked at load; a transform cannot set one.
+    if (action.kind === 'agent' && mapping.callback) action.callbackUrl = mapping.callback.url;
     if (keyField) {
       context ??= index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
       const rendered = { idempotencyKey: '' };

@@ -7,6 +7,7 @@ import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { createSchemaCompiler } from './payload-schema.js';
 import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
 import { createValidator } from './validate.js';
+import { callbackField, withCallback } from './callback-field.js';
 import { HookError } from '../errors.js';
 
 /** Injection points for specs, `hookrelay test` and the benchmark. */
@@ -97,6 +98,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const byId = new Map(mappings.map((m) => [m.id, m]));
   const maxFanOut = hooks.maxFanOut;
   const fanOutIds = new Set(mappings.filter((m) => m.forEach !== undefined).map((m) => m.id));
+  const callbackOf = callbackField(config);
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
 
   async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string): Promise<MapResult> {
@@ -134,7 +136,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
       return mapping && { mappingId: mapping.id, keyed: mapping.keyed };
     },
     wake: (body) => validator.wake(body, direct.wake),
-    agent: (body) => validator.agent(body, direct.agent, true),
+    agent: (body) => withCallback(validator.agent(body, direct.agent, true), callbackOf(body)),
     fanOut: (mappingId) => fanOutIds.has(mappingId),
     close: transforms.close,
   };

@@ -18,7 +18,9 @@ import { requestRow } from './request-log.js';
 export interface AcceptDeps {
   /** `hooks.acceptStatus`: the status of an accepted agent action. */
   acceptStatus: number;
-  dispatch: Pick<Runtime, 'prepare' | 'commit'>;
+  /** `hooks.maxWaitSeconds`: the longest wait of `waitForCompletion` (http/wait.ts). */
+  maxWaitSeconds: number;
+  dispatch: Pick<Runtime, 'prepare' | 'commit' | 'waitRun'>;
   store: Pick<Store, 'findKeys'>;
 }
 
@@ -60,15 +62,21 @@ export function statusOf(deps: AcceptDeps, accepted: readonly Accepted[]): numbe
  * Commits the actions (with the request's key, when it has one) and answers `answerOf(accepted)`;
  * when a concurrent request with the same key committed first, answers its answer instead.
  * The request log's row goes into the same commit (Store.accept), made with the answer's status.
+ * `waited` (`?wait`, waitForCompletion: http/wait.ts): after the commit, an answer to give
+ * instead once the run ended; the key and the row keep the answer of the accept itself.
  */
-export async function act(deps: AcceptDeps, ex: Exchange, actions: Action[], key: RequestKey | undefined, answerOf: (accepted: readonly Accepted[]) => Answer): Promise<void> {
+export async function act(
+  deps: AcceptDeps, ex: Exchange, actions: Action[], key: RequestKey | undefined, answerOf: (accepted: readonly Accepted[]) => Answer,
+  waited?: (accepted: readonly Accepted[]) => Promise<Answer | undefined>,
+): Promise<void> {
   const prepared = deps.dispatch.prepare(actions);
   const { status, body } = answerOf(prepared.accepted);
   const claims = key && [{ ...key, actions: actions.map((_, i) => i), status, body }];
   const held = await deps.dispatch.commit(prepared, claims, requestRow(ex, status, prepared.accepted));
   if (held.length === 0) {
     ex.committed = true;
-    answerJson(ex, status, body);
+    const later = waited && (await waited(prepared.accepted));
+    answerJson(ex, later?.status ?? status, later?.body ?? body);
     return;
   }
   // Held: the store left the row out; it is logged as the replay it is answered as.

@@ -63,9 +63,10 @@ function ok(ctx: RoutedContext, body: Record<string, unknown>): void {
 /**
  * The run as the contract shows it: no message text, no delivery internals — of its outbox
  * row only `delivery: {status, target, attempts, error?}`, and in forward mode the upstream's
- * answer `forwarded: {status, upstreamRunId?}` (CONTRACT.md §9).
+ * answer `forwarded: {status, upstreamRunId?}` (CONTRACT.md §9); its callback's
+ * `callback: {status, attempts, error?}` (docs/callbacks.md), never its URL.
  */
-function publicRun(run: RunRecord) {
+export function publicRun(run: RunRecord) {
   return {
     runId: run.runId,
     sessionKey: run.sessionKey,
@@ -81,6 +82,7 @@ function publicRun(run: RunRecord) {
     deliveredTo: run.deliveredTo,
     delivery: run.delivery,
     forwarded: run.forwarded,
+    callback: run.callback,
   };
 }
 

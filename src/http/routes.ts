@@ -12,6 +12,7 @@ import { headerKey, requestKey, type RequestKey } from './idempotency.js';
 import { mappingLabel } from './route-label.js';
 import type { Signatures } from './signatures.js';
 import type { Handshakes } from './handshake.js';
+import { agentWait, waitedAnswer } from './wait.js';
 
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
 export interface RouteDeps extends AcceptDeps {
@@ -55,10 +56,12 @@ async function wake(deps: RouteDeps, ex: Exchange): Promise<void> {
 }
 
 async function agent(deps: RouteDeps, ex: Exchange): Promise<void> {
+  const wait = agentWait(ex, deps.maxWaitSeconds);
   const key = keyOf(ex, 'agent');
   if (key && (await replayed(deps, ex, key))) return;
   const action = deps.engine.agent(ex.payload);
-  await act(deps, ex, [action], key, ([done]) => okAnswer(deps.acceptStatus, { ok: true, runId: idOf(done!), sessionKey: action.sessionKey }));
+  await act(deps, ex, [action], key, ([done]) => okAnswer(deps.acceptStatus, { ok: true, runId: idOf(done!), sessionKey: action.sessionKey }),
+    wait && (([done]) => waitedAnswer(deps.dispatch, wait, done!)));
 }
 
 /**

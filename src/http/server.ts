@@ -40,7 +40,7 @@ export interface Listener {
 }
 
 /** What the routes need besides the config's own settings; the request log's store side and buffer (store/request-log.ts). */
-export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures' | 'store'> & {
+export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'maxWaitSeconds' | 'signatures' | 'store'> & {
   store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest'>;
   requestLog: RequestLogBuffer;
   /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
@@ -193,6 +193,7 @@ function createHandler(
     ...deps,
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
+    maxWaitSeconds: hooks.maxWaitSeconds,
     maxBodyBytes: hooks.maxBodyBytes,
     bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,

@@ -5,7 +5,7 @@
  * sqlite-ops.ts; the statements of both are in sql/.
  */
 import type pg from 'pg';
-import { insertEvents, insertOutbox, pgText } from './postgres-writer.js';
+import { insertCallback, insertEvents, insertOutbox, pgText } from './postgres-writer.js';
 import {
   ENDED_STATUSES, type DeliveryOutcomeRecord, type DeliveryRecord, type HistoryMessage, type NewDelivery, type NewEvent, type RunEffects,
   type RunEnd, type SettleEffects,
@@ -24,6 +24,7 @@ export async function finishRun(c: pg.ClientBase, runId: string, end: RunEnd, ef
   if (rows.length === 0) throw new StoreError('run_not_running', `run ${runId} is not running`);
   if (effects.summary) await insertEvents(c, [effects.summary]);
   if (effects.delivery) await insertOutbox(c, effects.delivery, runId);
+  if (effects.callback) await insertCallback(c, effects.callback, runId);
   await appendTurns(c, rows[0]!.session_key, effects.history ?? [], at);
 }
 

@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { EVENT_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
+import { EVENT_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, callbackValues, eventValues, forwardValues, keyValues, outboxValues, runValues } from './rows.js';
 import { EVENTS_LOCK, HEARTBEAT_CHANNEL, pgStoreError } from './postgres-schema.js';
 import { REQUEST_COLUMNS, requestValues } from './request-rows.js';
 import * as sql from './sql/index.js';
-import type { NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun } from './records.js';
+import type { NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun } from './records.js';
 import { StoreError } from './store.js';
 
 /**
@@ -80,6 +80,11 @@ export async function insertEvents(c: pg.ClientBase, events: readonly NewEvent[]
 /** Inserts an outbox row (pending, due at once). */
 export async function insertOutbox(c: pg.ClientBase, d: NewDelivery, runId: string | null): Promise<void> {
   await insertMany(c, 'outbox', OUTBOX_COLUMNS, sql.outbox.insertOutbox.pgTypes, [outboxValues(d, runId)], 'pending');
+}
+
+/** Inserts a run's callback row (pending, due at once; docs/callbacks.md). */
+export async function insertCallback(c: pg.ClientBase, cb: NewCallback, runId: string): Promise<void> {
+  await insertMany(c, 'outbox', OUTBOX_COLUMNS, sql.outbox.insertOutbox.pgTypes, [callbackValues(cb, runId)], 'pending');
 }
 
 /** One `accept` call. */

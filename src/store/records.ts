@@ -80,6 +80,8 @@ export interface NewRun {
   unsafe: boolean;
   /** ISO time of acceptance. */
   createdAt: string;
+  /** Where the run's outcome is POSTed when it ends (docs/callbacks.md). */
+  callbackUrl?: string;
 }
 
 export interface RunRecord extends NewRun {
@@ -96,6 +98,30 @@ export interface RunRecord extends NewRun {
   delivery?: RunDelivery;
   /** Forward mode: the upstream's 2xx answer to the forwarded run (CONTRACT.md §9). */
   forwarded?: Forwarded;
+  /** The run's callback (its outbox row of kind `callback`), once the run ended. */
+  callback?: RunCallback;
+}
+
+/** How a run's callback stands (docs/callbacks.md). */
+export interface RunCallback {
+  status: DeliveryStatus;
+  attempts: number;
+  /** The last failure (also while pending). */
+  error?: string;
+}
+
+/**
+ * A run's callback (docs/callbacks.md), as an outbox row of kind `callback`: committed with the
+ * run's end, one part (the body), POSTed to `url` signed as Standard Webhooks with `webhook-id`
+ * the run id on every attempt. Target text of the row: `callback:<host>` (the URL may carry a
+ * token in its query; logs and the row's target never show more than the host).
+ */
+export interface NewCallback {
+  kind: 'callback';
+  url: string;
+  body: string;
+  /** ISO time; the row is due at once. */
+  createdAt: string;
 }
 
 /** What the upstream gateway answered to a forwarded run: its HTTP status and its own run id. */
@@ -165,7 +191,7 @@ export interface DeliveryState {
 }
 
 /** An outbox row: a reply for a provider, or (forward mode) an action for the upstream. */
-export type DeliveryRecord = (Omit<NewDelivery, 'parts'> | Omit<NewForward, 'body'>) & DeliveryState;
+export type DeliveryRecord = (Omit<NewDelivery, 'parts'> | Omit<NewForward, 'body'> | Omit<NewCallback, 'body'>) & DeliveryState;
 
 export type DeliveryOutcomeRecord = { status: 'delivered'; at: string } | { status: 'failed'; at: string; error: string };
 
@@ -198,6 +224,8 @@ export interface RunEffects {
   delivery?: NewDelivery;
   /** Turns appended to the run's session conversation. */
   history?: HistoryMessage[];
+  /** The run's callback, into the outbox (docs/callbacks.md). */
+  callback?: NewCallback;
 }
 
 export interface HistoryMessage {

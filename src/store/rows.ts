@@ -1,5 +1,5 @@
 import type {
-  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
+  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
 } from './records.js';
 
 /**
@@ -51,6 +51,11 @@ export interface RunRow {
   d_target?: string | null;
   d_attempts?: number | null;
   d_error?: string | null;
+  callback_url?: string | null;
+  /** From the run's callback row (LEFT JOIN in sql/runs.ts): NULL when it has none. */
+  c_status?: string | null;
+  c_attempts?: number | null;
+  c_error?: string | null;
 }
 
 /** An `outbox` row as the database returns it. */
@@ -86,7 +91,7 @@ export function eventValues(e: NewEvent): Bind[] {
 
 /** The columns a run INSERT binds, in order (the status is always `queued`). */
 export const RUN_COLUMNS =
-  'run_id, session_key, message, name, model, thinking, timeout_seconds, wake_mode, deliver, provider, recipient, source, unsafe, created_at';
+  'run_id, session_key, message, name, model, thinking, timeout_seconds, wake_mode, deliver, provider, recipient, source, unsafe, created_at, callback_url';
 
 /** Values for inserting a queued run, in {@link RUN_COLUMNS} order (absent optional fields as NULL). */
 export function runValues(r: NewRun): Bind[] {
@@ -105,6 +110,7 @@ export function runValues(r: NewRun): Bind[] {
     r.source,
     r.unsafe ? 1 : 0,
     r.createdAt,
+    r.callbackUrl ?? null,
   ];
 }
 
@@ -164,6 +170,11 @@ export function toRun(row: RunRow): RunRecord {
     run.delivery = { status: row.d_status as DeliveryStatus, target: row.d_target!, attempts: row.d_attempts! };
     if (row.d_error != null) run.delivery.error = row.d_error;
   }
+  if (row.callback_url != null) run.callbackUrl = row.callback_url;
+  if (row.c_status != null) {
+    run.callback = { status: row.c_status as DeliveryStatus, attempts: row.c_attempts! };
+    if (row.c_error != null) run.callback.error = row.c_error;
+  }
   return run;
 }
 
@@ -192,6 +203,15 @@ export function forwardValues(f: NewForward): Bind[] {
   return [f.kind, f.path === 'agent' ? f.key : null, `forward:${f.path}`, JSON.stringify(payload), 1, f.createdAt, f.createdAt];
 }
 
+/** The outbox row's payload for callbacks: the URL and the one part, the body. */
+type CallbackPayload = Pick<NewCallback, 'url' | 'body'>;
+
+/** Values for inserting a run's callback row, in {@link OUTBOX_COLUMNS} order (target: the host only). */
+export function callbackValues(c: NewCallback, runId: string): Bind[] {
+  const payload: CallbackPayload = { url: c.url, body: c.body };
+  return [c.kind, runId, `callback:${new URL(c.url).host}`, JSON.stringify(payload), 1, c.createdAt, c.createdAt];
+}
+
 /** Row → record. */
 export function toDelivery(row: OutboxRow): DeliveryRecord {
   const state = {
@@ -207,6 +227,9 @@ export function toDelivery(row: OutboxRow): DeliveryRecord {
   if (row.kind === 'forward') {
     const p = JSON.parse(row.payload) as ForwardPayload;
     d = { kind: 'forward', path: p.path, key: p.key, parts: [p.body], ...state };
+  } else if (row.kind === 'callback') {
+    const p = JSON.parse(row.payload) as CallbackPayload;
+    d = { kind: 'callback', url: p.url, parts: [p.body], ...state };
   } else {
     const p = JSON.parse(row.payload) as ReplyPayload;
     d = { kind: row.kind as NewDelivery['kind'], provider: p.provider, to: p.to, parts: p.parts, ...state };

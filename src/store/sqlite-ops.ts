@@ -8,7 +8,7 @@ import type { PurgeTable } from './maintenance.js';
 import {
   ENDED_STATUSES, type DeliveryOutcomeRecord, type HistoryMessage, type NewDelivery, type RunEffects, type RunEnd, type SettleEffects,
 } from './records.js';
-import { eventValues, outboxValues, type Bind, type OutboxRow, type RunRow } from './rows.js';
+import { callbackValues, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow } from './rows.js';
 import { purgeSteps } from './sqlite-purge.js';
 import * as sql from './sql/index.js';
 
@@ -144,6 +144,7 @@ export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
         if (!row) throw new OpError('run_not_running', `run ${op.runId} is not running`);
         if (op.effects.summary) insertEvent.run(...eventValues(op.effects.summary));
         if (op.effects.delivery) insertOutbox.run(...outboxValues(op.effects.delivery, op.runId));
+        if (op.effects.callback) insertOutbox.run(...callbackValues(op.effects.callback, op.runId));
         appendHistory(row.session_key, op.effects.history ?? [], op.at);
         return undefined;
       }

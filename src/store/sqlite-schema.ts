@@ -232,6 +232,35 @@ export const MIGRATIONS: readonly string[] = [
   -- with (never the token); NULL for an unnamed one, and for the rows written before.
   ALTER TABLE requests ADD COLUMN sender TEXT;
   `,
+  // v9
+  `
+  -- Run callbacks (docs/callbacks.md): the URL a run's outcome is POSTed to when it ends, and
+  -- outbox rows of kind 'callback' (committed with the run's end). A run may now have two
+  -- rows, its reply and its callback: run_id is unique per kind. SQLite cannot alter a CHECK
+  -- or drop a UNIQUE, so the outbox is rebuilt (same columns, same order, rows kept).
+  ALTER TABLE runs ADD COLUMN callback_url TEXT;
+  CREATE TABLE outbox_v9 (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL CHECK (kind IN ('run', 'heartbeat', 'forward', 'callback')),
+    run_id      TEXT,
+    target      TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    parts       INTEGER NOT NULL CHECK (parts >= 1),
+    parts_sent  INTEGER NOT NULL DEFAULT 0,
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    next_at     TEXT NOT NULL,
+    lease_until TEXT,
+    error       TEXT,
+    created_at  TEXT NOT NULL,
+    settled_at  TEXT
+  ) STRICT;
+  INSERT INTO outbox_v9 SELECT * FROM outbox;
+  DROP TABLE outbox;
+  ALTER TABLE outbox_v9 RENAME TO outbox;
+  CREATE INDEX outbox_due ON outbox (next_at) WHERE status = 'pending';
+  CREATE UNIQUE INDEX outbox_run_kind ON outbox (run_id, kind) WHERE run_id IS NOT NULL;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

@@ -53,7 +53,7 @@ const yaml = (path: string[]) => path.join('.').replaceAll('.[]', '[0]');
 
 describe('config: secrets are marked once, in the schema', () => {
   it('SECRET_KEYS is derived from the schema: the hooks token, the API key and every provider credential', () => {
-    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'adminToken', 'adminTokens', 'apiKey', 'appPassword', 'botToken', 'password', 'secret', 'secrets', 'token', 'tokens', 'verifyToken']);
+    expect([...SECRET_KEYS].sort()).to.deep.equal(['accessToken', 'adminToken', 'adminTokens', 'apiKey', 'appPassword', 'botToken', 'callbackSecret', 'password', 'secret', 'secrets', 'token', 'tokens', 'verifyToken']);
     const marked = secretPaths(configSchema).map((p) => p.join('.'));
     expect(marked).to.include.members([
       'server.adminToken',

@@ -71,9 +71,13 @@ describe('store/sqlite: claiming runs', () => {
     const v1 = new Database(join(dir, 'hookrelay.db'));
     v1.exec(MIGRATIONS[0]!);
     v1.pragma('user_version = 1');
-    const insert = v1.prepare(`INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    // Only the columns a v1 database has (later migrations add more).
+    const v1Columns = new Set((v1.prepare('PRAGMA table_info(runs)').all() as { name: string }[]).map((c) => c.name));
+    const columns = RUN_COLUMNS.split(', ');
+    const kept = columns.map((c) => v1Columns.has(c));
+    const insert = v1.prepare(`INSERT INTO runs (status, ${columns.filter((_, i) => kept[i]).join(', ')}) VALUES (?${', ?'.repeat(kept.filter(Boolean).length)})`);
     for (const [status, id, session] of [['running', 'a1', 'A'], ['queued', 'a2', 'A'], ['queued', 'b1', 'B'], ['queued', 'b2', 'B'], ['succeeded', 'c0', 'C'], ['queued', 'c1', 'C']]) {
-      insert.run(status, ...runValues(run(id!, session!)));
+      insert.run(status, ...runValues(run(id!, session!)).filter((_, i) => kept[i]));
     }
     v1.close();
     store = await open();

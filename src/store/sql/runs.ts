@@ -7,11 +7,14 @@ import { RUN_COLUMNS } from '../rows.js';
  */
 
 /**
- * A run with its delivery (the outbox row of its reply, if any: `run_id` is unique there). A
- * forward row (forward mode) is not a delivery: the run shows its outcome as `forwarded`.
+ * A run with its delivery (the outbox row of its reply, if any: `run_id` is unique per kind
+ * there) and its callback (docs/callbacks.md). A forward row (forward mode) is not a delivery:
+ * the run shows its outcome as `forwarded`.
  */
-const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error
-  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id AND o.kind <> 'forward'`;
+const RUN_SELECT = `SELECT runs.*, o.status AS d_status, o.target AS d_target, o.attempts AS d_attempts, o.error AS d_error,
+    c.status AS c_status, c.attempts AS c_attempts, c.error AS c_error
+  FROM runs LEFT JOIN outbox AS o ON o.run_id = runs.run_id AND o.kind = 'run'
+  LEFT JOIN outbox AS c ON c.run_id = runs.run_id AND c.kind = 'callback'`;
 
 export const getRun = {
   sqlite: `${RUN_SELECT} WHERE runs.run_id = ?`,
@@ -46,8 +49,8 @@ export const countRuns = {
  * in one statement, `unnest`ing one array per column of these types (postgres-writer.ts).
  */
 export const insertRun = {
-  sqlite: `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  pgTypes: 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text',
+  sqlite: `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  pgTypes: 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text',
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { Harness } from './harness.js';
+import { callbacksContract } from './callbacks.js';
 import { claimContract } from './claim.js';
 import { commitContract } from './commit.js';
 import { keysContract } from './keys.js';
@@ -27,4 +28,5 @@ export function storeContract(h: Harness): void {
   retentionContract(h);
   takeOverContract(h);
   requestLogContract(h);
+  callbacksContract(h);
 }

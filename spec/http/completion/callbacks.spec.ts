@@ -1,0 +1,189 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
+import { startCallbackReceiver, type CallbackReceiver } from './callback-receiver.js';
+
+/**
+ * Run callbacks (CONTRACT.md §14, docs/callbacks.md) against the real bin: the outcome POSTed
+ * through the durable outbox, signed as Standard Webhooks, retried like a delivery, never sent
+ * again once acknowledged — across a SIGKILL — and the callback URL checked before anything
+ * is accepted.
+ */
+describe('http: run callbacks (real bin)', function () {
+  this.timeout(60_000);
+  const TOKEN = 'callbacks-token-0123456789';
+  const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+  let model: FakeModel;
+  let receiver: CallbackReceiver;
+  let gw: Gateway | undefined;
+
+  beforeEach(async () => {
+    model = await startFakeModel([{ match: 'fail me', status: 400, error: { message: 'bad request' } }, { reply: 'the answer' }]);
+    receiver = await startCallbackReceiver(SECRET);
+  });
+  afterEach(async () => {
+    await gw?.kill();
+    gw = undefined;
+    await receiver.close();
+    await model.close();
+  });
+
+  async function config(hooks: Record<string, unknown> = {}) {
+    const dir = tmpDir('hookrelay-callbacks-');
+    return {
+      dir,
+      config: {
+        server: { host: '127.0.0.1', port: await freePort() },
+        dataDir: `${dir}/data`,
+        hooks: { token: TOKEN, callbackSecret: SECRET, ...hooks },
+        agent: { baseUrl: model.baseUrl, model: 'fake' },
+        heartbeat: { everySeconds: 3600 },
+      },
+    };
+  }
+
+  const runOf = async (g: Gateway, runId: string) => (await call(`${g.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
+  async function waitRun(g: Gateway, runId: string, ok: (run: any) => boolean, what: string): Promise<any> {
+    let run: any;
+    return until(() => `${what}: ${JSON.stringify(run)}`, async () => {
+      run = await runOf(g, runId);
+      return ok(run) ? run : undefined;
+    }, 20_000);
+  }
+
+  it('answers 500 once (Retry-After), is killed with SIGKILL while the callback is pending, and after the restart the receiver acknowledges exactly one', async () => {
+    const { dir, config: cfg } = await config();
+    receiver.answer = () => (receiver.hits.length === 0 ? { status: 500, headers: { 'retry-after': '4' } } : { status: 200 });
+    gw = await startGateway(cfg, { dir });
+    const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'report', deliver: false, callbackUrl: receiver.url } });
+    expect(r.status).to.equal(202);
+    const runId = r.data.runId as string;
+    const pending = await waitRun(gw, runId, (run) => run.callback?.attempts >= 1 && !!run.callback?.error, 'a refused callback attempt');
+    expect(pending.status).to.equal('succeeded');
+    expect(pending.callback).to.deep.equal({ status: 'pending', attempts: 1, error: 'callback: HTTP 500' });
+    expect(pending).not.to.have.property('callbackUrl');
+    expect(receiver.hits).to.have.length(1);
+    await gw.kill();
+
+    gw = await startGateway(cfg, { dir });
+    const done = await waitRun(gw, runId, (run) => run.callback?.status === 'delivered', 'the callback acknowledged');
+    expect(done.callback).to.deep.equal({ status: 'delivered', attempts: 2 });
+    expect(receiver.hits.map((h) => h.verified), 'every attempt carries a valid Standard Webhooks signature').to.deep.equal([true, true]);
+    expect(receiver.hits.map((h) => h.id), 'the same webhook-id on every attempt').to.deep.equal([runId, runId]);
+    expect(receiver.hits[1]!.payload).to.deep.equal({ runId, sessionKey: r.data.sessionKey, status: 'succeeded', reply: 'the answer' });
+    expect(receiver.acknowledged()).to.have.length(1);
+    // Once acknowledged, never again: not after another restart either.
+    expect(await gw.stop()).to.equal(0);
+    gw = await startGateway(cfg, { dir });
+    await runOf(gw, runId);
+    expect(receiver.hits).to.have.length(2);
+  });
+
+  it('reports a failed run with its error and errorCode; a 4xx fails the callback at once', async () => {
+    const { dir, config: cfg } = await config();
+    receiver.answer = () => ({ status: 410 });
+    gw = await startGateway(cfg, { dir });
+    const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'fail me', deliver: false, callbackUrl: receiver.url } });
+    const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback failed');
+    expect(run.status).to.equal('failed');
+    expect(run.callback).to.deep.equal({ status: 'failed', attempts: 1, error: 'callback: HTTP 410' });
+    expect(receiver.hits).to.have.length(1);
+    expect(receiver.hits[0]!.payload).to.include({ runId: r.data.runId, status: 'failed', errorCode: 'model_http' });
+    expect(receiver.hits[0]!.payload).to.have.property('error').that.is.a('string');
+  });
+
+  it('a redirect is not followed: the 3xx fails the callback, and its Location is never called', async () => {
+    const elsewhere = await startCallbackReceiver(SECRET);
+    try {
+      const { dir, config: cfg } = await config();
+      receiver.answer = () => ({ status: 302, headers: { location: elsewhere.url } });
+      gw = await startGateway(cfg, { dir });
+      const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hi', deliver: false, callbackUrl: receiver.url } });
+      const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback failed');
+      expect(run.callback).to.deep.equal({ status: 'failed', attempts: 1, error: 'callback: HTTP 302' });
+      expect(elsewhere.hits).to.have.length(0);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it("a mapping's callback reports each of its runs", async () => {
+    const { dir, config: cfg } = await config({
+      mappings: [{ id: 'ci', match: { path: 'ci' }, action: 'agent', messageTemplate: 'build {{n}}', callback: { url: receiver.url } }],
+    });
+    gw = await startGateway(cfg, { dir });
+    const r = await call(`${gw.hooks}/ci`, { token: TOKEN, json: { n: 7 } });
+    expect(r.status).to.equal(202);
+    await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'delivered', 'the callback acknowledged');
+    expect(receiver.acknowledged().map((h) => h.payload)).to.deep.equal([{ runId: r.data.runId, sessionKey: r.data.sessionKey, status: 'succeeded', reply: 'the answer' }]);
+  });
+
+  describe('a callback URL is checked before anything is accepted', () => {
+    let checked: Gateway;
+    let quiet: FakeModel;
+    before(async () => {
+      quiet = await startFakeModel();
+      const dir = tmpDir('hookrelay-callback-hosts-');
+      checked = await startGateway({
+        server: { host: '127.0.0.1', port: await freePort() },
+        dataDir: `${dir}/data`,
+        hooks: { token: TOKEN, callbackSecret: SECRET, callbackHosts: ['hooks.example.com', '*.receivers.example', '127.0.0.0/8'] },
+        agent: { baseUrl: quiet.baseUrl, model: 'fake' },
+        heartbeat: { everySeconds: 3600 },
+      }, { dir });
+    });
+    after(async () => {
+      await checked.kill();
+      await quiet.close();
+    });
+
+    const refused = async (callbackUrl: unknown, says: RegExp) => {
+      const r = await call(`${checked.hooks}/agent`, { token: TOKEN, json: { message: 'hi', callbackUrl } });
+      expect(r.status, JSON.stringify(r.data)).to.equal(400);
+      expect(r.data.error.code).to.equal('invalid_payload');
+      expect(r.data.error.message).to.match(says);
+      const runs = (await call(`${checked.hooks}/runs?limit=10`, { token: ADMIN_TOKEN })).data.runs;
+      expect(runs, 'nothing accepted').to.have.length(0);
+    };
+
+    it('a host hooks.callbackHosts does not list: 400 naming the setting', () => refused('http://10.0.0.1/cb', /callbackUrl has a host that hooks\.callbackHosts does not allow/));
+    it('a name that only ends like an allowed one: 400', () => refused('https://evilhooks.example.com/cb', /hooks\.callbackHosts/));
+    it('*.domain does not cover the domain itself: 400', () => refused('https://receivers.example/cb', /hooks\.callbackHosts/));
+    it('a non-http(s) scheme: 400', () => refused('file:///etc/passwd', /callbackUrl must be an http:\/\/ or https:\/\/ URL/));
+    it('credentials in the URL: 400', () => refused('https://user:pw@hooks.example.com/cb', /must not carry credentials/));
+    it('not a URL: 400', () => refused('hooks.example.com/cb', /must be an absolute http/));
+    it('not a string: 400', () => refused(42, /callbackUrl must be a string/));
+    it('hosts on the list are accepted: a name, a name below *.domain, an address in a range', async () => {
+      for (const url of ['https://hooks.example.com/cb', 'https://a.receivers.example/cb', 'http://127.0.0.1:9/cb']) {
+        const r = await call(`${checked.hooks}/agent`, { token: TOKEN, json: { message: 'hi', deliver: false, callbackUrl: url } });
+        expect(r.status, url).to.equal(202);
+      }
+    });
+  });
+
+  it('without hooks.callbackSecret a callbackUrl is 400 invalid_payload', async () => {
+    const { dir, config: cfg } = await config({ callbackSecret: '' });
+    gw = await startGateway(cfg, { dir });
+    const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hi', callbackUrl: receiver.url } });
+    expect(r.status).to.equal(400);
+    expect(r.data.error.code).to.equal('invalid_payload');
+    expect(r.data.error.message).to.match(/hooks\.callbackSecret/);
+  });
+
+  it("without hooks.callbackSecret a mapping's callback is a config error naming its path", async () => {
+    const { dir, config: cfg } = await config({
+      callbackSecret: '',
+      mappings: [{ id: 'ci', match: { path: 'ci' }, messageTemplate: 'x', callback: { url: 'ftp://x.example/' } }],
+    });
+    const file = `${dir}/hookrelay.json`;
+    (await import('node:fs')).writeFileSync(file, JSON.stringify(cfg));
+    const out = await promisify(execFile)(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT }).then(() => ({ code: 0, stderr: '', stdout: '' }), (e) => e);
+    expect(out.code).to.equal(1);
+    const text = `${out.stdout}${out.stderr}`;
+    expect(text).to.include('hooks.mappings[0].callback: needs hooks.callbackSecret');
+    expect(text).to.match(/hooks\.mappings\[0\]\.callback\.url: must be an http:\/\/ or https:\/\/ URL/);
+  });
+});

@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
+import { startFakeProvider, type FakeProvider } from '../../support/fake-providers.js';
+import { ADMIN_TOKEN, call } from '../../support/gateway.js';
+import { startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
+
+/**
+ * Waiting for a run (CONTRACT.md §14, docs/callbacks.md): `POST {path}/agent?wait=S` answers
+ * 200 with the run when it ends within S seconds, else the usual accept answer; OpenClaw's
+ * `"waitForCompletion": true` adds its `completion` object (src/http/completion.ts cites
+ * OpenClaw's source); mappings stay admission-only; a stopping gateway answers at once.
+ */
+describe('http: waiting for a run (?wait, waitForCompletion)', function () {
+  this.timeout(60_000);
+  let model: FakeModel;
+  let telegram: FakeProvider;
+  let gw: InProcess;
+
+  before(async () => {
+    model = await startFakeModel([
+      { match: 'slow', reply: 'slow answer', delayMs: 4_000 },
+      { match: 'quiet', reply: 'HEARTBEAT_OK' },
+      { match: 'fail me', status: 400, error: { message: 'bad request' } },
+      { reply: 'quick answer', delayMs: 200 },
+    ]);
+    telegram = await startFakeProvider('telegram');
+    gw = await startInProcess({
+      agent: { baseUrl: model.baseUrl, model: 'fake' },
+      providers: { telegram: telegram.config },
+      session: { provider: 'telegram', to: telegram.to },
+      hooks: { maxWaitSeconds: 2, mappings: [{ id: 'm', match: { path: 'm' }, messageTemplate: '{{message}}' }] },
+    });
+  });
+  after(async () => {
+    await gw.stop();
+    await telegram.close();
+    await model.close();
+  });
+
+  const post = (path: string, json: unknown) => call(`${gw.hooks}/${path}`, { token: TOKEN, json });
+
+  it('?wait=S: a run that ends in time is answered 200 with the run', async () => {
+    const r = await post('agent?wait=10', { message: 'hello', deliver: false });
+    expect(r.status).to.equal(200);
+    expect(r.data).to.include({ ok: true, runId: r.data.run.runId, sessionKey: r.data.run.sessionKey });
+    expect(r.data.run).to.include({ status: 'succeeded', reply: 'quick answer' });
+    expect(r.data).not.to.have.property('completion');
+  });
+
+  it('?wait=S: a run that does not end in time gets the usual 202 after S seconds — committed all the same', async () => {
+    const started = Date.now();
+    const r = await post('agent?wait=1', { message: 'slow one', deliver: false });
+    expect(r.status).to.equal(202);
+    expect(Object.keys(r.data).sort()).to.deep.equal(['ok', 'runId', 'sessionKey']);
+    expect(Date.now() - started).to.be.within(900, 3_500);
+    const run = (await call(`${gw.hooks}/runs/${r.data.runId}`, { token: ADMIN_TOKEN })).data.run;
+    expect(run.status).to.be.oneOf(['queued', 'running']);
+  });
+
+  for (const bad of ['0', '-1', '61', 'abc', '', '1e9']) {
+    it(`?wait=${bad} is 400 invalid_payload, and nothing is accepted`, async () => {
+      const before = (await call(`${gw.hooks}/runs?limit=100`, { token: ADMIN_TOKEN })).data.runs.length;
+      const r = await post(`agent?wait=${bad}`, { message: 'hello' });
+      expect(r.status).to.equal(400);
+      expect(r.data.error.code).to.equal('invalid_payload');
+      expect(r.data.error.message).to.match(/^wait must be a number of seconds greater than 0 and at most 60/);
+      expect((await call(`${gw.hooks}/runs?limit=100`, { token: ADMIN_TOKEN })).data.runs).to.have.length(before);
+    });
+  }
+
+  it('waitForCompletion: a delivered reply — completion ok, visible, delivered, never the reply text', async () => {
+    const r = await post('agent', { message: 'hello', deliver: true, provider: 'telegram', to: telegram.to, waitForCompletion: true });
+    expect(r.status).to.equal(200);
+    expect(r.data.run).to.include({ status: 'succeeded' });
+    expect(r.data.run.delivery).to.include({ status: 'delivered' });
+    expect(r.data.completion).to.deep.equal({ status: 'ok', replyDisposition: 'visible', delivered: true, deliveryAttempted: true });
+    expect(JSON.stringify(r.data.completion)).not.to.include('quick answer');
+  });
+
+  it('waitForCompletion: no delivery asked for — delivered and deliveryAttempted false', async () => {
+    const r = await post('agent', { message: 'hello', deliver: false, waitForCompletion: true });
+    expect(r.data.completion).to.deep.equal({ status: 'ok', replyDisposition: 'visible', delivered: false, deliveryAttempted: false });
+  });
+
+  it('waitForCompletion: only the acknowledgment token — replyDisposition empty, nothing sent', async () => {
+    const r = await post('agent', { message: 'quiet please', deliver: true, waitForCompletion: true });
+    expect(r.data.completion).to.deep.equal({ status: 'ok', replyDisposition: 'empty', delivered: false, deliveryAttempted: false });
+  });
+
+  it('waitForCompletion: a failed run — status error', async () => {
+    const r = await post('agent', { message: 'fail me', deliver: false, waitForCompletion: true });
+    expect(r.status).to.equal(200);
+    expect(r.data.run.status).to.equal('failed');
+    expect(r.data.completion).to.deep.equal({ status: 'error', replyDisposition: 'empty', delivered: false, deliveryAttempted: false });
+  });
+
+  it('waitForCompletion waits at most hooks.maxWaitSeconds, then answers as usual', async () => {
+    const started = Date.now();
+    const r = await post('agent', { message: 'slow two', deliver: false, waitForCompletion: true });
+    expect(r.status).to.equal(202);
+    expect(r.data).not.to.have.property('completion');
+    expect(Date.now() - started).to.be.within(1_900, 4_000);
+  });
+
+  it('mappings stay admission-only: waitForCompletion in a mapped payload does not wait', async () => {
+    const r = await post('m', { message: 'hello', waitForCompletion: true });
+    expect(r.status).to.equal(202);
+    expect(r.data).not.to.have.property('run');
+  });
+
+  it('a wait blocks nothing else: other requests are answered meanwhile', async () => {
+    const waiting = post('agent?wait=3', { message: 'slow three', deliver: false });
+    const started = Date.now();
+    const other = await post('wake', { text: 'meanwhile' });
+    expect(other.status).to.equal(200);
+    expect(Date.now() - started).to.be.below(1_000);
+    expect((await waiting).status).to.equal(202);
+  });
+
+  it('a wait may outlast server.requestTimeoutMs: that limit is on receiving the request, which arrived whole', async () => {
+    const own = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' }, server: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 } });
+    try {
+      const r = await call(`${own.hooks}/agent?wait=10`, { token: TOKEN, json: { message: 'slow five', deliver: false } });
+      expect(r.status).to.equal(200);
+      expect(r.data.run).to.include({ status: 'succeeded', reply: 'slow answer' });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('a stopping gateway ends the waits at once: they get the usual answer', async () => {
+    const own = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' } });
+    const waiting = call(`${own.hooks}/agent?wait=60`, { token: TOKEN, json: { message: 'slow four', deliver: false } });
+    await model.waitForRequests(model.requests.length + 1, 10_000).catch(() => undefined);
+    const started = Date.now();
+    const stopped = own.stop();
+    const r = await waiting;
+    expect(r.status).to.equal(202);
+    expect(Date.now() - started, 'answered as the stop begins, not after 60 s').to.be.below(3_000);
+    await stopped;
+  });
+});

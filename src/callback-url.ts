@@ -1,0 +1,73 @@
+import { BlockList, isIP } from 'node:net';
+import { addTrusted, fold } from './address-rules.js';
+
+/**
+ * The rules of a callback URL (CONTRACT.md §14, docs/callbacks.md): what `callbackUrl` on
+ * `POST {path}/agent` and a mapping's `callback.url` may be. A callback URL is an outbound
+ * request whose target the sender chooses, so it is checked before anything is accepted:
+ * http(s) only, no credentials in it, and — when the operator lists `hooks.callbackHosts` — a
+ * host on that list (docs/security.md, "Callback URLs"). Below both users (STYLE.md #14): the
+ * config loader checks a mapping's URL with it at load, the engine a request's at accept.
+ */
+
+/** Longest callback URL accepted: a URL is stored with its run. */
+export const MAX_CALLBACK_URL_LENGTH = 2048;
+
+/** Whether a URL's host may be called back: compiled once from `hooks.callbackHosts`. */
+export type HostRule = (hostname: string) => boolean;
+
+/**
+ * Compiles `hooks.callbackHosts`: empty allows any host; else an entry is a host name (exact,
+ * case-insensitive), `*.example.com` (any name below example.com, not example.com itself), an
+ * IP address or a CIDR range (matched against URLs whose host is that literal address — a name
+ * is never resolved to be matched against a range). Throws on an entry that is none of these.
+ */
+export function compileHostRule(entries: readonly string[]): HostRule {
+  if (entries.length === 0) return () => true;
+  const names = new Set<string>();
+  const suffixes: string[] = [];
+  const ranges = new BlockList();
+  for (const entry of entries) {
+    const e = entry.trim().toLowerCase();
+    if (isAddressEntry(e)) addTrusted(ranges, e);
+    else if (e.startsWith('*.') && HOST_NAME.test(e.slice(2))) suffixes.push(e.slice(1));
+    else if (HOST_NAME.test(e)) names.add(e);
+    else throw new Error(`"${entry}" is not a host name, *.domain, IP address or CIDR range`);
+  }
+  return (hostname) => {
+    const h = unbracket(hostname.toLowerCase());
+    const ip = fold(h);
+    const version = isIP(ip);
+    if (version !== 0) return ranges.check(ip, version === 6 ? 'ipv6' : 'ipv4');
+    return names.has(h) || suffixes.some((s) => h.endsWith(s));
+  };
+}
+
+/** Host names as URLs carry them: labels of letters, digits and hyphens (punycode included). */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
+
+function isAddressEntry(e: string): boolean {
+  return isIP(fold(e.split('/')[0]!)) !== 0;
+}
+
+function unbracket(h: string): string {
+  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
+}
+
+/**
+ * Why `url` cannot be a callback URL under `allowed`, or undefined when it can. The message
+ * says what to change; it never echoes the URL (it may carry a token in its query).
+ */
+export function callbackUrlProblem(url: string, allowed: HostRule): string | undefined {
+  if (url.length > MAX_CALLBACK_URL_LENGTH) return `must be at most ${MAX_CALLBACK_URL_LENGTH} characters`;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'must be an absolute http:// or https:// URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must be an http:// or https:// URL (not ${u.protocol.slice(0, 20)})`;
+  if (u.username !== '' || u.password !== '') return 'must not carry credentials (user:password@): the callback is signed with hooks.callbackSecret instead';
+  if (!allowed(u.hostname)) return `has a host that hooks.callbackHosts does not allow (${u.hostname.slice(0, 100)}): add it there, or call back to an allowed host`;
+  return undefined;
+}

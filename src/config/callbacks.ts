@@ -1,0 +1,37 @@
+import { callbackUrlProblem, compileHostRule, type HostRule } from '../callback-url.js';
+import type { ConfigProblem } from './errors.js';
+import { isPlainObject } from './read.js';
+import type { Config } from './types.js';
+
+/**
+ * The rules of run callbacks in a config (docs/callbacks.md): every `hooks.callbackHosts` entry
+ * compiles, and a mapping's `callback` has a secret to be signed with, a URL the same rules
+ * allow as a request's `callbackUrl` (src/callback-url.ts), an agent run to report on, and a
+ * local runtime (in forward mode the run is carried out upstream, so it never ends here).
+ */
+export function callbackProblems(cfg: Config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (!isPlainObject(cfg.hooks)) return problems;
+  const hosts = Array.isArray(cfg.hooks.callbackHosts) ? cfg.hooks.callbackHosts : [];
+  let rule: HostRule | undefined = () => true;
+  hosts.forEach((entry, i) => {
+    try {
+      compileHostRule([entry]);
+    } catch (err) {
+      problems.push({ path: `hooks.callbackHosts[${i}]`, message: (err as Error).message });
+      rule = undefined;
+    }
+  });
+  if (rule) rule = compileHostRule(hosts);
+  const forward = isPlainObject(cfg.runtime) && cfg.runtime.kind === 'forward';
+  (Array.isArray(cfg.hooks.mappings) ? cfg.hooks.mappings : []).forEach((m, i) => {
+    if (!isPlainObject(m) || !isPlainObject(m.callback)) return;
+    const path = `hooks.mappings[${i}].callback`;
+    if (m.action === 'wake') problems.push({ path, message: 'is for agent mappings: a wake has no run to report on' });
+    if (!cfg.hooks.callbackSecret) problems.push({ path, message: 'needs hooks.callbackSecret (a whsec_ secret) to sign callbacks with' });
+    if (forward) problems.push({ path, message: 'is not available with runtime.kind: forward: the run is carried out upstream and never ends here' });
+    const problem = rule && typeof m.callback.url === 'string' ? callbackUrlProblem(m.callback.url, rule) : undefined;
+    if (problem) problems.push({ path: `${path}.url`, message: problem });
+  });
+  return problems;
+}
