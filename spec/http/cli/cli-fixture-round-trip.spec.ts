@@ -27,7 +27,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
   this.timeout(120000);
   const dir = tmpDir();
   let gw: Gateway;
-  let seq: { github: number; refused: number; note: number };
+  let seq: { github: number; refused: number; note: number; ask: number };
 
   before(async () => {
     gw = await startGateway({
@@ -39,6 +39,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
         mappings: [
           { id: 'gh', match: { path: 'github' }, action: 'agent', name: 'GitHub', messageTemplate: 'Push to {{repository.full_name}}: {{head_commit.message}}', sessionKey: 'hook:github:{{repository.id}}', verify: { scheme: 'github', secret: SECRET } },
           { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' },
+          { id: 'ask', match: { path: 'ask' }, action: 'agent', messageTemplate: 'asked: {{q}}' },
         ],
       },
     }, { dir });
@@ -58,14 +59,16 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
     expect(refused.status).to.equal(401);
     const note = await fetch(`${gw.hooks}/note`, { method: 'POST', headers: { authorization: `Bearer ${SENDER_TOKEN}` }, body: '{"n": 3}' });
     expect(note.status).to.equal(200);
-    // The refusal's row is buffered: wait until all three are listed.
-    const listed = await until(() => 'three rows in `hookrelay requests --json`', async () => {
+    const ask = await fetch(`${gw.hooks}/ask`, { method: 'POST', headers: { authorization: `Bearer ${SENDER_TOKEN}` }, body: '{"q": "why"}' });
+    expect(ask.status).to.equal(202);
+    // The refusal's row is buffered: wait until all four are listed.
+    const listed = await until(() => 'four rows in `hookrelay requests --json`', async () => {
       const r = await run(['requests', '--json', '--config', gw.configFile]);
       const rows = r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-      return rows.length === 3 ? rows : undefined;
+      return rows.length === 4 ? rows : undefined;
     }, 30_000);
-    const byStatus = (s: number) => listed.find((r: { status: number }) => r.status === s).seq as number;
-    seq = { github: byStatus(202), refused: byStatus(401), note: byStatus(200) };
+    const find = (route: string | undefined, s: number) => listed.find((r: { status: number; route: string }) => r.status === s && (route === undefined || r.route === route)).seq as number;
+    seq = { github: find('mapping:gh', 202), refused: find(undefined, 401), note: find('mapping:note', 200), ask: find('mapping:ask', 202) };
   });
   after(() => gw?.stop());
 
@@ -73,7 +76,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
     const r = await run(['requests', '--config', gw.configFile]);
     expect(r.code).to.equal(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines).to.have.length(3);
+    expect(lines).to.have.length(4);
     expect(lines.map((l) => Number(/^#(\d+) /.exec(l)![1]))).to.deep.equal([...Object.values(seq)].sort((a, b) => b - a));
     const github = lines.find((l) => l.startsWith(`#${seq.github} `))!;
     expect(github).to.match(new RegExp(`^#${seq.github} \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z POST mapping:gh 202 \\[github-app\\] \\(body kept\\)$`));
@@ -116,6 +119,12 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
     const unsigned = await run(['test', '--fixtures', path.dirname(out), '--config', gw.configFile]);
     expect(unsigned.code).to.equal(1);
     expect(unsigned.stdout).to.include('expected status 202, got 401 (invalid_signature:');
+  });
+
+  it('leaves out of expect what differs from run to run: a generated hook:<uuid> session key', async () => {
+    const r = await run(['fixture', String(seq.ask), '--config', gw.configFile]);
+    expect(r.code).to.equal(0);
+    expect(JSON.parse(r.stdout).expect).to.deep.equal({ status: 202, action: { mapping: 'ask', action: 'agent', message: 'asked: why', wakeMode: 'now', deliver: false, provider: 'last' } });
   });
 
   it('a request without a kept body, or no such request: exit 1 saying what to do', async () => {
