@@ -37,7 +37,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
         tokens: [{ token: SENDER_TOKEN, name: 'github-app' }],
         keepBodies: 7,
         mappings: [
-          { id: 'gh', match: { path: 'github' }, action: 'agent', name: 'GitHub', messageTemplate: 'Push to {{repository.full_name}}: {{head_commit.message}}', sessionKey: 'hook:github:{{repository.id}}', verify: { scheme: 'github', secret: SECRET } },
+          { id: 'gh', match: { path: 'github', headers: { 'x-github-event': 'push' } }, action: 'agent', name: 'GitHub', messageTemplate: 'Push to {{repository.full_name}}: {{head_commit.message}}', sessionKey: 'hook:github:{{repository.id}}', verify: { scheme: 'github', secret: SECRET } },
           { id: 'note', match: { path: 'note' }, action: 'wake', textTemplate: 'note {{n}}' },
           { id: 'ask', match: { path: 'ask' }, action: 'agent', messageTemplate: 'asked: {{q}}' },
         ],
@@ -89,8 +89,9 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
   it('hookrelay fixture SEQ: no token or signature left anywhere; sign: true and today\'s outcome as expect; test --fixtures passes on it', async () => {
     const out = path.join(dir, 'fixtures', 'github-push.json');
     fs.mkdirSync(path.dirname(out), { recursive: true });
-    const r = await run(['fixture', String(seq.github), '--out', out, '--config', gw.configFile]);
-    expect(r.stderr).to.include(`wrote ${out}`);
+    // The log keeps no X-GitHub-Event (no header values but Content-Type and User-Agent): it is given again.
+    const r = await run(['fixture', String(seq.github), '--out', out, '--header', 'X-GitHub-Event=push', '--config', gw.configFile]);
+    expect(r.stderr).to.include(`wrote ${out}`).and.not.include('note:');
     expect(r.code).to.equal(0);
     const text = fs.readFileSync(out, 'utf8');
     for (const secret of [SENDER_TOKEN, SECRET, COOKIE, 'cookie-value', 'sha256=', 'authorization', 'x-hub-signature', 'token']) {
@@ -102,7 +103,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
       request: {
         path: 'github',
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'GitHub-Hookshot/abc123' },
+        headers: { 'content-type': 'application/json', 'user-agent': 'GitHub-Hookshot/abc123', 'x-github-event': 'push' },
         body: { ref: 'refs/heads/main', repository: { id: 42, full_name: 'acme/api' }, head_commit: { message: 'Fix the build' } },
       },
       sign: true,
@@ -119,6 +120,15 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
     const unsigned = await run(['test', '--fixtures', path.dirname(out), '--config', gw.configFile]);
     expect(unsigned.code).to.equal(1);
     expect(unsigned.stdout).to.include('expected status 202, got 401 (invalid_signature:');
+  });
+
+  it('without the header a mapping matches on, says which to give with --header; credentials given with --header are removed too', async () => {
+    const r = await run(['fixture', String(seq.github), '--header', 'Authorization=Bearer x', '--header', 'x-hub-signature-256=sha256=00', '--config', gw.configFile]);
+    expect(r.code).to.equal(0);
+    expect(r.stderr).to.include('note: mappings on this path match the headers x-github-event, which the request log does not keep: give them with --header (e.g. --header x-github-event=VALUE)');
+    const fixture = JSON.parse(r.stdout);
+    expect(fixture.request.headers).to.deep.equal({ 'content-type': 'application/json', 'user-agent': 'GitHub-Hookshot/abc123' });
+    expect(fixture.expect).to.deep.equal({ status: 404, response: { ok: false, error: { code: 'no_mapping' } } });
   });
 
   it('leaves out of expect what differs from run to run: a generated hook:<uuid> session key', async () => {
