@@ -26,7 +26,7 @@ export function fixtureCommand(program: Command): void {
 
 async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
   const { loaded, engine } = await compile(opts.config);
-  const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, unkeptMatchHeaders, FixtureProblem }] = await Promise.all([storeModule(), fixturesModule()]);
+  const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, fixtureText, unkeptMatchHeaders, FixtureProblem }] = await Promise.all([storeModule(), fixturesModule()]);
   let text: string;
   let unkept: string[];
   try {
@@ -35,7 +35,7 @@ async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
     if (!row) fail(`no request #${seq} in the request log (see \`hookrelay requests\`; rows are purged after store.retainDays)`);
     const extra = pairs(opts.header, '--header', (k) => k.toLowerCase());
     const fixture = await fixtureOfRequest(fixtureContext(loaded.config, engine), row, extra);
-    text = `${JSON.stringify(fixture, null, 2)}\n`;
+    text = fixtureText(fixture);
     unkept = unkeptMatchHeaders(loaded.config.hooks.mappings, fixture.request.path).filter((h) => extra[h] === undefined);
   } catch (e) {
     if (e instanceof FixtureProblem) fail(e.message);

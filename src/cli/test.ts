@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { collect, configOption, pairs } from './arguments.js';
 import { compile } from './config.js';
 import { fail } from './exit.js';
-import { dryRunModule, fixturesModule } from './modules.js';
+import { dryRunModule, fixturesModule, printableModule } from './modules.js';
 
 interface TestOptions {
   payload?: string;
@@ -71,7 +71,7 @@ const MARKS = { passed: '✓', failed: '✗', skipped: '-' } as const;
 /** `test --fixtures DIR`: one line per fixture, then the counts; exit 1 when any failed. */
 async function fixturesAction(dir: string, config: string | undefined): Promise<void> {
   const { loaded, engine } = await compile(config);
-  const { readFixtureDir, checkFixtures, fixtureContext } = await fixturesModule();
+  const [{ readFixtureDir, checkFixtures, fixtureContext }, { printable }] = await Promise.all([fixturesModule(), printableModule()]);
   let results;
   try {
     let files;
@@ -88,7 +88,8 @@ async function fixturesAction(dir: string, config: string | undefined): Promise<
   const count = (v: keyof typeof MARKS) => results.filter((r) => r.verdict === v).length;
   for (const r of results) {
     const why = r.verdict === 'failed' ? ` — ${r.why}` : r.verdict === 'skipped' ? ` (skipped: ${r.why})` : '';
-    process.stdout.write(`${MARKS[r.verdict]} ${r.name}${why}\n`);
+    // Names and values may come from a sender's payload (a fixture made from the request log).
+    process.stdout.write(`${printable(`${MARKS[r.verdict]} ${r.name}${why}`)}\n`);
   }
   const skipped = count('skipped');
   process.stdout.write(`${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}\n`);

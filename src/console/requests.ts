@@ -1,7 +1,7 @@
 import type { MappingConfig } from '../config/types.js';
 import { answer, jsonHeaders } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
-import { fixtureOfRequest } from '../fixtures/from-request.js';
+import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
 import { FixtureProblem, type FixtureContext } from '../fixtures/run-fixture.js';
 import { ReplayRefused, whyNotReplay, type Replayed } from '../http/replay.js';
 import type { Logger } from '../log.js';
@@ -86,7 +86,7 @@ export async function fixture(deps: RequestsDeps, ex: Exchange): Promise<void> {
   if (!found) return;
   let text: string;
   try {
-    text = `${JSON.stringify(await fixtureOfRequest(deps.fixtures, found), null, 2)}\n`;
+    text = fixtureText(await fixtureOfRequest(deps.fixtures, found));
   } catch (err) {
     if (!(err instanceof FixtureProblem)) throw err;
     answerPage(ex, 409, notFoundPage(`${err.message}.`, 'No fixture'));
