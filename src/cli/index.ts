@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { checkCommand } from './check.js';
 import { emailCommand } from './email.js';
 import { eventsCommand } from './events.js';
+import { fixtureCommand } from './fixture.js';
+import { requestsCommand } from './requests.js';
 import { runsCommand } from './runs.js';
 import { serveCommand } from './serve.js';
 import { storeCommand } from './store.js';
@@ -27,6 +29,8 @@ export async function main(argv: string[]): Promise<void> {
   emailCommand(program);
   eventsCommand(program);
   runsCommand(program);
+  requestsCommand(program);
+  fixtureCommand(program);
   storeCommand(program);
 
   await program.parseAsync(argv);

@@ -23,6 +23,8 @@ export const serveModule = async (): Promise<typeof import('../serve.js')> => re
 export const warningsModule = async (): Promise<typeof import('../config/warnings.js')> => require('../config/warnings.ts');
 /** `test`'s dry run. */
 export const dryRunModule = async (): Promise<typeof import('../dry-run.js')> => require('../dry-run.ts');
+/** `test --fixtures` and `fixture`. */
+export const fixturesModule = async (): Promise<typeof import('../fixtures/index.js')> => require('../fixtures/index.ts');
 /** `email setup`. */
 export const emailSetupModule = async (): Promise<typeof import('../email/setup.js')> => require('../email/setup.ts');
 /** `email run`, the companion. */

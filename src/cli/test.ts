@@ -3,35 +3,49 @@ import type { Command } from 'commander';
 import { collect, configOption, pairs } from './arguments.js';
 import { compile } from './config.js';
 import { fail } from './exit.js';
-import { dryRunModule } from './modules.js';
+import { dryRunModule, fixturesModule, printableModule } from './modules.js';
 
 interface TestOptions {
-  payload: string;
+  payload?: string;
+  fixtures?: string;
   config?: string;
   header: string[];
   query: string[];
 }
 
-/** `hookrelay test NAME`: the dry run — the action POST {path}/NAME would produce, as JSON; dispatches nothing. */
+/**
+ * `hookrelay test NAME`: the dry run — the action POST {path}/NAME would produce, as JSON;
+ * dispatches nothing. `hookrelay test --fixtures DIR`: every fixture in DIR through the same
+ * dry run (CONTRACT.md §13).
+ */
 export function testCommand(program: Command): void {
   program
     .command('test')
-    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as JSON; dispatches nothing')
-    .argument('<name>', 'the hook name, i.e. the NAME in POST {hooks.path}/NAME')
-    .requiredOption('-p, --payload <file>', 'the request body, read as the listener reads it: JSON, or form data with --header content-type=application/x-www-form-urlencoded')
+    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as JSON; dispatches nothing. With --fixtures DIR: check every fixture in DIR')
+    .argument('[name]', 'the hook name, i.e. the NAME in POST {hooks.path}/NAME')
+    .option('-p, --payload <file>', 'the request body, read as the listener reads it: JSON, or form data with --header content-type=application/x-www-form-urlencoded')
+    .option('--fixtures <dir>', 'run every fixture (*.json, *.yaml, *.yml) in this folder and print one line each; exit 1 when any failed')
     .addOption(configOption())
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .action(testAction);
 }
 
-async function testAction(name: string, opts: TestOptions): Promise<void> {
+async function testAction(name: string | undefined, opts: TestOptions): Promise<void> {
+  if (opts.fixtures !== undefined) {
+    if (name !== undefined || opts.payload !== undefined || opts.header.length > 0 || opts.query.length > 0) {
+      fail('--fixtures runs the requests of the fixture files: give no NAME, --payload, --header or --query with it');
+    }
+    return fixturesAction(opts.fixtures, opts.config);
+  }
+  if (name === undefined) fail('give the NAME of a hook (or --fixtures DIR)');
+  if (opts.payload === undefined) fail("required option '-p, --payload <file>' not specified");
   const { loaded, engine } = await compile(opts.config);
   const { dryRun, DryRunProblem } = await dryRunModule();
   const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());
   let bytes: Buffer;
   try {
-    bytes = readFileSync(opts.payload);
+    bytes = readFileSync(opts.payload!);
   } catch (e) {
     fail(`--payload ${opts.payload}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
@@ -50,4 +64,34 @@ async function testAction(name: string, opts: TestOptions): Promise<void> {
   } finally {
     await engine.close(); // fail() exits at once: its workers end with the process
   }
+}
+
+const MARKS = { passed: '✓', failed: '✗', skipped: '-' } as const;
+
+/** `test --fixtures DIR`: one line per fixture, then the counts; exit 1 when any failed. */
+async function fixturesAction(dir: string, config: string | undefined): Promise<void> {
+  const { loaded, engine } = await compile(config);
+  const [{ readFixtureDir, checkFixtures, fixtureContext }, { printable }] = await Promise.all([fixturesModule(), printableModule()]);
+  let results;
+  try {
+    let files;
+    try {
+      files = readFixtureDir(dir);
+    } catch (e) {
+      fail(`--fixtures ${dir}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (e as Error).message}`);
+    }
+    if (files.length === 0) fail(`--fixtures ${dir}: no fixture files (*.json, *.yaml, *.yml) in it`);
+    results = await checkFixtures(fixtureContext(loaded.config, engine), files);
+  } finally {
+    await engine.close();
+  }
+  const count = (v: keyof typeof MARKS) => results.filter((r) => r.verdict === v).length;
+  for (const r of results) {
+    const why = r.verdict === 'failed' ? ` — ${r.why}` : r.verdict === 'skipped' ? ` (skipped: ${r.why})` : '';
+    // Names and values may come from a sender's payload (a fixture made from the request log).
+    process.stdout.write(`${printable(`${MARKS[r.verdict]} ${r.name}${why}`)}\n`);
+  }
+  const skipped = count('skipped');
+  process.stdout.write(`${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+  if (count('failed') > 0) process.exitCode = 1;
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { DefaultState, Middleware } from 'koa';
 import type { MappingConfig } from '../config/types.js';
 import type { Engine } from '../engine/engine.js';
+import { fixtureContext, type FixtureContext } from '../fixtures/run-fixture.js';
 import { HookError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RequestRecord } from '../store/records.js';
@@ -31,12 +32,14 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export interface ConsoleDeps {
-  engine: Pick<Engine, 'map' | 'fanOut'>;
+  engine: Pick<Engine, 'map' | 'fanOut' | 'match'>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest'>;
   /** Replays a kept request through the listener (http/replay.ts). */
   replay: (row: RequestRecord) => Promise<Replayed>;
   hooksPath: string;
   mappings: readonly MappingConfig[];
+  /** What a request's fixture download runs (fixtures/run-fixture.ts). */
+  fixtures: FixtureContext;
   maxBodyBytes: number;
   auth: Auth;
   sessions: Sessions;
@@ -89,6 +92,7 @@ export function consoleFactory(): ConsoleFactory {
       const hooks = config.hooks;
       return createConsole({
         engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
+        fixtures: fixtureContext(config, deps.engine, deps.now),
         auth, sessions, clientAddress, trustedPeer, log, now: deps.now, replay,
         servesHost: createHostCheck(config.server, trustedPeer),
       });

@@ -7,7 +7,7 @@ import { readBody } from './read-body.js';
 
 /** The playground: a payload rendered through the mappings as `hookrelay test` does; nothing is dispatched or stored. */
 export interface PlaygroundDeps {
-  engine: Pick<Engine, 'map' | 'fanOut'>;
+  engine: Pick<Engine, 'map' | 'fanOut' | 'match'>;
   hooksPath: string;
   maxBodyBytes: number;
   now: () => Date;

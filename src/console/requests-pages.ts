@@ -89,7 +89,7 @@ ${field('Replay of', r.replayOf === undefined ? undefined : html`<a href="/conso
 ${r.body === undefined
     ? html`<p class="none">Not kept (hooks.keepBodies is 0, the request had none, or it was purged after its days).</p>`
     : html`<pre class="text" id="body">${r.body}</pre>
-<p class="hint">Kept until ${time(r.bodyUntil)}.</p>
+<p class="hint">Kept until ${time(r.bodyUntil)}. <a href="/console/fixture/${r.seq}" id="fixture" download="fixture-${r.seq}.json">Download as a fixture</a> for <code>hookrelay test --fixtures</code> (credentials removed, what it comes to now as its expectation).</p>
 ${notReplayable === undefined ? html`<form method="post" action="/console/replay/${r.seq}" class="replay">
 <button type="submit">Replay</button>
 <span class="hint">Sends this body again, as a new request, to the route it reached (${r.path}), through the current mappings; never answered as an idempotent repeat.</span>

@@ -1,5 +1,8 @@
 import type { MappingConfig } from '../config/types.js';
+import { answer, jsonHeaders } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
+import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
+import { FixtureProblem, type FixtureContext } from '../fixtures/run-fixture.js';
 import { ReplayRefused, whyNotReplay, type Replayed } from '../http/replay.js';
 import type { Logger } from '../log.js';
 import type { RequestRecord } from '../store/records.js';
@@ -15,6 +18,8 @@ export interface RequestsDeps {
   replay: (row: RequestRecord) => Promise<Replayed>;
   hooksPath: string;
   mappings: readonly MappingConfig[];
+  /** The dry run of `hookrelay fixture`, under the current config (a download of a request as a fixture). */
+  fixtures: FixtureContext;
   log: Logger;
 }
 
@@ -70,6 +75,25 @@ export async function replay(deps: RequestsDeps, ex: Exchange): Promise<void> {
   }
   const mine = (await deps.store.listRequests({ limit: 20, replayOf: seq })).find((r) => r.requestId === done.requestId);
   redirect(ex, `/console/requests/${mine ? mine.seq : seq}`);
+}
+
+/**
+ * GET `/console/fixture/SEQ`: the logged request as a fixture file, the same one
+ * `hookrelay fixture SEQ` writes (fixtures/from-request.ts), as a download.
+ */
+export async function fixture(deps: RequestsDeps, ex: Exchange): Promise<void> {
+  const found = await loggedRequest(deps, ex, 'fixture/');
+  if (!found) return;
+  let text: string;
+  try {
+    text = fixtureText(await fixtureOfRequest(deps.fixtures, found));
+  } catch (err) {
+    if (!(err instanceof FixtureProblem)) throw err;
+    answerPage(ex, 409, notFoundPage(`${err.message}.`, 'No fixture'));
+    return;
+  }
+  const headers = { ...jsonHeaders(Buffer.byteLength(text)), 'content-disposition': `attachment; filename="fixture-${found.seq}.json"` };
+  answer(ex, 200, headers, text);
 }
 
 function replayHooks(deps: RequestsDeps) {

@@ -11,7 +11,7 @@ import { streamEvents } from './events-stream.js';
 import { checkSameOrigin } from './hosts.js';
 import { notFoundPage } from './pages.js';
 import { playground, type PlaygroundDeps } from './playground.js';
-import { replay, request, requests, type RequestsDeps } from './requests.js';
+import { fixture, replay, request, requests, type RequestsDeps } from './requests.js';
 import { login, loginForm, logout, type SignInDeps } from './sign-in.js';
 import { STATIC } from './static.js';
 
@@ -51,6 +51,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   route('requests', 'page', { GET: requests }),
   route('requests/*', 'page', { GET: request }),
   route('replay/*', 'page', { POST: replay }),
+  route('fixture/*', 'page', { GET: fixture }),
   route('runs', 'page', { GET: runs }),
   route('runs/*', 'page', { GET: run }),
   route('events', 'page', { GET: events }),

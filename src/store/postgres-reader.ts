@@ -150,6 +150,8 @@ export async function openPgReader(url: string): Promise<StoreReader> {
     listEvents: guard(reads.listEvents),
     getRun: guard(reads.getRun),
     listRuns: guard(reads.listRuns),
+    listRequests: guard(reads.listRequests),
+    getRequest: guard(reads.getRequest),
     close: async () => {
       if (open) await pool.end();
       open = false;

@@ -185,6 +185,8 @@ export function openReadOnlyStore(dataDir: string): StoreReader {
     listEvents: (after, limit, maxBytes) => read(() => reader.listEvents(after, limit, maxBytes)),
     getRun: (runId) => read(() => reader.getRun(runId)),
     listRuns: (opts) => read(() => reader.listRuns(opts)),
+    listRequests: (opts) => read(() => reader.listRequests(opts)),
+    getRequest: (seq) => read(() => reader.getRequest(seq)),
     close: async () => {
       if (open) reader.close();
       open = false;

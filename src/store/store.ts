@@ -196,9 +196,9 @@ export interface Leadership {
 
 /**
  * The read side of a store, opened without taking it over (no writer, no migration, no lock):
- * what `hookrelay events` and `hookrelay runs` use beside a running server.
+ * what `hookrelay events`, `runs`, `requests` and `fixture` use beside a running server.
  */
-export type StoreReader = Pick<Store, 'listEvents' | 'getRun' | 'listRuns' | 'close'>;
+export type StoreReader = Pick<Store, 'listEvents' | 'getRun' | 'listRuns' | 'listRequests' | 'getRequest' | 'close'>;
 
 /**
  * Why a store call failed. `closed`: after {@link Store.close}; `unavailable`: the backend

@@ -22,7 +22,7 @@ describe('cli', function () {
   this.timeout(60000);
 
   it('--help on every command', async () => {
-    for (const cmd of [[], ['serve'], ['check'], ['test'], ['events'], ['runs']]) {
+    for (const cmd of [[], ['serve'], ['check'], ['test'], ['events'], ['runs'], ['requests'], ['fixture']]) {
       const r = await run([...cmd, '--help']);
       expect(r.code, cmd.join(' ')).to.equal(0);
       expect(r.stdout).to.include('Usage: hookrelay');

@@ -72,6 +72,11 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
     await store.accept([{ id: 'e1', kind: 'wake', text: 't', source: 'wake', at: 'a', unsafe: false }], []);
     const reader = await openStoreReadOnly(config);
     expect((await reader.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['e1']);
+    // The request log too (`hookrelay requests`, `hookrelay fixture`).
+    await store.logRequests([{ at: 'a', method: 'POST', path: '/hooks/x', route: 'unmatched', status: 404, ms: 1, eventIds: [], runIds: [], replayed: false, body: '{}', bodyUntil: '2999-01-01T00:00:00.000Z' }]);
+    const [row] = await reader.listRequests({ limit: 10 });
+    expect(row).to.include({ path: '/hooks/x', status: 404 });
+    expect((await reader.getRequest(row!.seq))?.body).to.equal('{}');
     await reader.close();
     await store.close();
   });

@@ -1,0 +1,60 @@
+import { writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Command } from 'commander';
+import { collect, configOption, pairs, toInt } from './arguments.js';
+import { compile } from './config.js';
+import { fail, orExitAsync } from './exit.js';
+import { fixturesModule, storeModule } from './modules.js';
+
+interface FixtureOptions {
+  config?: string;
+  out?: string;
+  header: string[];
+}
+
+/** `hookrelay fixture SEQ`: a logged request as a fixture, credentials removed, today's outcome as its expectation (CONTRACT.md §13). */
+export function fixtureCommand(program: Command): void {
+  program
+    .command('fixture')
+    .description('write a logged request (its body kept with hooks.keepBodies) as a fixture for `test --fixtures`: credentials removed, what it comes to now as its expect')
+    .argument('<seq>', 'the request\'s number in the request log (`hookrelay requests`)', toInt)
+    .addOption(configOption())
+    .option('-o, --out <file>', 'write the fixture to this file (default: standard output)')
+    .option('-H, --header <k=v>', 'a header the request log does not keep (it keeps Content-Type and User-Agent), e.g. x-github-event=push; repeatable', collect, [])
+    .action(fixtureAction);
+}
+
+async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
+  const { loaded, engine } = await compile(opts.config);
+  const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, fixtureText, unkeptMatchHeaders, FixtureProblem }] = await Promise.all([storeModule(), fixturesModule()]);
+  let text: string;
+  let unkept: string[];
+  try {
+    const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+    const row = await store.getRequest(seq).finally(() => store.close());
+    if (!row) fail(`no request #${seq} in the request log (see \`hookrelay requests\`; rows are purged after store.retainDays)`);
+    const extra = pairs(opts.header, '--header', (k) => k.toLowerCase());
+    const fixture = await fixtureOfRequest(fixtureContext(loaded.config, engine), row, extra);
+    text = fixtureText(fixture);
+    unkept = unkeptMatchHeaders(loaded.config.hooks.mappings, fixture.request.path).filter((h) => extra[h] === undefined);
+  } catch (e) {
+    if (e instanceof FixtureProblem) fail(e.message);
+    throw e;
+  } finally {
+    await engine.close(); // fail() exits at once: its workers end with the process
+  }
+  if (unkept.length > 0) {
+    // The log keeps no other header values (no credential can end up in it): the sender's must be given again.
+    process.stderr.write(`note: mappings on this path match the headers ${unkept.join(', ')}, which the request log does not keep: give them with --header (e.g. --header ${unkept[0]}=VALUE) so that the fixture and its expect have them\n`);
+  }
+  if (opts.out === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  try {
+    writeFileSync(opts.out, text);
+  } catch (e) {
+    fail(`--out ${opts.out}: ${(e as Error).message}`);
+  }
+  process.stderr.write(`wrote ${opts.out}; run it with: hookrelay test --fixtures ${dirname(opts.out)}\n`);
+}
