@@ -18,7 +18,9 @@ export function signatureHeaders(v: VerifyConfig, headers: Readonly<Record<strin
   const ts = String(now);
   switch (v.scheme) {
     case 'github':
-      // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+    case 'meta':
+      // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries;
+      // Meta signs the same header the same way with the app secret.
       return { 'x-hub-signature-256': `sha256=${hmac('sha256', secret, body).toString('hex')}` };
     case 'hmac':
       return { [v.header!.toLowerCase()]: `${v.prefix ?? ''}${hmac(v.algorithm ?? 'sha256', secret, body).toString(v.encoding ?? 'hex')}` };
