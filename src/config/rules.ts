@@ -7,7 +7,7 @@ import type { ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
 import { joinPath } from './problems.js';
 import { isPlainObject, type Obj } from './read.js';
-import { SECRET_HEADERS, sessionKeyRule, unconfiguredProvider } from './schema.js';
+import { SECRET_HEADERS, sessionKeyRule, unconfiguredProvider, wholeSeconds } from './schema.js';
 import type { Config } from './types.js';
 import { verifyProblems } from './verify.js';
 
@@ -25,6 +25,7 @@ const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
  * `validateMappings` checks the presets' mapping lists as `hooks.mappings` is checked.
  */
 export function checkRules(cfg: Config, problems: ConfigProblem[], validateMappings: MappingValidator): void {
+  if (isPlainObject(cfg.agent) && typeof cfg.agent.timeoutSeconds === 'number') cfg.agent.timeoutSeconds = wholeSeconds(cfg.agent.timeoutSeconds);
   checkHooks(cfg, problems, validateMappings);
   problems.push(...credentialProblems(cfg));
   checkRuntime(cfg, problems);
@@ -123,6 +124,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
 /** Mapping-level checks and normalisation: ids, `channel`, `match.path`, `forEach`, templates. */
 export function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigProblem[]): void {
   m.id ??= defaultId;
+  if (typeof m.timeoutSeconds === 'number') m.timeoutSeconds = wholeSeconds(m.timeoutSeconds);
   if (m.channel !== undefined) {
     m.provider = m.channel; // a conflicting provider was reported before validation
     delete m.channel;

@@ -1,7 +1,7 @@
 import { uuidv7 } from '../ids.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
-import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES } from '../config/schema.js';
+import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES, wholeSeconds } from '../config/schema.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from '../action.js';
 
@@ -51,7 +51,7 @@ const AGENT_SCHEMA = {
     to: nullableString,
     model: { type: ['string', 'null'], pattern: NON_BLANK },
     thinking: nullableEnum(THINKING_LEVELS),
-    timeoutSeconds: { type: ['integer', 'null'], minimum: 1, maximum: MAX_TIMEOUT_SECONDS },
+    timeoutSeconds: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS },
   },
 };
 
@@ -69,7 +69,7 @@ const FIELD_RULES: Record<string, string> = {
   to: 'to must be a string',
   model: 'model must be a string',
   thinking: `thinking must be one of: ${THINKING_LEVELS.join(', ')}`,
-  timeoutSeconds: `timeoutSeconds must be a positive integer of at most ${MAX_TIMEOUT_SECONDS}`,
+  timeoutSeconds: `timeoutSeconds must be a positive number of seconds, at most ${MAX_TIMEOUT_SECONDS}`,
 };
 
 // Compiled once per process: the schemas do not depend on the config.
@@ -217,7 +217,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       const model = modelOf(b.model);
       if (model !== undefined) action.model = model;
       if (b.thinking != null) action.thinking = b.thinking;
-      if (b.timeoutSeconds != null) action.timeoutSeconds = b.timeoutSeconds;
+      if (b.timeoutSeconds != null) action.timeoutSeconds = wholeSeconds(b.timeoutSeconds);
       action.source = origin.source;
       action.unsafe = origin.unsafe;
       return action;
