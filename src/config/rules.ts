@@ -113,7 +113,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
   if (Array.isArray(hooks.mappings)) hooks.mappings.push(...presets.mappings);
   if (prefixes) {
     (Array.isArray(hooks.mappings) ? hooks.mappings : []).forEach((m: unknown, i: number) => {
-      if (!isPlainObject(m) || !sessionKeyNeverAllowed(m, prefixes)) return;
+      if (!isPlainObject(m) || !sessionKeyNeverAllowed(m, prefixes, i >= userCount)) return;
       problems.push(i < userCount
         ? { path: `hooks.mappings[${i}].sessionKey`, message: `"${m.sessionKey}" can never start with one of hooks.allowedSessionKeyPrefixes` }
         : { path: 'hooks.allowedSessionKeyPrefixes', message: `admits no session key of preset mapping "${m.id}" ("${m.sessionKey}")` });
@@ -187,10 +187,15 @@ function normalPath(path: string): string | undefined {
  * A handlebars sessionKey whose literal start no allowed prefix can match would fail on every
  * request; say so at load instead.
  */
-function sessionKeyNeverAllowed(m: Obj, prefixes: string[]): boolean {
-  if (typeof m.sessionKey !== 'string' || m.engine !== 'handlebars') return false;
-  const literal = m.sessionKey.split('{{')[0].toLowerCase();
-  return !prefixes.some((p) => literal.startsWith(p) || p.startsWith(literal));
+function sessionKeyNeverAllowed(m: Obj, prefixes: string[], preset: boolean): boolean {
+  if (typeof m.sessionKey !== 'string') return false;
+  const starts = m.engine === 'handlebars' ? [m.sessionKey.split('{{')[0]]
+    // A preset's JSONata key (ours, written so): each branch starts with a string literal
+    // joined on with `&` (the e-mail preset: `"hook:email:" & threadId`, `"hook:" & $uuid()`).
+    : preset && m.engine === 'jsonata' ? [...m.sessionKey.matchAll(/(?:^|[?:(])\s*"([^"]*)"\s*&/g)].map((g) => g[1]!)
+      : [];
+  if (starts.length === 0) return false;
+  return starts.every((start) => !prefixes.some((p) => start.toLowerCase().startsWith(p) || p.startsWith(start.toLowerCase())));
 }
 
 
