@@ -37,6 +37,12 @@ export interface AgentAction {
   name?: string;
   /** Already defaulted and checked against hooks.allowedSessionKeyPrefixes. */
   sessionKey: string;
+  /**
+   * True when the request, the mapping or its transform named the session key (not
+   * hooks.defaultSessionKey, not a generated `hook:<uuid>`): forward mode forwards only such a
+   * key (CONTRACT.md §9).
+   */
+  sessionKeyGiven?: true;
   wakeMode: WakeMode;
   deliver: boolean;
   provider: ProviderOrLast;

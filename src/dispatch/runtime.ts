@@ -256,7 +256,7 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean): Pre
         unsafe: a.unsafe,
         createdAt: at,
       });
-      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!));
+      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!, a.sessionKeyGiven === true));
       accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
     }
   }

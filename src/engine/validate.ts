@@ -210,6 +210,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       const name = optionalText(b.name);
       if (name !== undefined) action.name = name;
       action.sessionKey = sessionKeyOf(b.sessionKey);
+      if (b.sessionKey != null) action.sessionKeyGiven = true;
       action.wakeMode = b.wakeMode ?? 'now';
       action.deliver = deliver;
       action.provider = provider;

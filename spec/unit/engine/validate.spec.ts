@@ -91,6 +91,7 @@ describe('engine/validate', () => {
         message: 'm',
         name: 'GitHub',
         sessionKey: 'hook:x',
+        sessionKeyGiven: true,
         wakeMode: 'next-heartbeat',
         deliver: true,
         provider: 'telegram',
