@@ -243,6 +243,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   agent: obj('The built-in agent runtime (an OpenAI-compatible Chat Completions endpoint).', {
     baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1 }),
+    id: str('The agent\'s id. An `/agent` body\'s `agentId` (OpenClaw clients send one) must name it, else 400 invalid_payload.', 'main', { minLength: 1 }),
     apiKey: secret('API key sent as Bearer token (empty for servers that need none).'),
     model: str('Model used when a run names none.', 'llama3.2', { minLength: 1 }),
     allowedModels: strList('Models a run may ask for (names or aliases; a listed alias admits its target by name too); empty: any.', []),

@@ -112,6 +112,8 @@ export interface EmailConfig {
 }
 
 export interface AgentConfig {
+  /** The agent's id: an `/agent` body's `agentId` must name it (OpenClaw clients send one). */
+  id: string;
   baseUrl: string;
   apiKey: string;
   model: string;

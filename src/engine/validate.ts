@@ -52,6 +52,9 @@ const AGENT_SCHEMA = {
     model: { type: ['string', 'null'], pattern: NON_BLANK },
     thinking: nullableEnum(THINKING_LEVELS),
     timeoutSeconds: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS },
+    agentId: { type: ['string', 'null'], pattern: NON_BLANK },
+    // Current OpenClaw clients send it; waiting for the run is issue 33's (CONTRACT.md §14).
+    waitForCompletion: { type: ['boolean', 'null'] },
   },
 };
 
@@ -70,6 +73,8 @@ const FIELD_RULES: Record<string, string> = {
   model: 'model must be a string',
   thinking: `thinking must be one of: ${THINKING_LEVELS.join(', ')}`,
   timeoutSeconds: `timeoutSeconds must be a positive number of seconds, at most ${MAX_TIMEOUT_SECONDS}`,
+  agentId: 'agentId must be a non-empty string',
+  waitForCompletion: 'waitForCompletion must be true or false',
 };
 
 // Compiled once per process: the schemas do not depend on the config.
@@ -94,6 +99,7 @@ interface AgentBody {
   model?: string | null;
   thinking?: Thinking | null;
   timeoutSeconds?: number | null;
+  agentId?: string | null;
 }
 
 function invalid(message: string): HookError {
@@ -133,6 +139,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
   // Never empty: the loader refuses a list that admits no key at all.
   const prefixRule = `sessionKey must start with one of: ${config.hooks.allowedSessionKeyPrefixes.join(', ')}`;
   const defaultSessionKey = config.hooks.defaultSessionKey;
+  const agentId = config.agent.id;
   const aliases = config.agent.aliases;
   // An allowed alias admits its target too: `allowedModels: [fast]` with `fast: tiny-1b`
   // allows asking for tiny-1b by name (README "agent.allowedModels").
@@ -195,6 +202,10 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       const b = body as AgentBody;
       if (b.provider != null && b.channel != null && b.provider !== b.channel) {
         throw invalid('provider and channel disagree: channel is an alias of provider, send one of them');
+      }
+      // One agent here: an OpenClaw client naming another would reach the wrong one.
+      if (b.agentId != null && b.agentId.trim() !== agentId) {
+        throw invalid(`agentId ${JSON.stringify(b.agentId.trim().slice(0, 64))} is not an agent here: the only agent is agent.id (${JSON.stringify(agentId)})`);
       }
       const provider = b.provider ?? b.channel ?? 'last';
       const deliver = b.deliver ?? deliverDefault;
