@@ -1,4 +1,4 @@
-import type { ProviderOrLast, Thinking, WakeMode } from './config/types.js';
+import type { ProviderOrLast, SessionMode, Thinking, WakeMode } from './config/types.js';
 
 /**
  * What the mapping engine hands the dispatcher: a validated action, the same shape whether
@@ -43,6 +43,8 @@ export interface AgentAction {
    * key (CONTRACT.md §9).
    */
   sessionKeyGiven?: true;
+  /** As the sender gave it; absent means persistent here (OpenClaw's default is isolated). */
+  sessionMode?: SessionMode;
   wakeMode: WakeMode;
   deliver: boolean;
   provider: ProviderOrLast;

@@ -52,6 +52,7 @@ export function agentForward(run: NewRun, keyGiven: boolean): NewForward {
   if (run.model !== undefined) body.model = run.model;
   if (run.thinking !== undefined) body.thinking = run.thinking;
   if (run.timeoutSeconds !== undefined) body.timeoutSeconds = run.timeoutSeconds;
+  if (run.sessionMode !== undefined) body.sessionMode = run.sessionMode;
   return { kind: 'forward', path: 'agent', key: run.runId, body: JSON.stringify(body), createdAt: run.createdAt };
 }
 

@@ -252,6 +252,7 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean): Pre
         deliver: a.deliver,
         provider: a.provider,
         to: a.to,
+        ...(a.sessionMode ? { sessionMode: a.sessionMode } : {}),
         source: a.source,
         unsafe: a.unsafe,
         createdAt: at,

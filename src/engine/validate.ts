@@ -1,11 +1,12 @@
 import { uuidv7 } from '../ids.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
+import type { Config, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
 import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES, wholeSeconds } from '../config/schema.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from '../action.js';
 
 const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
+const SESSION_MODES = ['persistent', 'isolated'] as const;
 
 /** Where an action's text came from and whether it may skip the untrusted-content fence. */
 export interface ActionOrigin {
@@ -53,6 +54,7 @@ const AGENT_SCHEMA = {
     thinking: nullableEnum(THINKING_LEVELS),
     timeoutSeconds: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS },
     agentId: { type: ['string', 'null'], pattern: NON_BLANK },
+    sessionMode: nullableEnum(SESSION_MODES),
     // Current OpenClaw clients send it; waiting for the run is issue 33's (CONTRACT.md §14).
     waitForCompletion: { type: ['boolean', 'null'] },
   },
@@ -74,6 +76,7 @@ const FIELD_RULES: Record<string, string> = {
   thinking: `thinking must be one of: ${THINKING_LEVELS.join(', ')}`,
   timeoutSeconds: `timeoutSeconds must be a positive number of seconds, at most ${MAX_TIMEOUT_SECONDS}`,
   agentId: 'agentId must be a non-empty string',
+  sessionMode: `sessionMode must be one of: ${SESSION_MODES.join(', ')}`,
   waitForCompletion: 'waitForCompletion must be true or false',
 };
 
@@ -100,6 +103,7 @@ interface AgentBody {
   thinking?: Thinking | null;
   timeoutSeconds?: number | null;
   agentId?: string | null;
+  sessionMode?: SessionMode | null;
 }
 
 function invalid(message: string): HookError {
@@ -222,6 +226,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       if (name !== undefined) action.name = name;
       action.sessionKey = sessionKeyOf(b.sessionKey);
       if (b.sessionKey != null) action.sessionKeyGiven = true;
+      if (b.sessionMode != null) action.sessionMode = b.sessionMode;
       action.wakeMode = b.wakeMode ?? 'now';
       action.deliver = deliver;
       action.provider = provider;

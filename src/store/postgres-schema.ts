@@ -149,6 +149,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE requests ADD COLUMN sender text;
   `,
+  // v6 (SQLite v9): an /agent body's sessionMode as given (see there).
+  `
+  ALTER TABLE runs ADD COLUMN session_mode text;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

@@ -232,6 +232,12 @@ export const MIGRATIONS: readonly string[] = [
   -- with (never the token); NULL for an unnamed one, and for the rows written before.
   ALTER TABLE requests ADD COLUMN sender TEXT;
   `,
+  // v9
+  `
+  -- An /agent body's sessionMode as given (issue 32): NULL (not given) and 'persistent'
+  -- continue the session's conversation; 'isolated' runs from an empty history.
+  ALTER TABLE runs ADD COLUMN session_mode TEXT;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

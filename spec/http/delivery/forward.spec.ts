@@ -129,6 +129,13 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     expect(upstream.actions).to.have.length(0);
   });
 
+  it('a sessionMode the request gives is forwarded as given (OpenClaw\'s default is isolated, hookrelay\'s persistent)', async () => {
+    await start();
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi', sessionMode: 'isolated' } });
+    expect((await waitRun(a.data.runId, ended)).status).to.equal('succeeded');
+    expect(upstream.calls[0]!.body).to.deep.equal({ message: 'hi', deliver: true, sessionMode: 'isolated' });
+  });
+
   it('a mapping\'s sessionKey is forwarded (and accepted once the upstream allows it); a mapping without one forwards none', async () => {
     upstream.settings.allowRequestSessionKey = true;
     upstream.settings.allowedSessionKeyPrefixes = ['hook:'];

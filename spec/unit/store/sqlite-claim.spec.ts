@@ -71,9 +71,11 @@ describe('store/sqlite: claiming runs', () => {
     const v1 = new Database(join(dir, 'hookrelay.db'));
     v1.exec(MIGRATIONS[0]!);
     v1.pragma('user_version = 1');
-    const insert = v1.prepare(`INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    // The columns a v1 database has (later migrations added session_mode).
+    const v1Columns = RUN_COLUMNS.split(', ').filter((c) => c !== 'session_mode');
+    const insert = v1.prepare(`INSERT INTO runs (status, ${v1Columns.join(', ')}) VALUES (?, ${v1Columns.map(() => '?').join(', ')})`);
     for (const [status, id, session] of [['running', 'a1', 'A'], ['queued', 'a2', 'A'], ['queued', 'b1', 'B'], ['queued', 'b2', 'B'], ['succeeded', 'c0', 'C'], ['queued', 'c1', 'C']]) {
-      insert.run(status, ...runValues(run(id!, session!)));
+      insert.run(status, ...runValues(run(id!, session!)).slice(0, v1Columns.length));
     }
     v1.close();
     store = await open();

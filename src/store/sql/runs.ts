@@ -46,8 +46,8 @@ export const countRuns = {
  * in one statement, `unnest`ing one array per column of these types (postgres-writer.ts).
  */
 export const insertRun = {
-  sqlite: `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  pgTypes: 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text',
+  sqlite: `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  pgTypes: 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text',
 };
 
 /**
