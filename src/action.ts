@@ -43,6 +43,8 @@ export interface AgentAction {
    * key (CONTRACT.md §9).
    */
   sessionKeyGiven?: true;
+  /** The request's `agentId`, already checked to be `agent.id`; forward mode forwards it. */
+  agentId?: string;
   /** As the sender gave it; absent means persistent here (OpenClaw's default is isolated). */
   sessionMode?: SessionMode;
   wakeMode: WakeMode;

@@ -31,7 +31,8 @@ export function wakeForward(eventId: string, text: string, mode: WakeMode, creat
  * with only what the sender gave (CONTRACT.md §9), so that it is accepted under OpenClaw's
  * default hooks settings (openclaw/openclaw src/gateway/hooks.ts):
  *
- * - `sessionKey` only when the request or mapping named one (`keyGiven`): OpenClaw refuses a
+ * - `agentId` and `sessionMode` only when the request gave them;
+ * - `sessionKey` only when the request or mapping named one (`given.sessionKey`): OpenClaw refuses a
  *   request key unless `hooks.allowRequestSessionKey`, and hookrelay's own default
  *   (hooks.defaultSessionKey, `hook:<uuid>`) would be such a key there;
  * - `channel` and `to` only for a concrete provider: OpenClaw refuses `channel: "last"` with
@@ -39,10 +40,11 @@ export function wakeForward(eventId: string, text: string, mode: WakeMode, creat
  * - `deliver` always: hookrelay's mappings default to false, OpenClaw's to true;
  * - `wakeMode` only when it is `next-heartbeat` (`now` is OpenClaw's default too).
  */
-export function agentForward(run: NewRun, keyGiven: boolean): NewForward {
+export function agentForward(run: NewRun, given: { sessionKey: boolean; agentId?: string }): NewForward {
   const body: Record<string, unknown> = { message: run.message };
   if (run.name !== undefined) body.name = run.name;
-  if (keyGiven) body.sessionKey = run.sessionKey;
+  if (given.agentId !== undefined) body.agentId = given.agentId;
+  if (given.sessionKey) body.sessionKey = run.sessionKey;
   if (run.wakeMode !== 'now') body.wakeMode = run.wakeMode;
   body.deliver = run.deliver;
   if (run.deliver && run.provider !== 'last') {

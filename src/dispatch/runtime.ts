@@ -257,7 +257,7 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean): Pre
         unsafe: a.unsafe,
         createdAt: at,
       });
-      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!, a.sessionKeyGiven === true));
+      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!, { sessionKey: a.sessionKeyGiven === true, agentId: a.agentId }));
       accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
     }
   }

@@ -227,6 +227,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       action.sessionKey = sessionKeyOf(b.sessionKey);
       if (b.sessionKey != null) action.sessionKeyGiven = true;
       if (b.sessionMode != null) action.sessionMode = b.sessionMode;
+      if (b.agentId != null) action.agentId = agentId;
       action.wakeMode = b.wakeMode ?? 'now';
       action.deliver = deliver;
       action.provider = provider;

@@ -129,11 +129,11 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     expect(upstream.actions).to.have.length(0);
   });
 
-  it('a sessionMode the request gives is forwarded as given (OpenClaw\'s default is isolated, hookrelay\'s persistent)', async () => {
+  it('a sessionMode and an agentId the request gives are forwarded as given (OpenClaw\'s default is isolated, hookrelay\'s persistent)', async () => {
     await start();
-    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi', sessionMode: 'isolated' } });
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi', sessionMode: 'isolated', agentId: 'main' } });
     expect((await waitRun(a.data.runId, ended)).status).to.equal('succeeded');
-    expect(upstream.calls[0]!.body).to.deep.equal({ message: 'hi', deliver: true, sessionMode: 'isolated' });
+    expect(upstream.calls[0]!.body).to.deep.equal({ message: 'hi', agentId: 'main', deliver: true, sessionMode: 'isolated' });
   });
 
   it('a mapping\'s sessionKey is forwarded (and accepted once the upstream allows it); a mapping without one forwards none', async () => {
