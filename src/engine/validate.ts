@@ -209,7 +209,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       }
       // One agent here: an OpenClaw client naming another would reach the wrong one.
       if (b.agentId != null && b.agentId.trim() !== agentId) {
-        throw invalid(`agentId ${JSON.stringify(b.agentId.trim().slice(0, 64))} is not an agent here: the only agent is agent.id (${JSON.stringify(agentId)})`);
+        throw invalid(`agentId names no agent here: the only agent is agent.id (${JSON.stringify(agentId)})`);
       }
       const provider = b.provider ?? b.channel ?? 'last';
       const deliver = b.deliver ?? deliverDefault;

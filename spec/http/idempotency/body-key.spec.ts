@@ -51,7 +51,7 @@ describe('http: /agent bodies as current OpenClaw clients send them (issue 32)',
     expect((await agent({ message: 'm', agentId: 'main' })).status).to.equal(202);
     const res = await agent({ message: 'm', agentId: 'ops' });
     expect(res.status).to.equal(400);
-    expect(res.data.error).to.deep.equal({ code: 'invalid_payload', message: 'agentId "ops" is not an agent here: the only agent is agent.id ("main")' });
+    expect(res.data.error).to.deep.equal({ code: 'invalid_payload', message: 'agentId names no agent here: the only agent is agent.id ("main")' });
   });
 
   it('waitForCompletion is not refused', async () => {
