@@ -207,8 +207,9 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       if (b.provider != null && b.channel != null && b.provider !== b.channel) {
         throw invalid('provider and channel disagree: channel is an alias of provider, send one of them');
       }
-      // One agent here: an OpenClaw client naming another would reach the wrong one.
-      if (b.agentId != null && b.agentId.trim() !== agentId) {
+      // One agent here: an OpenClaw client naming another would reach the wrong one. Case-
+      // insensitive, as OpenClaw normalises agent ids to lower case.
+      if (b.agentId != null && b.agentId.trim().toLowerCase() !== agentId.toLowerCase()) {
         throw invalid(`agentId names no agent here: the only agent is agent.id (${JSON.stringify(agentId)})`);
       }
       const provider = b.provider ?? b.channel ?? 'last';

@@ -49,6 +49,7 @@ describe('http: /agent bodies as current OpenClaw clients send them (issue 32)',
 
   it('agentId must name agent.id (default main): another is 400 invalid_payload naming it', async () => {
     expect((await agent({ message: 'm', agentId: 'main' })).status).to.equal(202);
+    expect((await agent({ message: 'm', agentId: ' Main ' })).status, 'case-insensitive, as in OpenClaw').to.equal(202);
     const res = await agent({ message: 'm', agentId: 'ops' });
     expect(res.status).to.equal(400);
     expect(res.data.error).to.deep.equal({ code: 'invalid_payload', message: 'agentId names no agent here: the only agent is agent.id ("main")' });
