@@ -1,4 +1,4 @@
-import type { ProviderOrLast, Thinking, WakeMode } from './config/types.js';
+import type { ProviderOrLast, SessionMode, Thinking, WakeMode } from './config/types.js';
 
 /**
  * What the mapping engine hands the dispatcher: a validated action, the same shape whether
@@ -37,6 +37,16 @@ export interface AgentAction {
   name?: string;
   /** Already defaulted and checked against hooks.allowedSessionKeyPrefixes. */
   sessionKey: string;
+  /**
+   * True when the request, the mapping or its transform named the session key (not
+   * hooks.defaultSessionKey, not a generated `hook:<uuid>`): forward mode forwards only such a
+   * key (CONTRACT.md §9).
+   */
+  sessionKeyGiven?: true;
+  /** The request's `agentId`, already checked to be `agent.id`; forward mode forwards it. */
+  agentId?: string;
+  /** As the sender gave it; absent means persistent here (OpenClaw's default is isolated). */
+  sessionMode?: SessionMode;
   wakeMode: WakeMode;
   deliver: boolean;
   provider: ProviderOrLast;

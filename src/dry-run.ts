@@ -110,7 +110,7 @@ export async function dryRun(engine: Pick<Engine, 'map' | 'fanOut' | 'match'>, h
 function requestBody(action: Action): Record<string, unknown> {
   if (action.kind === 'wake') return { action: 'wake', text: action.text, mode: action.mode };
   // The idempotency key is not a body field (it would travel as a header).
-  const { kind: _kind, source: _source, unsafe: _unsafe, idempotency: _key, ...body } = action;
+  const { kind: _kind, source: _source, unsafe: _unsafe, idempotency: _key, sessionKeyGiven: _given, ...body } = action;
   return { action: 'agent', ...body };
 }
 

@@ -19,6 +19,7 @@ export interface SchemaNode {
   additionalProperties?: boolean | SchemaNode;
   items?: SchemaNode;
   minimum?: number;
+  exclusiveMinimum?: number;
   maximum?: number;
   minLength?: number;
   minItems?: number;

@@ -8,7 +8,7 @@ import type { ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
 import { joinPath } from './problems.js';
 import { isPlainObject, type Obj } from './read.js';
-import { SECRET_HEADERS, sessionKeyRule, unconfiguredProvider } from './schema.js';
+import { SECRET_HEADERS, sessionKeyRule, unconfiguredProvider, wholeSeconds } from './schema.js';
 import type { Config } from './types.js';
 import { verifyProblems } from './verify.js';
 
@@ -26,6 +26,7 @@ const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
  * `validateMappings` checks the presets' mapping lists as `hooks.mappings` is checked.
  */
 export function checkRules(cfg: Config, problems: ConfigProblem[], validateMappings: MappingValidator): void {
+  if (isPlainObject(cfg.agent) && typeof cfg.agent.timeoutSeconds === 'number') cfg.agent.timeoutSeconds = wholeSeconds(cfg.agent.timeoutSeconds);
   checkHooks(cfg, problems, validateMappings);
   problems.push(...credentialProblems(cfg));
   problems.push(...callbackProblems(cfg));
@@ -114,7 +115,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
   if (Array.isArray(hooks.mappings)) hooks.mappings.push(...presets.mappings);
   if (prefixes) {
     (Array.isArray(hooks.mappings) ? hooks.mappings : []).forEach((m: unknown, i: number) => {
-      if (!isPlainObject(m) || !sessionKeyNeverAllowed(m, prefixes)) return;
+      if (!isPlainObject(m) || !sessionKeyNeverAllowed(m, prefixes, i >= userCount)) return;
       problems.push(i < userCount
         ? { path: `hooks.mappings[${i}].sessionKey`, message: `"${m.sessionKey}" can never start with one of hooks.allowedSessionKeyPrefixes` }
         : { path: 'hooks.allowedSessionKeyPrefixes', message: `admits no session key of preset mapping "${m.id}" ("${m.sessionKey}")` });
@@ -125,6 +126,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
 /** Mapping-level checks and normalisation: ids, `channel`, `match.path`, `forEach`, templates. */
 export function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigProblem[]): void {
   m.id ??= defaultId;
+  if (typeof m.timeoutSeconds === 'number') m.timeoutSeconds = wholeSeconds(m.timeoutSeconds);
   if (m.channel !== undefined) {
     m.provider = m.channel; // a conflicting provider was reported before validation
     delete m.channel;
@@ -190,10 +192,15 @@ function normalPath(path: string): string | undefined {
  * A handlebars sessionKey whose literal start no allowed prefix can match would fail on every
  * request; say so at load instead.
  */
-function sessionKeyNeverAllowed(m: Obj, prefixes: string[]): boolean {
-  if (typeof m.sessionKey !== 'string' || m.engine !== 'handlebars') return false;
-  const literal = m.sessionKey.split('{{')[0].toLowerCase();
-  return !prefixes.some((p) => literal.startsWith(p) || p.startsWith(literal));
+function sessionKeyNeverAllowed(m: Obj, prefixes: string[], preset: boolean): boolean {
+  if (typeof m.sessionKey !== 'string') return false;
+  const starts = m.engine === 'handlebars' ? [m.sessionKey.split('{{')[0]]
+    // A preset's JSONata key (ours, written so): each branch starts with a string literal
+    // joined on with `&` (the e-mail preset: `"hook:email:" & threadId`, `"hook:" & $uuid()`).
+    : preset && m.engine === 'jsonata' ? [...m.sessionKey.matchAll(/(?:^|[?:(])\s*"([^"]*)"\s*&/g)].map((g) => g[1]!)
+      : [];
+  if (starts.length === 0) return false;
+  return starts.every((start) => !prefixes.some((p) => start.toLowerCase().startsWith(p) || p.startsWith(start.toLowerCase())));
 }
 
 

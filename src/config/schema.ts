@@ -19,6 +19,20 @@ export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
 /** The longest agent run a mapping or a request may ask for (one day). */
 export const MAX_TIMEOUT_SECONDS = 86400;
+/**
+ * A time limit in seconds as it is used: any positive number is taken, a fraction rounded down
+ * to whole seconds and at least 1 (`30.5` → 30, `0.5` → 1), as OpenClaw floors its
+ * `timeoutSeconds` (openclaw/openclaw src/gateway/hooks.ts `normalizeAgentPayload`), so that a
+ * client written for it is not refused. Shared by the loader and the request validator.
+ */
+export function wholeSeconds(seconds: number): number {
+  return Math.max(1, Math.floor(seconds));
+}
+
+/** A positive number of seconds (a fraction is rounded down by {@link wholeSeconds} at load). */
+const seconds = (description: string, dflt?: number, maximum?: number): SchemaNode =>
+  ({ type: 'number', description, exclusiveMinimum: 0, ...(maximum === undefined ? {} : { maximum }), ...(dflt === undefined ? {} : { default: dflt }) });
+
 /** The longest session key, in characters (CONTRACT.md §5). */
 const MAX_SESSION_KEY_LENGTH = 200;
 
@@ -141,7 +155,7 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   idempotencyKey: template('Idempotency key of the action, e.g. `email:{{id}}`; it replaces the request\'s Idempotency-Key header on this mapping. With forEach it is rendered per item, so each item is acted on once however often its batch is retried. Rendered empty: no key. At most 255 characters, no control characters'),
   model: template('Model override for the run; must be in agent.allowedModels (or an alias) when that list is set. Unset: agent.model'),
   thinking: choice(THINKING_LEVELS, 'Reasoning effort requested from the model. Unset: the model\'s default.'),
-  timeoutSeconds: int(`Time limit of the agent run, 1–${MAX_TIMEOUT_SECONDS} s. Unset: agent.timeoutSeconds.`, undefined, 1, MAX_TIMEOUT_SECONDS),
+  timeoutSeconds: seconds(`Time limit of the agent run, in seconds: a positive number of at most ${MAX_TIMEOUT_SECONDS}, a fraction rounded down (at least 1). Unset: agent.timeoutSeconds.`, undefined, MAX_TIMEOUT_SECONDS),
   transform: obj('Optional code step whose result overrides the template result.', {
     module: str('A .ts, .mts, .js, .mjs or .cjs file inside hooks.transformsDir.', undefined, { minLength: 1 }),
     export: str('Name of the export to call.', undefined, { minLength: 1, defaultDoc: 'default, else transform' }),
@@ -237,6 +251,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   agent: obj('The built-in agent runtime (an OpenAI-compatible Chat Completions endpoint).', {
     baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1 }),
+    id: str('The agent\'s id. An `/agent` body\'s `agentId` (OpenClaw clients send one) must name it, else 400 invalid_payload.', 'main', { minLength: 1 }),
     apiKey: secret('API key sent as Bearer token (empty for servers that need none).'),
     model: str('Model used when a run names none.', 'llama3.2', { minLength: 1 }),
     allowedModels: strList('Models a run may ask for (names or aliases; a listed alias admits its target by name too); empty: any.', []),
@@ -244,7 +259,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
       type: 'object', description: 'Short names for models, e.g. `fast: vendor/model`.', default: {},
       additionalProperties: { type: 'string', minLength: 1 },
     },
-    timeoutSeconds: int('Default time limit of one agent run.', 600, 1),
+    timeoutSeconds: seconds('Default time limit of one agent run, in seconds (a fraction is rounded down, at least 1).', 600),
     maxConcurrent: int('Agent runs executing at once (one session still runs one turn at a time).', 4, 1),
     historyTurns: int('Earlier turns of a session sent with each new turn.', 20, 0),
     systemPrompt: str('System prompt of every agent turn.', DEFAULT_SYSTEM_PROMPT, { minLength: 1 }),

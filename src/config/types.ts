@@ -123,7 +123,12 @@ export interface EmailConfig {
   pollSeconds: number;
 }
 
+/** `persistent`: a session key continues its conversation; `isolated`: a run from an empty history. */
+export type SessionMode = 'persistent' | 'isolated';
+
 export interface AgentConfig {
+  /** The agent's id: an `/agent` body's `agentId` must name it (OpenClaw clients send one). */
+  id: string;
   baseUrl: string;
   apiKey: string;
   model: string;

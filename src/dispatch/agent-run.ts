@@ -29,10 +29,13 @@ export interface RunnerDeps extends Omit<MainSessionDeps, 'onTurn'> {
 export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSignal): Promise<void> {
   const { store, log, config: { agent } } = deps;
   const user = forModel(run.message, run.source, run.unsafe);
+  // sessionMode isolated (OpenClaw's "fresh run session"): no earlier turn is sent, and this
+  // turn does not become part of the session's conversation (finishQueued, finishRun).
+  const isolated = run.sessionMode === 'isolated';
   log.info({ runId: run.runId, sessionKey: logValue(run.sessionKey) }, 'run started');
   const result = await modelTurn({ store, model: deps.model, log }, {
     sessionKey: run.sessionKey,
-    historyTurns: agent.historyTurns,
+    historyTurns: isolated ? 0 : agent.historyTurns,
     system: agent.systemPrompt,
     user,
     model: run.model ?? agent.model,
@@ -52,8 +55,9 @@ export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSi
       return finishRun(deps, run, { status: 'failed', error: result.error });
     case 'reply': {
       const plan = await planDelivery(deps, run, result.reply);
-      if ('parts' in plan) return finishQueued(deps, run, result.reply, plan, result.turns);
-      return finishRun(deps, run, { status: 'succeeded', reply: result.reply, delivery: plan }, result.turns);
+      const turns = isolated ? undefined : result.turns;
+      if ('parts' in plan) return finishQueued(deps, run, result.reply, plan, turns);
+      return finishRun(deps, run, { status: 'succeeded', reply: result.reply, delivery: plan }, turns);
     }
   }
 }
@@ -80,7 +84,7 @@ async function planDelivery({ store, config, log, delivery, clock }: RunnerDeps,
  * commit. Its summary waits for the delivery to settle (src/dispatch/outbox-row.ts), so that it
  * says what really happened.
  */
-async function finishQueued(deps: RunnerDeps, run: RunRecord, reply: string, delivery: NewDelivery, turns: HistoryMessage[]): Promise<void> {
+async function finishQueued(deps: RunnerDeps, run: RunRecord, reply: string, delivery: NewDelivery, turns: HistoryMessage[] | undefined): Promise<void> {
   const end: RunEnd = { status: 'succeeded', endedAt: deps.clock().toISOString(), reply };
   await deps.store.finishRun(run.runId, end, { history: turns, delivery, callback: callbackOf(run, end) });
   deps.log.info({ runId: run.runId, status: 'succeeded', target: logValue(`${delivery.provider}:${delivery.to}`) }, 'run finished; reply queued for delivery');

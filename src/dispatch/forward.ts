@@ -28,20 +28,33 @@ export function wakeForward(eventId: string, text: string, mode: WakeMode, creat
 
 /**
  * The outbox row of an accepted agent run: the body OpenClaw's `POST /hooks/agent` takes,
- * absent optional fields left out. `channel` is OpenClaw's name of `provider` (`last` included:
- * the upstream knows its main session's last recipient, hookrelay does not).
+ * with only what the sender gave (CONTRACT.md §9), so that it is accepted under OpenClaw's
+ * default hooks settings (openclaw/openclaw src/gateway/hooks.ts):
+ *
+ * - `agentId` and `sessionMode` only when the request gave them;
+ * - `sessionKey` only when the request or mapping named one (`given.sessionKey`): OpenClaw refuses a
+ *   request key unless `hooks.allowRequestSessionKey`, and hookrelay's own default
+ *   (hooks.defaultSessionKey, `hook:<uuid>`) would be such a key there;
+ * - `channel` and `to` only for a concrete provider: OpenClaw refuses `channel: "last"` with
+ *   `deliver`, and leaving both out means its own last recipient;
+ * - `deliver` always: hookrelay's mappings default to false, OpenClaw's to true;
+ * - `wakeMode` only when it is `next-heartbeat` (`now` is OpenClaw's default too).
  */
-export function agentForward(run: NewRun): NewForward {
+export function agentForward(run: NewRun, given: { sessionKey: boolean; agentId?: string }): NewForward {
   const body: Record<string, unknown> = { message: run.message };
   if (run.name !== undefined) body.name = run.name;
-  body.sessionKey = run.sessionKey;
-  body.wakeMode = run.wakeMode;
+  if (given.agentId !== undefined) body.agentId = given.agentId;
+  if (given.sessionKey) body.sessionKey = run.sessionKey;
+  if (run.wakeMode !== 'now') body.wakeMode = run.wakeMode;
   body.deliver = run.deliver;
-  body.channel = run.provider;
-  if (run.to !== undefined) body.to = run.to;
+  if (run.deliver && run.provider !== 'last') {
+    body.channel = run.provider;
+    if (run.to !== undefined) body.to = run.to;
+  }
   if (run.model !== undefined) body.model = run.model;
   if (run.thinking !== undefined) body.thinking = run.thinking;
   if (run.timeoutSeconds !== undefined) body.timeoutSeconds = run.timeoutSeconds;
+  if (run.sessionMode !== undefined) body.sessionMode = run.sessionMode;
   return { kind: 'forward', path: 'agent', key: run.runId, body: JSON.stringify(body), createdAt: run.createdAt };
 }
 

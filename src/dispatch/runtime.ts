@@ -268,12 +268,13 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean): Pre
         deliver: a.deliver,
         provider: a.provider,
         to: a.to,
+        ...(a.sessionMode ? { sessionMode: a.sessionMode } : {}),
         source: a.source,
         unsafe: a.unsafe,
         createdAt: at,
         ...(a.callbackUrl !== undefined ? { callbackUrl: a.callbackUrl } : {}),
       });
-      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!));
+      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!, { sessionKey: a.sessionKeyGiven === true, agentId: a.agentId }));
       accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
     }
   }

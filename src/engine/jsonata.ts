@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { isPrototypeKey } from './prototype-keys.js';
@@ -58,6 +59,9 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
   }
   inspectExpression(expression.ast());
   expression.registerFunction('lookup', safeLookup, '<x-s:x>');
+  // A fresh random UUID per call: a session of its own for an item that names none (the
+  // e-mail preset's mail without threadId or id, CONTRACT.md §7).
+  expression.registerFunction('uuid', () => randomUUID(), '<:s>');
   for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
   expression.assign(STEP_EXIT as unknown as string, stepCheck(maxStringLength, maxBuiltLength));
   const render = (value: unknown): string => {

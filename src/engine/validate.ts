@@ -1,11 +1,12 @@
 import { uuidv7 } from '../ids.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Config, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
-import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES } from '../config/schema.js';
+import type { Config, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
+import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES, wholeSeconds } from '../config/schema.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from '../action.js';
 
 const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
+const SESSION_MODES = ['persistent', 'isolated'] as const;
 
 /** Where an action's text came from and whether it may skip the untrusted-content fence. */
 export interface ActionOrigin {
@@ -51,7 +52,11 @@ const AGENT_SCHEMA = {
     to: nullableString,
     model: { type: ['string', 'null'], pattern: NON_BLANK },
     thinking: nullableEnum(THINKING_LEVELS),
-    timeoutSeconds: { type: ['integer', 'null'], minimum: 1, maximum: MAX_TIMEOUT_SECONDS },
+    timeoutSeconds: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS },
+    agentId: { type: ['string', 'null'], pattern: NON_BLANK },
+    sessionMode: nullableEnum(SESSION_MODES),
+    // Current OpenClaw clients send it; waiting for the run is issue 33's (CONTRACT.md §14).
+    waitForCompletion: { type: ['boolean', 'null'] },
   },
 };
 
@@ -69,7 +74,10 @@ const FIELD_RULES: Record<string, string> = {
   to: 'to must be a string',
   model: 'model must be a string',
   thinking: `thinking must be one of: ${THINKING_LEVELS.join(', ')}`,
-  timeoutSeconds: `timeoutSeconds must be a positive integer of at most ${MAX_TIMEOUT_SECONDS}`,
+  timeoutSeconds: `timeoutSeconds must be a positive number of seconds, at most ${MAX_TIMEOUT_SECONDS}`,
+  agentId: 'agentId must be a non-empty string',
+  sessionMode: `sessionMode must be one of: ${SESSION_MODES.join(', ')}`,
+  waitForCompletion: 'waitForCompletion must be true or false',
 };
 
 // Compiled once per process: the schemas do not depend on the config.
@@ -94,6 +102,8 @@ interface AgentBody {
   model?: string | null;
   thinking?: Thinking | null;
   timeoutSeconds?: number | null;
+  agentId?: string | null;
+  sessionMode?: SessionMode | null;
 }
 
 function invalid(message: string): HookError {
@@ -133,6 +143,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
   // Never empty: the loader refuses a list that admits no key at all.
   const prefixRule = `sessionKey must start with one of: ${config.hooks.allowedSessionKeyPrefixes.join(', ')}`;
   const defaultSessionKey = config.hooks.defaultSessionKey;
+  const agentId = config.agent.id;
   const aliases = config.agent.aliases;
   // An allowed alias admits its target too: `allowedModels: [fast]` with `fast: tiny-1b`
   // allows asking for tiny-1b by name (README "agent.allowedModels").
@@ -196,6 +207,11 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       if (b.provider != null && b.channel != null && b.provider !== b.channel) {
         throw invalid('provider and channel disagree: channel is an alias of provider, send one of them');
       }
+      // One agent here: an OpenClaw client naming another would reach the wrong one. Case-
+      // insensitive, as OpenClaw normalises agent ids to lower case.
+      if (b.agentId != null && b.agentId.trim().toLowerCase() !== agentId.toLowerCase()) {
+        throw invalid(`agentId names no agent here: the only agent is agent.id (${JSON.stringify(agentId)})`);
+      }
       const provider = b.provider ?? b.channel ?? 'last';
       const deliver = b.deliver ?? deliverDefault;
       const to = optionalText(b.to);
@@ -210,6 +226,9 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       const name = optionalText(b.name);
       if (name !== undefined) action.name = name;
       action.sessionKey = sessionKeyOf(b.sessionKey);
+      if (b.sessionKey != null) action.sessionKeyGiven = true;
+      if (b.sessionMode != null) action.sessionMode = b.sessionMode;
+      if (b.agentId != null) action.agentId = agentId;
       action.wakeMode = b.wakeMode ?? 'now';
       action.deliver = deliver;
       action.provider = provider;
@@ -217,7 +236,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       const model = modelOf(b.model);
       if (model !== undefined) action.model = model;
       if (b.thinking != null) action.thinking = b.thinking;
-      if (b.timeoutSeconds != null) action.timeoutSeconds = b.timeoutSeconds;
+      if (b.timeoutSeconds != null) action.timeoutSeconds = wholeSeconds(b.timeoutSeconds);
       action.source = origin.source;
       action.unsafe = origin.unsafe;
       return action;

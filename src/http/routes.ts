@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { act, actItems, keyOf, okAnswer, replayed, statusOf, type AcceptDeps } from './accept.js';
 import { answer } from './answer.js';
 import type { Exchange, HookContext } from './exchange.js';
+import { checkIdempotencyKey } from '../idempotency-key.js';
 import { headerKey, requestKey, type RequestKey } from './idempotency.js';
 import { mappingLabel } from './route-label.js';
 import type { Signatures } from './signatures.js';
@@ -57,7 +58,7 @@ async function wake(deps: RouteDeps, ex: Exchange): Promise<void> {
 
 async function agent(deps: RouteDeps, ex: Exchange): Promise<void> {
   const wait = agentWait(ex, deps.maxWaitSeconds);
-  const key = keyOf(ex, 'agent');
+  const key = keyOf(ex, 'agent') ?? bodyKey(ex);
   if (key && (await replayed(deps, ex, key))) return;
   const action = deps.engine.agent(ex.payload);
   await act(deps, ex, [action], key, ([done]) => okAnswer(deps.acceptStatus, { ok: true, runId: idOf(done!), sessionKey: action.sessionKey }),
@@ -114,6 +115,19 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
   }
   await act(deps, ex, actions, key, (accepted) =>
     okAnswer(statusOf(deps, accepted), fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }));
+}
+
+/**
+ * An `/agent` body's own `idempotencyKey` (CONTRACT.md §8): current OpenClaw clients send it
+ * there (openclaw/openclaw src/gateway/hooks.ts `resolveHookIdempotencyKey`); a header key
+ * comes first. Checked like a header key; a console replay has none.
+ */
+function bodyKey(ex: Exchange): RequestKey | undefined {
+  const given = ex.payload?.idempotencyKey;
+  if (given === undefined || given === null || ex.replayOf !== undefined) return undefined;
+  if (typeof given !== 'string') throw new HookError('invalid_payload', 'idempotencyKey must be a string');
+  const key = checkIdempotencyKey(given.trim(), 'idempotencyKey');
+  return key === undefined ? undefined : requestKey('agent', key, ex.raw!);
 }
 
 function idOf(a: Accepted): string {

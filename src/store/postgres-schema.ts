@@ -149,13 +149,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE requests ADD COLUMN sender text;
   `,
-  // v6 (SQLite v9): run callbacks (see there).
+  // v6 (SQLite v9): run callbacks, and an /agent body's sessionMode as given (see there).
   `
   ALTER TABLE runs ADD COLUMN callback_url text;
   ALTER TABLE outbox DROP CONSTRAINT outbox_kind_check;
   ALTER TABLE outbox ADD CONSTRAINT outbox_kind_check CHECK (kind IN ('run', 'heartbeat', 'forward', 'callback'));
   ALTER TABLE outbox DROP CONSTRAINT outbox_run_id_key;
   CREATE UNIQUE INDEX outbox_run_kind ON outbox (run_id, kind) WHERE run_id IS NOT NULL;
+  ALTER TABLE runs ADD COLUMN session_mode text;
   `,
 ];
 

@@ -1,4 +1,4 @@
-import type { Provider, ProviderOrLast, Thinking, WakeMode } from '../config/types.js';
+import type { Provider, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
 import type { RunErrorCode } from '../run-errors.js';
 
 /**
@@ -75,6 +75,8 @@ export interface NewRun {
   deliver: boolean;
   provider: ProviderOrLast;
   to?: string;
+  /** As the sender gave it (absent: persistent); `isolated` runs from an empty history. */
+  sessionMode?: SessionMode;
   /** Fence source: `agent` or `mapping:<id>`. */
   source: string;
   unsafe: boolean;

@@ -46,6 +46,8 @@ export interface RunRow {
   error_code: string | null;
   /** JSON of {@link Forwarded}. */
   forwarded: string | null;
+  /** NULL: not given (persistent); else `persistent` or `isolated` (migration v9 / v6). */
+  session_mode: string | null;
   /** From the run's outbox row (LEFT JOIN in sqlite-reader.ts): NULL when it has none. */
   d_status?: string | null;
   d_target?: string | null;
@@ -91,7 +93,7 @@ export function eventValues(e: NewEvent): Bind[] {
 
 /** The columns a run INSERT binds, in order (the status is always `queued`). */
 export const RUN_COLUMNS =
-  'run_id, session_key, message, name, model, thinking, timeout_seconds, wake_mode, deliver, provider, recipient, source, unsafe, created_at, callback_url';
+  'run_id, session_key, message, name, model, thinking, timeout_seconds, wake_mode, deliver, provider, recipient, source, unsafe, created_at, callback_url, session_mode';
 
 /** Values for inserting a queued run, in {@link RUN_COLUMNS} order (absent optional fields as NULL). */
 export function runValues(r: NewRun): Bind[] {
@@ -111,6 +113,7 @@ export function runValues(r: NewRun): Bind[] {
     r.unsafe ? 1 : 0,
     r.createdAt,
     r.callbackUrl ?? null,
+    r.sessionMode ?? null,
   ];
 }
 
@@ -166,6 +169,7 @@ export function toRun(row: RunRow): RunRecord {
   if (row.error_code !== null) run.errorCode = row.error_code as RunRecord['errorCode'];
   if (row.delivered_to !== null) run.deliveredTo = row.delivered_to;
   if (row.forwarded !== null) run.forwarded = JSON.parse(row.forwarded) as Forwarded;
+  if (row.session_mode != null) run.sessionMode = row.session_mode as RunRecord['sessionMode'];
   if (row.d_status != null) {
     run.delivery = { status: row.d_status as DeliveryStatus, target: row.d_target!, attempts: row.d_attempts! };
     if (row.d_error != null) run.delivery.error = row.d_error;

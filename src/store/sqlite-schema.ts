@@ -260,6 +260,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE outbox_v9 RENAME TO outbox;
   CREATE INDEX outbox_due ON outbox (next_at) WHERE status = 'pending';
   CREATE UNIQUE INDEX outbox_run_kind ON outbox (run_id, kind) WHERE run_id IS NOT NULL;
+
+  -- An /agent body's sessionMode as given (issue 32): NULL (not given) and 'persistent'
+  -- continue the session's conversation; 'isolated' runs from an empty history.
+  ALTER TABLE runs ADD COLUMN session_mode TEXT;
   `,
 ];
 

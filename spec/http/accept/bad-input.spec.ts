@@ -329,13 +329,14 @@ describe('http: bad input never hurts the gateway', function () {
     for (const [kind, v] of [...notString, ['null', null] as [string, unknown]]) cases.push(['/wake', `text as ${kind}`, { text: v }]);
     for (const [kind, v] of notString) cases.push(['/wake', `mode as ${kind}`, { text: 'x', mode: v }]);
     for (const [kind, v] of [...notString, ['null', null] as [string, unknown]]) cases.push(['/agent', `message as ${kind}`, { message: v }]);
-    for (const field of ['name', 'sessionKey', 'wakeMode', 'provider', 'channel', 'to', 'model', 'thinking']) {
+    for (const field of ['name', 'sessionKey', 'wakeMode', 'provider', 'channel', 'to', 'model', 'thinking', 'agentId', 'sessionMode']) {
       for (const [kind, v] of notString) cases.push(['/agent', `${field} as ${kind}`, { message: 'm', [field]: v }]);
     }
     for (const [kind, v] of [['a string', 'true'], ['a number', 1], ['an object', {}], ['an array', [true]]] as [string, unknown][]) {
       cases.push(['/agent', `deliver as ${kind}`, { message: 'm', deliver: v }]);
     }
-    for (const [kind, v] of [['a string', '60'], ['a fraction', 1.5], ['an object', {}], ['an array', [60]], ['a boolean', true]] as [string, unknown][]) {
+    // A fraction is taken (rounded down, as OpenClaw does); zero and negatives are not.
+    for (const [kind, v] of [['a string', '60'], ['zero', 0], ['a negative', -1.5], ['an object', {}], ['an array', [60]], ['a boolean', true]] as [string, unknown][]) {
       cases.push(['/agent', `timeoutSeconds as ${kind}`, { message: 'm', timeoutSeconds: v }]);
     }
     for (const [route, what, body] of cases) {

@@ -57,6 +57,9 @@ describe('http: forward mode (runtime.kind: forward)', function () {
   }
 
   it('forwards a wake to POST {url}/wake {text, mode} and an agent action to POST {url}/agent; the run ends with the upstream\'s answer', async () => {
+    // A request that names its session: the upstream must allow request keys (README "Forward mode").
+    upstream.settings.allowRequestSessionKey = true;
+    upstream.settings.allowedSessionKeyPrefixes = ['hook:'];
     await start();
     const w = await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: '  build failed  ', mode: 'next-heartbeat' } });
     expect(w.status).to.equal(200);
@@ -91,18 +94,62 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     expect(model.requests, 'no model call: the upstream runs the model and the heartbeat').to.have.length(0);
   });
 
-  it('leaves absent optional fields out, sends channel last by default, and forwards a now wake with mode now (no local heartbeat)', async () => {
+  it('forwards only what the sender gave: the seed-default agent action (deliver, provider last, no sessionKey) succeeds against OpenClaw\'s default hooks settings', async () => {
     await start();
     const w = await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'ping' } });
     const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
     const calls = await upstream.waitForCalls(2);
     expect(calls.find((c) => c.path === '/hooks/wake')!.body).to.deep.equal({ text: 'ping', mode: 'now' });
-    expect(calls.find((c) => c.path === '/hooks/agent')!.body).to.deep.equal({
-      message: 'hi', sessionKey: a.data.sessionKey, wakeMode: 'now', deliver: true, channel: 'last',
-    });
+    // No generated sessionKey, no channel "last", no to, no default wakeMode: only the message
+    // and whether to deliver (hookrelay's mappings default to false, OpenClaw to true).
+    expect(calls.find((c) => c.path === '/hooks/agent')!.body).to.deep.equal({ message: 'hi', deliver: true });
     expect(w.status).to.equal(200);
+    const run = await waitRun(a.data.runId, ended);
+    expect(run.status, JSON.stringify(run)).to.equal('succeeded');
     await sleep(400);
     expect(model.requests).to.have.length(0);
+  });
+
+  it('provider last with a to: channel and to are both left out (OpenClaw refuses channel "last" with deliver)', async () => {
+    await start();
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi', provider: 'last', to: '555', deliver: true } });
+    const run = await waitRun(a.data.runId, ended);
+    expect(run.status, JSON.stringify(run)).to.equal('succeeded');
+    expect(upstream.calls[0]!.body).to.deep.equal({ message: 'hi', deliver: true });
+  });
+
+  it('a sessionKey the request names is forwarded; OpenClaw\'s default refusal fails the run with forward_failed naming hooks.allowRequestSessionKey', async () => {
+    await start();
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi', sessionKey: 'hook:ci:7' } });
+    expect(a.status).to.equal(202);
+    const run = await waitRun(a.data.runId, ended);
+    expect(upstream.calls[0]!.body).to.include({ sessionKey: 'hook:ci:7' });
+    expect(run).to.include({ status: 'failed', errorCode: 'forward_failed' });
+    expect(run.error).to.equal('forward failed: upstream: HTTP 400: sessionKey is disabled for externally supplied hook payload values; set hooks.allowRequestSessionKey=true to enable');
+    expect(upstream.actions).to.have.length(0);
+  });
+
+  it('a sessionMode and an agentId the request gives are forwarded as given (OpenClaw\'s default is isolated, hookrelay\'s persistent)', async () => {
+    await start();
+    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi', sessionMode: 'isolated', agentId: 'main' } });
+    expect((await waitRun(a.data.runId, ended)).status).to.equal('succeeded');
+    expect(upstream.calls[0]!.body).to.deep.equal({ message: 'hi', agentId: 'main', deliver: true, sessionMode: 'isolated' });
+  });
+
+  it('a mapping\'s sessionKey is forwarded (and accepted once the upstream allows it); a mapping without one forwards none', async () => {
+    upstream.settings.allowRequestSessionKey = true;
+    upstream.settings.allowedSessionKeyPrefixes = ['hook:'];
+    await start({ hooks: { defaultSessionKey: 'hook:inbox', mappings: [
+      { id: 'gh', match: { path: 'gh' }, messageTemplate: 'push {{ref}}', sessionKey: 'hook:gh:{{ref}}' },
+      { id: 'plain', match: { path: 'plain' }, messageTemplate: 'plain {{n}}' },
+    ] } });
+    const a = await call(`${app!.hooks}/gh`, { token: TOKEN, json: { ref: 'main' } });
+    const b = await call(`${app!.hooks}/plain`, { token: TOKEN, json: { n: 1 } });
+    expect(b.data.sessionKey, 'hookrelay\'s own default still names the local run').to.equal('hook:inbox');
+    for (const r of [a, b]) expect((await waitRun(r.data.runId, ended)).status).to.equal('succeeded');
+    const bodies = upstream.calls.map((c) => c.body);
+    expect(bodies).to.deep.include({ message: 'push main', sessionKey: 'hook:gh:main', deliver: false });
+    expect(bodies).to.deep.include({ message: 'plain 1', deliver: false });
   });
 
   it('a provider not configured here is not refused: the upstream delivers (local mode answers 400)', async () => {

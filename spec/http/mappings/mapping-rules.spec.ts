@@ -44,7 +44,7 @@ describe('http: mapping rules over the real listener (match.headers, schema, for
   it('the e-mail preset refuses {"messages":[{}]} (no run with an empty sender) and {"messages":"x"}', async () => {
     const empty = await call(`${gw.hooks}/email`, { token: TOKEN, json: { messages: [{}] } });
     expect(empty.status).to.equal(400);
-    expect(empty.data.error).to.deep.equal({ code: 'invalid_payload', message: "payload/messages/0/id: must have required property 'id'" });
+    expect(empty.data.error).to.deep.equal({ code: 'invalid_payload', message: "payload/messages/0/from: must have required property 'from'" });
     const notList = await call(`${gw.hooks}/email`, { token: TOKEN, json: { messages: 'x' } });
     expect(notList.status).to.equal(400);
   });

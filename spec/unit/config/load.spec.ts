@@ -143,6 +143,11 @@ describe('config/load', () => {
       expect(config.hooks.mappings[0]).not.to.have.property('timeoutSeconds');
       expect(config.hooks.mappings[0].schema).to.deep.equal({ type: 'object', properties: { cleared: { const: null }, kind: { enum: ['a', null] } } });
     });
+    it('takes a fractional timeoutSeconds as whole seconds, rounded down and at least 1 (as OpenClaw does)', () => {
+      const { config } = configFromObject({ agent: { timeoutSeconds: 0.5 }, hooks: { mappings: [{ ...agentMapping, timeoutSeconds: 30.5 }] } }, '/x/c.yaml', {});
+      expect(config.agent.timeoutSeconds).to.equal(1);
+      expect(config.hooks.mappings[0]!.timeoutSeconds).to.equal(30);
+    });
     it('fills mapping defaults, numbers ids by position and folds channel into provider', () => {
       const { config } = configFromObject({ hooks: { mappings: [agentMapping, { id: 'own', action: 'wake', textTemplate: 't', channel: 'slack' }] }, providers: { slack: { botToken: 'xoxb-1' } } }, '/x/c.yaml', {});
       const [a, b] = config.hooks.mappings;
@@ -238,6 +243,8 @@ describe('config/load', () => {
       ['a transform module with a backslash ".."', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'sub\\..\\x.ts' } }] } }, 'hooks.mappings[0].transform.module'],
       ['a transform module without an extension', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'x' } }] } }, 'hooks.mappings[0].transform.module'],
       ['a transform module of another kind', { hooks: { mappings: [{ match: { path: 'x' }, transform: { module: 'x.py' } }] } }, 'hooks.mappings[0].transform.module'],
+      ['a timeoutSeconds of 0', { hooks: { mappings: [{ ...agentMapping, timeoutSeconds: 0 }] } }, 'hooks.mappings[0].timeoutSeconds'],
+      ['a negative agent.timeoutSeconds', { agent: { timeoutSeconds: -5 } }, 'agent.timeoutSeconds'],
       ['a timeoutSeconds past one day (every request would be refused)', { hooks: { mappings: [{ ...agentMapping, timeoutSeconds: 86401 }] } }, 'hooks.mappings[0].timeoutSeconds'],
       ['a mapping for the built-in /wake', { hooks: { mappings: [{ ...agentMapping, match: { path: 'wake' } }] } }, 'hooks.mappings[0].match.path'],
       ['a mapping for the built-in /events', { hooks: { mappings: [{ ...agentMapping, match: { path: 'events' } }] } }, 'hooks.mappings[0].match.path'],

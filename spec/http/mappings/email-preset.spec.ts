@@ -1,0 +1,56 @@
+import { expect } from 'chai';
+import { call } from '../../support/gateway.js';
+import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
+
+/** The seed's own e-mail example (CONTRACT.md §7), exactly as the seed writes it. */
+const SEED_EXAMPLE = { source: 'gmail', messages: [{ from: 'Ada', subject: 'Hello', snippet: 'Hi' }] };
+
+const post = (gw: InProcess, name: string, json: unknown) => call(`${gw.hooks}/${name}`, { token: TOKEN, json });
+const run = async (gw: InProcess, runId: string) => (await call(`${gw.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
+const UUID_KEY = /^hook:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('the e-mail preset takes what senders send (CONTRACT.md §7, issue 32)', function () {
+  this.timeout(30000);
+  let gw: InProcess;
+
+  before(async () => {
+    gw = await startInProcess({ hooks: { presets: ['email'] } });
+  });
+  after(async () => {
+    await gw?.stop();
+  });
+
+  it("the seed's own example to /hooks/gmail is exactly one run, in a session of its own", async () => {
+    const res = await post(gw, 'gmail', SEED_EXAMPLE);
+    expect(res.status, JSON.stringify(res.data)).to.equal(202);
+    expect(res.data.actions).to.have.length(1);
+    expect(res.data.sessionKey).to.match(UUID_KEY);
+    const r = await run(gw, res.data.runId);
+    expect(r).to.include({ name: 'Email', sessionKey: res.data.sessionKey });
+  });
+
+  it('a mail with neither id nor uid has no idempotency key: sent twice, it runs twice, each in its own session', async () => {
+    const first = await post(gw, 'email', SEED_EXAMPLE);
+    const second = await post(gw, 'email', SEED_EXAMPLE);
+    expect(second.status).to.equal(202);
+    expect(second.headers.get('idempotent-replayed')).to.equal(null);
+    expect(second.data.runId).not.to.equal(first.data.runId);
+    expect(second.data.sessionKey).not.to.equal(first.data.sessionKey);
+  });
+
+  it('two mails without ids in one batch get two sessions', async () => {
+    const res = await post(gw, 'email', { messages: [{ from: 'a@x' }, { from: 'b@x' }] });
+    expect(res.status).to.equal(202);
+    const [a, b] = res.data.actions;
+    expect(a.sessionKey).to.match(UUID_KEY);
+    expect(b.sessionKey).to.match(UUID_KEY);
+    expect(a.sessionKey).not.to.equal(b.sessionKey);
+  });
+
+  it('still refuses a mail without a sender, naming the field', async () => {
+    const res = await post(gw, 'email', { messages: [{ subject: 'no from' }] });
+    expect(res.status).to.equal(400);
+    expect(res.data.error.code).to.equal('invalid_payload');
+    expect(res.data.error.message).to.equal("payload/messages/0/from: must have required property 'from'");
+  });
+});
