@@ -17,3 +17,9 @@ export async function load(flag: string | undefined): Promise<LoadedConfig> {
   const { loadConfig, resolveConfigPath } = await configLoader();
   return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
 }
+
+/** The config of the commands that only read or copy the store: dataDir and store alone (load.ts loadStoreConfig); a problem: exit 1. */
+export async function loadStore(flag: string | undefined): Promise<LoadedConfig> {
+  const { loadStoreConfig, resolveConfigPath } = await configLoader();
+  return orExit(() => loadStoreConfig(resolveConfigPath(flag, process.env), process.env));
+}

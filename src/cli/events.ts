@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EVENTS_LIMIT } from '../http/limits.js';
 import { configOption, toInt, toLimit } from './arguments.js';
-import { load } from './config.js';
+import { loadStore } from './config.js';
 import { orExitAsync } from './exit.js';
 import { printableModule, storeModule } from './modules.js';
 
@@ -27,7 +27,7 @@ export function eventsCommand(program: Command): void {
 }
 
 async function eventsAction(opts: EventsOptions): Promise<void> {
-  const loaded = await load(opts.config);
+  const loaded = await loadStore(opts.config);
   const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
   const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
   let after: number = opts.after;

@@ -37,6 +37,17 @@ export function resolveConfigPath(flag?: string, env: Env = process.env, fallbac
   return fallback && !existsSync('./hookrelay.yaml') ? fallback : './hookrelay.yaml';
 }
 
+/**
+ * The config of the commands that only read or copy the store (`events`, `runs`, `store copy`):
+ * `dataDir` and `store` from the file, everything else at its defaults. They need nothing else,
+ * so an unset `${VAR}` elsewhere (a webhook secret, the model's key) does not stop them.
+ * @throws ConfigError when the file cannot be read, or dataDir or store has a problem.
+ */
+export function loadStoreConfig(file: string, env: Env = process.env): LoadedConfig {
+  const { dataDir, store } = readConfigFile(file);
+  return configFromObject({ dataDir, store }, file, env);
+}
+
 /** Command-line settings that take precedence over the file's (`serve --host/--port`). */
 export interface ConfigOverrides {
   host?: string;
@@ -118,8 +129,17 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   checkRules(cfg, problems, validateMappings);
   if (typeof cfg.dataDir === 'string') cfg.dataDir = resolve(baseDir, cfg.dataDir);
   if (isPlainObject(cfg.hooks) && typeof cfg.hooks.transformsDir === 'string') cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
-  if (problems.length) return { problems: dedupe(problems), draft: data };
+  if (problems.length) return { problems: dedupe(withoutEchoes(problems, unset)), draft: data };
   return { problems, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
+}
+
+/**
+ * An unset `${VAR}` expands to nothing, so its key then also fails its own rule ("must not be
+ * empty"): one problem reported twice. The unset variable is the one to fix; only it is kept.
+ */
+function withoutEchoes(problems: ConfigProblem[], unset: ConfigProblem[]): ConfigProblem[] {
+  const at = new Set(unset.map((p) => p.path));
+  return problems.filter((p) => unset.includes(p) || !at.has(p.path));
 }
 
 /** Freezes a value and everything reachable from it; returns it. */
