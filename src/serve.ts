@@ -9,6 +9,7 @@ import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
 import { createMetrics } from './metrics.js';
 import { consoleFactory } from './console/console.js';
+import { healthzAnswers } from './ready-check.js';
 
 export interface Running {
   listener: Listener;
@@ -104,20 +105,19 @@ function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Er
   return err;
 }
 
-/** `hookrelay serve`: start, say where, and stop cleanly on SIGINT/SIGTERM (exit 0). */
-export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: StartOptions = {}): Promise<void> {
+/** What `serve` adds to {@link StartOptions}. */
+export interface ServeOptions extends StartOptions {
+  /** Why this config file (cli: `--config`, `$HOOKRELAY_CONFIG`, the default, the fallback). */
+  from?: string;
+}
+
+/** `hookrelay serve`: say which config, start, say where once `/healthz` answers, and stop cleanly on SIGINT/SIGTERM (exit 0). */
+export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: ServeOptions = {}): Promise<void> {
   const t0 = performance.now();
+  io.out(`hookrelay: config ${loaded.file}${opts.from ? ` (${opts.from})` : ''}`);
+  log.info({ file: loaded.file, from: opts.from }, 'config loaded');
   const running = await start(loaded, log, opts);
   const { config } = loaded;
-  const ms = Math.round(performance.now() - t0);
-  io.out(`hookrelay listening on ${running.listener.url}${config.hooks.enabled ? ` (hooks at ${config.hooks.path}${config.server.console ? `, console at ${running.listener.url}/console/` : ''})` : ' (hooks disabled)'}, ready in ${ms} ms`);
-  if (loaded.generatedTokenFile) {
-    io.out(`no hooks.token configured: using the token in ${loaded.generatedTokenFile} (mode 0600). Send it as "Authorization: Bearer <token>".`);
-  }
-  if (loaded.generatedAdminTokenFile) {
-    io.out(`no server.adminToken configured: using the admin token in ${loaded.generatedAdminTokenFile} (mode 0600). It reads ${config.hooks.path}/events and /runs, /metrics and signs into the console; the hooks token does not.`);
-  }
-  log.info({ url: running.listener.url, mappings: config.hooks.mappings.length, readyMs: ms }, 'listening');
 
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -143,4 +143,16 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
   // SIGHUP, or a change of the config file or of a transform module it names: reload.
   process.on('SIGHUP', () => void running.reload().catch((err) => log.error({ err }, 'config reload failed')));
   running.watch();
+
+  // "ready" is a promise to whoever watches for it: only once /healthz answers.
+  if (!(await healthzAnswers(running.listener.url))) log.warn({ url: running.listener.url }, 'listening, but /healthz did not answer within 30 s');
+  const ms = Math.round(performance.now() - t0);
+  io.out(`hookrelay listening on ${running.listener.url}${config.hooks.enabled ? ` (hooks at ${config.hooks.path}${config.server.console ? `, console at ${running.listener.url}/console/` : ''})` : ' (hooks disabled)'}, ready in ${ms} ms`);
+  if (loaded.generatedTokenFile) {
+    io.out(`no hooks.token configured: using the token in ${loaded.generatedTokenFile} (mode 0600). Send it as "Authorization: Bearer <token>".`);
+  }
+  if (loaded.generatedAdminTokenFile) {
+    io.out(`no server.adminToken configured: using the admin token in ${loaded.generatedAdminTokenFile} (mode 0600). It reads ${config.hooks.path}/events and /runs, /metrics and signs into the console; the hooks token does not.`);
+  }
+  log.info({ url: running.listener.url, mappings: config.hooks.mappings.length, readyMs: ms }, 'listening');
 }

@@ -32,9 +32,20 @@ let validateMappingList: ValidateFunction | undefined;
  * always wins over the example.
  */
 export function resolveConfigPath(flag?: string, env: Env = process.env, fallback?: string): string {
-  const chosen = flag || env.HOOKRELAY_CONFIG;
-  if (chosen) return chosen;
-  return fallback && !existsSync('./hookrelay.yaml') ? fallback : './hookrelay.yaml';
+  return configSource(flag, env, fallback).file;
+}
+
+/**
+ * {@link resolveConfigPath}, and why that file: `serve` says it at start, since `npm start`
+ * may pick any of four files.
+ */
+export function configSource(flag?: string, env: Env = process.env, fallback?: string): { file: string; from: string } {
+  if (flag) return { file: flag, from: '--config' };
+  if (env.HOOKRELAY_CONFIG) return { file: env.HOOKRELAY_CONFIG, from: '$HOOKRELAY_CONFIG' };
+  if (fallback && !existsSync('./hookrelay.yaml')) {
+    return { file: fallback, from: 'the fallback: no --config, no $HOOKRELAY_CONFIG and no ./hookrelay.yaml' };
+  }
+  return { file: './hookrelay.yaml', from: 'the default: no --config and no $HOOKRELAY_CONFIG' };
 }
 
 /**
