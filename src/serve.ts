@@ -10,6 +10,7 @@ import { openStore } from './store/open.js';
 import { createMetrics } from './metrics.js';
 import { consoleFactory } from './console/console.js';
 import { healthzAnswers } from './ready-check.js';
+import { uuidv7 } from './ids.js';
 
 export interface Running {
   listener: Listener;
@@ -26,6 +27,8 @@ export interface StartOptions {
   engine?: Engine;
   /** Last steps before a reloaded config is served (the first-use token). */
   finish?: (loaded: LoadedConfig) => LoadedConfig;
+  /** PostgreSQL: this instance's id (`serve` makes it first, so that every log line names it). */
+  instanceId?: string;
 }
 
 /**
@@ -39,7 +42,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   let engine = opts.engine ?? (await createEngine(config));
   // Made before the store, which reports its commits to it; it reads the store only when scraped.
   const metrics = config.server.metrics ? createMetrics(() => store.countRuns()) : undefined;
-  const store = await openStore(config, log, metrics);
+  const store = await openStore(config, log, metrics, opts.instanceId);
   const runtime = createRuntime({ config, store, log, metrics });
   await runtime.start();
   // Rows of requests that no accept committed, written off the request path (store/request-log.ts).
@@ -114,9 +117,13 @@ export interface ServeOptions extends StartOptions {
 /** `hookrelay serve`: say which config, start, say where once `/healthz` answers, and stop cleanly on SIGINT/SIGTERM (exit 0). */
 export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: ServeOptions = {}): Promise<void> {
   const t0 = performance.now();
-  io.out(`hookrelay: config ${loaded.file}${opts.from ? ` (${opts.from})` : ''}`);
+  // Several instances on one PostgreSQL database: every line of this one names it (a child
+  // logger's bindings are serialised once, not per line).
+  const instanceId = loaded.config.store.kind === 'postgres' ? uuidv7() : undefined;
+  if (instanceId) log = log.child({ instance: instanceId });
+  io.out(`hookrelay: config ${loaded.file}${opts.from ? ` (${opts.from})` : ''}${instanceId ? `; instance ${instanceId} on PostgreSQL` : ''}`);
   log.info({ file: loaded.file, from: opts.from }, 'config loaded');
-  const running = await start(loaded, log, opts);
+  const running = await start(loaded, log, { ...opts, instanceId });
   const { config } = loaded;
 
   let signals = 0;
