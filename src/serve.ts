@@ -9,6 +9,7 @@ import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
 import { createMetrics } from './metrics.js';
 import { consoleFactory } from './console/console.js';
+import type { AdminTokenAt } from './console/pages.js';
 import { healthzAnswers } from './ready-check.js';
 import { uuidv7 } from './ids.js';
 
@@ -48,7 +49,8 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   // Rows of requests that no accept committed, written off the request path (store/request-log.ts).
   const requestLog = createRequestLog(store, { log, onDropped: metrics && ((rows) => metrics.requestLogDropped(rows)) });
   // The web console is mounted on the listener, which does not import it (http/server.ts ConsoleFactory).
-  const consoleMount = config.server.console ? consoleFactory() : undefined;
+  let current = loaded; // the config being served: a reload may change where its admin token is
+  const consoleMount = config.server.console ? consoleFactory(() => adminTokenAt(current)) : undefined;
   const deps = (current: Engine) => ({
     engine: current,
     console: consoleMount,
@@ -76,6 +78,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     swap: async (next, nextEngine) => {
       const old = engine;
       engine = nextEngine;
+      current = next;
       const done = listener.swap(next.config, deps(nextEngine)).then(() => old.close());
       retiring.add(done);
       await done.finally(() => retiring.delete(done));
@@ -97,6 +100,12 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
       })()),
     watch: reloader.watch,
   };
+}
+
+/** Where a served config's admin token is, for the console's sign-in page: the generated file, or the config key. */
+function adminTokenAt(l: LoadedConfig): AdminTokenAt {
+  if (l.generatedAdminTokenFile) return { file: l.generatedAdminTokenFile };
+  return { key: l.config.server.adminTokens ? 'server.adminTokens' : 'server.adminToken', configFile: l.file };
 }
 
 /** A port in use or not ours to take is a configuration problem: say which key to change. */
