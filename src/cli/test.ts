@@ -10,18 +10,20 @@ interface TestOptions {
   config?: string;
   header: string[];
   query: string[];
+  pretty?: boolean;
 }
 
 /** `hookrelay test NAME`: the dry run — the action POST {path}/NAME would produce, as JSON; dispatches nothing. */
 export function testCommand(program: Command): void {
   program
     .command('test')
-    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as JSON; dispatches nothing')
+    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as one line of JSON; dispatches nothing')
     .argument('<name>', 'the hook name, i.e. the NAME in POST {hooks.path}/NAME')
     .requiredOption('-p, --payload <file>', 'the request body, read as the listener reads it: JSON, or form data with --header content-type=application/x-www-form-urlencoded')
     .addOption(configOption())
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
+    .option('--pretty', 'indent the JSON (default: one line, for scripts and diffs)')
     .action(testAction);
 }
 
@@ -38,7 +40,7 @@ async function testAction(name: string, opts: TestOptions): Promise<void> {
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
     const out = await dryRun(engine, loaded.config.hooks.path, { name, body: bytes, headers, query, now: new Date() });
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
     // The author's own tool: the cause of a failing template or transform, stack and
