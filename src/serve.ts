@@ -9,6 +9,9 @@ import { listen, type Listener } from './http/server.js';
 import { openStore } from './store/open.js';
 import { createMetrics } from './metrics.js';
 import { consoleFactory } from './console/console.js';
+import type { AdminTokenAt } from './console/pages.js';
+import { healthzAnswers } from './ready-check.js';
+import { uuidv7 } from './ids.js';
 
 export interface Running {
   listener: Listener;
@@ -25,6 +28,8 @@ export interface StartOptions {
   engine?: Engine;
   /** Last steps before a reloaded config is served (the first-use token). */
   finish?: (loaded: LoadedConfig) => LoadedConfig;
+  /** PostgreSQL: this instance's id (`serve` makes it first, so that every log line names it). */
+  instanceId?: string;
 }
 
 /**
@@ -38,13 +43,14 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   let engine = opts.engine ?? (await createEngine(config));
   // Made before the store, which reports its commits to it; it reads the store only when scraped.
   const metrics = config.server.metrics ? createMetrics(() => store.countRuns()) : undefined;
-  const store = await openStore(config, log, metrics);
+  const store = await openStore(config, log, metrics, opts.instanceId);
   const runtime = createRuntime({ config, store, log, metrics });
   await runtime.start();
   // Rows of requests that no accept committed, written off the request path (store/request-log.ts).
   const requestLog = createRequestLog(store, { log, onDropped: metrics && ((rows) => metrics.requestLogDropped(rows)) });
   // The web console is mounted on the listener, which does not import it (http/server.ts ConsoleFactory).
-  const consoleMount = config.server.console ? consoleFactory() : undefined;
+  let current = loaded; // the config being served: a reload may change where its admin token is
+  const consoleMount = config.server.console ? consoleFactory(() => adminTokenAt(current)) : undefined;
   const deps = (current: Engine) => ({
     engine: current,
     console: consoleMount,
@@ -72,6 +78,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     swap: async (next, nextEngine) => {
       const old = engine;
       engine = nextEngine;
+      current = next;
       const done = listener.swap(next.config, deps(nextEngine)).then(() => old.close());
       retiring.add(done);
       await done.finally(() => retiring.delete(done));
@@ -97,6 +104,12 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   };
 }
 
+/** Where a served config's admin token is, for the console's sign-in page: the generated file, or the config key. */
+function adminTokenAt(l: LoadedConfig): AdminTokenAt {
+  if (l.generatedAdminTokenFile) return { file: l.generatedAdminTokenFile };
+  return { key: l.config.server.adminTokens ? 'server.adminTokens' : 'server.adminToken', configFile: l.file };
+}
+
 /** A port in use or not ours to take is a configuration problem: say which key to change. */
 function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Error {
   const where = `${config.server.host}:${config.server.port}`;
@@ -106,20 +119,23 @@ function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Er
   return err;
 }
 
-/** `hookrelay serve`: start, say where, and stop cleanly on SIGINT/SIGTERM (exit 0). */
-export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: StartOptions = {}): Promise<void> {
+/** What `serve` adds to {@link StartOptions}. */
+export interface ServeOptions extends StartOptions {
+  /** Why this config file (cli: `--config`, `$HOOKRELAY_CONFIG`, the default, the fallback). */
+  from?: string;
+}
+
+/** `hookrelay serve`: say which config, start, say where once `/healthz` answers, and stop cleanly on SIGINT/SIGTERM (exit 0). */
+export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: ServeOptions = {}): Promise<void> {
   const t0 = performance.now();
-  const running = await start(loaded, log, opts);
+  // Several instances on one PostgreSQL database: every line of this one names it (a child
+  // logger's bindings are serialised once, not per line).
+  const instanceId = loaded.config.store.kind === 'postgres' ? uuidv7() : undefined;
+  if (instanceId) log = log.child({ instance: instanceId });
+  io.out(`hookrelay: config ${loaded.file}${opts.from ? ` (${opts.from})` : ''}${instanceId ? `; instance ${instanceId} on PostgreSQL` : ''}`);
+  log.info({ file: loaded.file, from: opts.from }, 'config loaded');
+  const running = await start(loaded, log, { ...opts, instanceId });
   const { config } = loaded;
-  const ms = Math.round(performance.now() - t0);
-  io.out(`hookrelay listening on ${running.listener.url}${config.hooks.enabled ? ` (hooks at ${config.hooks.path}${config.server.console ? `, console at ${running.listener.url}/console/` : ''})` : ' (hooks disabled)'}, ready in ${ms} ms`);
-  if (loaded.generatedTokenFile) {
-    io.out(`no hooks.token configured: using the token in ${loaded.generatedTokenFile} (mode 0600). Send it as "Authorization: Bearer <token>".`);
-  }
-  if (loaded.generatedAdminTokenFile) {
-    io.out(`no server.adminToken configured: using the admin token in ${loaded.generatedAdminTokenFile} (mode 0600). It reads ${config.hooks.path}/events and /runs, /metrics and signs into the console; the hooks token does not.`);
-  }
-  log.info({ url: running.listener.url, mappings: config.hooks.mappings.length, readyMs: ms }, 'listening');
 
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -145,4 +161,16 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
   // SIGHUP, or a change of the config file or of a transform module it names: reload.
   process.on('SIGHUP', () => void running.reload().catch((err) => log.error({ err }, 'config reload failed')));
   running.watch();
+
+  // "ready" is a promise to whoever watches for it: only once /healthz answers.
+  if (!(await healthzAnswers(running.listener.url))) log.warn({ url: running.listener.url }, 'listening, but /healthz did not answer within 30 s');
+  const ms = Math.round(performance.now() - t0);
+  io.out(`hookrelay listening on ${running.listener.url}${config.hooks.enabled ? ` (hooks at ${config.hooks.path}${config.server.console ? `, console at ${running.listener.url}/console/` : ''})` : ' (hooks disabled)'}, ready in ${ms} ms`);
+  if (loaded.generatedTokenFile) {
+    io.out(`no hooks.token configured: using the token in ${loaded.generatedTokenFile} (mode 0600). Send it as "Authorization: Bearer <token>".`);
+  }
+  if (loaded.generatedAdminTokenFile) {
+    io.out(`no server.adminToken configured: using the admin token in ${loaded.generatedAdminTokenFile} (mode 0600). It reads ${config.hooks.path}/events and /runs, /metrics and signs into the console; the hooks token does not.`);
+  }
+  log.info({ url: running.listener.url, mappings: config.hooks.mappings.length, readyMs: ms }, 'listening');
 }

@@ -56,7 +56,9 @@ export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+    // As Ollama, vLLM or OpenAI: the one path is /v1/chat/completions; anything else is 404
+    // without an error code (a base URL without /v1 ends up here).
+    if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/chat/completions') {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
       return;
     }

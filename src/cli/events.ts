@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EVENTS_LIMIT } from '../http/limits.js';
 import { configOption, toInt, toLimit } from './arguments.js';
-import { load } from './config.js';
+import { loadStore } from './config.js';
 import { orExitAsync } from './exit.js';
 import { printableModule, storeModule } from './modules.js';
 
@@ -11,7 +11,11 @@ interface EventsOptions {
   limit: number;
   follow?: boolean;
   json?: boolean;
+  full?: boolean;
 }
+
+/** Characters of an event's text the human output shows (a 200 KB wake filled the terminal). */
+const SHOWN = 200;
 
 /** `hookrelay events`: the main session's events from the store, paged, or followed. */
 export function eventsCommand(program: Command): void {
@@ -22,20 +26,29 @@ export function eventsCommand(program: Command): void {
     .option('--after <seq>', 'only events after this sequence number', toInt, 0)
     .option('--limit <n>', `at most this many per page (1–${EVENTS_LIMIT.max})`, (v) => toLimit(v, EVENTS_LIMIT.max), EVENTS_LIMIT.default)
     .option('-f, --follow', 'keep printing new events as they arrive (Ctrl-C to stop)')
-    .option('--json', 'one JSON object per line')
+    .option('--full', `show whole texts (without it, a text past ${SHOWN} characters is cut, saying how many more there are)`)
+    .option('--json', 'one JSON object per line, with the whole text: {seq, id, kind, text, source, at}, as GET {hooks.path}/events answers')
     .action(eventsAction);
 }
 
+/** The first {@link SHOWN} characters of `text`, and how many more there are. */
+function shortText(text: string): string {
+  if (text.length <= SHOWN) return text;
+  const code = text.charCodeAt(SHOWN - 1);
+  const n = code >= 0xd800 && code <= 0xdbff ? SHOWN - 1 : SHOWN; // not half a surrogate pair
+  return `${text.slice(0, n)}… (${text.length - n} more characters; --full shows all)`;
+}
+
 async function eventsAction(opts: EventsOptions): Promise<void> {
-  const loaded = await load(opts.config);
+  const loaded = await loadStore(opts.config);
   const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
   const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
   let after: number = opts.after;
   for (;;) {
     const events = await store.listEvents(after, opts.limit);
     for (const e of events) {
-      process.stdout.write(opts.json ? `${printableJson(e)}\n`
-        : `${printable(`#${e.seq} ${e.at} ${e.kind} ${e.source}: ${e.text}`)}\n`);
+      process.stdout.write(opts.json ? `${printableJson({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n`
+        : `${printable(`#${e.seq} ${e.at} ${e.kind} ${e.source}: ${opts.full ? e.text : shortText(e.text)}`)}\n`);
       after = e.seq;
     }
     if (events.length === opts.limit) continue;

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { RUNS_LIMIT } from '../http/limits.js';
 import type { RunStatus } from '../store/records.js';
 import { configOption, toLimit } from './arguments.js';
-import { load } from './config.js';
+import { loadStore } from './config.js';
 import { fail, orExitAsync } from './exit.js';
 import { printableModule, storeModule } from './modules.js';
 
@@ -29,7 +29,7 @@ export function runsCommand(program: Command): void {
 }
 
 async function runsAction(id: string | undefined, opts: RunsOptions): Promise<void> {
-  const loaded = await load(opts.config);
+  const loaded = await loadStore(opts.config);
   const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
   const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
   try {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { load } from './config.js';
+import { loadStore } from './config.js';
 import { orExitAsync } from './exit.js';
 import { copyModule } from './modules.js';
 
@@ -15,7 +15,7 @@ export function storeCommand(program: Command): void {
 }
 
 async function copyAction(opts: { from: string; to: string }): Promise<void> {
-  const [from, to] = [await load(opts.from), await load(opts.to)];
+  const [from, to] = [await loadStore(opts.from), await loadStore(opts.to)];
   const { copyStore } = await copyModule();
   const counts = await orExitAsync(() => copyStore(from.config, to.config, (line) => process.stdout.write(`${line}\n`)));
   process.stdout.write(`copied: ${Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(', ')}\n`);

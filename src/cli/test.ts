@@ -11,6 +11,7 @@ interface TestOptions {
   config?: string;
   header: string[];
   query: string[];
+  pretty?: boolean;
 }
 
 /**
@@ -21,13 +22,14 @@ interface TestOptions {
 export function testCommand(program: Command): void {
   program
     .command('test')
-    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as JSON; dispatches nothing. With --fixtures DIR: check every fixture in DIR')
+    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as one line of JSON; dispatches nothing. With --fixtures DIR: check every fixture in DIR')
     .argument('[name]', 'the hook name, i.e. the NAME in POST {hooks.path}/NAME')
     .option('-p, --payload <file>', 'the request body, read as the listener reads it: JSON, or form data with --header content-type=application/x-www-form-urlencoded')
     .option('--fixtures <dir>', 'run every fixture (*.json, *.yaml, *.yml) in this folder and print one line each; exit 1 when any failed')
     .addOption(configOption())
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
+    .option('--pretty', 'indent the JSON (default: one line, for scripts and diffs)')
     .action(testAction);
 }
 
@@ -52,7 +54,7 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
     const out = await dryRun(engine, loaded.config.hooks.path, { name, body: bytes, headers, query, now: new Date() });
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
     // The author's own tool: the cause of a failing template or transform, stack and

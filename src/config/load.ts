@@ -32,9 +32,31 @@ let validateMappingList: ValidateFunction | undefined;
  * always wins over the example.
  */
 export function resolveConfigPath(flag?: string, env: Env = process.env, fallback?: string): string {
-  const chosen = flag || env.HOOKRELAY_CONFIG;
-  if (chosen) return chosen;
-  return fallback && !existsSync('./hookrelay.yaml') ? fallback : './hookrelay.yaml';
+  return configSource(flag, env, fallback).file;
+}
+
+/**
+ * {@link resolveConfigPath}, and why that file: `serve` says it at start, since `npm start`
+ * may pick any of four files.
+ */
+export function configSource(flag?: string, env: Env = process.env, fallback?: string): { file: string; from: string } {
+  if (flag) return { file: flag, from: '--config' };
+  if (env.HOOKRELAY_CONFIG) return { file: env.HOOKRELAY_CONFIG, from: '$HOOKRELAY_CONFIG' };
+  if (fallback && !existsSync('./hookrelay.yaml')) {
+    return { file: fallback, from: 'the fallback: no --config, no $HOOKRELAY_CONFIG and no ./hookrelay.yaml' };
+  }
+  return { file: './hookrelay.yaml', from: 'the default: no --config and no $HOOKRELAY_CONFIG' };
+}
+
+/**
+ * The config of the commands that only read or copy the store (`events`, `runs`, `store copy`):
+ * `dataDir` and `store` from the file, everything else at its defaults. They need nothing else,
+ * so an unset `${VAR}` elsewhere (a webhook secret, the model's key) does not stop them.
+ * @throws ConfigError when the file cannot be read, or dataDir or store has a problem.
+ */
+export function loadStoreConfig(file: string, env: Env = process.env): LoadedConfig {
+  const { dataDir, store } = readConfigFile(file);
+  return configFromObject({ dataDir, store }, file, env);
 }
 
 /** Command-line settings that take precedence over the file's (`serve --host/--port`). */
@@ -118,8 +140,17 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   checkRules(cfg, problems, validateMappings);
   if (typeof cfg.dataDir === 'string') cfg.dataDir = resolve(baseDir, cfg.dataDir);
   if (isPlainObject(cfg.hooks) && typeof cfg.hooks.transformsDir === 'string') cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
-  if (problems.length) return { problems: dedupe(problems), draft: data };
+  if (problems.length) return { problems: dedupe(withoutEchoes(problems, unset)), draft: data };
   return { problems, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
+}
+
+/**
+ * An unset `${VAR}` expands to nothing, so its key then also fails its own rule ("must not be
+ * empty"): one problem reported twice. The unset variable is the one to fix; only it is kept.
+ */
+function withoutEchoes(problems: ConfigProblem[], unset: ConfigProblem[]): ConfigProblem[] {
+  const at = new Set(unset.map((p) => p.path));
+  return problems.filter((p) => unset.includes(p) || !at.has(p.path));
 }
 
 /** Freezes a value and everything reachable from it; returns it. */

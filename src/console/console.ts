@@ -11,6 +11,7 @@ import type { Auth } from '../http/auth.js';
 import type { ExchangeContext } from '../http/exchange.js';
 import type { Replayed } from '../http/replay.js';
 import { consoleRoutes } from './routes.js';
+import type { AdminTokenAt } from './pages.js';
 import { cookieValue, createSessions, type Sessions } from './session.js';
 import { createHostCheck } from './hosts.js';
 import { adminCredentials } from '../config/token.js';
@@ -48,6 +49,8 @@ export interface ConsoleDeps {
   trustedPeer: (req: IncomingMessage) => boolean;
   /** True when the request names a host the console serves (console/hosts.ts); else 421. */
   servesHost: (req: IncomingMessage) => boolean;
+  /** Where the admin token is, for the sign-in page (sign-in.ts). */
+  adminTokenAt?: () => AdminTokenAt | undefined;
   log: Logger;
   now?: () => Date;
 }
@@ -78,7 +81,7 @@ export function createConsole(deps: ConsoleDeps): Middleware<DefaultState, Excha
  * every one of them (a new key, session.ts), while a change of the hooks tokens does not: they
  * do not sign in.
  */
-export function consoleFactory(): ConsoleFactory {
+export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): ConsoleFactory {
   let sessions = createSessions();
   let signedWith: string | undefined;
   return {
@@ -93,7 +96,7 @@ export function consoleFactory(): ConsoleFactory {
       return createConsole({
         engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
         fixtures: fixtureContext(config, deps.engine, deps.now),
-        auth, sessions, clientAddress, trustedPeer, log, now: deps.now, replay,
+        auth, sessions, clientAddress, trustedPeer, log, now: deps.now, replay, adminTokenAt,
         servesHost: createHostCheck(config.server, trustedPeer),
       });
     },

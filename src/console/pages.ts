@@ -3,11 +3,17 @@ import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/records
 import { html, type Html } from './html.js';
 import { badge, cell, field, filterSelect, layout, pager, time } from './layout.js';
 
-/** The sign-in page; `problem`: why the last try was refused. */
-export function loginPage(problem?: string): Html {
+/** Where this server's admin token is: the file `serve` generated, or the config key and file (never the token). */
+export type AdminTokenAt = { file: string } | { key: 'server.adminToken' | 'server.adminTokens'; configFile: string };
+
+/** The sign-in page: where this server's admin token is, and `problem`: why the last try was refused. */
+export function loginPage(at?: AdminTokenAt, problem?: string): Html {
   return layout('Sign in', undefined, html`<section class="signin">
 <h1>Sign in</h1>
 <p>Paste the admin token: <code>server.adminToken</code> (or one of <code>server.adminTokens</code>), or, when none is configured, the one <code>serve</code> generated in <code>{dataDir}/admin-token</code>. A hooks token only sends, it does not sign in.</p>
+${at === undefined ? '' : 'file' in at
+    ? html`<p class="token-at">This server generated its admin token: it is in the file <code>${at.file}</code> on the server (<code>cat ${at.file}</code>).</p>`
+    : html`<p class="token-at">This server's admin token is <code>${at.key}</code> in <code>${at.configFile}</code>.</p>`}
 ${problem ? html`<p class="problem" role="alert">${problem}</p>` : ''}
 <form method="post" action="/console/login">
 <label for="token">Admin token</label>

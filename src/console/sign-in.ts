@@ -3,7 +3,7 @@ import type { Auth } from '../http/auth.js';
 import type { Exchange } from '../http/exchange.js';
 import { answerPage, redirect } from './answers.js';
 import { isHttps } from './hosts.js';
-import { loginPage } from './pages.js';
+import { loginPage, type AdminTokenAt } from './pages.js';
 import { formField, readBody } from './read-body.js';
 import { COOKIE, SESSION_SECONDS, type Sessions } from './session.js';
 
@@ -14,13 +14,15 @@ export interface SignInDeps {
   clientAddress: (req: IncomingMessage) => string;
   /** True when the peer is in server.trustedProxies (its X-Forwarded-Proto is believed). */
   trustedPeer: (req: IncomingMessage) => boolean;
+  /** Where the admin token of the config being served is, for the page (never the token). */
+  adminTokenAt?: () => AdminTokenAt | undefined;
 }
 
 const LOGIN_MAX_BYTES = 4096;
 
 /** GET `/console/login`: the sign-in page. */
-export function loginForm(_deps: SignInDeps, ex: Exchange): void {
-  answerPage(ex, 200, loginPage());
+export function loginForm(deps: SignInDeps, ex: Exchange): void {
+  answerPage(ex, 200, loginPage(deps.adminTokenAt?.()));
 }
 
 /**
@@ -32,11 +34,11 @@ export async function login(deps: SignInDeps, ex: Exchange): Promise<void> {
   const verdict = deps.auth.verify(token, deps.clientAddress(ex.req), 'admin');
   if (!verdict.ok && verdict.code === 'rate_limited') {
     ex.res.setHeader('retry-after', String(verdict.retryAfter));
-    answerPage(ex, 429, loginPage(`Too many wrong tokens from this address: try again in ${verdict.retryAfter} s.`));
+    answerPage(ex, 429, loginPage(deps.adminTokenAt?.(), `Too many wrong tokens from this address: try again in ${verdict.retryAfter} s.`));
     return;
   }
   if (!verdict.ok) {
-    answerPage(ex, 401, loginPage('That is not the admin token. It is server.adminToken (or server.adminTokens) in the config, or, when none is configured, the one in {dataDir}/admin-token. A hooks token does not sign in.'));
+    answerPage(ex, 401, loginPage(deps.adminTokenAt?.(), 'That is not the admin token. It is server.adminToken (or server.adminTokens) in the config, or, when none is configured, the one in {dataDir}/admin-token. A hooks token does not sign in.'));
     return;
   }
   const secure = isHttps(ex.req, deps.trustedPeer) ? '; Secure' : '';

@@ -46,8 +46,8 @@ export interface ModelClient {
   complete(req: ModelRequest): Promise<string>;
   /**
    * A failure as a run shows it: a stable code and a short text naming the model server by
-   * host (from `agent.baseUrl`) — never the API key, the URL's path or query, or the server's
-   * own message (it may quote the prompt).
+   * host (from `agent.baseUrl`) — never the API key, the URL's query, or the server's own
+   * message (it may quote the prompt); its path only for a 404, with what to check.
    */
   explain(err: unknown): RunError;
 }
@@ -77,8 +77,10 @@ class ModelReplyError extends Error {
  * `agent.baseUrl`, so any OpenAI-compatible server works: Ollama, vLLM, LM Studio, …).
  */
 export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: typeof fetch, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
-  // Only the host names the server in errors: the URL's userinfo, path or query may hold secrets.
+  // Only the host names the server in errors (the URL's userinfo, path or query may hold
+  // secrets) — except a 404 of the endpoint itself, where the path is what to fix.
   const host = hostOf(agent.baseUrl);
+  const endpoint = endpointOf(agent.baseUrl);
   let client: OpenAI | undefined;
   const getClient = async (): Promise<OpenAI> =>
     (client ??= new (await loadSdk())({
@@ -119,7 +121,7 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
     }
   }
 
-  const explain = (err: unknown): RunError => explainModelError(err, host);
+  const explain = (err: unknown): RunError => explainModelError(err, host, endpoint);
 
   return {
     explain,
@@ -136,6 +138,16 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
       }
     },
   };
+}
+
+/** The URL the SDK posts to, `{agent.baseUrl}/chat/completions`, without userinfo, query or fragment. */
+function endpointOf(baseUrl: string): string {
+  try {
+    const u = new URL(baseUrl);
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}/chat/completions`;
+  } catch {
+    return 'agent.baseUrl + /chat/completions';
+  }
 }
 
 /** `agent.baseUrl`'s host (and port), for messages. */
@@ -203,16 +215,28 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /**
+ * What to check after an answer that says the request went to the wrong place: a 404 with
+ * OpenAI's `model_not_found` names the model; any other 404 is the endpoint itself, most often
+ * a base URL without `/v1` (the SDK appends only `/chat/completions`); 401/403 the key.
+ */
+function hint(status: number, code: unknown, endpoint: string): string {
+  if (status === 404 && code === 'model_not_found') return ': check agent.model (or the mapping\'s model)';
+  if (status === 404) return ` at ${endpoint}: check agent.baseUrl — OpenAI-compatible servers usually end in /v1`;
+  if (status === 401 || status === 403) return ': check agent.apiKey';
+  return '';
+}
+
+/**
  * A model failure as a run shows it (see {@link ModelClient.explain}): the HTTP status and the
  * server's error code, never the server's message nor the API key.
  */
-function explainModelError(err: unknown, host: string): RunError {
+function explainModelError(err: unknown, host: string, endpoint: string): RunError {
   if (err instanceof ModelReplyError) return { code: err.code, message: err.message };
   if (sdk && err instanceof sdk.APIConnectionTimeoutError) return { code: 'model_unreachable', message: `the model server at ${host} did not answer in time` };
   if (sdk && err instanceof sdk.APIConnectionError) return { code: 'model_unreachable', message: `could not reach the model server at ${host}` };
   if (sdk && err instanceof sdk.APIError && err.status !== undefined) {
     const code = typeof err.code === 'string' && /^[\w.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
-    return { code: 'model_http', message: `the model server at ${host} answered HTTP ${err.status}${code}` };
+    return { code: 'model_http', message: `the model server at ${host} answered HTTP ${err.status}${code}${hint(err.status, err.code, endpoint)}` };
   }
   return { code: 'model_failed', message: `the model call to ${host} failed` };
 }

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { ConfigError, type ConfigProblem } from '../config/errors.js';
 import { EMAIL_TLS } from '../config/schema.js';
+import { spliceHooksKeys } from './yaml-edit.js';
 
 /**
  * `hookrelay email setup` (CONTRACT.md §7): writes `hooks.email` and adds `email` to
@@ -125,8 +126,8 @@ function editYaml(text: string, file: string, settings: EmailSettings): string {
     doc.deleteIn(['hooks', 'email', 'hookUrl']);
     changed = true;
   }
-  // Unchanged: the text as it was, byte for byte (yaml may re-space what it prints).
-  return changed ? doc.toString() : text;
+  // Unchanged: the text as it was, byte for byte; changed: only hooks.presets and hooks.email.
+  return changed ? spliceHooksKeys(text, doc, ['presets', 'email']) : text;
 }
 
 /**

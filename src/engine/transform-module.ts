@@ -54,14 +54,35 @@ const requireModule = createRequire(import.meta.url);
  * `import()` of its file URL (native ESM or CommonJS, as its extension and package say).
  * Throws an Error whose one-line message says why it failed to load.
  */
-export async function importModule(file: string): Promise<Record<string, unknown>> {
+export async function importModule(file: string, dir = path.dirname(file)): Promise<Record<string, unknown>> {
   try {
     if (TS_EXTENSIONS.has(path.extname(file).toLowerCase())) return requireModule(file) as Record<string, unknown>;
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new Error(`could not load ${path.basename(file)}: ${message}`);
+    const message = err instanceof Error ? compileErrors(err.message, dir) ?? err.message.split('\n')[0] : String(err);
+    throw new Error(`could not load ${shortName(file, dir)}: ${message}`);
   }
+}
+
+/**
+ * esbuild's (through tsx) errors, each as `file:line:column: text`, file relative to `dir`
+ * and column counted from 1 as editors do — or undefined for any other error. Its message is
+ * "Transform failed with N error(s):" and then one line per error,
+ * `/abs/file.ts:LINE:COL: ERROR: text` (COL from 0); that first line alone said nothing.
+ */
+function compileErrors(message: string, dir: string): string | undefined {
+  if (!/^(Transform|Build) failed with \d+ errors?:/.test(message)) return undefined;
+  const found = message.split('\n').slice(1).map((line) => {
+    const m = /^(.+):(\d+):(\d+): ERROR: (.*)$/.exec(line);
+    return m ? `${shortName(m[1]!, dir)}:${m[2]}:${Number(m[3]) + 1}: ${m[4]}` : undefined;
+  }).filter((line) => line !== undefined);
+  return found.length ? found.join('; ') : undefined;
+}
+
+/** A file as the user named it: relative to hooks.transformsDir when inside it. */
+function shortName(file: string, dir: string): string {
+  const rel = path.relative(dir, file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
 /**

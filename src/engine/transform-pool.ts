@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { realpath } from 'node:fs/promises';
 import type { TransformInput } from '../transform-types.js';
 import { resolveTransformModule, type LoadedTransform } from './transform-module.js';
 import type { WorkerSetup, WorkerSpec } from './transform-result.js';
@@ -92,7 +93,7 @@ export async function createTransformPool(
   }
   if (toLoad.length === 0) return { load: (spec) => loaded.get(spec)!, close: async () => {} };
 
-  const setup: WorkerSetup = { specs: toLoad, maxTextLength: limits.maxTextLength ?? DEFAULT_WORKER_LIMITS.maxTextLength };
+  const setup: WorkerSetup = { specs: toLoad, dir: await realpath(transformsDir), maxTextLength: limits.maxTextLength ?? DEFAULT_WORKER_LIMITS.maxTextLength };
   const workers = createWorkers(setup, size, timeoutMs, loadTimeoutMs, limits.maxMemoryMb ?? DEFAULT_WORKER_LIMITS.maxMemoryMb);
   const problems = await workers.started;
   for (const [spec, i] of indexOf) {

@@ -9,6 +9,8 @@ export interface WorkerSpec {
 /** What a worker process is started with (transform-pool.ts → transform-worker.ts). */
 export interface WorkerSetup {
   specs: WorkerSpec[];
+  /** hooks.transformsDir's real path: load errors name files relative to it. */
+  dir?: string;
   /** hooks.maxTextLength: strings of a result are cut just past it (see {@link carried}). */
   maxTextLength: number;
 }

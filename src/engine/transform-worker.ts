@@ -15,7 +15,7 @@ import { carried, type WorkerSetup } from './transform-result.js';
  */
 const send = process.send!.bind(process);
 const setup = JSON.parse(process.argv[2]!) as WorkerSetup;
-const { specs, maxTextLength } = setup;
+const { specs, maxTextLength, dir } = setup;
 
 // The gateway gone (killed, or it closed the channel): nothing left to answer to.
 process.on('disconnect', () => process.exit(0));
@@ -43,7 +43,7 @@ async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | 
     const file = specs[i]!.file;
     let name = specs[i]!.export;
     let loading = modules.get(file);
-    if (!loading) modules.set(file, (loading = importModule(file)));
+    if (!loading) modules.set(file, (loading = importModule(file, dir)));
     let picked: ReturnType<typeof pickExport>;
     try {
       picked = pickExport(await loading, name);

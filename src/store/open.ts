@@ -23,7 +23,7 @@ export interface CommitMetrics {
   commit(accepts: number): void;
 }
 
-export async function openStore(config: Config, log: Logger, metrics?: CommitMetrics): Promise<Store> {
+export async function openStore(config: Config, log: Logger, metrics?: CommitMetrics, instanceId?: string): Promise<Store> {
   // Every value as the loader resolved it: the schema holds the defaults, no store repeats them.
   const common: StoreOptions = {
     retainDays: config.store.retainDays,
@@ -46,6 +46,7 @@ export async function openStore(config: Config, log: Logger, metrics?: CommitMet
         url: config.store.url!, // required with kind: postgres (the loader checks)
         poolSize: config.store.poolSize,
         leaseSeconds: config.store.leaseSeconds,
+        instanceId,
       });
     default: {
       const never: never = kind;

@@ -17,6 +17,16 @@ export async function renewLease(c: pg.ClientBase, id: string, leaseSeconds: num
   await c.query(sql.instances.renewLease, [id, leaseSeconds]);
 }
 
+/**
+ * Says at start which other live instances this one joins (several instances on one database
+ * are a feature, not a mistake: docs/several-instances.md), or that it is the only one.
+ */
+export async function logJoining(c: pg.ClientBase, id: string, log: Logger): Promise<void> {
+  const others = (await c.query<{ id: string }>(sql.instances.otherLiveInstances, [id])).rows.map((r) => r.id);
+  if (others.length === 0) log.info({ others }, 'the only live instance on this database');
+  else log.info({ others }, `joining ${others.length} other live instance${others.length === 1 ? '' : 's'} on this database: ids ${others.join(', ')} (they share the work: docs/several-instances.md)`);
+}
+
 /** Runs a transaction on the store's pool (postgres-writer.ts inTransaction). */
 type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>;
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { uuidv7 } from '../ids.js';
 import { startMaintenance, type Maintenance, type PurgePort, type PurgeTable } from './maintenance.js';
 import { BATCH_MAX, type StoreOptions } from './options.js';
-import { keepLease, releaseInstance, renewLease, takeOverGone } from './postgres-instances.js';
+import { keepLease, logJoining, releaseInstance, renewLease, takeOverGone } from './postgres-instances.js';
 import { pgLeader } from './postgres-leader.js';
 import { pgLimit, pgReads } from './postgres-reader.js';
 import * as ops from './postgres-ops.js';
@@ -30,6 +30,8 @@ export interface PostgresStoreOptions extends StoreOptions {
   leaseSeconds: number;
   /** How often a follower tries for the heartbeat leadership (default 1000 ms). */
   leaderRetryMs?: number;
+  /** This instance's id, when the caller made it first (so that its own log lines carry it from the start); default: a new one. */
+  instanceId?: string;
 }
 
 const NONE_HELD: readonly number[] = Object.freeze([]);
@@ -89,7 +91,7 @@ export class PostgresStore implements Store {
    * without its password.
    */
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
-    const instanceId = uuidv7();
+    const instanceId = opts.instanceId ?? uuidv7();
     const pool = createPool({
       url: opts.url,
       max: opts.poolSize,
@@ -101,6 +103,7 @@ export class PostgresStore implements Store {
         const { from, to } = await migratePg(client);
         if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
         await renewLease(client, instanceId, opts.leaseSeconds);
+        await logJoining(client, instanceId, opts.log);
       } finally {
         client.release();
       }

@@ -282,8 +282,25 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       const rt = await h.runtime({ attempts: 6, baseMs: 10, maxMs: 50 });
       const [a] = await rt.dispatch([agent('nope')]);
       const run = await h.run(runIdOf(a!), 'failed');
-      expect(run).to.include({ errorCode: 'model_http', error: `the model server at ${new URL(h.model.baseUrl).host} answered HTTP 404 (model_not_found)` });
+      expect(run).to.include({ errorCode: 'model_http', error: `the model server at ${new URL(h.model.baseUrl).host} answered HTTP 404 (model_not_found): check agent.model (or the mapping's model)` });
       expect(h.model.requests).to.have.length(1);
+    });
+
+    it('a base URL without /v1 (404 from the server): the error names the endpoint and says to check agent.baseUrl, never the key', async () => {
+      h = await new Harness().open();
+      const bare = h.model.baseUrl.replace(/\/v1$/, '');
+      const withSecrets = `${bare}?token=query-secret`;
+      h.config = { ...h.config, agent: { ...h.config.agent, baseUrl: withSecrets, apiKey: 'sk-api-key-secret' } };
+      const rt = await h.runtime({ attempts: 6, baseMs: 10, maxMs: 50 });
+      const [a] = await rt.dispatch([agent('where')]);
+      const run = await h.run(runIdOf(a!), 'failed');
+      const host = new URL(bare).host;
+      expect(run).to.include({
+        errorCode: 'model_http',
+        error: `the model server at ${host} answered HTTP 404 at ${bare}/chat/completions: check agent.baseUrl — OpenAI-compatible servers usually end in /v1`,
+      });
+      const [s] = await h.summaries();
+      expect(s!.text).to.include('check agent.baseUrl').and.not.match(/secret/);
     });
 
     it('retries 429 (waiting out its Retry-After) and 503 with backoff, then succeeds', async () => {

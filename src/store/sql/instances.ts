@@ -9,6 +9,9 @@
 export const renewLease = `INSERT INTO instances (id, started_at, lease_until) VALUES ($1, now(), now() + make_interval(secs => $2))
      ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until`;
 
+/** The other live instances (lease not expired) than $1, oldest first: what a starting instance joins. */
+export const otherLiveInstances = 'SELECT id FROM instances WHERE id <> $1 AND lease_until > now() ORDER BY started_at, id';
+
 /** No live instance row holds `instance` (of the enclosing row): its instance is gone (or it never had one). */
 const GONE = 'NOT EXISTS (SELECT 1 FROM instances AS i WHERE i.id = instance AND i.lease_until > now())';
 
