@@ -1,5 +1,9 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { SECRET_HEADERS, SECRET_KEYS } from './config/schema.js';
+import { createLogOutput, type LogOutput } from './log-output.js';
+
+/** `log.bufferBytes`' default (config/schema.ts), for loggers made before the config is read. */
+const DEFAULT_BUFFER_BYTES = 1 << 20;
 
 export type { Logger };
 
@@ -48,22 +52,45 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+/** The output {@link createLogger} made for a logger (children inherit it through their prototype). */
+const OUTPUT = Symbol('hookrelay.logOutput');
+
 /**
  * One structured logger for the process (JSON lines on stderr, so stdout stays clean for
  * command output such as `hookrelay test`). Payloads and secrets are never logged above
  * debug level, and values that came with a request go through `logValue()` (printable.ts);
  * the redaction is a second line of defence for fields that carry a credential.
- * `destination`: where the lines go instead of stderr (specs capture them).
+ * `destination`: where the lines go instead of stderr (specs capture them). Stderr is written
+ * without blocking, through a buffer of `bufferBytes` (log-output.ts: `log.bufferBytes`).
  */
-export function createLogger(level: string = 'info', destination?: DestinationStream): Logger {
-  return pino(
-    {
-      level,
-      base: undefined,
-      formatters: { log: (object) => redact(object) as Record<string, unknown> },
-    },
-    destination ?? pino.destination({ fd: 2, sync: true }),
-  );
+export function createLogger(level: string = 'info', destination?: DestinationStream, o: { bufferBytes?: number } = {}): Logger {
+  const options = {
+    level,
+    base: undefined,
+    formatters: { log: (object: Record<string, unknown>) => redact(object) as Record<string, unknown> },
+  };
+  if (destination) return pino(options, destination);
+  let logger: Logger | undefined;
+  const output = createLogOutput(2, {
+    bufferBytes: o.bufferBytes ?? DEFAULT_BUFFER_BYTES,
+    onCaughtUp: (dropped) => logger?.warn({ dropped }, 'log lines dropped: stderr was not read fast enough (hookrelay_log_dropped_total counts them)'),
+  });
+  logger = pino(options, output.stream);
+  Object.defineProperty(logger, OUTPUT, { value: output });
+  return logger;
+}
+
+/** Log lines the logger's stderr output has dropped so far (0 for a logger given a destination). */
+export function logDropped(log: Logger): number {
+  return (log as Logger & { [OUTPUT]?: LogOutput })[OUTPUT]?.dropped() ?? 0;
+}
+
+/**
+ * Resolves once the lines logged so far are written to stderr — or given up, when its reader
+ * has stopped reading (log-output.ts): call it before `process.exit` on a graceful stop.
+ */
+export function flushLog(log: Logger): Promise<void> {
+  return (log as Logger & { [OUTPUT]?: LogOutput })[OUTPUT]?.flush() ?? Promise.resolve();
 }
 
 /** A logger that drops everything: for specs and dry runs. */

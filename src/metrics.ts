@@ -55,8 +55,11 @@ interface RouteCells {
   count: number;
 }
 
-/** `countRuns`: the store's {@link Store.countRuns}, called at each scrape. */
-export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>): Metrics {
+/**
+ * `countRuns`: the store's {@link Store.countRuns}, called at each scrape; `logDropped`: the
+ * log lines stderr's output has dropped so far (log.ts), read at each scrape.
+ */
+export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const routes = new Map<string, RouteCells>();
@@ -110,6 +113,16 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     collect() {
       this.reset();
       this.inc(dropped);
+    },
+  });
+
+  new Counter({
+    name: 'hookrelay_log_dropped_total',
+    help: 'Log lines dropped rather than holding up requests: stderr was not read fast enough and the log buffer (log.bufferBytes) was full.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(logDropped());
     },
   });
 

@@ -1,6 +1,6 @@
 import type { Config, LoadedConfig } from './config/types.js';
 import { ConfigError } from './config/errors.js';
-import type { Logger } from './log.js';
+import { flushLog, logDropped, type Logger } from './log.js';
 import { createEngine, type Engine } from './engine/engine.js';
 import { createReloader } from './reload.js';
 import { createRuntime } from './dispatch/runtime.js';
@@ -42,7 +42,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   const config = loaded.config;
   let engine = opts.engine ?? (await createEngine(config));
   // Made before the store, which reports its commits to it; it reads the store only when scraped.
-  const metrics = config.server.metrics ? createMetrics(() => store.countRuns()) : undefined;
+  const metrics = config.server.metrics ? createMetrics(() => store.countRuns(), () => logDropped(log)) : undefined;
   const store = await openStore(config, log, metrics, opts.instanceId);
   const runtime = createRuntime({ config, store, log, metrics });
   await runtime.start();
@@ -147,8 +147,8 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
     running.stop().then(
       () => {
         log.info('stopped');
-        log.flush?.();
-        process.exit(0);
+        // Every line logged so far, unless stderr's reader has stopped reading (log-output.ts).
+        void flushLog(log).then(() => process.exit(0));
       },
       (err) => {
         log.error({ err }, 'error while stopping');

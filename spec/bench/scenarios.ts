@@ -14,17 +14,6 @@ export interface Scenario {
   headers?: (body: string) => Record<string, string>;
 }
 
-/** Ratios to the baseline that the performance issue sets as goals. */
-export const TARGETS: Record<string, number> = {
-  wake: 0.5,
-  agent: 0.45,
-  handlebars: 0.45,
-  transform: 0.45,
-  jsonata: 0.35,
-  unauthorized: 0.8,
-  too_large: 0.8,
-};
-
 const MAX_BODY = 65536;
 /** The `signed` scenario's GitHub webhook secret. */
 const SIGNING_SECRET = 'bench-github-webhook-secret';
@@ -82,7 +71,6 @@ export function benchConfig(o: { dir: string; port: number; token: string; model
     hooks: { token: o.token, maxBodyBytes: MAX_BODY, transformsDir: path.join(o.dir, 'transforms'), mappings },
     agent: { baseUrl: o.modelUrl, model: 'bench-model', timeoutSeconds: 30, maxConcurrent: 4 },
     heartbeat: { everySeconds: 3600 },
-    log: { level: 'warn' },
   };
 }
 

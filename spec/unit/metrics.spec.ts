@@ -18,6 +18,16 @@ describe('metrics: the request log\'s drop counter', () => {
   });
 });
 
+describe('metrics: the log output\'s drop counter', () => {
+  it('reads the lines the log output dropped (log.ts) at each scrape, 0 without a source', async () => {
+    expect(lines(await createMetrics(NO_RUNS).render(), 'hookrelay_log_dropped_total')).to.deep.equal(['hookrelay_log_dropped_total 0']);
+    let dropped = 0;
+    const m = createMetrics(NO_RUNS, () => dropped);
+    dropped = 17;
+    expect(lines(await m.render(), 'hookrelay_log_dropped_total')).to.deep.equal(['hookrelay_log_dropped_total 17']);
+  });
+});
+
 describe('metrics: the request figures kept on the hot path', () => {
   it('a duration on a bucket bound counts in that bucket (le is ≤), one past the last only in +Inf; sum and count exact', async () => {
     const m = createMetrics(NO_RUNS);

@@ -57,7 +57,7 @@ async function setupAction(opts: SetupOptions & { config?: string }): Promise<vo
 async function runAction(opts: EmailRunOptions): Promise<void> {
   const loaded = await load(opts.config);
   const [{ createLogger }, { ensureToken }, { runEmail }, { WatchError }] = await Promise.all([logModule(), tokenModule(), emailRunModule(), emailWatcherModule()]);
-  const log = createLogger(opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level).child({ component: 'email' });
+  const log = createLogger(opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level, undefined, { bufferBytes: loaded.config.log.bufferBytes }).child({ component: 'email' });
   const withToken = orExit(() => ensureToken(loaded, { log }));
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort(new Error(sig)));

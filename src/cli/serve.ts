@@ -29,7 +29,7 @@ async function serveAction(opts: ServeOptions): Promise<void> {
   const { loaded, engine, from } = await compile(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
   const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
   const [{ createLogger }, { ensureToken }, { serve }] = await Promise.all([logModule(), tokenModule(), serveModule()]);
-  const log = createLogger(level);
+  const log = createLogger(level, undefined, { bufferBytes: loaded.config.log.bufferBytes });
   const withToken = orExit(() => ensureToken(loaded, { log }));
   await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }, { engine, from, finish: (next) => ensureToken(next, { log }) }));
 }

@@ -287,6 +287,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   }, { default: {} }),
   log: obj('Logging (JSON lines on stderr).', {
     level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged.', 'info'),
+    bufferBytes: int('Log output held in memory while stderr is not read fast enough (a full pipe, a stalled journald); past it lines are dropped, counted in hookrelay_log_dropped_total, and a warning says how many once the reader catches up. Logging never holds up a request. Needs a restart.', 1048576, 65536, 67108864),
   }, { default: {} }),
 });
 

@@ -167,7 +167,7 @@ export interface Config {
   providers: ProvidersConfig;
   delivery: DeliveryConfig;
   runtime: RuntimeConfig;
-  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; bufferBytes: number };
 }
 
 /** `delivery`: how the outbox sends replies (CONTRACT.md §9). */

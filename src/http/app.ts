@@ -47,6 +47,7 @@ export function createApp(deps: AppDeps): Koa<DefaultState, ExchangeContext> {
   Object.defineProperty(app.context, 'exchange', { get(this: Koa.Context) { return exchangeOf(this.req); } });
   // https://koajs.com/#ctx-respond: answer.ts writes every answer.
   (app.context as Partial<Koa.Context>).respond = false;
+  (app as unknown as { handleRequest: typeof handleRequest }).handleRequest = handleRequest;
   const send = sendHandlers(deps);
   const reads = readRoutes(deps);
   const onConsole = deps.console;
@@ -64,4 +65,18 @@ export function createApp(deps: AppDeps): Koa<DefaultState, ExchangeContext> {
     }
   });
   return app;
+}
+
+/**
+ * Koa's own `handleRequest` (lib/application.js) without its `onFinished(res, ctx.onerror)`:
+ * that arms ee-first listeners on the socket and the response of every request (~1.5 µs, see
+ * docs/performance.md) so that a socket error reaches `ctx.onerror`, which in this app does
+ * nothing with it — the app is silent, and a response whose socket failed is no longer
+ * writable, so `ctx.onerror` returns before answering. What the client's leaving means is
+ * recorded by the close hook (access-log.ts). The rest is Koa's: the 404 default, the
+ * middleware, its errors to `ctx.onerror`; `respond()` is skipped since `respond` is false.
+ */
+function handleRequest(ctx: Koa.ParameterizedContext<DefaultState, ExchangeContext>, fn: (ctx: Koa.ParameterizedContext<DefaultState, ExchangeContext>) => Promise<void>): Promise<void> {
+  ctx.res.statusCode = 404;
+  return fn(ctx).catch((err: Error) => ctx.onerror(err));
 }
