@@ -49,8 +49,9 @@ export const countRuns = {
  * in one statement, `unnest`ing one array per column of these types (postgres-writer.ts).
  */
 export const insertRun = {
-  sqlite: `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  pgTypes: 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text',
+  // One placeholder per column, counted from the list, so that a new column cannot leave one out.
+  sqlite: `INSERT INTO runs (status, ${RUN_COLUMNS}) VALUES ('queued'${', ?'.repeat(RUN_COLUMNS.split(',').length)})`,
+  pgTypes: 'text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text, text',
 };
 
 /**
