@@ -148,6 +148,8 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   allowUnsafeExternalContent: bool('Overrides hooks.allowUnsafeExternalContent for this mapping.'),
   verify: verifySchema,
   auth: choice(['token', 'signature'], '`signature`: a valid signature (verify) stands in for the hooks token on requests to this mapping\'s match.path.', 'token'),
+  concurrency: int('At most this many of this mapping\'s agent runs running at once, across every instance; the others wait queued without taking an agent.maxConcurrent slot (docs/flow-control.md). Unset: no limit of its own.', undefined, 1),
+  ratePerMinute: int('At most this many accepted requests to this mapping in any sliding 60 s, across every instance; more get 429 rate_limited with Retry-After (docs/flow-control.md). Unset: no limit.', undefined, 1),
 });
 
 /**

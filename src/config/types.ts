@@ -39,6 +39,10 @@ export interface MappingConfig {
   verify?: VerifyConfig;
   /** `signature`: a valid signature stands in for the hooks token (default `token`). */
   auth?: 'token' | 'signature';
+  /** Flow control (CONTRACT.md §14): at most this many of its agent runs running at once. */
+  concurrency?: number;
+  /** Flow control: at most this many accepted requests in any sliding 60 s. */
+  ratePerMinute?: number;
 }
 
 export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac';

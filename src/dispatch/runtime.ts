@@ -12,6 +12,7 @@ import { createHeartbeat } from './heartbeat.js';
 import { hasPendingEvents, heartbeatTurn } from './main-session.js';
 import { createModelClient, DEFAULT_RETRY, type RetryPolicy } from './model.js';
 import { createOutbox } from './outbox.js';
+import { createFlowRules } from './flow.js';
 import { createRunner } from './runner.js';
 
 /** How long stop() lets a delivery request already under way finish before aborting it (it is then sent again after a restart). */
@@ -127,7 +128,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, onTurn: metrics && (() => metrics.heartbeat()), log: log.child({ part: 'heartbeat' }) }, stop),
     log,
   });
-  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued });
+  const flow = createFlowRules(config.hooks.mappings);
+  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued }, flow.rules);
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
   let leadership: Leadership | undefined;

@@ -56,6 +56,17 @@ export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeed
 /** The statuses a run ends with: only these may end it, and only runs in these are ever purged. */
 export const ENDED_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'timed_out'];
 
+/**
+ * Flow control in a claim (CONTRACT.md §14), by run `source` (`mapping:<id>`): the runs of a
+ * `held` source (a paused mapping) are not claimed; of a source in `limits`, at most that many
+ * are running at once — across every instance on the same data. Runs that wait for either
+ * stay queued and are not counted against the claim's `limit`.
+ */
+export interface ClaimRules {
+  held?: readonly string[];
+  limits?: Readonly<Record<string, number>>;
+}
+
 export interface ListRunsOptions {
   limit: number;
   status?: RunStatus;

@@ -21,7 +21,7 @@ export type WriteOp =
   | { kind: 'accept'; events: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string; forwards?: ForwardOp[]; request?: Bind[] }
   | { kind: 'requests'; rows: Bind[][] }
   | { kind: 'purgeBodies'; now: string; max: number }
-  | { kind: 'claim'; limit: number; startedAt: string }
+  | { kind: 'claim'; limit: number; startedAt: string; rules?: { held: string; limits: string } }
   | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
   | { kind: 'requeue'; runIds: string[] }
   | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; at: string; delivery?: NewDelivery }
@@ -69,6 +69,7 @@ export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
   const insertEvent = db.prepare(sql.events.insertEvent.sqlite);
   const insertRun = db.prepare(sql.runs.insertRun.sqlite);
   const claim = db.prepare<{ limit: number; started_at: string }, RunRow>(sql.runs.claimRuns.sqlite);
+  const claimWithRules = db.prepare<{ limit: number; started_at: string; held: string; limits: string }, RunRow>(sql.runs.claimRunsWithRules.sqlite);
   const finish = db.prepare<Record<string, string | null>, { session_key: string }>(sql.runs.finishRun.sqlite);
   const requeue = db.prepare(sql.runs.requeueRuns.sqlite);
   const settleRun = db.prepare(sql.runs.settleRun.sqlite);
@@ -126,7 +127,8 @@ export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
         return purgeKeys.run(op.before, op.max).changes;
       case 'claim':
         // RETURNING gives rows in no defined order (https://www.sqlite.org/lang_returning.html).
-        return claim.all({ limit: op.limit, started_at: op.startedAt }).sort((a, b) => a.seq - b.seq);
+        return (op.rules ? claimWithRules.all({ limit: op.limit, started_at: op.startedAt, ...op.rules }) : claim.all({ limit: op.limit, started_at: op.startedAt }))
+          .sort((a, b) => a.seq - b.seq);
       case 'finish': {
         const { end } = op;
         if (!ENDED_STATUSES.includes(end.status)) {

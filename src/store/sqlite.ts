@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { startMaintenance, type Maintenance, type PurgePort, type PurgeStep } from './maintenance.js';
 import { BATCH_MAX, type StoreOptions } from './options.js';
 import type {
-  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
+  ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
   NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
 import { requestValues } from './request-rows.js';
@@ -152,10 +152,12 @@ export class SqliteStore implements Store {
     return this.read(() => this.reader.countRuns());
   }
 
-  async claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {
+  async claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
     this.claimed = true;
     if (toLimit(limit) === 0) return this.read(() => []);
-    const rows = await this.write<RunRow[]>({ kind: 'claim', limit: toLimit(limit), startedAt });
+    const op: WriteOp = { kind: 'claim', limit: toLimit(limit), startedAt };
+    if (rules) op.rules = { held: JSON.stringify(rules.held ?? []), limits: JSON.stringify(rules.limits ?? {}) };
+    const rows = await this.write<RunRow[]>(op);
     return rows.map(toRun);
   }
 

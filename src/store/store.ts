@@ -1,5 +1,5 @@
 import type {
-  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
+  ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
   NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
 
@@ -100,9 +100,10 @@ export interface Store {
   /**
    * Atomically moves up to `limit` queued runs to `running` and returns them: the oldest
    * queued run of each session, skipping sessions that already have a running run (one
-   * turn at a time per session).
+   * turn at a time per session). `rules`: flow control (per-mapping concurrency, paused
+   * mappings; {@link ClaimRules}), kept across every instance on the same data.
    */
-  claimRuns(limit: number, startedAt: string): Promise<RunRecord[]>;
+  claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]>;
   /**
    * Ends a run; its summary event, conversation turns and outbox row (`effects.delivery`,
    * the reply to send) are committed with it. Only a `running` run can end: otherwise

@@ -8,6 +8,7 @@ import { recordsContract } from './records.js';
 import { retentionContract } from './retention.js';
 import { takeOverContract } from './takeover.js';
 import { requestLogContract } from './request-log.js';
+import { flowContract } from './flow.js';
 
 /**
  * The store specs that every backend must pass (the semantics documented on `Store` in
@@ -27,4 +28,5 @@ export function storeContract(h: Harness): void {
   retentionContract(h);
   takeOverContract(h);
   requestLogContract(h);
+  flowContract(h);
 }
