@@ -26,6 +26,8 @@ export interface Metrics {
   delivery(provider: string, outcome: DeliveryOutcome): void;
   /** One heartbeat turn that asked the model. */
   heartbeat(): void;
+  /** A request refused by its mapping's ratePerMinute (flow control). */
+  rateLimited(mapping: string): void;
   /** Request-log rows dropped (its buffer full, the store could not take a batch, or refusals past an address's budget: store/request-log.ts). */
   requestLogDropped(rows: number): void;
 }
@@ -93,6 +95,12 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     help: 'Heartbeat turns of the main session that asked the model (a trigger with no queued event is none).',
     registers: [registry],
   });
+  const rateLimited = new Counter({
+    name: 'hookrelay_rate_limited_total',
+    help: 'Requests refused with 429 because their mapping had taken its ratePerMinute in the last 60 s (flow control).',
+    labelNames: ['mapping'],
+    registers: [registry],
+  });
   const commits = new Histogram({
     name: 'hookrelay_commit_batch_size',
     help: 'Accept calls (accepted requests) carried by each group commit of the store; commits without accepts are not observed.',
@@ -132,6 +140,7 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     commit: (accepts) => commits.observe(accepts),
     delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
     heartbeat: () => heartbeats.inc(),
+    rateLimited: (mapping) => rateLimited.inc({ mapping }),
     requestLogDropped: (rows) => {
       dropped += rows;
     },

@@ -189,6 +189,7 @@ function createHandler(
     ...deps,
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
+    rates: ratesOf(hooks.mappings),
     maxBodyBytes: hooks.maxBodyBytes,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
     signatures,
@@ -296,4 +297,11 @@ function capPerAddress(server: http.Server, cap: number, isProxy: (address: stri
       else open.set(address, left);
     });
   });
+}
+
+/** Mapping id → `ratePerMinute`, for the mappings that set one; undefined when none does (no lookup per request). */
+function ratesOf(mappings: Readonly<Config>['hooks']['mappings']): ReadonlyMap<string, number> | undefined {
+  const rates = new Map<string, number>();
+  for (const m of mappings) if (m.ratePerMinute !== undefined) rates.set(m.id, m.ratePerMinute);
+  return rates.size > 0 ? rates : undefined;
 }

@@ -149,6 +149,32 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE requests ADD COLUMN sender text;
   `,
+  // v6: the per-mapping rate window (ratePerMinute, src/store/sql/rates.ts): one row per
+  // admitted request, kept for 60 s; the function admits or answers the wait in one round trip.
+  `
+  CREATE TABLE rate_hits (
+    key text NOT NULL,
+    at  timestamptz NOT NULL
+  );
+  CREATE INDEX rate_hits_key_at ON rate_hits (key, at);
+  CREATE FUNCTION hookrelay_take_rate(k text, lim integer) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+  DECLARE
+    t timestamptz := clock_timestamp();
+    n integer;
+    nth timestamptz;
+  BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('hookrelay.rate'), hashtext(k));
+    DELETE FROM rate_hits WHERE key = k AND at <= t - interval '60 seconds';
+    SELECT count(*) INTO n FROM rate_hits WHERE key = k;
+    IF n >= lim THEN
+      SELECT at INTO nth FROM rate_hits WHERE key = k ORDER BY at OFFSET n - lim LIMIT 1;
+      RETURN greatest(1, ceil(extract(epoch FROM (nth + interval '60 seconds' - t)) * 1000))::bigint;
+    END IF;
+    INSERT INTO rate_hits (key, at) VALUES (k, t);
+    RETURN 0;
+  END
+  $fn$;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

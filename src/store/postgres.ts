@@ -179,6 +179,10 @@ export class PostgresStore implements Store {
     });
   }
 
+  takeRate(key: string, limit: number): Promise<number> {
+    return this.guard(async () => Number((await this.pool.query<{ wait: string }>(sql.rates.takeRate.pg, [key, limit])).rows[0]!.wait));
+  }
+
   takeOver(limit: number): Promise<TakenOver> {
     return this.guard(() => takeOverGone((fn) => this.tx(fn), this.instanceId, limit, this.opts.log));
   }

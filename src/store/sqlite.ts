@@ -9,6 +9,7 @@ import type {
   ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
   NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
+import { createRateWindow } from './rate-window.js';
 import { requestValues } from './request-rows.js';
 import * as sql from './sql/index.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
@@ -52,6 +53,8 @@ export class SqliteStore implements Store {
   private closing: Promise<void> | undefined;
   /** Whether claimRuns was called: see {@link takeOver}. */
   private claimed = false;
+  /** ratePerMinute's windows: in the process, the only one on this store (rate-window.ts). */
+  private readonly rates = createRateWindow();
   /** Runs takeOver has handed out: each once. */
   private readonly takenOver = new Set<string>();
   private readonly maintenance: Maintenance;
@@ -159,6 +162,10 @@ export class SqliteStore implements Store {
     if (rules) op.rules = { held: JSON.stringify(rules.held ?? []), limits: JSON.stringify(rules.limits ?? {}) };
     const rows = await this.write<RunRow[]>(op);
     return rows.map(toRun);
+  }
+
+  takeRate(key: string, limit: number): Promise<number> {
+    return this.read(() => this.rates.take(key, limit, Date.now()));
   }
 
   /**

@@ -105,6 +105,13 @@ export interface Store {
    */
   claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]>;
   /**
+   * The sliding 60 s window of `key` (a mapping's `ratePerMinute`, CONTRACT.md §14): resolves
+   * 0 when fewer than `limit` were admitted in the last 60 s — this one is then admitted and
+   * counted — else the ms until one more would be (nothing counted). Shared by every instance
+   * on the same data. Called only for mappings that set a rate.
+   */
+  takeRate(key: string, limit: number): Promise<number>;
+  /**
    * Ends a run; its summary event, conversation turns and outbox row (`effects.delivery`,
    * the reply to send) are committed with it. Only a `running` run can end: otherwise
    * (unknown, still queued, already ended, requeued) it rejects with {@link StoreError}

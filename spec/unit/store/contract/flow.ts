@@ -61,4 +61,35 @@ export function flowContract(h: Harness): void {
       }
     });
   });
+
+  describe('the per-mapping rate window (ratePerMinute)', function () {
+    this.timeout(30000);
+    let store: TestStore;
+    const open = storesFor(h);
+    beforeEach(async () => {
+      store = await open();
+    });
+
+    it('allows `limit` in a sliding 60 s, then answers how long until one is allowed; refusals do not count; another key is its own', async () => {
+      expect(await store.takeRate('mapping:a', 2)).to.equal(0);
+      expect(await store.takeRate('mapping:a', 2)).to.equal(0);
+      const wait = await store.takeRate('mapping:a', 2);
+      expect(wait).to.be.above(55_000).and.at.most(60_000);
+      // The refusal took nothing: the wait is still counted from the first of the two.
+      expect(await store.takeRate('mapping:a', 2)).to.be.at.most(wait);
+      expect(await store.takeRate('mapping:b', 2)).to.equal(0);
+      // A higher limit (a reload raised it) admits at once.
+      expect(await store.takeRate('mapping:a', 3)).to.equal(0);
+    });
+
+    it('admits exactly `limit` of many concurrent takes' + (h.name === 'postgres' ? ', across two instances' : ''), async () => {
+      const stores = h.name === 'postgres' ? [store, await h.openOther()] : [store];
+      try {
+        const got = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % stores.length]!.takeRate('mapping:shared', 5)));
+        expect(got.filter((w) => w === 0)).to.have.length(5);
+      } finally {
+        if (stores[1]) await stores[1].close();
+      }
+    });
+  });
 }
