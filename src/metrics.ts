@@ -57,8 +57,11 @@ interface RouteCells {
   count: number;
 }
 
-/** `countRuns`: the store's {@link Store.countRuns}, called at each scrape. */
-export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>): Metrics {
+/**
+ * `countRuns`: the store's {@link Store.countRuns}, called at each scrape; `countHeld` its
+ * `countHeld` (flow control: held runs and wakes per source `mapping:<id>`), likewise.
+ */
+export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, countHeld?: () => Promise<Record<string, number>>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const routes = new Map<string, RouteCells>();
@@ -94,6 +97,17 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     name: 'hookrelay_heartbeats_total',
     help: 'Heartbeat turns of the main session that asked the model (a trigger with no queued event is none).',
     registers: [registry],
+  });
+  new Gauge({
+    name: 'hookrelay_mapping_held',
+    help: 'Agent runs and wakes a paused mapping holds (hookrelay pause), carried out once it is resumed.',
+    labelNames: ['mapping'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const counts = countHeld ? await countHeld() : {};
+      for (const [source, n] of Object.entries(counts)) this.set({ mapping: source.replace(/^mapping:/, '') }, n);
+    },
   });
   const rateLimited = new Counter({
     name: 'hookrelay_rate_limited_total',

@@ -37,7 +37,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   const config = loaded.config;
   let engine = opts.engine ?? (await createEngine(config));
   // Made before the store, which reports its commits to it; it reads the store only when scraped.
-  const metrics = config.server.metrics ? createMetrics(() => store.countRuns()) : undefined;
+  const metrics = config.server.metrics ? createMetrics(() => store.countRuns(), () => store.countHeld()) : undefined;
   const store = await openStore(config, log, metrics);
   const runtime = createRuntime({ config, store, log, metrics });
   await runtime.start();

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { checkCommand } from './check.js';
 import { emailCommand } from './email.js';
 import { eventsCommand } from './events.js';
+import { pauseCommands } from './pause.js';
 import { runsCommand } from './runs.js';
 import { serveCommand } from './serve.js';
 import { storeCommand } from './store.js';
@@ -28,6 +29,7 @@ export async function main(argv: string[]): Promise<void> {
   eventsCommand(program);
   runsCommand(program);
   storeCommand(program);
+  pauseCommands(program);
 
   await program.parseAsync(argv);
 }

@@ -7,9 +7,10 @@ import { pgLeader } from './postgres-leader.js';
 import { pgLimit, pgReads } from './postgres-reader.js';
 import * as ops from './postgres-ops.js';
 import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
-import { acceptBatcher, inTransaction, insertRequests, pgText, type CommitStats } from './postgres-writer.js';
+import { toFlowState, toHeldCounts } from './flow-rows.js';
+import { acceptBatcher, inTransaction, insertRequests, pgText, releaseWakes, type CommitStats } from './postgres-writer.js';
 import type {
-  ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward, NewKey,
+  ClaimRules, DeliveryOutcomeRecord, FlowState, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward, NewKey,
   NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
 import { toRun, type RunRow } from './rows.js';
@@ -177,6 +178,25 @@ export class PostgresStore implements Store {
         }
       }
     });
+  }
+
+  pauseMapping(id: string, paused: boolean): Promise<void> {
+    return this.guard(async () => {
+      if (paused) await this.pool.query(sql.flow.pause.pg, [id, this.maintenance.clock().toISOString()]);
+      else await this.pool.query(sql.flow.resume.pg, [id]);
+    });
+  }
+
+  flowState(): Promise<FlowState> {
+    return this.guard(async () => toFlowState((await this.pool.query<{ name: string; what: string }>(sql.flow.flowState.pg)).rows));
+  }
+
+  releaseWakes(source: string): Promise<number> {
+    return this.guard(() => this.tx((c) => releaseWakes(c, source)));
+  }
+
+  countHeld(): Promise<Record<string, number>> {
+    return this.guard(async () => toHeldCounts((await this.pool.query<{ source: string; n: string }>(sql.flow.countHeld.pg)).rows));
   }
 
   takeRate(key: string, limit: number): Promise<number> {

@@ -27,6 +27,11 @@ export interface NewEvent {
    * commit that stores it (PostgreSQL: NOTIFY, delivered on COMMIT only).
    */
   wakesNow?: boolean;
+  /**
+   * A wake of a paused mapping (CONTRACT.md §14): committed with the others but held out of
+   * the events (and of the heartbeat) until {@link Store.releaseWakes}; it gets its seq then.
+   */
+  held?: boolean;
 }
 
 /** An idempotency key and what it guards (CONTRACT.md §8). */
@@ -46,6 +51,14 @@ export interface NewKey {
 }
 
 export type StoredKey = Pick<NewKey, 'requestHash' | 'status' | 'body' | 'at'>;
+
+/** What a gateway polls of flow control ({@link Store.flowState}). */
+export interface FlowState {
+  /** The paused mappings' ids, in no order. */
+  paused: string[];
+  /** The sources (`mapping:<id>`) that hold wakes. */
+  held: string[];
+}
 
 export interface EventRecord extends NewEvent {
   seq: number;

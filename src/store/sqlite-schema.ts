@@ -232,6 +232,26 @@ export const MIGRATIONS: readonly string[] = [
   -- with (never the token); NULL for an unnamed one, and for the rows written before.
   ALTER TABLE requests ADD COLUMN sender TEXT;
   `,
+  // v9
+  `
+  -- Flow control (CONTRACT.md §14, src/store/sql/flow.ts): the paused mappings, by id, written
+  -- by hookrelay pause / resume and the console; and the wakes of paused mappings, held out of
+  -- events until their mapping is resumed (they get their events seq then, in this order).
+  CREATE TABLE paused (
+    mapping TEXT PRIMARY KEY,
+    at      TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE held_events (
+    seq    INTEGER PRIMARY KEY,
+    id     TEXT NOT NULL UNIQUE,
+    kind   TEXT NOT NULL,
+    text   TEXT NOT NULL,
+    source TEXT NOT NULL,
+    at     TEXT NOT NULL,
+    unsafe INTEGER NOT NULL CHECK (unsafe IN (0, 1))
+  ) STRICT;
+  CREATE INDEX held_events_source ON held_events (source, seq);
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

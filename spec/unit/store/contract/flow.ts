@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { storesFor, type Harness, type TestStore } from './harness.js';
-import type { NewRun, RunRecord } from '../../../../src/store/records.js';
+import type { NewEvent, NewRun, RunRecord } from '../../../../src/store/records.js';
 
 const run = (runId: string, sessionKey: string, source: string): NewRun => ({
   runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
@@ -89,6 +89,63 @@ export function flowContract(h: Harness): void {
         expect(got.filter((w) => w === 0)).to.have.length(5);
       } finally {
         if (stores[1]) await stores[1].close();
+      }
+    });
+  });
+
+  describe('paused mappings and the wakes they hold', function () {
+    this.timeout(30000);
+    let store: TestStore;
+    const open = storesFor(h);
+    beforeEach(async () => {
+      store = await open();
+    });
+    const wake = (id: string, source: string, held = false): NewEvent => ({
+      id, kind: 'wake', text: `text ${id}`, source, at: '2025-01-01T00:00:00.000Z', unsafe: false, ...(held ? { held: true } : {}),
+    });
+    const eventIds = async (s: TestStore) => (await s.listEvents(0, 100)).map((e) => e.id);
+
+    it('a held wake is no event until released; released, the wakes get their seq in order, after those accepted meanwhile', async () => {
+      await store.pauseMapping('p', true);
+      await store.pauseMapping('p', true); // twice: still one
+      expect(await store.flowState()).to.deep.equal({ paused: ['p'], held: [] });
+      await store.accept([wake('e1', 'mapping:p', true), wake('e2', 'mapping:q')], []);
+      await store.accept([wake('e3', 'mapping:p', true)], [run('r1', 'R1', 'mapping:p'), run('r2', 'R2', 'mapping:p'), run('x1', 'X1', 'mapping:q')]);
+      expect(await eventIds(store)).to.deep.equal(['e2']);
+      expect(await store.flowState()).to.deep.equal({ paused: ['p'], held: ['mapping:p'] });
+      expect(await store.countHeld()).to.deep.equal({ 'mapping:p': 4 });
+      await store.pauseMapping('p', false);
+      expect(await store.flowState()).to.deep.equal({ paused: [], held: ['mapping:p'] });
+      expect(await store.releaseWakes('mapping:p')).to.equal(2);
+      expect(await store.releaseWakes('mapping:p')).to.equal(0);
+      const events = await store.listEvents(0, 100);
+      expect(events.map((e) => e.id)).to.deep.equal(['e2', 'e1', 'e3']);
+      expect(events[1]).to.include({ kind: 'wake', text: 'text e1', source: 'mapping:p', at: '2025-01-01T00:00:00.000Z' });
+      expect(await store.flowState()).to.deep.equal({ paused: [], held: [] });
+      expect(await store.countHeld()).to.deep.equal({});
+    });
+
+    it('a pause is stored: a reopened store and another one on the same data see it', async () => {
+      await store.pauseMapping('a', true);
+      await store.pauseMapping('b', true);
+      await store.pauseMapping('b', false);
+      const other = await h.openOther();
+      try {
+        expect((await other.flowState()).paused).to.deep.equal(['a']);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('two stores releasing the same wakes at once move each once', async () => {
+      const other = await h.openOther();
+      try {
+        await store.accept(Array.from({ length: 20 }, (_, i) => wake(`h${i}`, 'mapping:p', true)), []);
+        const moved = await Promise.all([store.releaseWakes('mapping:p'), other.releaseWakes('mapping:p')]);
+        expect(moved[0] + moved[1]).to.equal(20);
+        expect(await eventIds(store)).to.deep.equal(Array.from({ length: 20 }, (_, i) => `h${i}`));
+      } finally {
+        await other.close();
       }
     });
   });
