@@ -106,4 +106,47 @@ describe('flow control: pause and resume', function () {
       expect(after).to.not.match(/^hookrelay_mapping_held\{mapping="jobs"\} [1-9]/m);
     });
   }
+
+  it('postgres: two instances both hold a paused mapping, and release each held wake once', async () => {
+    const url = await freshDatabase('flowpause2');
+    const dir = tmpDir('hookrelay-pause2-');
+    const configFor = async () => ({
+      server: { host: '127.0.0.1', port: await freePort() },
+      dataDir: `${dir}/data`,
+      store: { kind: 'postgres', url },
+      hooks: {
+        token: TOKEN,
+        mappings: [
+          { id: 'jobs', match: { path: 'jobs' }, messageTemplate: 'job {{n}}', wakeMode: 'next-heartbeat' },
+          { id: 'notes', match: { path: 'notes' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'note {{n}}' },
+        ],
+      },
+      agent: { baseUrl: model.baseUrl, model: 'fake' },
+      heartbeat: { everySeconds: 3600 },
+    });
+    const a = await startGateway(await configFor(), { dir: tmpDir('hookrelay-pause2a-') });
+    const b = await startGateway(await configFor(), { dir: tmpDir('hookrelay-pause2b-') });
+    try {
+      for (const m of ['jobs', 'notes']) expect((await cli(['pause', m, '--config', a.configFile])).code).to.equal(0);
+      // Each instance logs the paused set when it changes: both must name the second pause within a second or so.
+      for (const g of [a, b]) await until(() => 'each instance to see both pauses', async () => /paused mappings changed/.test(g.output()) && g.output().includes('"notes"'), 5000);
+      const runs = [];
+      for (const [g, n] of [[a, 1], [b, 2], [a, 3], [b, 4]] as const) {
+        runs.push((await call(`${g.hooks}/jobs`, { token: TOKEN, json: { n } })).data.runId);
+        expect((await call(`${g.hooks}/notes`, { token: TOKEN, json: { n } })).status).to.equal(200);
+      }
+      const events = async () => (await call(`${a.hooks}/events?after=0&limit=100`, { token: ADMIN_TOKEN })).data.events.map((e: { text: string }) => e.text);
+      expect(await events()).to.deep.equal([]);
+      expect(model.requests.filter((r) => r.user.includes('job '))).to.deep.equal([]);
+      expect((await cli(['resume', 'notes', '--config', b.configFile])).code).to.equal(0);
+      expect((await cli(['resume', 'jobs', '--config', b.configFile])).code).to.equal(0);
+      for (const id of runs) await until(() => `run ${id} to succeed`, async () => (await call(`${a.hooks}/runs/${id}`, { token: ADMIN_TOKEN })).data.run.status === 'succeeded', 20000);
+      await until(() => 'the wakes released', async () => (await events()).filter((t: string) => t.startsWith('note')).length >= 4, 5000);
+      expect((await events()).filter((t: string) => t.startsWith('note'))).to.deep.equal(['note 1', 'note 2', 'note 3', 'note 4']);
+      expect(model.requests.filter((r) => r.user.includes('job ')).map((r) => /job (\d)/.exec(r.user)![1]).sort()).to.deep.equal(['1', '2', '3', '4']);
+    } finally {
+      await a.kill();
+      await b.kill();
+    }
+  });
 });
