@@ -99,8 +99,7 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
   const fanOut = deps.engine.fanOut(mappingId);
   const rate = deps.rates?.get(mappingId);
   if (fanOut && !replay && actions.some((a) => a.idempotency)) {
-    if (rate !== undefined) await limitRate(deps, mappingId, rate);
-    await actItems(deps, ex, `mapping:${mappingId}`, actions);
+    await actItems(deps, ex, `mapping:${mappingId}`, actions, rate === undefined ? undefined : () => limitRate(deps, mappingId, rate));
     return;
   }
   const rendered = replay ? undefined : actions[0]!.idempotency;

@@ -8,6 +8,7 @@ const TOKEN = 'flow-rate-token';
 const MAPPINGS = [
   { id: 'limited', match: { path: 'limited' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'limited {{n}}', ratePerMinute: 2 },
   { id: 'free', match: { path: 'free' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'free {{n}}' },
+  { id: 'batch', match: { path: 'batch' }, action: 'wake', wakeMode: 'next-heartbeat', forEach: 'items', textTemplate: 'item {{id}}', idempotencyKey: '{{id}}', ratePerMinute: 2 },
 ];
 
 /** `ratePerMinute` (CONTRACT.md §14), against the real gateway on each store. */
@@ -60,6 +61,18 @@ describe('flow control: per-mapping ratePerMinute', function () {
       expect(metrics).to.match(/^hookrelay_rate_limited_total\{mapping="limited"\} 2$/m);
     });
   }
+
+  it('a forEach batch counts once; a batch that is all replays does not count', async () => {
+    const g = await gateway();
+    const batch = (...ids: string[]) => call(`${g.hooks}/batch`, { token: TOKEN, json: { items: ids.map((id) => ({ id })) } });
+    expect((await batch('a', 'b')).status).to.equal(200);
+    const again = await batch('a', 'b');
+    expect(again.status).to.equal(200);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect((await batch('c')).status, 'the replay took no place').to.equal(200);
+    expect((await batch('d')).status).to.equal(429);
+    expect((await batch('a')).status, 'a replay is still answered').to.equal(200);
+  });
 
   it('postgres: two instances share one window', async () => {
     const url = await freshDatabase('flowrate2');
