@@ -23,7 +23,7 @@ export const ERRORS = {
   unsupported_encoding: { status: 415, summary: 'the Content-Encoding is not identity, gzip, deflate or br (one encoding only)' },
   misdirected_request: { status: 421, summary: 'the console answers only for the hosts it serves (server.host, loopback, server.publicHosts): another Host, as after DNS rebinding, gets 421' },
   idempotency_key_reused: { status: 422, summary: 'this idempotency key was already used for a different request on this route; send a new key with a new request' },
-  rate_limited: { status: 429, summary: 'too many failed token attempts from this address; see Retry-After' },
+  rate_limited: { status: 429, summary: 'too many failed token attempts from this address, or more requests to a mapping than its ratePerMinute; see Retry-After' },
   transform_failed: { status: 500, summary: 'a mapping template or transform module failed; see the gateway log at debug level for the cause' },
   internal_error: { status: 500, summary: 'an unexpected failure; details are in the log only' },
   unavailable: { status: 503, summary: 'the gateway is shutting down or its store is unavailable; retry later' },

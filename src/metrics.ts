@@ -26,6 +26,8 @@ export interface Metrics {
   delivery(provider: string, outcome: DeliveryOutcome): void;
   /** One heartbeat turn that asked the model. */
   heartbeat(): void;
+  /** A request refused by its mapping's ratePerMinute (flow control). */
+  rateLimited(mapping: string): void;
   /** Request-log rows dropped (its buffer full, the store could not take a batch, or refusals past an address's budget: store/request-log.ts). */
   requestLogDropped(rows: number): void;
 }
@@ -57,9 +59,10 @@ interface RouteCells {
 
 /**
  * `countRuns`: the store's {@link Store.countRuns}, called at each scrape; `logDropped`: the
- * log lines stderr's output has dropped so far (log.ts), read at each scrape.
+ * log lines stderr's output has dropped so far (log.ts), read at each scrape; `countHeld` the
+ * store's `countHeld` (flow control: held runs and wakes per source `mapping:<id>`), likewise.
  */
-export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0): Metrics {
+export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0, countHeld?: () => Promise<Record<string, number>>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const routes = new Map<string, RouteCells>();
@@ -94,6 +97,23 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
   const heartbeats = new Counter({
     name: 'hookrelay_heartbeats_total',
     help: 'Heartbeat turns of the main session that asked the model (a trigger with no queued event is none).',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'hookrelay_mapping_held',
+    help: 'Agent runs and wakes a paused mapping holds (hookrelay pause), carried out once it is resumed.',
+    labelNames: ['mapping'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const counts = countHeld ? await countHeld() : {};
+      for (const [source, n] of Object.entries(counts)) this.set({ mapping: source.replace(/^mapping:/, '') }, n);
+    },
+  });
+  const rateLimited = new Counter({
+    name: 'hookrelay_rate_limited_total',
+    help: 'Requests refused with 429 because their mapping had taken its ratePerMinute in the last 60 s (flow control).',
+    labelNames: ['mapping'],
     registers: [registry],
   });
   const commits = new Histogram({
@@ -145,6 +165,7 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     commit: (accepts) => commits.observe(accepts),
     delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
     heartbeat: () => heartbeats.inc(),
+    rateLimited: (mapping) => rateLimited.inc({ mapping }),
     requestLogDropped: (rows) => {
       dropped += rows;
     },

@@ -42,7 +42,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   const config = loaded.config;
   let engine = opts.engine ?? (await createEngine(config));
   // Made before the store, which reports its commits to it; it reads the store only when scraped.
-  const metrics = config.server.metrics ? createMetrics(() => store.countRuns(), () => logDropped(log)) : undefined;
+  const metrics = config.server.metrics ? createMetrics(() => store.countRuns(), () => logDropped(log), () => store.countHeld()) : undefined;
   const store = await openStore(config, log, metrics, opts.instanceId);
   const runtime = createRuntime({ config, store, log, metrics });
   await runtime.start();

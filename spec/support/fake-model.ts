@@ -15,6 +15,8 @@ export interface ModelRequestRecord {
   user: string;
   /** When it arrived (ms since the epoch). */
   at: number;
+  /** When it was answered (absent: not yet, or the client hung up first). */
+  endedAt?: number;
 }
 
 /**
@@ -42,6 +44,11 @@ export interface FakeModel {
   baseUrl: string;
   requests: ModelRequestRecord[];
   rules: ModelRule[];
+  /**
+   * The most requests matching `which` (absent: all) that were in progress at one moment:
+   * 1 means no two of them ever overlapped (flow control's `concurrency: 1`).
+   */
+  maxOverlap(which?: (req: ModelRequestRecord) => boolean): number;
   /** Resolves once `n` requests have arrived (rejects after `timeoutMs`). */
   waitForRequests(n: number, timeoutMs?: number): Promise<ModelRequestRecord[]>;
   close(): Promise<void>;
@@ -85,9 +92,11 @@ export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel
     const headers = { 'content-type': 'application/json', ...rule?.headers };
     if (rule?.status && rule.status !== 200) {
       const error = { message: 'fake model error', type: 'invalid_request_error', param: null, code: null, ...rule.error };
+      record.endedAt = Date.now();
       res.writeHead(rule.status, headers).end(JSON.stringify({ error }));
       return;
     }
+    record.endedAt = Date.now();
     res.writeHead(200, headers).end(
       JSON.stringify({
         id: `chatcmpl-${requests.length}`,
@@ -106,6 +115,15 @@ export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     rules,
+    maxOverlap: (which = () => true) => {
+      // Sweep the start and end moments in time order (an end before a start at the same ms).
+      const moments = requests.filter(which).flatMap((r) => [[r.at, 1], [r.endedAt ?? Infinity, -1]] as const)
+        .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+      let now = 0;
+      let most = 0;
+      for (const [, d] of moments) most = Math.max(most, (now += d));
+      return most;
+    },
     waitForRequests: (n, timeoutMs = 5000) => recorder.waitFor(() => requests, n, timeoutMs, 'requests'),
     close: () => closeServer(server),
   };

@@ -5,6 +5,7 @@ import { emailCommand } from './email.js';
 import { eventsCommand } from './events.js';
 import { fixtureCommand } from './fixture.js';
 import { requestsCommand } from './requests.js';
+import { pauseCommands } from './pause.js';
 import { runsCommand } from './runs.js';
 import { serveCommand } from './serve.js';
 import { storeCommand } from './store.js';
@@ -32,6 +33,7 @@ export async function main(argv: string[]): Promise<void> {
   requestsCommand(program);
   fixtureCommand(program);
   storeCommand(program);
+  pauseCommands(program);
 
   await program.parseAsync(argv);
 }

@@ -167,6 +167,8 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
   callback: obj('Agent mappings: when each of its runs ends, POST the outcome to `url`, signed with hooks.callbackSecret (docs/callbacks.md). Needs hooks.callbackSecret.', {
     url: str('A fixed http(s) URL (not a template: the operator chooses it, the payload cannot), without credentials, whose host hooks.callbackHosts allows.', undefined, { minLength: 1 }),
   }, { required: ['url'] }),
+  concurrency: int('At most this many of this mapping\'s agent runs running at once, across every instance; the others wait queued without taking an agent.maxConcurrent slot (docs/flow-control.md). Unset: no limit of its own.', undefined, 1),
+  ratePerMinute: int('At most this many accepted requests to this mapping in any sliding 60 s, across every instance; more get 429 rate_limited with Retry-After (docs/flow-control.md). Unset: no limit.', undefined, 1),
 });
 
 /**

@@ -43,6 +43,10 @@ export interface MappingConfig {
   auth?: 'token' | 'signature';
   /** Agent mappings: POST each run's outcome to `url` when it ends (docs/callbacks.md). */
   callback?: { url: string };
+  /** Flow control (CONTRACT.md §14): at most this many of its agent runs running at once. */
+  concurrency?: number;
+  /** Flow control: at most this many accepted requests in any sliding 60 s. */
+  ratePerMinute?: number;
 }
 
 export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac' | 'meta';

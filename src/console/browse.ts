@@ -8,7 +8,7 @@ import { eventsPage, mappingsPage, notFoundPage, runPage, runsPage } from './pag
 
 /** The console's read-only pages of what the gateway did and does: the runs, a run, the events, the mappings. */
 export interface BrowseDeps {
-  store: Pick<Store, 'getRun' | 'listRuns' | 'listEvents'>;
+  store: Pick<Store, 'getRun' | 'listRuns' | 'listEvents' | 'flowState'>;
   hooksPath: string;
   mappings: readonly MappingConfig[];
 }
@@ -40,7 +40,8 @@ export async function events(deps: BrowseDeps, ex: Exchange): Promise<void> {
   answerPage(ex, 200, eventsPage(list, list.length ? list[list.length - 1]!.seq : last));
 }
 
-/** `/console/mappings`: the mappings in match order, and the playground's form. */
-export function mappings(deps: BrowseDeps, ex: Exchange): void {
-  answerPage(ex, 200, mappingsPage(deps.mappings, deps.hooksPath));
+/** `/console/mappings`: the mappings in match order (which are paused, with their pause and resume buttons), and the playground's form. */
+export async function mappings(deps: BrowseDeps, ex: Exchange): Promise<void> {
+  const paused = new Set((await deps.store.flowState()).paused);
+  answerPage(ex, 200, mappingsPage(deps.mappings, deps.hooksPath, paused));
 }

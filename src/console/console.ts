@@ -34,7 +34,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 export interface ConsoleDeps {
   engine: Pick<Engine, 'map' | 'fanOut' | 'match'>;
-  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest'>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
   /** Replays a kept request through the listener (http/replay.ts). */
   replay: (row: RequestRecord) => Promise<Replayed>;
   hooksPath: string;

@@ -107,13 +107,21 @@ function sourceLink(source: string): Html | string {
   return source.startsWith('run:') ? html`<a href="/console/runs/${encodeURIComponent(source.slice(4))}">${cell(source)}</a>` : cell(source);
 }
 
+/** A mapping's flow control (docs/flow-control.md): its limits, and a pause or resume button (a POST of this page, same-origin checked). */
+function flowCell(m: MappingConfig, paused: boolean): Html {
+  const limits = [m.concurrency === undefined ? '' : `concurrency ${m.concurrency}`, m.ratePerMinute === undefined ? '' : `${m.ratePerMinute}/min`].filter(Boolean).join(', ');
+  const verb = paused ? 'resume' : 'pause';
+  return html`${paused ? html`${badge('paused')} ` : ''}${limits}<form method="post" action="/console/${verb}/${encodeURIComponent(m.id)}" class="flow">
+<button type="submit">${paused ? 'Resume' : 'Pause'}</button></form>`;
+}
+
 /** The mappings in match order, and the playground. Never a secret: of `verify` only its scheme. */
-export function mappingsPage(mappings: readonly MappingConfig[], hooksPath: string): Html {
+export function mappingsPage(mappings: readonly MappingConfig[], hooksPath: string, paused: ReadonlySet<string> = new Set()): Html {
   const names = [...new Set(mappings.map((m) => m.match.path).filter((p): p is string => p !== undefined))];
   return layout('Mappings', 'mappings', html`<h1>Mappings</h1>
 <p class="hint">In match order: the first that matches <code>POST ${hooksPath}/NAME</code> wins.</p>
 ${mappings.length === 0 ? html`<p class="empty">No mappings (hooks.mappings and hooks.presets are empty).</p>` : html`<div class="scroll"><table class="mappings">
-<thead><tr><th>Id</th><th>Match</th><th>Action</th><th>Engine</th><th>Verifies</th><th>Transform</th><th>forEach</th></tr></thead>
+<thead><tr><th>Id</th><th>Match</th><th>Action</th><th>Engine</th><th>Verifies</th><th>Transform</th><th>forEach</th><th>Flow</th></tr></thead>
 <tbody>
 ${mappings.map((m) => html`<tr>
 <td class="mono">${cell(m.id)}</td>
@@ -123,6 +131,7 @@ ${mappings.map((m) => html`<tr>
 <td>${m.verify ? html`${m.verify.scheme}${m.auth === 'signature' ? ' (instead of the token)' : ''}` : html`<span class="none">no</span>`}</td>
 <td class="mono">${m.transform ? cell(`${m.transform.module}${m.transform.export ? `#${m.transform.export}` : ''}`) : html`<span class="none">no</span>`}</td>
 <td class="mono">${m.forEach === undefined ? html`<span class="none">no</span>` : cell(m.forEach)}</td>
+<td>${flowCell(m, paused.has(m.id))}</td>
 </tr>`)}
 </tbody></table></div>`}
 <h2 id="playground-title">Playground</h2>

@@ -10,13 +10,14 @@ import { events, mappings, run, runs, type BrowseDeps } from './browse.js';
 import { streamEvents } from './events-stream.js';
 import { checkSameOrigin } from './hosts.js';
 import { notFoundPage } from './pages.js';
+import { pauseMapping, type PauseDeps } from './pause.js';
 import { playground, type PlaygroundDeps } from './playground.js';
 import { fixture, replay, request, requests, type RequestsDeps } from './requests.js';
 import { login, loginForm, logout, type SignInDeps } from './sign-in.js';
 import { STATIC } from './static.js';
 
 /** What the console's pages need (console.ts makes it from the listener's deps). */
-export type PageDeps = BrowseDeps & RequestsDeps & PlaygroundDeps & SignInDeps & { log: Logger };
+export type PageDeps = BrowseDeps & RequestsDeps & PlaygroundDeps & SignInDeps & PauseDeps & { log: Logger };
 
 /** A page's handler: the request's record is all it reads of the request. */
 type Page = (deps: PageDeps, ex: Exchange) => Promise<void> | void;
@@ -57,6 +58,8 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   route('events', 'page', { GET: events }),
   route('events/stream', 'api', { GET: streamEvents }),
   route('mappings', 'page', { GET: mappings }),
+  route('pause/*', 'page', { POST: pauseMapping }),
+  route('resume/*', 'page', { POST: pauseMapping }),
   route('playground', 'api', { POST: playground }),
   route('logout', 'page', { POST: logout }),
   route('login', 'public', { GET: loginForm, POST: login }),

@@ -1,4 +1,4 @@
-import type { RunRecord } from '../store/records.js';
+import type { ClaimRules, RunRecord } from '../store/records.js';
 import { executeRun, finishRun, type RunnerDeps } from './agent-run.js';
 
 /** Catches runs queued by another path (another process sharing the store, a missed kick). */
@@ -54,13 +54,15 @@ interface Loop {
   claiming: Promise<void> | undefined;
   /** Kicked while a claim was under way: claim again when it ends. */
   kickAgain: boolean;
+  /** Flow control's rules of each claim (dispatch/flow.ts); undefined: none. */
+  rules: () => ClaimRules | undefined;
 }
 
-/** Creates the runner; nothing happens until {@link Runner.start}. */
-export function createRunner(deps: RunnerDeps): Runner {
+/** Creates the runner; nothing happens until {@link Runner.start}. `rules`: flow control's, read at each claim. */
+export function createRunner(deps: RunnerDeps, rules: () => ClaimRules | undefined = () => undefined): Runner {
   const loop: Loop = {
     deps, active: new Map(), stopped: true, poll: undefined, sweep: undefined,
-    recovering: undefined, orphans: new Map(), claiming: undefined, kickAgain: false,
+    recovering: undefined, orphans: new Map(), claiming: undefined, kickAgain: false, rules,
   };
   return {
     kick: (sessions) => kick(loop, sessions),
@@ -97,7 +99,7 @@ async function claim(loop: Loop, free: number): Promise<void> {
   const { store, log, clock } = loop.deps;
   let runs: RunRecord[];
   try {
-    runs = await store.claimRuns(free, clock().toISOString());
+    runs = await store.claimRuns(free, clock().toISOString(), loop.rules());
   } catch (err) {
     log.error({ err }, 'claiming runs failed; the safety poll retries');
     return;

@@ -13,6 +13,8 @@ import { createHeartbeat } from './heartbeat.js';
 import { hasPendingEvents, heartbeatTurn } from './main-session.js';
 import { createModelClient, DEFAULT_RETRY, type RetryPolicy } from './model.js';
 import { createOutbox } from './outbox.js';
+import { createFlowRules, type FlowRules } from './flow.js';
+import { watchPauses } from './pause-watch.js';
 import { createRunner } from './runner.js';
 import { createRunWaiter } from './run-waiter.js';
 
@@ -140,7 +142,12 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, onTurn: metrics && (() => metrics.heartbeat()), log: log.child({ part: 'heartbeat' }) }, stop),
     log,
   });
-  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued, onRunEnded: onRunChanged });
+  const flow = createFlowRules(config.hooks.mappings);
+  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued, onRunEnded: onRunChanged }, flow.rules);
+  const pauses = watchPauses({ store, flow, log: log.child({ part: 'pauses' }), onResumed: () => {
+    runner.kick();
+    heartbeat.trigger();
+  } });
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
   let leadership: Leadership | undefined;
@@ -166,7 +173,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     });
   }
 
-  const prepare = (actions: Action[]) => prepareActions(actions, clock().toISOString(), forwarding);
+  const prepare = (actions: Action[]) => prepareActions(actions, clock().toISOString(), forwarding, flow);
 
   async function commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]> {
     const { accepted, at, events, runs, forwards } = prepared;
@@ -211,6 +218,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       // never have run (the store does not keep a wake's mode): the first heartbeat after a
       // restart (or a change of leader) is "the next heartbeat" for all of them, recovery
       // summaries included (onLeader).
+      // The paused mappings before anything is claimed or accepted: a pause lasts across restarts.
+      await pauses.start();
       leadership = await store.lead({ onLeader, onTrigger: () => heartbeat.trigger() });
       await leading;
       runner.start();
@@ -221,6 +230,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     stop() {
       state = 'stopped';
       waiter.end();
+      pauses.stop();
       // The runner and the heartbeat first: a reply they commit meanwhile is simply left pending.
       // Leadership first (a follower takes over), then the heartbeat it may have started.
       const stopHeartbeat = async () => {
@@ -240,7 +250,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
  * Draws the ids and builds the rows of `actions`, accepted at `at`, without touching the store
  * ({@link Runtime.prepare}); in forward mode each also gets its outbox row for the upstream.
  */
-function prepareActions(actions: Action[], at: string, forwarding: boolean): Prepared {
+function prepareActions(actions: Action[], at: string, forwarding: boolean, flow: Pick<FlowRules, 'isHeld'>): Prepared {
   const events: NewEvent[] = [];
   const runs: NewRun[] = [];
   const accepted: Accepted[] = [];
@@ -249,9 +259,15 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean): Pre
   for (const a of actions) {
     if (a.kind === 'wake') {
       const id = uuidv7();
+      accepted.push({ action: 'wake', eventId: id });
+      // A paused mapping's wake is committed but held out of the events (CONTRACT.md §14); its
+      // release triggers the heartbeat (pause-watch.ts). Forward mode holds nothing: the upstream runs it.
+      if (!forwarding && flow.isHeld(a.source)) {
+        events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe, held: true });
+        continue;
+      }
       // wakesNow: with several instances, the store tells the heartbeat leader on commit.
       events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe, ...(a.mode === 'now' && !forwarding ? { wakesNow: true } : {}) });
-      accepted.push({ action: 'wake', eventId: id });
       forwards?.push(wakeForward(id, a.text, a.mode, at));
       wakeNow ||= a.mode === 'now';
     } else {

@@ -88,9 +88,10 @@ export async function act(
  * its own, so a retried batch acts only on the items not acted on yet; the answer lists every
  * item's action, those acted on before with their first ids and `replayed: true`. Every key is
  * looked up first (one indexed read each); a key taken meanwhile by a concurrent request
- * (held at commit) is read back after it. `route`: `mapping:<id>`.
+ * (held at commit) is read back after it. `route`: `mapping:<id>`. `beforeCommit`: runs only
+ * when some item is new (the mapping's ratePerMinute: a batch that is all replays is not counted).
  */
-export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, actions: Action[]): Promise<void> {
+export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, actions: Action[], beforeCommit?: () => Promise<void>): Promise<void> {
   const keys = actions.map((a) => a.idempotency && requestKey(route, a.idempotency.key, a.idempotency.item ?? ex.raw!));
   const answers: Record<string, unknown>[] = new Array(actions.length);
   /** Fills in the stored answers of the keys at `indexes`; returns the indexes whose key is not stored. */
@@ -108,6 +109,7 @@ export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, ac
   const fresh = await replay(actions.flatMap((a, i) => (keys[i] ? [i] : [])));
   const todo = actions.flatMap((a, i) => (!keys[i] || fresh.includes(i) ? [i] : []));
   if (todo.length > 0) {
+    await beforeCommit?.();
     const prepared = deps.dispatch.prepare(todo.map((i) => actions[i]!));
     const { accepted } = prepared;
     const claims: KeyClaim[] = [];

@@ -19,7 +19,9 @@ import { agentWait, waitedAnswer } from './wait.js';
 export interface RouteDeps extends AcceptDeps {
   hooksPath: string;
   engine: Pick<Engine, 'map' | 'match' | 'wake' | 'agent' | 'fanOut'>;
-  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'findKeys'>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'findKeys' | 'takeRate'>;
+  /** Mapping id → its `ratePerMinute`, for the mappings that set one; absent: none does (flow control, CONTRACT.md §14). */
+  rates?: ReadonlyMap<string, number>;
   /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
   signatures: Pick<Signatures, 'check' | 'admit'>;
   now?: () => Date;
@@ -28,7 +30,7 @@ export interface RouteDeps extends AcceptDeps {
   /** Slack's url_verification (handshake.ts); absent: none is answered. */
   handshakes?: Pick<Handshakes, 'answerSlack'>;
   /** `GET /metrics` (absent: `server.metrics: false`, and the gate does not route it). */
-  metrics?: Pick<Metrics, 'render' | 'contentType' | 'request'>;
+  metrics?: Pick<Metrics, 'render' | 'contentType' | 'request' | 'rateLimited'>;
 }
 
 /** A send route's handler; the route is the gate's decision on the record, never re-derived. */
@@ -104,8 +106,9 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
   if (result.dropped) deps.onDropped?.(result.mappingId, result.dropped);
   const { actions, mappingId } = result;
   const fanOut = deps.engine.fanOut(mappingId);
+  const rate = deps.rates?.get(mappingId);
   if (fanOut && !replay && actions.some((a) => a.idempotency)) {
-    await actItems(deps, ex, `mapping:${mappingId}`, actions);
+    await actItems(deps, ex, `mapping:${mappingId}`, actions, rate === undefined ? undefined : () => limitRate(deps, mappingId, rate));
     return;
   }
   const rendered = replay ? undefined : actions[0]!.idempotency;
@@ -113,6 +116,7 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
     key = requestKey(`mapping:${mappingId}`, rendered.key, ex.raw!);
     if (await replayed(deps, ex, key)) return;
   }
+  if (rate !== undefined) await limitRate(deps, mappingId, rate);
   await act(deps, ex, actions, key, (accepted) =>
     okAnswer(statusOf(deps, accepted), fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }));
 }
@@ -128,6 +132,20 @@ function bodyKey(ex: Exchange): RequestKey | undefined {
   if (typeof given !== 'string') throw new HookError('invalid_payload', 'idempotencyKey must be a string');
   const key = checkIdempotencyKey(given.trim(), 'idempotencyKey');
   return key === undefined ? undefined : requestKey('agent', key, ex.raw!);
+}
+
+/**
+ * A mapping's `ratePerMinute` (CONTRACT.md §14): the request is counted in the mapping's sliding
+ * 60 s window, or refused with 429 and `Retry-After` in whole seconds. Checked last before the
+ * commit — after validation and the idempotent replays — so that refused, invalid and replayed
+ * requests never count.
+ */
+async function limitRate(deps: RouteDeps, mappingId: string, perMinute: number): Promise<void> {
+  const waitMs = await deps.store.takeRate(`mapping:${mappingId}`, perMinute);
+  if (waitMs === 0) return;
+  deps.metrics?.rateLimited(mappingId);
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  throw new HookError('rate_limited', `mapping "${mappingId}" takes at most ${perMinute} requests a minute (ratePerMinute); retry in ${seconds} s`, { 'retry-after': String(seconds) });
 }
 
 function idOf(a: Accepted): string {

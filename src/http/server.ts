@@ -41,7 +41,7 @@ export interface Listener {
 
 /** What the routes need besides the config's own settings; the request log's store side and buffer (store/request-log.ts). */
 export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'maxWaitSeconds' | 'signatures' | 'store'> & {
-  store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest'>;
+  store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
   requestLog: RequestLogBuffer;
   /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
   console?: ConsoleFactory;
@@ -194,6 +194,7 @@ function createHandler(
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     maxWaitSeconds: hooks.maxWaitSeconds,
+    rates: ratesOf(hooks.mappings),
     maxBodyBytes: hooks.maxBodyBytes,
     bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
@@ -305,4 +306,11 @@ function capPerAddress(server: http.Server, cap: number, isProxy: (address: stri
       else open.set(address, left);
     });
   });
+}
+
+/** Mapping id → `ratePerMinute`, for the mappings that set one; undefined when none does (no lookup per request). */
+function ratesOf(mappings: Readonly<Config>['hooks']['mappings']): ReadonlyMap<string, number> | undefined {
+  const rates = new Map<string, number>();
+  for (const m of mappings) if (m.ratePerMinute !== undefined) rates.set(m.id, m.ratePerMinute);
+  return rates.size > 0 ? rates : undefined;
 }

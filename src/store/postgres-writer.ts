@@ -77,6 +77,18 @@ export async function insertEvents(c: pg.ClientBase, events: readonly NewEvent[]
   if (events.some((e) => e.wakesNow)) await c.query(`NOTIFY ${HEARTBEAT_CHANNEL}`);
 }
 
+/**
+ * Moves a source's held wakes into the events (flow control, sql/flow.ts), under
+ * {@link EVENTS_LOCK} like any insert of events; NOTIFYs the heartbeat leader when it moved
+ * any, so that the leader's next turn takes them. Resolves with how many moved.
+ */
+export async function releaseWakes(c: pg.ClientBase, source: string): Promise<number> {
+  await c.query('SELECT pg_advisory_xact_lock($1)', [EVENTS_LOCK.toString()]);
+  const moved = (await c.query(sql.flow.releaseWakes.pg, [source])).rowCount ?? 0;
+  if (moved > 0) await c.query(`NOTIFY ${HEARTBEAT_CHANNEL}`);
+  return moved;
+}
+
 /** Inserts an outbox row (pending, due at once). */
 export async function insertOutbox(c: pg.ClientBase, d: NewDelivery, runId: string | null): Promise<void> {
   await insertMany(c, 'outbox', OUTBOX_COLUMNS, sql.outbox.insertOutbox.pgTypes, [outboxValues(d, runId)], 'pending');
@@ -136,12 +148,14 @@ async function writeAccepts(c: pg.ClientBase, ops: readonly AcceptOp[], expiredB
   ops.forEach((op, o) => {
     if (op.request && held[o] === undefined) requests.push(op.request);
   });
+  const heldWakes: NewEvent[] = [];
   for (const op of ops) {
-    for (const e of op.events) if (!skip.has(e.id)) events.push(e);
+    for (const e of op.events) if (!skip.has(e.id)) (e.held ? heldWakes : events).push(e);
     for (const r of op.runs) if (!skip.has(r.runId)) runs.push(r);
     if (op.forwards) for (const f of op.forwards) if (!skip.has(f.key)) forwards.push(f);
   }
   await insertEvents(c, events);
+  if (heldWakes.length > 0) await insertMany(c, 'held_events', EVENT_COLUMNS, sql.events.insertEvent.pgTypes, heldWakes.map(eventValues));
   await insertMany(c, 'runs', RUN_COLUMNS, sql.runs.insertRun.pgTypes, runs.map(runValues), 'queued');
   await insertMany(c, 'outbox', OUTBOX_COLUMNS, sql.outbox.insertOutbox.pgTypes, forwards.map(forwardValues), 'pending');
   await insertRequests(c, requests);

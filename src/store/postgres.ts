@@ -7,9 +7,10 @@ import { pgLeader } from './postgres-leader.js';
 import { pgLimit, pgReads } from './postgres-reader.js';
 import * as ops from './postgres-ops.js';
 import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
-import { acceptBatcher, inTransaction, insertRequests, pgText, type CommitStats } from './postgres-writer.js';
+import { toFlowState, toHeldCounts } from './flow-rows.js';
+import { acceptBatcher, inTransaction, insertRequests, pgText, releaseWakes, type CommitStats } from './postgres-writer.js';
 import type {
-  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward, NewKey,
+  ClaimRules, DeliveryOutcomeRecord, FlowState, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward, NewKey,
   NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
 import { toRun, type RunRow } from './rows.js';
@@ -160,13 +161,19 @@ export class PostgresStore implements Store {
     return this.guard(() => this.reads.countRuns());
   }
 
-  claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {
+  claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
     return this.guard(async () => {
       const n = pgLimit(limit);
       if (n === 0) return [];
       for (let attempt = 0; ; attempt++) {
         try {
-          const rows = await this.tx(async (c) => (await c.query<RunRow>(sql.runs.claimRuns.pg, [n, startedAt, this.instanceId])).rows);
+          const rows = await this.tx(async (c) => {
+            if (!rules) return (await c.query<RunRow>(sql.runs.claimRuns.pg, [n, startedAt, this.instanceId])).rows;
+            await c.query(sql.runs.claimRunsWithRules.pgLock);
+            const limits = Object.entries(rules.limits ?? {});
+            const params = [n, startedAt, this.instanceId, rules.held ?? [], limits.map(([s]) => s), limits.map(([, l]) => l)];
+            return (await c.query<RunRow>(sql.runs.claimRunsWithRules.pg, params)).rows;
+          });
           return rows.sort((a, b) => a.seq - b.seq).map(toRun);
         } catch (err) {
           // Lost the race for a session's one running slot to another claim: try again (it now sees that run).
@@ -174,6 +181,29 @@ export class PostgresStore implements Store {
         }
       }
     });
+  }
+
+  pauseMapping(id: string, paused: boolean): Promise<void> {
+    return this.guard(async () => {
+      if (paused) await this.pool.query(sql.flow.pause.pg, [id, this.maintenance.clock().toISOString()]);
+      else await this.pool.query(sql.flow.resume.pg, [id]);
+    });
+  }
+
+  flowState(): Promise<FlowState> {
+    return this.guard(async () => toFlowState((await this.pool.query<{ name: string; what: string }>(sql.flow.flowState.pg)).rows));
+  }
+
+  releaseWakes(source: string): Promise<number> {
+    return this.guard(() => this.tx((c) => releaseWakes(c, source)));
+  }
+
+  countHeld(): Promise<Record<string, number>> {
+    return this.guard(async () => toHeldCounts((await this.pool.query<{ source: string; n: string }>(sql.flow.countHeld.pg)).rows));
+  }
+
+  takeRate(key: string, limit: number): Promise<number> {
+    return this.guard(async () => Number((await this.pool.query<{ wait: string }>(sql.rates.takeRate.pg, [key, limit])).rows[0]!.wait));
   }
 
   takeOver(limit: number): Promise<TakenOver> {

@@ -27,6 +27,11 @@ export interface NewEvent {
    * commit that stores it (PostgreSQL: NOTIFY, delivered on COMMIT only).
    */
   wakesNow?: boolean;
+  /**
+   * A wake of a paused mapping (CONTRACT.md §14): committed with the others but held out of
+   * the events (and of the heartbeat) until {@link Store.releaseWakes}; it gets its seq then.
+   */
+  held?: boolean;
 }
 
 /** An idempotency key and what it guards (CONTRACT.md §8). */
@@ -47,6 +52,14 @@ export interface NewKey {
 
 export type StoredKey = Pick<NewKey, 'requestHash' | 'status' | 'body' | 'at'>;
 
+/** What a gateway polls of flow control ({@link Store.flowState}). */
+export interface FlowState {
+  /** The paused mappings' ids, in no order. */
+  paused: string[];
+  /** The sources (`mapping:<id>`) that hold wakes. */
+  held: string[];
+}
+
 export interface EventRecord extends NewEvent {
   seq: number;
 }
@@ -55,6 +68,17 @@ export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_o
 export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
 /** The statuses a run ends with: only these may end it, and only runs in these are ever purged. */
 export const ENDED_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'timed_out'];
+
+/**
+ * Flow control in a claim (CONTRACT.md §14), by run `source` (`mapping:<id>`): the runs of a
+ * `held` source (a paused mapping) are not claimed; of a source in `limits`, at most that many
+ * are running at once — across every instance on the same data. Runs that wait for either
+ * stay queued and are not counted against the claim's `limit`.
+ */
+export interface ClaimRules {
+  held?: readonly string[];
+  limits?: Readonly<Record<string, number>>;
+}
 
 export interface ListRunsOptions {
   limit: number;

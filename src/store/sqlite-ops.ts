@@ -18,10 +18,10 @@ import * as sql from './sql/index.js';
  * an object, whose every key is serialized too, and accepts are most of the traffic.
  */
 export type WriteOp =
-  | { kind: 'accept'; events: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string; forwards?: ForwardOp[]; request?: Bind[] }
+  | { kind: 'accept'; events: Bind[][]; held?: Bind[][]; runs: Bind[][]; keys?: KeyOp[]; expiredBefore?: string; forwards?: ForwardOp[]; request?: Bind[] }
   | { kind: 'requests'; rows: Bind[][] }
   | { kind: 'purgeBodies'; now: string; max: number }
-  | { kind: 'claim'; limit: number; startedAt: string }
+  | { kind: 'claim'; limit: number; startedAt: string; rules?: { held: string; limits: string } }
   | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
   | { kind: 'requeue'; runIds: string[] }
   | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; at: string; delivery?: NewDelivery }
@@ -31,6 +31,8 @@ export type WriteOp =
   | { kind: 'settleDelivery'; id: number; outcome: DeliveryOutcomeRecord; effects: SettleEffects }
   | { kind: 'purge'; table: PurgeTable | 'requests'; before: string; after: number; max: number }
   | { kind: 'purgeKeys'; before: string; max: number }
+  | { kind: 'pause'; id: string; paused: boolean; at: string }
+  | { kind: 'releaseWakes'; source: string }
   | { kind: 'inspect' };
 
 /** An idempotency key in an accept: its INSERT's values and the ids of the rows it guards. */
@@ -68,7 +70,13 @@ export class OpError extends Error {
 export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
   const insertEvent = db.prepare(sql.events.insertEvent.sqlite);
   const insertRun = db.prepare(sql.runs.insertRun.sqlite);
+  const insertHeld = db.prepare(sql.flow.insertHeld.sqlite);
+  const pause = db.prepare(sql.flow.pause.sqlite);
+  const resume = db.prepare(sql.flow.resume.sqlite);
+  const releaseMove = db.prepare(sql.flow.releaseWakes.sqlite.move);
+  const releaseRemove = db.prepare(sql.flow.releaseWakes.sqlite.remove);
   const claim = db.prepare<{ limit: number; started_at: string }, RunRow>(sql.runs.claimRuns.sqlite);
+  const claimWithRules = db.prepare<{ limit: number; started_at: string; held: string; limits: string }, RunRow>(sql.runs.claimRunsWithRules.sqlite);
   const finish = db.prepare<Record<string, string | null>, { session_key: string }>(sql.runs.finishRun.sqlite);
   const requeue = db.prepare(sql.runs.requeueRuns.sqlite);
   const settleRun = db.prepare(sql.runs.settleRun.sqlite);
@@ -95,6 +103,7 @@ export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
       case 'accept': {
         if (!op.keys) {
           for (const e of op.events) insertEvent.run(...e);
+          if (op.held) for (const e of op.held) insertHeld.run(...e);
           for (const r of op.runs) insertRun.run(...r);
           if (op.forwards) for (const [, f] of op.forwards) insertOutbox.run(...f);
           if (op.request) insertRequest.run(...op.request);
@@ -111,6 +120,7 @@ export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
           for (const id of k.runs) skip.add(id);
         }
         for (const e of op.events) if (!skip?.has(e[0] as string)) insertEvent.run(...e);
+        if (op.held) for (const e of op.held) if (!skip?.has(e[0] as string)) insertHeld.run(...e);
         for (const r of op.runs) if (!skip?.has(r[0] as string)) insertRun.run(...r);
         if (op.forwards) for (const [key, f] of op.forwards) if (!skip?.has(key)) insertOutbox.run(...f);
         // A request answered as a replay of the first (a key held) is logged as such by its caller.
@@ -120,13 +130,23 @@ export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
       case 'requests':
         for (const r of op.rows) insertRequest.run(...r);
         return undefined;
+      case 'pause':
+        if (op.paused) pause.run(op.id, op.at);
+        else resume.run(op.id);
+        return undefined;
+      case 'releaseWakes': {
+        const moved = releaseMove.run(op.source).changes;
+        releaseRemove.run(op.source);
+        return moved;
+      }
       case 'purgeBodies':
         return purgeBodies.run(op.now, op.max).changes;
       case 'purgeKeys':
         return purgeKeys.run(op.before, op.max).changes;
       case 'claim':
         // RETURNING gives rows in no defined order (https://www.sqlite.org/lang_returning.html).
-        return claim.all({ limit: op.limit, started_at: op.startedAt }).sort((a, b) => a.seq - b.seq);
+        return (op.rules ? claimWithRules.all({ limit: op.limit, started_at: op.startedAt, ...op.rules }) : claim.all({ limit: op.limit, started_at: op.startedAt }))
+          .sort((a, b) => a.seq - b.seq);
       case 'finish': {
         const { end } = op;
         if (!ENDED_STATUSES.includes(end.status)) {

@@ -264,6 +264,24 @@ export const MIGRATIONS: readonly string[] = [
   -- An /agent body's sessionMode as given (issue 32): NULL (not given) and 'persistent'
   -- continue the session's conversation; 'isolated' runs from an empty history.
   ALTER TABLE runs ADD COLUMN session_mode TEXT;
+
+  -- Flow control (CONTRACT.md §14, src/store/sql/flow.ts): the paused mappings, by id, written
+  -- by hookrelay pause / resume and the console; and the wakes of paused mappings, held out of
+  -- events until their mapping is resumed (they get their events seq then, in this order).
+  CREATE TABLE paused (
+    mapping TEXT PRIMARY KEY,
+    at      TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE held_events (
+    seq    INTEGER PRIMARY KEY,
+    id     TEXT NOT NULL UNIQUE,
+    kind   TEXT NOT NULL,
+    text   TEXT NOT NULL,
+    source TEXT NOT NULL,
+    at     TEXT NOT NULL,
+    unsafe INTEGER NOT NULL CHECK (unsafe IN (0, 1))
+  ) STRICT;
+  CREATE INDEX held_events_source ON held_events (source, seq);
   `,
 ];
 

@@ -6,9 +6,11 @@ import Database from 'better-sqlite3';
 import { startMaintenance, type Maintenance, type PurgePort, type PurgeStep } from './maintenance.js';
 import { BATCH_MAX, type StoreOptions } from './options.js';
 import type {
-  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
+  ClaimRules, DeliveryOutcomeRecord, FlowState, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
   NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
+import { toFlowState, toHeldCounts } from './flow-rows.js';
+import { createRateWindow } from './rate-window.js';
 import { requestValues } from './request-rows.js';
 import * as sql from './sql/index.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
@@ -52,6 +54,8 @@ export class SqliteStore implements Store {
   private closing: Promise<void> | undefined;
   /** Whether claimRuns was called: see {@link takeOver}. */
   private claimed = false;
+  /** ratePerMinute's windows: in the process, the only one on this store (rate-window.ts). */
+  private readonly rates = createRateWindow();
   /** Runs takeOver has handed out: each once. */
   private readonly takenOver = new Set<string>();
   private readonly maintenance: Maintenance;
@@ -110,7 +114,8 @@ export class SqliteStore implements Store {
     if (events.length === 0 && runs.length === 0 && !keys?.length) {
       return request ? this.logRequests([request]).then(() => NONE_HELD) : this.read(() => NONE_HELD);
     }
-    const op: WriteOp = { kind: 'accept', events: events.map(eventValues), runs: runs.map(runValues) };
+    const op: WriteOp = { kind: 'accept', events: [], runs: runs.map(runValues) };
+    for (const e of events) (e.held ? (op.held ??= []) : op.events).push(eventValues(e));
     if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
     if (request) op.request = requestValues(request);
     if (!keys?.length) return this.write<undefined>(op).then(() => NONE_HELD);
@@ -152,11 +157,33 @@ export class SqliteStore implements Store {
     return this.read(() => this.reader.countRuns());
   }
 
-  async claimRuns(limit: number, startedAt: string): Promise<RunRecord[]> {
+  async claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
     this.claimed = true;
     if (toLimit(limit) === 0) return this.read(() => []);
-    const rows = await this.write<RunRow[]>({ kind: 'claim', limit: toLimit(limit), startedAt });
+    const op: WriteOp = { kind: 'claim', limit: toLimit(limit), startedAt };
+    if (rules) op.rules = { held: JSON.stringify(rules.held ?? []), limits: JSON.stringify(rules.limits ?? {}) };
+    const rows = await this.write<RunRow[]>(op);
     return rows.map(toRun);
+  }
+
+  pauseMapping(id: string, paused: boolean): Promise<void> {
+    return this.write({ kind: 'pause', id, paused, at: this.maintenance.clock().toISOString() });
+  }
+
+  flowState(): Promise<FlowState> {
+    return this.read(() => toFlowState(this.reader.db.prepare<[], { name: string; what: string }>(sql.flow.flowState.sqlite).all()));
+  }
+
+  releaseWakes(source: string): Promise<number> {
+    return this.write<number>({ kind: 'releaseWakes', source });
+  }
+
+  countHeld(): Promise<Record<string, number>> {
+    return this.read(() => toHeldCounts(this.reader.db.prepare<[], { source: string; n: number }>(sql.flow.countHeld.sqlite).all()));
+  }
+
+  takeRate(key: string, limit: number): Promise<number> {
+    return this.read(() => this.rates.take(key, limit, Date.now()));
   }
 
   /**

@@ -1,5 +1,5 @@
 import type {
-  DeliveryOutcomeRecord, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
+  ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, FlowState, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
   NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
 } from './records.js';
 
@@ -100,9 +100,33 @@ export interface Store {
   /**
    * Atomically moves up to `limit` queued runs to `running` and returns them: the oldest
    * queued run of each session, skipping sessions that already have a running run (one
-   * turn at a time per session).
+   * turn at a time per session). `rules`: flow control (per-mapping concurrency, paused
+   * mappings; {@link ClaimRules}), kept across every instance on the same data.
    */
-  claimRuns(limit: number, startedAt: string): Promise<RunRecord[]>;
+  claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]>;
+  /**
+   * The sliding 60 s window of `key` (a mapping's `ratePerMinute`, CONTRACT.md §14): resolves
+   * 0 when fewer than `limit` were admitted in the last 60 s — this one is then admitted and
+   * counted — else the ms until one more would be (nothing counted). Shared by every instance
+   * on the same data. Called only for mappings that set a rate.
+   */
+  takeRate(key: string, limit: number): Promise<number>;
+  /**
+   * Pauses (`true`) or resumes a mapping, by id (CONTRACT.md §14): stored, so that every
+   * instance and the next start see it. Resuming releases nothing by itself: the gateways that
+   * poll {@link flowState} do ({@link releaseWakes}), so a resume written by the CLI while no
+   * gateway runs is carried out at the next start.
+   */
+  pauseMapping(id: string, paused: boolean): Promise<void>;
+  /** The paused mappings and the sources holding wakes: what each gateway polls (two tiny tables). */
+  flowState(): Promise<FlowState>;
+  /**
+   * Moves the held wakes of `source` (`mapping:<id>`) into the events, oldest first, each getting
+   * its seq now; resolves with how many. Two instances releasing at once move each wake once.
+   */
+  releaseWakes(source: string): Promise<number>;
+  /** Held wakes, and queued runs of paused mappings, per source: `hookrelay_mapping_held`. */
+  countHeld(): Promise<Record<string, number>>;
   /**
    * Ends a run; its summary event, conversation turns and outbox row (`effects.delivery`,
    * the reply to send) are committed with it. Only a `running` run can end: otherwise

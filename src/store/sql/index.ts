@@ -9,3 +9,5 @@ export * as instances from './instances.js';
 export * as outbox from './outbox.js';
 export * as requests from './requests.js';
 export * as runs from './runs.js';
+export * as rates from './rates.js';
+export * as flow from './flow.js';

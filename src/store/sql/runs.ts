@@ -86,6 +86,51 @@ export const claimRuns = {
   RETURNING *`,
 };
 
+/**
+ * {@link claimRuns} under flow rules (records.ts ClaimRules): the same heads, less those of
+ * held sources; then, per limited source, its heads numbered oldest first (`k`) and taken
+ * while k plus its runs already running stays within its limit. Used only when rules are
+ * given, so a gateway without them claims with the statement above.
+ *
+ * SQLite binds `@held` (a JSON array) and `@limits` (a JSON object: source → limit).
+ * PostgreSQL binds $4 held (text[]), $5 and $6 the limits' sources and values; the statement
+ * runs after an advisory lock (postgres.ts) so that two instances' claims cannot both see a
+ * free slot — a window function cannot be combined with FOR UPDATE, and SKIP LOCKED could not
+ * see the other claim's rows anyway. Running runs of a source are few (at most its limit plus
+ * agent.maxConcurrent per instance): the count walks the running runs' index.
+ */
+export const claimRunsWithRules = {
+  sqlite: `
+    UPDATE runs SET status = 'running', started_at = @started_at
+    WHERE seq IN (
+      SELECT h.seq FROM (
+        SELECT ready.seq, runs.source, row_number() OVER (PARTITION BY runs.source ORDER BY ready.seq) AS k
+        FROM ready JOIN runs ON runs.seq = ready.seq
+        WHERE runs.source NOT IN (SELECT value FROM json_each(@held))
+      ) AS h
+      LEFT JOIN json_each(@limits) AS l ON l.key = h.source
+      WHERE l.value IS NULL
+         OR h.k + (SELECT count(*) FROM runs AS r WHERE r.status = 'running' AND r.source = h.source) <= l.value
+      ORDER BY h.seq LIMIT @limit)
+    RETURNING *`,
+  pg: `UPDATE runs SET status = 'running', started_at = $2, instance = $3
+  WHERE status = 'queued' AND seq IN (
+    SELECT h.seq FROM (
+      SELECT q.seq, q.source, row_number() OVER (PARTITION BY q.source ORDER BY q.seq) AS k
+      FROM runs AS q
+      WHERE q.status = 'queued' AND q.source <> ALL($4::text[])
+        AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.session_key = q.session_key AND r.status = 'running')
+        AND NOT EXISTS (SELECT 1 FROM runs AS p WHERE p.session_key = q.session_key AND p.status = 'queued' AND p.seq < q.seq)
+    ) AS h
+    LEFT JOIN unnest($5::text[], $6::int[]) AS l(source, lim) ON l.source = h.source
+    WHERE l.lim IS NULL
+       OR h.k + (SELECT count(*) FROM runs AS r WHERE r.status = 'running' AND r.source = h.source) <= l.lim
+    ORDER BY h.seq LIMIT $1)
+  RETURNING *`,
+  /** Serialises rule-bound claims across instances (pg_advisory_xact_lock's key). */
+  pgLock: "SELECT pg_advisory_xact_lock(hashtext('hookrelay.claim-rules'))",
+};
+
 /** Ends a running run; no row returned: it was not running. */
 export const finishRun = {
   sqlite: `

@@ -9,6 +9,7 @@ import { recordsContract } from './records.js';
 import { retentionContract } from './retention.js';
 import { takeOverContract } from './takeover.js';
 import { requestLogContract } from './request-log.js';
+import { flowContract } from './flow.js';
 
 /**
  * The store specs that every backend must pass (the semantics documented on `Store` in
@@ -29,4 +30,5 @@ export function storeContract(h: Harness): void {
   takeOverContract(h);
   requestLogContract(h);
   callbacksContract(h);
+  flowContract(h);
 }

@@ -1,0 +1,113 @@
+import { expect } from 'chai';
+import { SqliteStore } from '../../../src/store/sqlite.js';
+import { ADMIN_TOKEN, call, freePort, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
+import { startInProcess, TOKEN as IN_PROCESS_TOKEN } from '../../support/in-process.js';
+import { freshDatabase } from '../../support/postgres.js';
+
+const TOKEN = 'flow-rate-token';
+const MAPPINGS = [
+  { id: 'limited', match: { path: 'limited' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'limited {{n}}', ratePerMinute: 2 },
+  { id: 'free', match: { path: 'free' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'free {{n}}' },
+  { id: 'batch', match: { path: 'batch' }, action: 'wake', wakeMode: 'next-heartbeat', forEach: 'items', textTemplate: 'item {{id}}', idempotencyKey: '{{id}}', ratePerMinute: 2 },
+];
+
+/** `ratePerMinute` (CONTRACT.md §14), against the real gateway on each store. */
+describe('flow control: per-mapping ratePerMinute', function () {
+  this.timeout(60000);
+  const gateways: Gateway[] = [];
+  afterEach(async () => {
+    for (const g of gateways.splice(0)) await g.kill();
+  });
+
+  async function gateway(store?: Record<string, unknown>, dir = tmpDir('hookrelay-rate-')): Promise<Gateway> {
+    const g = await startGateway({
+      server: { host: '127.0.0.1', port: await freePort() },
+      dataDir: `${dir}/data`,
+      ...(store ? { store } : {}),
+      hooks: { token: TOKEN, mappings: MAPPINGS },
+      agent: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' },
+      heartbeat: { everySeconds: 3600 },
+    }, { dir });
+    gateways.push(g);
+    return g;
+  }
+  const post = (g: Gateway, path: string, n: number, headers: Record<string, string> = {}) => call(`${g.hooks}/${path}`, { token: TOKEN, json: { n }, headers });
+
+  for (const backend of ['sqlite', 'postgres'] as const) {
+    it(`${backend}: past the rate, 429 rate_limited with Retry-After; replays and refusals do not count; another mapping is unaffected`, async () => {
+      const g = await gateway(backend === 'postgres' ? { kind: 'postgres', url: await freshDatabase('flowrate') } : undefined);
+      const first = await post(g, 'limited', 1, { 'idempotency-key': 'k1' });
+      expect(first.status, first.text).to.equal(200);
+      // A bad request is refused before the window: it does not count.
+      expect((await call(`${g.hooks}/limited`, { token: TOKEN, raw: '{' })).status).to.equal(400);
+      // A replay is answered, and does not count.
+      const again = await post(g, 'limited', 1, { 'idempotency-key': 'k1' });
+      expect(again.status).to.equal(200);
+      expect(again.headers.get('idempotent-replayed')).to.equal('true');
+      expect((await post(g, 'limited', 2)).status).to.equal(200);
+      const refused = await post(g, 'limited', 3);
+      expect(refused.status).to.equal(429);
+      expect(refused.data.error.code).to.equal('rate_limited');
+      expect(refused.data.error.message).to.include('ratePerMinute');
+      const retry = Number(refused.headers.get('retry-after'));
+      expect(retry).to.be.within(55, 60);
+      expect((await post(g, 'limited', 4)).status, 'a refusal did not free anything').to.equal(429);
+      // A replay of a request accepted earlier is still answered while the mapping is limited.
+      expect((await post(g, 'limited', 1, { 'idempotency-key': 'k1' })).status).to.equal(200);
+      for (let n = 1; n <= 5; n++) expect((await post(g, 'free', n)).status, 'the other mapping').to.equal(200);
+      const events = (await call(`${g.hooks}/events?after=0&limit=100`, { token: ADMIN_TOKEN })).data.events.map((e: { text: string }) => e.text);
+      expect(events.filter((t: string) => t.startsWith('limited'))).to.deep.equal(['limited 1', 'limited 2']);
+      const metrics = (await call(`${g.base}/metrics`, { token: ADMIN_TOKEN })).text;
+      expect(metrics).to.match(/^hookrelay_rate_limited_total\{mapping="limited"\} 2$/m);
+    });
+  }
+
+  it('a forEach batch counts once; a batch that is all replays does not count', async () => {
+    const g = await gateway();
+    const batch = (...ids: string[]) => call(`${g.hooks}/batch`, { token: TOKEN, json: { items: ids.map((id) => ({ id })) } });
+    expect((await batch('a', 'b')).status).to.equal(200);
+    const again = await batch('a', 'b');
+    expect(again.status).to.equal(200);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect((await batch('c')).status, 'the replay took no place').to.equal(200);
+    expect((await batch('d')).status).to.equal(429);
+    expect((await batch('a')).status, 'a replay is still answered').to.equal(200);
+  });
+
+  it('postgres: two instances share one window', async () => {
+    const url = await freshDatabase('flowrate2');
+    const a = await gateway({ kind: 'postgres', url });
+    const b = await gateway({ kind: 'postgres', url });
+    expect((await post(a, 'limited', 1)).status).to.equal(200);
+    expect((await post(b, 'limited', 2)).status).to.equal(200);
+    expect((await post(a, 'limited', 3)).status).to.equal(429);
+    expect((await post(b, 'limited', 4)).status).to.equal(429);
+  });
+
+  it('the accept path of a mapping without flow settings does no store work beyond its commit', async () => {
+    const calls: string[] = [];
+    const proto = SqliteStore.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const originals = new Map<string, (...args: unknown[]) => unknown>();
+    for (const name of ['accept', 'findKeys', 'takeRate', 'claimRuns', 'getState', 'listEvents', 'getRun', 'listRuns', 'logRequests']) {
+      const original = proto[name]!;
+      originals.set(name, original);
+      proto[name] = function (this: unknown, ...args: unknown[]) {
+        calls.push(name);
+        return original.apply(this, args);
+      };
+    }
+    const gw = await startInProcess({ hooks: { mappings: [...MAPPINGS, { id: 'slow', match: { path: 'slow' }, messageTemplate: 'x', concurrency: 1 }] } });
+    try {
+      calls.length = 0;
+      const r = await call(`${gw.hooks}/free`, { token: IN_PROCESS_TOKEN, json: { n: 1 } });
+      expect(r.status).to.equal(200);
+      expect(calls).to.deep.equal(['accept']);
+      calls.length = 0;
+      expect((await call(`${gw.hooks}/limited`, { token: IN_PROCESS_TOKEN, json: { n: 1 } })).status).to.equal(200);
+      expect(calls).to.deep.equal(['takeRate', 'accept']);
+    } finally {
+      await gw.stop();
+      for (const [name, original] of originals) proto[name] = original;
+    }
+  });
+});

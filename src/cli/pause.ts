@@ -1,0 +1,49 @@
+import { createRequire } from 'node:module';
+import type { Command } from 'commander';
+import { configOption } from './arguments.js';
+import { load } from './config.js';
+import { fail, orExitAsync } from './exit.js';
+
+// Loaded when the command runs (modules.ts says why; a local loader keeps that shared file untouched).
+const require = createRequire(import.meta.url);
+const pauseControlModule = async (): Promise<typeof import('../store/pause-control.js')> => require('../store/pause-control.ts');
+
+/**
+ * `hookrelay pause MAPPING` / `hookrelay resume MAPPING` (CONTRACT.md §14, docs/flow-control.md):
+ * hold or release a mapping's runs and wakes. Written straight into the store, beside a running
+ * gateway, which sees it within a second; no token (like `events` and `runs`).
+ */
+export function pauseCommands(program: Command): void {
+  program
+    .command('pause')
+    .description("hold a mapping's agent runs and wakes: its requests are still accepted and committed, and carried out, in order, once it is resumed")
+    .argument('<mapping>', 'a mapping id')
+    .addOption(configOption())
+    .action((mapping: string, opts: { config?: string }) => setPaused(mapping, true, opts.config));
+  program
+    .command('resume')
+    .description("release a paused mapping: what it held is carried out, in order")
+    .argument('<mapping>', 'a mapping id')
+    .addOption(configOption())
+    .action((mapping: string, opts: { config?: string }) => setPaused(mapping, false, opts.config));
+}
+
+async function setPaused(mapping: string, paused: boolean, configFile: string | undefined): Promise<void> {
+  const { config } = await load(configFile);
+  // hooks.mappings holds the presets' mappings too (after the config's own).
+  const known = config.hooks.mappings.map((m) => m.id);
+  if (!known.includes(mapping)) {
+    fail(`no mapping "${mapping}" in this config; its mappings are: ${known.length > 0 ? known.join(', ') : '(none)'}`);
+  }
+  const { openPauseControl } = await pauseControlModule();
+  const control = await orExitAsync(() => openPauseControl(config));
+  try {
+    const was = (await control.paused()).includes(mapping);
+    await control.setPaused(mapping, paused);
+    const now = paused ? 'paused' : 'resumed';
+    process.stdout.write(was === paused ? `mapping ${mapping} was already ${paused ? 'paused' : 'running'}\n`
+      : `mapping ${mapping} ${now}${paused ? ': its runs and wakes are held until `hookrelay resume ' + mapping + '`' : ': what it held is carried out, in order'}\n`);
+  } finally {
+    await control.close();
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * The embedded store's per-key sliding 60 s window (ratePerMinute, CONTRACT.md §14): the times
+ * of the last `limit` admitted requests of each key, in this process. SQLite's data-directory
+ * lock means one gateway per store, so the window needs no database work: a request to a
+ * mapping with `ratePerMinute` costs an array lookup and a push. PostgreSQL keeps it in the
+ * database instead (sql/rates.ts), shared by every instance.
+ */
+export interface RateWindow {
+  /** 0: admitted (and counted); else the ms until one more would be. */
+  take(key: string, limit: number, now: number): number;
+}
+
+export const RATE_WINDOW_MS = 60_000;
+
+/** An empty window per key. */
+export function createRateWindow(): RateWindow {
+  /** Admitted times per key, oldest first; never longer than the largest limit asked for. */
+  const hits = new Map<string, number[]>();
+  return {
+    take(key, limit, now) {
+      let times = hits.get(key);
+      if (times === undefined) hits.set(key, (times = []));
+      let gone = 0;
+      while (gone < times.length && times[gone]! <= now - RATE_WINDOW_MS) gone++;
+      if (gone > 0) times.splice(0, gone);
+      if (times.length >= limit) return Math.max(1, times[times.length - limit]! + RATE_WINDOW_MS - now);
+      times.push(now);
+      return 0;
+    },
+  };
+}
