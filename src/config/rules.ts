@@ -10,6 +10,7 @@ import { isPlainObject, type Obj } from './read.js';
 import { SECRET_HEADERS, sessionKeyRule, unconfiguredProvider } from './schema.js';
 import type { Config } from './types.js';
 import { verifyProblems } from './verify.js';
+import { answerProblems } from './answer-rules.js';
 
 /**
  * The hand-written rules of a config: what JSON Schema cannot say (one key against another,
@@ -144,6 +145,7 @@ export function checkMapping(m: Obj, path: string, defaultId: string, problems: 
     problems.push({ path: `${path}.to`, message: `is required with deliver: true and provider: ${m.provider} (or use provider: last, or a transform that returns to)` });
   }
   problems.push(...verifyProblems(m, path));
+  problems.push(...answerProblems(m, path));
   if (typeof m.forEach === 'string') {
     if (/[.[\]]/.test(m.forEach)) problems.push({ path: `${path}.forEach`, message: `must be a top-level key of the payload, not a path (got "${m.forEach}")` });
     else if (PROTO_KEYS.has(m.forEach)) problems.push({ path: `${path}.forEach`, message: `"${m.forEach}" is not allowed as a key` });

@@ -106,6 +106,25 @@ const emailSchema = obj('The e-mail companion (`hookrelay email run`): the IMAP 
   pollSeconds: int('How often the mailbox is checked when the server has no IDLE (and how often IDLE is renewed when it has).', 60, 1, 1740),
 }, { required: ['imap'] });
 
+/** `respond` of an `action: respond` mapping (CONTRACT.md §12); config/answer-rules.ts checks what the schema cannot. */
+const respondSchema = obj('What an `action: respond` mapping answers, with no action: e.g. `{status: 204}` to acknowledge and ignore, or a handshake\'s echo. See "Answering senders" in docs/mappings.md.', {
+  status: int('The status: 200–599; 204, 205 and 304 take no body.', 200, 200, 599),
+  contentType: str('The Content-Type of the body (sent only with a body).', 'application/json', { minLength: 1 }),
+  body: template('The body, in the mapping\'s engine; it sees the request\'s template context. Unset: no body'),
+  headers: {
+    type: 'object',
+    description: 'Further answer headers, name → value (fixed text, not templates). Hop-by-hop headers, Content-Type (use contentType), Content-Length and Set-Cookie are refused.',
+    additionalProperties: { type: 'string' },
+  },
+});
+
+/** `response` of a wake or agent mapping (CONTRACT.md §12). */
+const responseSchema = obj('Replaces the success answer of a wake or agent mapping (errors stay as they are); an idempotent repeat gets the same answer. See "Answering senders" in docs/mappings.md.', {
+  status: { ...int('The status of the success answer: 200–299 (204 and 205 take no body).', undefined, 200, 299), defaultDoc: 'the usual one (200, or hooks.acceptStatus with an agent run)' },
+  contentType: { ...str('The Content-Type of the body.', undefined, { minLength: 1 }), defaultDoc: '`application/json`' },
+  body: { ...template('The body, in the mapping\'s engine; besides the template context it sees `eventId`, `runId`, `sessionKey` (the first action\'s) and `actions` (every action\'s, as the usual answer lists them)'), defaultDoc: 'the usual answer\'s' },
+});
+
 /** One mapping: shared by `hooks.mappings[]` and the preset files (`presets/*.yaml`). */
 export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path}/NAME into one action (or one per item with forEach).', {
   id: str('Stable name of the mapping, used in logs and as the untrusted-content source `mapping:<id>`; must be unique.', undefined, {
@@ -120,13 +139,17 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
       description: 'Required request headers, name → exact value, e.g. `x-github-event: push`; names are case-insensitive, values are compared exactly. The token headers (authorization, x-hookrelay-token, …) never reach mappings and cannot be matched.',
       additionalProperties: { type: 'string' },
     },
+    method: { ...choice(['GET', 'POST'], 'The request method this mapping takes (one per mapping). A GET\'s payload is its query, the token removed. A path whose mappings take only the other method answers 405 with an Allow header.'), defaultDoc: '`POST`' },
+    when: str('A JSONata expression over `{payload, headers, query}`: the mapping matches only when it is truthy (checked after path, source, headers and method). Compiled at load; an evaluation that fails counts as not matching and is logged as a warning.', undefined, { minLength: 1 }),
   }, { default: {} }),
   schema: {
     type: 'object',
     description: 'A JSON Schema (draft 2020-12, formats such as `email` and `date-time` included) the payload must satisfy, checked before anything is rendered; a failing payload is 400 invalid_payload naming the first failing path, e.g. `payload/messages/0/from: must have required property \'from\'`. Compiled at start: a bad schema is a config error.',
   },
   forEach: str('Top-level array of the payload: one action per item (at most hooks.maxFanOut), rendered with the item\'s fields at the top level plus `item`, `index` and `payload`. A plain key, not a path.', undefined, { minLength: 1 }),
-  action: choice(['wake', 'agent'], '`wake`: a system event for the main session; `agent`: one isolated agent turn.', 'agent'),
+  action: choice(['wake', 'agent', 'respond'], '`wake`: a system event for the main session; `agent`: one isolated agent turn; `respond`: answer the sender as `respond` says, with no action.', 'agent'),
+  respond: respondSchema,
+  response: responseSchema,
   wakeMode: choice(WAKE_MODES, '`now` triggers a heartbeat at once; `next-heartbeat` waits for the periodic one.', 'now'),
   engine: choice(['handlebars', 'jsonata'], 'Template language of every template field of this mapping.', 'handlebars'),
   name: template('Label of the run; its summary in the main session is prefixed `[name]`'),

@@ -31,13 +31,15 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export interface ConsoleDeps {
-  engine: Pick<Engine, 'map' | 'fanOut'>;
+  engine: Pick<Engine, 'map' | 'match' | 'fanOut' | 'response' | 'methods'>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest'>;
   /** Replays a kept request through the listener (http/replay.ts). */
   replay: (row: RequestRecord) => Promise<Replayed>;
   hooksPath: string;
   mappings: readonly MappingConfig[];
   maxBodyBytes: number;
+  /** `hooks.acceptStatus`, for the playground's status. */
+  acceptStatus: number;
   auth: Auth;
   sessions: Sessions;
   clientAddress: (req: IncomingMessage) => string;
@@ -88,7 +90,7 @@ export function consoleFactory(): ConsoleFactory {
       signedWith = adminTokens;
       const hooks = config.hooks;
       return createConsole({
-        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
+        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes, acceptStatus: hooks.acceptStatus,
         auth, sessions, clientAddress, trustedPeer, log, now: deps.now, replay,
         servesHost: createHostCheck(config.server, trustedPeer),
       });

@@ -8,6 +8,7 @@ import type { Exchange } from './exchange.js';
 import { kindLabel } from './route-label.js';
 import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
+import type { MappedMethods } from '../engine/engine.js';
 
 export interface GateOptions {
   hooksPath: string;
@@ -20,8 +21,10 @@ export interface GateOptions {
   metrics?: boolean;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
-  /** True when a signature may stand in for the token on POST {hooks.path}/NAME (signatures.ts). */
-  signatureStandsIn: (name: string) => boolean;
+  /** True when a signature may stand in for the token on `method` {hooks.path}/NAME (signatures.ts). */
+  signatureStandsIn: (name: string, method: string) => boolean;
+  /** The methods the mappings take on {hooks.path}/NAME (engine.ts `methods`, from the compiled mappings). */
+  mappedMethods: (name: string) => MappedMethods;
   /** `hooks.keepBodies`: days the request log keeps bodies (request-log.ts). */
   keepBodies?: number;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
@@ -76,7 +79,14 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
         ex.keepBodies = keepBodies;
       }
     }
-    if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !methodAllowed(decided.kind, method)) {
+    if (decided?.kind === 'mapped') {
+      // Each mapping takes one method (CONTRACT.md §12): what a NAME takes is its mappings'.
+      const takes = opts.mappedMethods(decided.name);
+      if (method === 'GET' ? !takes.GET : method !== 'POST' || !takes.POST) {
+        deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${takes.allow}`, { allow: takes.allow });
+        return;
+      }
+    } else if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
       deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
@@ -88,7 +98,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : opts.enabled) {
       const kind = decided ? CREDENTIAL[decided.kind] : 'either';
-      const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name);
+      const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name, method);
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
         ex.error = verdict.code;
