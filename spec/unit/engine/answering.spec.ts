@@ -55,6 +55,20 @@ describe('engine: answering senders', () => {
     });
   });
 
+  describe('JSON body templates in Handlebars', () => {
+    it('{"pong": {{hook_id}} } renders JSON; braces run into a mustache are a config error that says how to write it', async () => {
+      const engine = await engineWith([{ match: { path: 'a' }, action: 'respond', respond: { status: 200, contentType: 'application/json', body: '{"pong": {{hook_id}} }' } }]);
+      try {
+        const result = await engine.map(request('a', { hook_id: 42 }));
+        expect(result.type === 'respond' && JSON.parse(result.answer.body!)).to.deep.equal({ pong: 42 });
+      } finally {
+        await engine.close();
+      }
+      expect(await first({ match: { path: 'a' }, action: 'respond', respond: { status: 200, contentType: 'application/json', body: '{"pong":{{hook_id}}}' } }))
+        .to.match(/^hooks\.mappings\[0\]\.respond\.body: .*triple-stash: in a JSON template put a space between a mustache and a brace of the JSON, e\.g\. \{"pong": \{\{hook_id\}\} \}\)$/);
+    });
+  });
+
   describe('matching', () => {
     let engine: Engine;
     before(async () => {
