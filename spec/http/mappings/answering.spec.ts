@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { call, until } from '../../support/gateway.js';
+import { call, tmpDir, until } from '../../support/gateway.js';
+import { createLogger } from '../../../src/log.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 import { consoleCookie } from '../../console/console-client.js';
 
@@ -15,7 +16,9 @@ import { consoleCookie } from '../../console/console-client.js';
 describe('http: answering senders (match.method, match.when, respond, response)', () => {
   let gw: InProcess;
   const SECRET = 'gh-secret';
+  const logged: Record<string, unknown>[] = [];
   before(async () => {
+    const log = createLogger('warn', { write: (line: string) => { logged.push(JSON.parse(line)); } });
     gw = await startInProcess({
       hooks: {
         mappings: [
@@ -41,7 +44,7 @@ describe('http: answering senders (match.method, match.when, respond, response)'
           { id: 'signed-get', match: { path: 'signed', method: 'GET' }, action: 'respond', respond: { contentType: 'text/plain', body: 'ok' } },
         ],
       },
-    });
+    }, tmpDir(), log);
   });
   after(async () => { await gw.stop(); });
 
@@ -153,6 +156,14 @@ describe('http: answering senders (match.method, match.when, respond, response)'
       const numeric = await call(`${gw.hooks}/alerts`, { token: TOKEN, json: { level: 5, host: 'db3' } });
       expect(numeric.data).to.include({ action: 'wake' });
       expect(await events()).to.include.members(['urgent db1', 'numeric db3']).and.not.include('urgent db2');
+    });
+
+    it('a when that throws is logged as a warning with its mapping and JSONata\'s code, never the payload', async () => {
+      logged.length = 0;
+      await call(`${gw.hooks}/alerts`, { token: TOKEN, json: { level: 'secret-level-text', host: 'db4' } });
+      const warning = await until('the match.when warning', () => logged.find((l) => l.mapping === 'broken-when'));
+      expect(warning).to.include({ level: 40, code: 'T2009', msg: 'match.when failed on a request; the mapping counted as not matching' });
+      expect(JSON.stringify(logged)).to.not.include('secret-level-text');
     });
   });
 
