@@ -13,6 +13,7 @@
 
 import { PROVIDER_SPECS } from '../providers/index.js';
 import { bool, choice, int, obj, secret, str, strList, type SchemaNode } from '../schema-node.js';
+import { respondSchema, responseSchema } from './answer-schema.js';
 
 export const PROVIDERS = ['whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
@@ -105,25 +106,6 @@ const emailSchema = obj('The e-mail companion (`hookrelay email run`): the IMAP 
   snippetChars: int('Length of the snippet: the start of the body on one line.', 200, 20, 2000),
   pollSeconds: int('How often the mailbox is checked when the server has no IDLE (and how often IDLE is renewed when it has).', 60, 1, 1740),
 }, { required: ['imap'] });
-
-/** `respond` of an `action: respond` mapping (CONTRACT.md §12); config/answer-rules.ts checks what the schema cannot. */
-const respondSchema = obj('What an `action: respond` mapping answers, with no action: e.g. `{status: 204}` to acknowledge and ignore, or a handshake\'s echo. See "Answering senders" in docs/mappings.md.', {
-  status: int('The status: 200–599; 204, 205 and 304 take no body.', 200, 200, 599),
-  contentType: str('The Content-Type of the body (sent only with a body).', 'application/json', { minLength: 1 }),
-  body: template('The body, in the mapping\'s engine; it sees the request\'s template context. Unset: no body'),
-  headers: {
-    type: 'object',
-    description: 'Further answer headers, name → value (fixed text, not templates). Hop-by-hop headers, Content-Type (use contentType), Content-Length and Set-Cookie are refused.',
-    additionalProperties: { type: 'string' },
-  },
-});
-
-/** `response` of a wake or agent mapping (CONTRACT.md §12). */
-const responseSchema = obj('Replaces the success answer of a wake or agent mapping (errors stay as they are); an idempotent repeat gets the same answer. See "Answering senders" in docs/mappings.md.', {
-  status: { ...int('The status of the success answer: 200–299 (204 and 205 take no body).', undefined, 200, 299), defaultDoc: 'the usual one (200, or hooks.acceptStatus with an agent run)' },
-  contentType: { ...str('The Content-Type of the body.', undefined, { minLength: 1 }), defaultDoc: '`application/json`' },
-  body: { ...template('The body, in the mapping\'s engine; besides the template context it sees `eventId`, `runId`, `sessionKey` (the first action\'s) and `actions` (every action\'s, as the usual answer lists them)'), defaultDoc: 'the usual answer\'s' },
-});
 
 /** One mapping: shared by `hooks.mappings[]` and the preset files (`presets/*.yaml`). */
 export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path}/NAME into one action (or one per item with forEach).', {
