@@ -37,7 +37,7 @@ export interface GateOptions {
  * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
  *
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
- * against the auth budget) → a console replay's marker (replay.ts), which stands in for the
+ * against the auth budget; a mapped hook takes the methods of its mappings, §12) → a console replay's marker (replay.ts), which stands in for the
  * credential on exactly the send route it replays → a credential for anything under the hooks path and for `/metrics`,
  * however it was spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
  * read): the kind the route takes ({@link CREDENTIAL}: a hooks token sends, the admin token
