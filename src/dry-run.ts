@@ -73,7 +73,7 @@ export async function dryRun(
   if (route?.kind !== 'mapped') {
     throw new DryRunProblem('name', route?.hooks && route.kind !== 'none'
       ? `${route.name} is a built-in endpoint (${hooksPath}/${route.name}), not a mapping: give the NAME of a mapping's match.path`
-      : `${JSON.stringify(req.name)} is not a hook name: give the NAME in POST ${hooksPath}/NAME`);
+      : `${JSON.stringify(req.name)} is not a hook name: give the NAME in POST ${hooksPath}/NAME`, { status: 404, code: 'not_found' });
   }
   const method = req.method ?? 'POST';
   const takes = engine.methods(route.name);

@@ -14,9 +14,21 @@ import type { Exchange } from './exchange.js';
 
 const ENVELOPE = '{"mappingAnswer":';
 
+/**
+ * A mapping's body may echo what a request sent (a challenge, a field) under a type the
+ * operator chose, on the origin the console lives on: a browser must never run it as a page
+ * of that origin (a reflected script could reach the console with its session). `sandbox`
+ * gives such a document an opaque origin and `default-src 'none'` lets it load nothing; no
+ * webhook sender reads either. A mapping's own `respond.headers` may still set them otherwise.
+ */
+const CONTAINED: Readonly<OutgoingHttpHeaders> = Object.freeze({
+  'content-security-policy': "default-src 'none'; sandbox",
+  'x-content-type-options': 'nosniff',
+});
+
 /** Writes a mapping's answer: its status, its headers, and its body with its content type (a bodiless status gets neither). */
 export function answerMapping(ex: Exchange, a: MappingAnswer): void {
-  const headers: OutgoingHttpHeaders = { ...a.headers };
+  const headers: OutgoingHttpHeaders = { ...CONTAINED, ...a.headers };
   const body = a.body === undefined || a.status === 204 || a.status === 205 || a.status === 304 ? undefined : a.body;
   if (body !== undefined) {
     headers['content-type'] = a.contentType;

@@ -85,6 +85,9 @@ describe('http: answering senders (match.method, match.when, respond, response)'
       expect(r.text).to.equal('abc123');
       expect(r.headers.get('content-type')).to.equal('text/plain');
       expect(r.headers.get('cache-control')).to.equal('no-store');
+      // An echo of what a request sent never runs as a page of the console's origin.
+      expect(r.headers.get('content-security-policy')).to.equal("default-src 'none'; sandbox");
+      expect(r.headers.get('x-content-type-options')).to.equal('nosniff');
       // The POST of the same path is the other mapping's.
       const post = await call(`${gw.hooks}/feed`, { token: TOKEN, json: { n: 1 } });
       expect(post.status, post.text).to.equal(200);
