@@ -1,7 +1,7 @@
 import type { Config, LoadedConfig } from './config/types.js';
 import { ConfigError } from './config/errors.js';
 import { flushLog, logDropped, type Logger } from './log.js';
-import { createEngine, type Engine } from './engine/engine.js';
+import { createEngine, type Engine, type WhenFailure } from './engine/engine.js';
 import { createReloader } from './reload.js';
 import { createRuntime } from './dispatch/runtime.js';
 import { createRequestLog } from './store/request-log.js';
@@ -61,6 +61,9 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     requestLog,
     onDropped: (mappingId: string, dropped: number) =>
       log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),
+    // The code only: a JSONata message may quote payload values (STYLE.md "expose or log").
+    onWhenFailed: (f: WhenFailure) =>
+      log.warn({ mapping: f.mappingId, code: f.code }, 'match.when failed on a request; the mapping counted as not matching'),
   });
   const listener = await listen(config, deps(engine), log).catch(async (err: NodeJS.ErrnoException) => {
     await requestLog.close();

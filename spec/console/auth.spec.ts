@@ -123,7 +123,7 @@ describe('console: sign-in, sessions and the session check (plain HTTP)', functi
     expect(bare.status).to.equal(403);
     expect(bare.headers.get('set-cookie')).to.equal(null);
     const ok = await send('/console/playground', { method: 'POST', headers: { cookie, 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ name: 'gh', payload: '{"x":1}' }) });
-    expect(await ok.json()).to.deep.equal({ ok: true, output: { mapping: 'gh', action: 'wake', text: 'push 1', mode: 'now' } });
+    expect(await ok.json()).to.deep.equal({ ok: true, output: { mapping: 'gh', status: 200, action: 'wake', text: 'push 1', mode: 'now' } });
   });
 
   it('logout clears the cookie and ends the session: the old cookie no longer opens anything', async () => {

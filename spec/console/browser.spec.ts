@@ -139,7 +139,7 @@ describe('console in headless Chromium', function () {
     await page.fill('#pg-payload', JSON.stringify({ title: XSS }));
     await page.click('#playground button[type=submit]');
     await page.waitForSelector('#playground-output[data-state="ok"]');
-    expect(JSON.parse((await page.textContent('#playground-output'))!)).to.deep.equal({ mapping: 'alerts', action: 'wake', text: `Alert: ${XSS}`, mode: 'now' });
+    expect(JSON.parse((await page.textContent('#playground-output'))!)).to.deep.equal({ mapping: 'alerts', status: 200, action: 'wake', text: `Alert: ${XSS}`, mode: 'now' });
     expect(await page.locator('body img').count()).to.equal(0);
     await expectNothingRan();
   });

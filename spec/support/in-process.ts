@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { configFromObject } from '../../src/config/load.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 import { start, type Running } from '../../src/serve.js';
 import { ADMIN_TOKEN, freePort, tmpDir, withAdminToken } from './gateway.js';
 
@@ -18,9 +18,10 @@ export interface InProcess {
 
 /**
  * The real app (config loader, engine, SQLite store, runtime, listener) in this process on
- * a free port: HTTP specs talk to it over real sockets. `raw` is merged onto a minimal config.
+ * a free port: HTTP specs talk to it over real sockets. `raw` is merged onto a minimal config;
+ * `log` receives its log (default: none).
  */
-export async function startInProcess(raw: Record<string, any> = {}, dir = tmpDir()): Promise<InProcess> {
+export async function startInProcess(raw: Record<string, any> = {}, dir = tmpDir(), log: Logger = silentLogger): Promise<InProcess> {
   const port = await freePort();
   const config = {
     ...raw,
@@ -31,7 +32,7 @@ export async function startInProcess(raw: Record<string, any> = {}, dir = tmpDir
     heartbeat: { everySeconds: 3600, ...raw.heartbeat },
   };
   const loaded = configFromObject(config, path.join(dir, 'hookrelay.yaml'), {});
-  const running = await start(loaded, silentLogger);
+  const running = await start(loaded, log);
   const base = running.listener.url;
   return { running, base, hooks: `${base}${loaded.config.hooks.path}`, dir, stop: () => running.stop() };
 }

@@ -15,10 +15,10 @@ import { makeConfig, type ConfigInput } from './engine/make-config.js';
  *
  *   { "name": "…",
  *     "config": { "hooks": { "mappings": [ … ] }, "agent": { … } },   // merged onto the defaults
- *     "request": { "name": "github", "payload": { … }, "headers"?: { … }, "query"?: { … } }
+ *     "request": { "name": "github", "method"?: "GET", "payload": { … }, "headers"?: { … }, "query"?: { … } }
  *              | { "direct": "wake" | "agent", "body": … },
  *     "expect": { "action": { …subset… } } | { "actions": [ …subsets… ], "dropped"?: n }
- *             | { "skipped": true } | { "no_match": true }
+ *             | { "skipped": true } | { "no_match": true } | { "respond": { …subset of the answer… } }
  *             | { "error": "<code>", "message"?: "<exact message>" }
  *             | { "configError": ["hooks.mappings[0].messageTemplate", …] } }
  *
@@ -31,6 +31,7 @@ interface Case {
   config?: ConfigInput;
   request: {
     name?: string;
+    method?: 'GET' | 'POST';
     payload?: Record<string, unknown>;
     headers?: Record<string, string>;
     query?: Record<string, string>;
@@ -43,6 +44,7 @@ interface Case {
     dropped?: number;
     skipped?: boolean;
     no_match?: boolean;
+    respond?: Record<string, unknown>;
     error?: string;
     message?: string;
     configError?: string[];
@@ -74,7 +76,7 @@ async function run(spec: Case): Promise<MapResult | Record<string, unknown>> {
     if (r.direct === 'wake') return { type: 'actions', actions: [engine.wake(r.body)] };
     if (r.direct === 'agent') return { type: 'actions', actions: [engine.agent(r.body)] };
     const name = r.name ?? '';
-    return await engine.map({ name, payload: r.payload ?? {}, headers: r.headers ?? {}, query: r.query ?? {}, url: `/hooks/${name}`, now: NOW });
+    return await engine.map({ name, method: r.method, payload: r.payload ?? {}, headers: r.headers ?? {}, query: r.query ?? {}, url: `/hooks/${name}`, now: NOW });
   } finally {
     await engine.close(); // its transform workers
   }
@@ -98,6 +100,10 @@ function check(spec: Case, outcome: unknown): void {
   const result = outcome as Record<string, unknown>;
   if (want.no_match) return void expect(result.type).to.equal('no_match');
   if (want.skipped) return void expect(result.type).to.equal('skipped');
+  if (want.respond) {
+    expect(result.type, JSON.stringify(result)).to.equal('respond');
+    return void expect(result.answer).to.deep.include(want.respond);
+  }
   expect(result.type).to.equal('actions');
   const expected = want.actions ?? [want.action!];
   const actual = result.actions as Record<string, unknown>[];

@@ -8,6 +8,7 @@ import { dryRunModule, fixturesModule, printableModule } from './modules.js';
 interface TestOptions {
   payload?: string;
   fixtures?: string;
+  method: string;
   config?: string;
   header: string[];
   query: string[];
@@ -22,9 +23,10 @@ interface TestOptions {
 export function testCommand(program: Command): void {
   program
     .command('test')
-    .description('dry run: resolve POST {path}/NAME against a payload and print the resulting action as one line of JSON; dispatches nothing. With --fixtures DIR: check every fixture in DIR')
+    .description('dry run: resolve POST {path}/NAME (or GET) against a payload and print the resulting action, or the mapping\'s own answer, with the status the listener would answer, as one line of JSON; dispatches nothing. With --fixtures DIR: check every fixture in DIR')
     .argument('[name]', 'the hook name, i.e. the NAME in POST {hooks.path}/NAME')
-    .option('-p, --payload <file>', 'the request body, read as the listener reads it: JSON, or form data with --header content-type=application/x-www-form-urlencoded')
+    .option('-p, --payload <file>', 'the request body, read as the listener reads it: JSON, or form data with --header content-type=application/x-www-form-urlencoded (required with POST)')
+    .option('-X, --method <method>', 'POST, or GET for a mapping with match.method: GET (its payload is the --query)', 'POST')
     .option('--fixtures <dir>', 'run every fixture (*.json, *.yaml, *.yml) in this folder and print one line each; exit 1 when any failed')
     .addOption(configOption())
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
@@ -41,19 +43,21 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
     return fixturesAction(opts.fixtures, opts.config);
   }
   if (name === undefined) fail('give the NAME of a hook (or --fixtures DIR)');
-  if (opts.payload === undefined) fail("required option '-p, --payload <file>' not specified");
   const { loaded, engine } = await compile(opts.config);
   const { dryRun, DryRunProblem } = await dryRunModule();
   const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());
-  let bytes: Buffer;
+  const method = opts.method.toUpperCase();
+  if (method !== 'GET' && method !== 'POST') fail(`--method ${opts.method}: give POST or GET`);
+  if (method === 'POST' && opts.payload === undefined) fail('--payload FILE is required (a POST has a body; a GET\'s payload is its --query)');
+  let bytes = Buffer.alloc(0);
   try {
-    bytes = readFileSync(opts.payload!);
+    if (opts.payload !== undefined) bytes = readFileSync(opts.payload);
   } catch (e) {
     fail(`--payload ${opts.payload}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
-    const out = await dryRun(engine, loaded.config.hooks.path, { name, body: bytes, headers, query, now: new Date() });
+    const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date() }, { acceptStatus: loaded.config.hooks.acceptStatus });
     process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;

@@ -11,6 +11,7 @@ import { isPlainObject, type Obj } from './read.js';
 import { SECRET_HEADERS, sessionKeyRule, unconfiguredProvider, wholeSeconds } from './schema.js';
 import type { Config } from './types.js';
 import { verifyProblems } from './verify.js';
+import { answerProblems } from './answer-rules.js';
 
 /**
  * The hand-written rules of a config: what JSON Schema cannot say (one key against another,
@@ -151,6 +152,7 @@ export function checkMapping(m: Obj, path: string, defaultId: string, problems: 
   if (m.maxBodyBytes !== undefined && (!isPlainObject(m.match) || typeof m.match.path !== 'string' || m.match.path === '')) {
     problems.push({ path: `${path}.match.path`, message: 'is required with maxBodyBytes: the body limit is decided from the request path (POST {hooks.path}/NAME) before the body is read' });
   }
+  problems.push(...answerProblems(m, path));
   if (typeof m.forEach === 'string') {
     if (/[.[\]]/.test(m.forEach)) problems.push({ path: `${path}.forEach`, message: `must be a top-level key of the payload, not a path (got "${m.forEach}")` });
     else if (PROTO_KEYS.has(m.forEach)) problems.push({ path: `${path}.forEach`, message: `"${m.forEach}" is not allowed as a key` });

@@ -13,6 +13,7 @@
 
 import { PROVIDER_SPECS } from '../providers/index.js';
 import { bool, choice, int, obj, secret, str, strList, type SchemaNode } from '../schema-node.js';
+import { respondSchema, responseSchema } from './answer-schema.js';
 
 export const PROVIDERS = ['whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
@@ -135,13 +136,17 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
       description: 'Required request headers, name → exact value, e.g. `x-github-event: push`; names are case-insensitive, values are compared exactly. The token headers (authorization, x-hookrelay-token, …) never reach mappings and cannot be matched.',
       additionalProperties: { type: 'string' },
     },
+    method: { ...choice(['GET', 'POST'], 'The request method this mapping takes (one per mapping). A GET\'s payload is its query, the token removed. A path whose mappings take only the other method answers 405 with an Allow header.'), defaultDoc: '`POST`' },
+    when: str('A JSONata expression over `{payload, headers, query}`: the mapping matches only when it is truthy (checked after path, source, headers and method). Compiled at load; an evaluation that fails counts as not matching and is logged as a warning.', undefined, { minLength: 1 }),
   }, { default: {} }),
   schema: {
     type: 'object',
     description: 'A JSON Schema (draft 2020-12, formats such as `email` and `date-time` included) the payload must satisfy, checked before anything is rendered; a failing payload is 400 invalid_payload naming the first failing path, e.g. `payload/messages/0/from: must have required property \'from\'`. Compiled at start: a bad schema is a config error.',
   },
   forEach: str('Top-level array of the payload: one action per item (at most hooks.maxFanOut), rendered with the item\'s fields at the top level plus `item`, `index` and `payload`. A plain key, not a path.', undefined, { minLength: 1 }),
-  action: choice(['wake', 'agent'], '`wake`: a system event for the main session; `agent`: one isolated agent turn.', 'agent'),
+  action: choice(['wake', 'agent', 'respond'], '`wake`: a system event for the main session; `agent`: one isolated agent turn; `respond`: answer the sender as `respond` says, with no action.', 'agent'),
+  respond: respondSchema,
+  response: responseSchema,
   wakeMode: choice(WAKE_MODES, '`now` triggers a heartbeat at once; `next-heartbeat` waits for the periodic one.', 'now'),
   engine: choice(['handlebars', 'jsonata'], 'Template language of every template field of this mapping.', 'handlebars'),
   name: template('Label of the run; its summary in the main session is prefixed `[name]`'),

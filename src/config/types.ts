@@ -12,11 +12,15 @@ export type TemplateLanguage = 'handlebars' | 'jsonata';
 export interface MappingConfig {
   id: string;
   /** `headers` names are lower-case after load. */
-  match: { path?: string; source?: string; headers?: Record<string, string> };
+  match: { path?: string; source?: string; headers?: Record<string, string>; method?: 'GET' | 'POST'; when?: string };
   /** A JSON Schema (draft 2020-12) the payload must satisfy. */
   schema?: Record<string, unknown>;
   forEach?: string;
-  action: 'wake' | 'agent';
+  action: 'wake' | 'agent' | 'respond';
+  /** What an `action: respond` mapping answers (CONTRACT.md §12). */
+  respond?: RespondConfig;
+  /** Replaces a wake or agent mapping's success answer. */
+  response?: ResponseConfig;
   wakeMode: WakeMode;
   engine: TemplateLanguage;
   name?: string;
@@ -47,6 +51,21 @@ export interface MappingConfig {
   concurrency?: number;
   /** Flow control: at most this many accepted requests in any sliding 60 s. */
   ratePerMinute?: number;
+}
+
+/** `respond` of a mapping: defaults filled at load. */
+export interface RespondConfig {
+  status: number;
+  contentType: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/** `response` of a wake or agent mapping. */
+export interface ResponseConfig {
+  status?: number;
+  contentType?: string;
+  body?: string;
 }
 
 export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac' | 'meta';

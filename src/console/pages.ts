@@ -137,10 +137,12 @@ ${mappings.map((m) => html`<tr>
 <h2 id="playground-title">Playground</h2>
 <p class="hint">Renders a payload through the mappings exactly as <code>hookrelay test</code> does. Nothing is dispatched or stored.</p>
 <form id="playground" class="playground" method="post" action="/console/playground">
-<label for="pg-name">POST ${hooksPath}/</label>
+<label for="pg-method">Method</label>
+<select id="pg-method" name="method"><option>POST</option><option>GET</option></select>
+<label for="pg-name">${hooksPath}/</label>
 <input id="pg-name" name="name" list="pg-names" required placeholder="NAME" value="${names[0] ?? ''}">
 <datalist id="pg-names">${names.map((n) => html`<option value="${n}">`)}</datalist>
-<label for="pg-payload">Payload (JSON)</label>
+<label for="pg-payload">Payload (JSON; a GET's payload is its query)</label>
 <textarea id="pg-payload" name="payload" rows="10" spellcheck="false">{}</textarea>
 <div class="pair">
 <div><label for="pg-headers">Headers, one <code>name: value</code> a line</label>
@@ -156,8 +158,10 @@ ${mappings.map((m) => html`<tr>
 
 function matchText(m: MappingConfig, hooksPath: string): string {
   const parts = [m.match.path === undefined ? `${hooksPath}/*` : `${hooksPath}/${m.match.path}`];
+  if (m.match.method === 'GET') parts.unshift('GET');
   if (m.match.source !== undefined) parts.push(`source=${m.match.source}`);
   for (const [k, v] of Object.entries(m.match.headers ?? {})) parts.push(`${k}: ${v}`);
+  if (m.match.when !== undefined) parts.push(`when ${m.match.when}`);
   return parts.join(' · ');
 }
 

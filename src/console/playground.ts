@@ -7,31 +7,40 @@ import { readBody } from './read-body.js';
 
 /** The playground: a payload rendered through the mappings as `hookrelay test` does; nothing is dispatched or stored. */
 export interface PlaygroundDeps {
-  engine: Pick<Engine, 'map' | 'fanOut' | 'match'>;
+  engine: Pick<Engine, 'map' | 'match' | 'fanOut' | 'response' | 'methods'>;
   hooksPath: string;
+  /** `hooks.acceptStatus`: the status the dry run says an accepted agent action gets. */
+  acceptStatus: number;
   maxBodyBytes: number;
   now: () => Date;
 }
 
-/** POST `/console/playground`: `{name, payload, headers, query}` in JSON → `{ok, output}` or `{ok, problem}`. */
+/**
+ * POST `/console/playground`: `{name, method?, payload, headers, query}` in JSON → `{ok, output}`
+ * or `{ok, problem}`; the output is `hookrelay test`'s, with the status the listener would
+ * answer and a mapping's own `response`.
+ */
 export async function playground(deps: PlaygroundDeps, ex: Exchange): Promise<void> {
   // The body is a payload, headers and a query in JSON: room for a payload of maxBodyBytes, escaped.
   const raw = await readBody(ex.req, deps.maxBodyBytes * 2 + 16 * 1024);
-  let input: { name?: unknown; payload?: unknown; headers?: unknown; query?: unknown };
+  let input: { name?: unknown; method?: unknown; payload?: unknown; headers?: unknown; query?: unknown };
   try {
     input = JSON.parse(raw.toString('utf8'));
   } catch {
     throw new HookError('invalid_json', 'the playground request is not JSON');
   }
   const headers = headerLines(text(input.headers, 'headers'));
+  const method = text(input.method, 'method') || 'POST';
+  if (method !== 'GET' && method !== 'POST') throw new HookError('invalid_payload', 'method: must be GET or POST');
   try {
     const output = await dryRun(deps.engine, deps.hooksPath, {
       name: text(input.name, 'name').replace(/^\/+/, ''),
+      method,
       body: Buffer.from(text(input.payload, 'payload'), 'utf8'),
       headers,
       query: text(input.query, 'query').replace(/^\?/, ''),
       now: deps.now(),
-    });
+    }, { acceptStatus: deps.acceptStatus });
     answerJson(ex, 200, { ok: true, output });
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;

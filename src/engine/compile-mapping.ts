@@ -12,11 +12,21 @@ import { callTransform, stepFailed, type TransformOverride } from './transform-c
 import type { LoadedTransform, TransformFn } from './transform-module.js';
 import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
+import type { MappingAnswer } from '../mapping-answer.js';
+import { compileAnswerParts, renderRespond, renderResponse, type AnswerParts, type Render } from './mapping-answers.js';
 
 /** A mapping ready for requests: everything compiled, its transform loaded. */
 export interface CompiledMapping {
   id: string;
   match: { path?: string; source?: string };
+  /** `match.method`: the one method it takes. */
+  method: 'GET' | 'POST';
+  /** `match.when`, compiled: the JSONata value over `{payload, headers, query}` (mapping-answers.ts `whenHolds`). */
+  when?: AnswerParts['when'];
+  /** `action: respond`: its answer for a request, in place of any action. */
+  respond?: (req: HookRequest, now: string) => Promise<MappingAnswer>;
+  /** `response`: the answer for an accepted request, from its ids and the usual answer. */
+  response?: (req: HookRequest, now: string, accepted: readonly Record<string, unknown>[], usual: { status: number; body: string }) => Promise<MappingAnswer>;
   /** `match.headers` as [lower-case name, exact value] pairs; empty when none. */
   headers: readonly (readonly [string, string])[];
   forEach?: string;
@@ -52,10 +62,11 @@ export interface MappingParts {
   keyField?: Field;
   transform?: TransformFn;
   checkPayload?: PayloadCheck;
+  /** `match.when`, `respond.body`, `response.body`. */
+  answers: AnswerParts;
 }
 
 type Body = Record<string, unknown>;
-type Render = (context: Body) => string | Promise<string>;
 
 interface Field {
   /** The action field it fills. */
@@ -124,13 +135,14 @@ export async function compileMapping(
     if ('problem' in loaded) problems.push({ path: `${at}.transform.${loaded.key}`, message: loaded.problem });
     else transform = loaded.fn;
   }
+  const answers = compileAnswerParts(mapping, at, compile, deps.jsonataLimits, problems, skip);
   if (problems.length > before) return undefined;
-  return { agentFields, wakeFields, keyField, transform, checkPayload };
+  return { agentFields, wakeFields, keyField, transform, checkPayload, answers };
 }
 
 /** A compiled mapping ready for requests. */
 export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: BuildDeps): CompiledMapping {
-  const { agentFields, wakeFields, keyField, transform, checkPayload } = parts;
+  const { agentFields, wakeFields, keyField, transform, checkPayload, answers } = parts;
   const { id, action: defaultKind, wakeMode } = mapping;
   const origin: ActionOrigin = {
     source: `mapping:${id}`,
@@ -166,7 +178,8 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
   }
 
   async function produce(req: HookRequest, now: string, item: unknown, index: number): Promise<Action | null> {
-    let kind = defaultKind;
+    // A respond mapping answers through `respond` and is never asked for an action (engine.ts).
+    let kind = defaultKind as 'wake' | 'agent';
     let override: TransformOverride | null | undefined;
     if (transform) {
       override = await callTransform(transform, transformInput(req, now, item, index), id);
@@ -207,6 +220,10 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     id,
     match: mapping.match,
     headers: Object.entries(mapping.match.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value] as const),
+    method: mapping.match.method ?? 'POST',
+    when: answers.when,
+    respond: mapping.action === 'respond' ? (req, now) => renderRespond(mapping, answers.respondBody, req, now) : undefined,
+    response: mapping.response ? (req, now, accepted, usual) => renderResponse(mapping, answers.responseBody, req, now, accepted, usual) : undefined,
     forEach: mapping.forEach,
     keyed: keyField !== undefined,
     checkPayload,

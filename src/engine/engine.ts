@@ -9,6 +9,13 @@ import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
 import { createValidator } from './validate.js';
 import { callbackField, withCallback } from './callback-field.js';
 import { HookError } from '../errors.js';
+import type { MappingAnswer } from '../mapping-answer.js';
+import { whenHolds, type WhenFailure } from './mapping-answers.js';
+
+export type { WhenFailure };
+
+/** Renders a mapping's `response` ({@link Engine.response}). */
+export type ResponseRenderer = (req: HookRequest, accepted: readonly Record<string, unknown>[], usual: { status: number; body: string }) => Promise<MappingAnswer>;
 
 /** Injection points for specs, `hookrelay test` and the benchmark. */
 export interface EngineOptions {
@@ -37,21 +44,61 @@ export interface Engine {
    * idempotency key. Lets the listener check and look a header key up on the match before
    * mapping it (`map(req, matched)`).
    */
-  match(req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): Matched | undefined;
+  match(req: MatchRequest): Promise<MatchOutcome>;
+  /**
+   * The renderer of a mapping's `response` (CONTRACT.md §12), or undefined when it has none:
+   * the answer of a request accepted as `accepted` (each action's entry of the usual answer),
+   * `usual` being what would be answered without it.
+   */
+  response(mappingId: string): ResponseRenderer | undefined;
   /** A direct `POST {path}/wake` body. Throws HookError `invalid_payload`. */
   wake(body: unknown): WakeAction;
   /** A direct `POST {path}/agent` body. Throws HookError. */
   agent(body: unknown): AgentAction;
+  /**
+   * The methods the mappings take on `POST|GET {path}/NAME` (CONTRACT.md §12), computed at
+   * load: the gate answers 405 with its `allow` for any other. A NAME no mapping can take
+   * takes POST (and is 404 `no_mapping` once the token is checked).
+   */
+  methods(name: string): MappedMethods;
   /** True when the mapping has `forEach` (its answer lists `actions`, CONTRACT.md §6). */
   fanOut(mappingId: string): boolean;
   /** Stops the transform workers (serve's stop, and the CLI's test and check). */
   close(): Promise<void>;
 }
 
+/** The methods of a NAME ({@link Engine.methods}): the `Allow` header's text, and each one. */
+export interface MappedMethods {
+  readonly allow: string;
+  readonly GET: boolean;
+  readonly POST: boolean;
+}
+
+/** The methods a NAME takes: those of the mappings that can match it (POST when none can). */
+function methodsOf(mappings: readonly CompiledMapping[]): MappedMethods {
+  const GET = mappings.some((m) => m.method === 'GET');
+  const POST = !GET || mappings.some((m) => m.method === 'POST');
+  return Object.freeze({ allow: [GET && 'GET', POST && 'POST'].filter(Boolean).join(', '), GET, POST });
+}
+
 /** A request's match ({@link Engine.match}). */
 export interface Matched {
   mappingId: string;
   keyed: boolean;
+  /** An `action: respond` mapping: it answers, and acts on nothing. */
+  respond: boolean;
+}
+
+/** What matching needs of a request. */
+export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'query' | 'method'>;
+
+/**
+ * The outcome of matching: the mapping, if any, and the `match.when` expressions that threw on
+ * the way (each counted as not matching; the listener logs them, the dry run shows them).
+ */
+export interface MatchOutcome {
+  matched?: Matched;
+  failures?: WhenFailure[];
 }
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
@@ -95,6 +142,9 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const validator = build.validator;
   const mappings = hooks.mappings.map((m, i) => buildMapping(m, parts[i]!, build));
   const match = createMatcher(mappings);
+  const anyNameMethods = methodsOf(mappings.filter((m) => m.match.path === undefined));
+  const methodsByName = new Map(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path]))
+    .map((name) => [name, methodsOf(mappings.filter((c) => c.match.path === undefined || c.match.path === name))]));
   const byId = new Map(mappings.map((m) => [m.id, m]));
   const maxFanOut = hooks.maxFanOut;
   const fanOutIds = new Set(mappings.filter((m) => m.forEach !== undefined).map((m) => m.id));
@@ -122,22 +172,31 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
     async map(req, matched) {
-      const mapping = matched === undefined ? match(req) : byId.get(matched.mappingId);
+      const mapping = matched === undefined ? (await match(req)).mapping : byId.get(matched.mappingId);
       if (!mapping) return NO_MATCH;
       mapping.checkPayload?.(req.payload);
       const now = (req.now ?? clock()).toISOString();
+      if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
       if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);
       const action = await mapping.act(req, now, undefined, -1);
       if (action === null) return { type: 'skipped', mappingId: mapping.id };
       return { type: 'actions', mappingId: mapping.id, actions: [action] };
     },
-    match(req) {
-      const mapping = match(req);
-      return mapping && { mappingId: mapping.id, keyed: mapping.keyed };
+    async match(req) {
+      const { mapping, failures } = await match(req);
+      const outcome: MatchOutcome = {};
+      if (mapping) outcome.matched = { mappingId: mapping.id, keyed: mapping.keyed, respond: mapping.respond !== undefined };
+      if (failures) outcome.failures = failures;
+      return outcome;
+    },
+    response(mappingId) {
+      const render = byId.get(mappingId)?.response;
+      return render && ((req, accepted, usual) => render(req, (req.now ?? clock()).toISOString(), accepted, usual));
     },
     wake: (body) => validator.wake(body, direct.wake),
     agent: (body) => withCallback(validator.agent(body, direct.agent, true), callbackOf(body)),
     fanOut: (mappingId) => fanOutIds.has(mappingId),
+    methods: (name) => methodsByName.get(name) ?? anyNameMethods,
     close: transforms.close,
   };
 }
@@ -164,11 +223,13 @@ export async function compileProblems(draft: Record<string, any>, loaderProblems
 
 /**
  * First mapping in order whose `match.path` (if given) equals the hook name, whose
- * `match.source` (if given) equals `payload.source` and whose `match.headers` (if given) are
- * all there with exactly those values. Candidates per name are listed at load, so a request
- * scans only the mappings that can match its name.
+ * `match.source` (if given) equals `payload.source`, whose `match.headers` (if given) are
+ * all there with exactly those values, which takes the request's method, and whose
+ * `match.when` (if given) is truthy — a `when` that throws counts as not matching, and is
+ * reported in `failures`. Candidates per name are listed at load, so a request scans only the
+ * mappings that can match its name.
  */
-function createMatcher(mappings: CompiledMapping[]): (req: Pick<HookRequest, 'name' | 'payload' | 'headers'>) => CompiledMapping | undefined {
+function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest) => Promise<{ mapping?: CompiledMapping; failures?: WhenFailure[] }> {
   const anyName = mappings.filter((m) => m.match.path === undefined);
   const byName = new Map<string, CompiledMapping[]>();
   for (const m of mappings) {
@@ -177,12 +238,19 @@ function createMatcher(mappings: CompiledMapping[]): (req: Pick<HookRequest, 'na
       byName.set(path, mappings.filter((c) => c.match.path === undefined || c.match.path === path));
     }
   }
-  return ({ name, payload, headers }) => {
+  return async (req) => {
+    const { name, payload, headers } = req;
+    const method = req.method ?? 'POST';
     const candidates = byName.get(name) ?? anyName;
+    let failures: WhenFailure[] | undefined;
     for (const m of candidates) {
-      if ((m.match.source === undefined || sourceOf(payload) === m.match.source) && headersHold(m.headers, headers)) return m;
+      if (m.method !== method || (m.match.source !== undefined && sourceOf(payload) !== m.match.source) || !headersHold(m.headers, headers)) continue;
+      if (m.when === undefined) return { mapping: m, failures };
+      const holds = await whenHolds(m.id, m.when, req);
+      if (holds === true) return { mapping: m, failures };
+      if (holds !== false) (failures ??= []).push(holds);
     }
-    return undefined;
+    return { failures };
   };
 }
 

@@ -69,7 +69,7 @@ export function compileHandlebars(source: string): RenderText {
   try {
     ast = env.parse(rewriteIndexSyntax(source));
   } catch (err) {
-    throw new Error(oneLine(err));
+    throw new Error(withBraceHint(oneLine(err)));
   }
   const statics = staticText(ast);
   if (statics !== undefined) return () => statics;
@@ -82,6 +82,16 @@ export function compileHandlebars(source: string): RenderText {
     throw new Error(oneLine(err));
   }
   return (context) => budgeted(template, context);
+}
+
+/**
+ * A JSON template's braces run into its mustaches (`{"a":{{x}}}`): Handlebars reads `{{{` and
+ * `}}}` as a triple-stash, and its message says only which token it did not expect. Say how to
+ * write it (CONTRACT.md §12).
+ */
+function withBraceHint(message: string): string {
+  if (!/CLOSE_UNESCAPED|CLOSE_RAW_BLOCK|OPEN_RAW_BLOCK|OPEN_END_RAW_BLOCK/.test(message)) return message;
+  return `${message} (Handlebars reads {{{ and }}} as a triple-stash: in a JSON template put a space between a mustache and a brace of the JSON, e.g. {"pong": {{hook_id}} })`;
 }
 
 /** The text of a template without mustaches (a constant needs no render call). */

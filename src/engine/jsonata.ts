@@ -44,6 +44,22 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
  * refuses those keys, so own keys of those names never resolve by name either.
  */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
+  const { maxStringLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
+  const evaluate = compileJsonataValue(source, limits);
+  const render = (value: unknown): string => {
+    if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
+    const text = toText(value);
+    if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
+    return text;
+  };
+  return async (context) => render(await evaluate(context));
+}
+
+/**
+ * A JSONata expression compiled as {@link compileJsonata} does, under the same guards, that
+ * gives its value rather than text (a mapping's `match.when`).
+ */
+export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>) => Promise<unknown> {
   const { timeoutMs, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   let expression: jsonata.Expression;
   try {
@@ -64,13 +80,7 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
   expression.registerFunction('uuid', () => randomUUID(), '<:s>');
   for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
   expression.assign(STEP_EXIT as unknown as string, stepCheck(maxStringLength, maxBuiltLength));
-  const render = (value: unknown): string => {
-    if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
-    const text = toText(value);
-    if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
-    return text;
-  };
-  return async (context) => render(await expression.evaluate(context));
+  return (context) => expression.evaluate(context);
 }
 
 /** JSONata's `$lookup` (same array semantics), refusing prototype keys. */

@@ -1,4 +1,5 @@
 import type { Action } from '../action.js';
+import type { MappingAnswer } from '../mapping-answer.js';
 
 /**
  * The input and output of the pure mapping step `map()` (STYLE.md #3): what the listener,
@@ -15,12 +16,16 @@ export type MapResult =
       dropped?: number;
     }
   | { type: 'skipped'; mappingId: string }
+  /** An `action: respond` mapping: its answer, and no action. */
+  | { type: 'respond'; mappingId: string; answer: MappingAnswer }
   | { type: 'no_match' };
 
 /** One request as the mapping step sees it: no Koa, no sockets. */
 export interface HookRequest {
   /** The NAME part of `POST {path}/NAME` (no leading or trailing slash). */
   name: string;
+  /** The request method (`match.method`); absent: POST. A GET's payload is its query. */
+  method?: 'GET' | 'POST';
   payload: Record<string, unknown>;
   /** Lower-case header names. */
   headers: Record<string, string>;

@@ -7,6 +7,8 @@ import { answerJson } from './answer.js';
 import type { Exchange } from './exchange.js';
 import { answerReplay, checkSameRequest, headerKey, markReplayed, requestKey, type RequestKey } from './idempotency.js';
 import { requestRow } from './request-log.js';
+import type { MappingAnswer } from '../mapping-answer.js';
+import { answerMapping, storedMappingAnswer } from './mapping-answer.js';
 
 /**
  * The accept flow of the send routes (routes.ts): commit the actions with their idempotency
@@ -28,7 +30,12 @@ export interface AcceptDeps {
 export interface Answer {
   status: number;
   body: string;
+  /** A mapping's `response` (CONTRACT.md §12): sent in place of the JSON `body`, which then is what the key keeps (mapping-answer.ts). */
+  own?: MappingAnswer;
 }
+
+/** Turns the usual answer of an accept into the mapping's own (`response`), given what was accepted. */
+export type OwnAnswer = (usual: Answer, accepted: readonly Record<string, unknown>[]) => Promise<MappingAnswer>;
 
 /**
  * The request's header key scoped to `route` (`wake`, `agent`), over the body bytes; undefined
@@ -66,17 +73,21 @@ export function statusOf(deps: AcceptDeps, accepted: readonly Accepted[]): numbe
  * instead once the run ended; the key and the row keep the answer of the accept itself.
  */
 export async function act(
-  deps: AcceptDeps, ex: Exchange, actions: Action[], key: RequestKey | undefined, answerOf: (accepted: readonly Accepted[]) => Answer,
+  deps: AcceptDeps, ex: Exchange, actions: Action[], key: RequestKey | undefined, answerOf: (accepted: readonly Accepted[]) => Answer | Promise<Answer>,
   waited?: (accepted: readonly Accepted[]) => Promise<Answer | undefined>,
 ): Promise<void> {
   const prepared = deps.dispatch.prepare(actions);
-  const { status, body } = answerOf(prepared.accepted);
+  let made = answerOf(prepared.accepted);
+  if (made instanceof Promise) made = await made;
+  const { status, body, own } = made;
   const claims = key && [{ ...key, actions: actions.map((_, i) => i), status, body }];
   const held = await deps.dispatch.commit(prepared, claims, requestRow(ex, status, prepared.accepted));
   if (held.length === 0) {
     ex.committed = true;
     const later = waited && (await waited(prepared.accepted));
-    answerJson(ex, later?.status ?? status, later?.body ?? body);
+    if (later) answerJson(ex, later.status, later.body);
+    else if (own) answerMapping(ex, own);
+    else answerJson(ex, status, body);
     return;
   }
   // Held: the store left the row out; it is logged as the replay it is answered as.
@@ -91,7 +102,7 @@ export async function act(
  * (held at commit) is read back after it. `route`: `mapping:<id>`. `beforeCommit`: runs only
  * when some item is new (the mapping's ratePerMinute: a batch that is all replays is not counted).
  */
-export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, actions: Action[], beforeCommit?: () => Promise<void>): Promise<void> {
+export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, actions: Action[], ownAnswer?: OwnAnswer, beforeCommit?: () => Promise<void>): Promise<void> {
   const keys = actions.map((a) => a.idempotency && requestKey(route, a.idempotency.key, a.idempotency.item ?? ex.raw!));
   const answers: Record<string, unknown>[] = new Array(actions.length);
   /** Fills in the stored answers of the keys at `indexes`; returns the indexes whose key is not stored. */
@@ -131,7 +142,20 @@ export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, ac
   }
   // Only a batch that acted on nothing new is a replay as a whole.
   if (answers.every((a) => a.replayed === true)) markReplayed(ex);
-  answerJson(ex, statusOf(deps, answers as Accepted[]), { ok: true, ...answers[0], actions: answers });
+  const usual = okAnswer(statusOf(deps, answers as Accepted[]), { ok: true, ...answers[0], actions: answers });
+  // A mapping's `response` is made from the whole list, the items acted on before included,
+  // so that a retried batch gets the answer of the first (CONTRACT.md §8, §12).
+  if (ownAnswer) answerMapping(ex, await ownAnswer(usual, answers));
+  else answerJson(ex, usual.status, usual.body);
+}
+
+/**
+ * The answer of an accept whose mapping has a `response`: the mapping's own, rendered from
+ * what was accepted; the key keeps it in its envelope (mapping-answer.ts).
+ */
+export async function withOwn(usual: Answer, accepted: readonly Record<string, unknown>[], own: OwnAnswer): Promise<Answer> {
+  const a = await own(usual, accepted);
+  return { status: a.status, body: storedMappingAnswer(a), own: a };
 }
 
 /** `body` with its `ok: true` first (built by the caller: a spread into a new object costs more than the stringify). */

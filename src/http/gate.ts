@@ -10,6 +10,7 @@ import { printable } from '../printable.js';
 import { withoutToken } from '../engine/context.js';
 import type { BodyLimits } from './body-limits.js';
 import type { Handshakes } from './handshake.js';
+import type { MappedMethods } from '../engine/engine.js';
 
 export interface GateOptions {
   hooksPath: string;
@@ -24,8 +25,10 @@ export interface GateOptions {
   metrics?: boolean;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
-  /** True when a signature may stand in for the token on POST {hooks.path}/NAME (signatures.ts). */
-  signatureStandsIn: (name: string) => boolean;
+  /** True when a signature may stand in for the token on `method` {hooks.path}/NAME (signatures.ts). */
+  signatureStandsIn: (name: string, method: string) => boolean;
+  /** The methods the mappings take on {hooks.path}/NAME (engine.ts `methods`, from the compiled mappings). */
+  mappedMethods: (name: string) => MappedMethods;
   /** `hooks.keepBodies`: days the request log keeps bodies (request-log.ts). */
   keepBodies?: number;
   /** Meta's verification GET on the paths of `meta` mappings (handshake.ts). */
@@ -40,7 +43,7 @@ export interface GateOptions {
  * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
  *
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
- * against the auth budget) → a console replay's marker (replay.ts), which stands in for the
+ * against the auth budget; a mapped hook takes the methods of its mappings, §12) → a console replay's marker (replay.ts), which stands in for the
  * credential on exactly the send route it replays → a credential for anything under the hooks path and for `/metrics`,
  * however it was spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
  * read): the kind the route takes ({@link CREDENTIAL}: a hooks token sends, the admin token
@@ -84,7 +87,14 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     }
     // Meta's verification request: a GET of a `meta` mapping's path (handshake.ts), answered once the credential is checked.
     const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && opts.handshakes?.takesGet(decided.name) === true;
-    if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !metaGet && !methodAllowed(decided.kind, method)) {
+    if (decided?.kind === 'mapped' && !metaGet) {
+      // Each mapping takes one method (CONTRACT.md §12): what a NAME takes is its mappings'.
+      const takes = opts.mappedMethods(decided.name);
+      if (method === 'GET' ? !takes.GET : method !== 'POST' || !takes.POST) {
+        deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${takes.allow}`, { allow: takes.allow });
+        return;
+      }
+    } else if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !metaGet && !methodAllowed(decided.kind, method)) {
       const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
       deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
@@ -96,7 +106,8 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : opts.enabled) {
       const kind = decided ? CREDENTIAL[decided.kind] : 'either';
-      const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name);
+      // Meta's verification GET goes to its POST mapping's path: that mapping's auth: signature waives the token for it too.
+      const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name, metaGet ? 'POST' : method);
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
         ex.error = verdict.code;

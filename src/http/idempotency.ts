@@ -3,6 +3,7 @@ import { IDEMPOTENCY_HEADERS, checkIdempotencyKey, requestHash, scopedKeyHash } 
 import type { StoredKey } from '../store/records.js';
 import { answerJson } from './answer.js';
 import type { Exchange } from './exchange.js';
+import { answerMapping, fromStored } from './mapping-answer.js';
 
 /**
  * Idempotency on the listener (CONTRACT.md §8): which key a request carries, and answering a
@@ -63,5 +64,8 @@ export function markReplayed(ex: Exchange): void {
 /** Answers with a stored first answer, marked as a replay. */
 export function answerReplay(ex: Exchange, stored: StoredKey): void {
   markReplayed(ex);
-  answerJson(ex, stored.status, stored.body);
+  // A mapping's `response` is kept in its own envelope (mapping-answer.ts).
+  const own = fromStored(stored.status, stored.body);
+  if (own) answerMapping(ex, own);
+  else answerJson(ex, stored.status, stored.body);
 }

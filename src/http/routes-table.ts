@@ -21,6 +21,8 @@ export const ROUTE_METHODS: Record<RouteKind, string> = {
   events: 'GET',
   runs: 'GET',
   run: 'GET',
+  // A mapped hook takes its mappings' methods (`match.method`, engine.ts `methods`), which the
+  // gate asks for; POST here is what body.ts reads a body for.
   mapped: 'POST',
   health: 'GET',
   metrics: 'GET',

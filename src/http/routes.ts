@@ -1,11 +1,12 @@
 import { HookError } from '../errors.js';
 import type { HookRequest } from '../engine/mapping-step.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, WhenFailure } from '../engine/engine.js';
 import type { Accepted } from '../action.js';
 import { templateHeaders, templateQuery, templateUrl } from '../engine/context.js';
 import type { Store } from '../store/store.js';
 import type { Metrics } from '../metrics.js';
-import { act, actItems, keyOf, okAnswer, replayed, statusOf, type AcceptDeps } from './accept.js';
+import { act, actItems, keyOf, okAnswer, replayed, statusOf, withOwn, type AcceptDeps, type OwnAnswer } from './accept.js';
+import { answerMapping } from './mapping-answer.js';
 import { answer } from './answer.js';
 import type { Exchange, HookContext } from './exchange.js';
 import { checkIdempotencyKey } from '../idempotency-key.js';
@@ -18,7 +19,7 @@ import { agentWait, waitedAnswer } from './wait.js';
 /** What the routes need: the mapping step, the dispatcher and the store's read side. */
 export interface RouteDeps extends AcceptDeps {
   hooksPath: string;
-  engine: Pick<Engine, 'map' | 'match' | 'wake' | 'agent' | 'fanOut'>;
+  engine: Pick<Engine, 'map' | 'match' | 'wake' | 'agent' | 'fanOut' | 'response' | 'methods'>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'findKeys' | 'takeRate'>;
   /** Mapping id → its `ratePerMinute`, for the mappings that set one; absent: none does (flow control, CONTRACT.md §14). */
   rates?: ReadonlyMap<string, number>;
@@ -29,6 +30,8 @@ export interface RouteDeps extends AcceptDeps {
   onDropped?: (mappingId: string, dropped: number) => void;
   /** Slack's url_verification (handshake.ts); absent: none is answered. */
   handshakes?: Pick<Handshakes, 'answerSlack'>;
+  /** Logs a `match.when` that threw (counted as not matching). */
+  onWhenFailed?: (failure: WhenFailure) => void;
   /** `GET /metrics` (absent: `server.metrics: false`, and the gate does not route it). */
   metrics?: Pick<Metrics, 'render' | 'contentType' | 'request' | 'rateLimited'>;
 }
@@ -68,32 +71,40 @@ async function agent(deps: RouteDeps, ex: Exchange): Promise<void> {
 }
 
 /**
- * `POST {path}/NAME`: matched once (`engine.match`), admitted on that match ({@link admit}),
- * its header key looked up on it, then mapped (`engine.map(req, matched)`, which does not
- * match again) and accepted.
+ * `POST {path}/NAME` (or `GET`, for a mapping that takes it): matched once (`engine.match`),
+ * admitted on that match ({@link admit}), its header key looked up on it, then mapped
+ * (`engine.map(req, matched)`, which does not match again) and accepted — or, for an
+ * `action: respond` mapping, answered as it says, with nothing acted on.
  */
 async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
   // A handshake is answered whatever the mappings' conditions, and is no action (CONTRACT.md §8).
   if (deps.handshakes?.answerSlack(ex)) return;
   const route = ex.route!;
+  // The gate let only GET and POST through to a mapped hook, each to a name that takes it.
+  const method = ex.req.method === 'GET' ? 'GET' : 'POST';
+  const query = templateQuery(route.query);
   const req: HookRequest = {
     name: route.name,
-    payload: ex.payload!,
+    method,
+    // A GET's payload is its query, the token removed (CONTRACT.md §12).
+    payload: method === 'GET' ? { ...query } : ex.payload!,
     headers: templateHeaders(ex.req.headers),
-    query: templateQuery(route.query),
+    query,
     url: templateUrl(route.path, route.query),
     now,
   };
   // A header key is checked first, whatever matches; a console replay has none.
   const replay = ex.replayOf !== undefined;
   const header = replay ? undefined : headerKey(ex);
-  const matched = deps.engine.match(req);
-  if (!matched) throw noMapping(deps, route.name);
+  const { matched, failures } = await deps.engine.match(req);
+  if (failures) failures.forEach((f) => deps.onWhenFailed?.(f));
+  if (!matched) throw noMapping(deps, route.name, method);
   admit(deps, ex, matched.mappingId);
   // A header key is looked up before mapping; a mapping that renders its own key
-  // (idempotencyKey) uses that one instead, known only once rendered.
+  // (idempotencyKey) uses that one instead, known only once rendered. A respond mapping acts
+  // on nothing, so no key is looked up or kept: a repeat is answered the same way anew.
   let key: RequestKey | undefined;
-  if (header !== undefined && !matched.keyed) {
+  if (header !== undefined && !matched.keyed && !matched.respond) {
     key = requestKey(`mapping:${matched.mappingId}`, header, ex.raw!);
     if (await replayed(deps, ex, key)) return;
   }
@@ -103,12 +114,14 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
     answer(ex, 204, {});
     return;
   }
+  if (result.type === 'respond') return answerMapping(ex, result.answer);
   if (result.dropped) deps.onDropped?.(result.mappingId, result.dropped);
   const { actions, mappingId } = result;
   const fanOut = deps.engine.fanOut(mappingId);
   const rate = deps.rates?.get(mappingId);
+  const own = ownAnswer(deps, mappingId, req);
   if (fanOut && !replay && actions.some((a) => a.idempotency)) {
-    await actItems(deps, ex, `mapping:${mappingId}`, actions, rate === undefined ? undefined : () => limitRate(deps, mappingId, rate));
+    await actItems(deps, ex, `mapping:${mappingId}`, actions, own, rate === undefined ? undefined : () => limitRate(deps, mappingId, rate));
     return;
   }
   const rendered = replay ? undefined : actions[0]!.idempotency;
@@ -117,9 +130,19 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
     if (await replayed(deps, ex, key)) return;
   }
   if (rate !== undefined) await limitRate(deps, mappingId, rate);
-  await act(deps, ex, actions, key, (accepted) =>
-    okAnswer(statusOf(deps, accepted), fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }));
+  await act(deps, ex, actions, key, (accepted) => {
+    const usual = okAnswer(statusOf(deps, accepted), fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] });
+    return own ? withOwn(usual, accepted, own) : usual;
+  });
 }
+
+/** The mapping's `response`, as the accept flow asks for it; undefined when it has none. */
+function ownAnswer(deps: RouteDeps, mappingId: string, req: HookRequest): OwnAnswer | undefined {
+  const render = deps.engine.response(mappingId);
+  return render && ((usual, accepted) => render(req, accepted, usual));
+}
+
+const NONE_SIGNED: ReadonlySet<string> = new Set();
 
 /**
  * An `/agent` body's own `idempotencyKey` (CONTRACT.md §8): current OpenClaw clients send it
@@ -152,8 +175,8 @@ function idOf(a: Accepted): string {
   return a.action === 'wake' ? a.eventId : a.runId;
 }
 
-function noMapping(deps: RouteDeps, name: string): HookError {
-  return new HookError('no_mapping', `no mapping matches POST ${deps.hooksPath}/${name} with this payload`);
+function noMapping(deps: RouteDeps, name: string, method = 'POST'): HookError {
+  return new HookError('no_mapping', `no mapping matches ${method} ${deps.hooksPath}/${name} with this payload`);
 }
 
 /**
@@ -169,5 +192,7 @@ function admit(deps: RouteDeps, ex: Exchange, mappingId: string): void {
   if (reach !== undefined && !reach.has(mappingId)) {
     throw new HookError('forbidden', `this hooks token does not reach mapping "${mappingId}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
   }
-  if (ex.signedBy) deps.signatures.admit(ex, ex.signedBy, mappingId);
+  // Let through by signature, a request must have been signed for its mapping: one without a
+  // signature for its method (signatures.ts) is refused here too.
+  if (ex.signedBy || ex.bySignature) deps.signatures.admit(ex, ex.signedBy ?? NONE_SIGNED, mappingId);
 }

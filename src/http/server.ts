@@ -229,6 +229,7 @@ function createHandler(
       auth,
       clientAddress,
       signatureStandsIn: signatures.standsIn,
+      mappedMethods: deps.engine.methods,
       keepBodies: hooks.keepBodies,
       replayOf: replayer.replayOf,
     },

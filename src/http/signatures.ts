@@ -9,11 +9,11 @@ import { compileVerifier, signedIdHeader, type SignatureFailure, type SignedIdHe
 export type SignedBy = ReadonlySet<string>;
 
 export interface Signatures {
-  /** True when NAME has an `auth: signature` mapping: the gate lets a request without the token through. */
-  standsIn(name: string): boolean;
+  /** True when NAME has an `auth: signature` mapping taking `method`: the gate lets a request without the token through. */
+  standsIn(name: string, method: string): boolean;
   /**
    * The body step (between reading and parsing): tries the `verify` of every mapping whose
-   * `match.path` is the route's NAME on the raw bytes — only the `auth: signature` ones when
+   * `match.path` is the route's NAME, and that takes the request's method, on the raw bytes — only the `auth: signature` ones when
    * the request came without the token. Undefined when NAME has no such mapping; else the
    * ids that verified. A verified signature that also signed a message id (standard-webhooks:
    * `webhook-id`, `svix-id`) makes that id the request's idempotency key (`signedKey` on its
@@ -32,6 +32,8 @@ export interface Signatures {
 
 interface Entry {
   id: string;
+  /** `match.method`: a mapping's signature is checked on the requests it takes. */
+  method: string;
   verify: Verifier;
   standsIn: boolean;
   /** The header holding the message id the signature covers, for schemes that sign one. */
@@ -50,22 +52,23 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   const byId = new Map<string, Entry>();
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
-    const entry = { id: m.id, verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signedId: signedIdHeader(m.verify) };
+    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signedId: signedIdHeader(m.verify) };
     byId.set(m.id, entry);
     const list = byName.get(m.match.path) ?? [];
     list.push(entry);
     byName.set(m.match.path, list);
   }
-  const standsIn = new Set([...byName].filter(([, list]) => list.some((e) => e.standsIn)).map(([name]) => name));
+  const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
 
   return {
-    standsIn: (name) => standsIn.has(name),
+    standsIn: (name, method) => standsIn.has(`${method} ${name}`),
 
     check(ex, body) {
       const { req, bySignature } = ex;
       const route = ex.route!;
-      const list = route.kind === 'mapped' ? byName.get(route.name) : undefined;
-      if (list === undefined) return undefined;
+      const named = route.kind === 'mapped' ? byName.get(route.name) : undefined;
+      const list = named?.filter((e) => e.method === req.method);
+      if (list === undefined || list.length === 0) return undefined;
       const now = Math.floor(clock() / 1000);
       let signed: Set<string> | undefined;
       let failed: SignatureFailure[] | undefined;

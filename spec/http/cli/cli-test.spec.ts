@@ -28,6 +28,7 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
         { id: 'note', match: { path: 'note' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'note {{n}}' },
         { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{index}}' },
         { id: 'bad', match: { path: 'bad' }, action: 'agent', messageTemplate: 'x', transform: { module: 'throws.mjs' } },
+        { id: 'verify', match: { path: 'feed', method: 'GET' }, action: 'respond', respond: { contentType: 'text/plain', body: '{{challenge}}' } },
       ],
     },
     providers: { telegram: { botToken: 'b' } },
@@ -39,17 +40,26 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
   it('prints a wake as the body of POST /wake and an agent action as the body of POST /agent', async () => {
     const wake = await run(['test', 'note', '--payload', write('n.json', '{"n":1}'), '--config', file]);
     expect(wake.code, wake.stderr).to.equal(0);
-    expect(JSON.parse(wake.stdout)).to.deep.equal({ mapping: 'note', action: 'wake', text: 'note 1', mode: 'next-heartbeat' });
+    expect(JSON.parse(wake.stdout)).to.deep.equal({ mapping: 'note', status: 200, action: 'wake', text: 'note 1', mode: 'next-heartbeat' });
     const agent = await run(['test', 'contact', '--payload', write('c.json', '{"name":"ada","message":"hi"}'), '--config', file]);
     expect(agent.code, agent.stderr).to.equal(0);
     expect(JSON.parse(agent.stdout)).to.deep.equal({
-      mapping: 'contact', action: 'agent', message: 'from ada: hi', name: 'Contact', sessionKey: 'hook:c:ada',
+      mapping: 'contact', status: 202, action: 'agent', message: 'from ada: hi', name: 'Contact', sessionKey: 'hook:c:ada',
       wakeMode: 'now', deliver: true, provider: 'telegram', to: '42', thinking: 'low',
     });
     const each = await run(['test', 'each', '--payload', write('e.json', '{"items":[{},{}]}'), '--config', file]);
-    expect(JSON.parse(each.stdout)).to.deep.equal({ mapping: 'each', actions: [
+    expect(JSON.parse(each.stdout)).to.deep.equal({ mapping: 'each', status: 200, actions: [
       { action: 'wake', text: 'item 0', mode: 'now' }, { action: 'wake', text: 'item 1', mode: 'now' },
     ] });
+  });
+
+  it('--method GET: the payload is the query; a respond mapping prints its answer with its status', async () => {
+    const r = await run(['test', 'feed', '--method', 'GET', '--query', 'challenge=c-7', '--config', file]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.deep.equal({ mapping: 'verify', status: 200, response: { status: 200, contentType: 'text/plain', body: 'c-7' } });
+    const post = await run(['test', 'feed', '--payload', write('f.json', '{}'), '--config', file]);
+    expect(post.code).to.equal(1);
+    expect(post.stderr).to.include('POST is not allowed on /hooks/feed; its mappings take GET');
   });
 
   it('reads the payload file as the listener reads the same bytes: form data with --header content-type=…', async () => {

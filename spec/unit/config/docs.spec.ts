@@ -26,7 +26,7 @@ describe('config/docs', () => {
     }
     expect(md).to.include('| `hooks.mappings[].transform.module` | string | — | **Required.**');
     expect(md).to.include('| `hooks.path` | string | `/hooks` |');
-    expect(md).to.include('| `hooks.mappings[].action` | `wake` \\| `agent` | `agent` |');
+    expect(md).to.include('| `hooks.mappings[].action` | `wake` \\| `agent` \\| `respond` | `agent` |');
   });
 
   it('docs/configuration.md carries exactly the generated reference between the config-reference markers (npm run docs)', () => {

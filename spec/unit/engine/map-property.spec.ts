@@ -78,7 +78,7 @@ describe('engine: map() over arbitrary requests (property)', function () {
   }
 
   it('throws nothing but catalogued HookErrors; every action passes the direct validation; no pollution; deterministic', async () => {
-    const seen = { actions: 0, skipped: 0, no_match: 0, error: 0, protoKey: 0 };
+    const seen = { actions: 0, skipped: 0, no_match: 0, respond: 0, error: 0, protoKey: 0 };
     await fc.assert(
       fc.asyncProperty(request, async (req) => {
         if (PROTO_KEYS.some((k) => Object.hasOwn(req.payload, k))) seen.protoKey++;

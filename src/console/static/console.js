@@ -76,7 +76,7 @@ function playground(form) {
       const res = await fetch('/console/playground', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: data.get('name'), payload: data.get('payload'), headers: data.get('headers'), query: data.get('query') }),
+        body: JSON.stringify({ name: data.get('name'), method: data.get('method'), payload: data.get('payload'), headers: data.get('headers'), query: data.get('query') }),
       });
       if (res.status === 401) { location.href = '/console/login'; return; }
       const answer = await res.json();

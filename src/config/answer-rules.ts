@@ -1,0 +1,70 @@
+import type { ConfigProblem } from './errors.js';
+import { joinPath } from './problems.js';
+
+type Obj = Record<string, any>;
+
+/** Statuses that carry no body (RFC 9110 §15.3.5, §15.3.6, §15.4.5). */
+export const BODYLESS_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
+
+/** A header name: an RFC 9110 §5.6.2 token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value Node writes as it is: visible characters, spaces and tabs, no CR, LF or NUL (RFC 9110 §5.5). */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Headers a mapping may not set on its answer: the hop-by-hop ones (RFC 9110 §7.6.1) belong to
+ * the connection, not to the answer; Content-Length is the body's; Content-Type is
+ * `contentType`; and a cookie set by a webhook answer lands on the console's origin.
+ */
+const REFUSED_HEADERS: ReadonlyMap<string, string> = new Map([
+  ...['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']
+    .map((h) => [h, 'is a hop-by-hop header: it belongs to the connection, which the listener manages'] as const),
+  ['content-length', 'is computed from the body'],
+  ['content-type', 'is set with contentType'],
+  ['set-cookie', 'a webhook answer sets no cookies (they would land on the console\'s origin)'],
+]);
+
+/** What an action mapping sets that a respond mapping, which acts on nothing, never uses. */
+const ACTION_KEYS = ['forEach', 'transform', 'name', 'messageTemplate', 'textTemplate', 'sessionKey', 'deliver', 'to', 'model', 'thinking', 'timeoutSeconds', 'idempotencyKey', 'response'] as const;
+
+/**
+ * The load checks of a mapping's `action: respond` / `respond` and `response` (CONTRACT.md §12)
+ * that the schema cannot say: which key goes with which action, no body where the status takes
+ * none, header names and values that can be written, none of the refused headers.
+ */
+export function answerProblems(m: Obj, path: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (m.action === 'respond') {
+    if (m.respond === undefined) problems.push({ path: `${path}.respond`, message: 'action: respond needs respond: what to answer, e.g. {status: 204} to acknowledge and ignore, or {status: 200, body: "…"}' });
+    for (const key of ACTION_KEYS) {
+      if (m[key] !== undefined) problems.push({ path: `${path}.${key}`, message: `an action: respond mapping acts on nothing and takes no ${key}; remove it, or use action: wake or agent` });
+    }
+  } else if (m.respond !== undefined) {
+    problems.push({ path: `${path}.respond`, message: 'is for action: respond; to change the answer of a wake or agent mapping use response: {status, contentType, body}' });
+  }
+  const respond = m.respond;
+  if (respond !== null && typeof respond === 'object') {
+    if (BODYLESS_STATUSES.has(respond.status) && respond.body !== undefined) {
+      problems.push({ path: `${path}.respond.body`, message: `status ${respond.status} answers no body: remove body, or choose another status` });
+    }
+    if (respond.headers !== null && typeof respond.headers === 'object') headerProblems(respond.headers, `${path}.respond.headers`, problems);
+  }
+  const response = m.response;
+  if (response !== null && typeof response === 'object' && BODYLESS_STATUSES.has(response.status) && response.body !== undefined) {
+    problems.push({ path: `${path}.response.body`, message: `status ${response.status} answers no body: remove body, or choose another status` });
+  }
+  return problems;
+}
+
+function headerProblems(headers: Obj, path: string, problems: ConfigProblem[]): void {
+  const seen = new Set<string>();
+  for (const [name, value] of Object.entries(headers)) {
+    const at = joinPath(path, name);
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name)) problems.push({ path: at, message: 'is not a header name: use letters, digits and !#$%&\'*+.^_`|~-' });
+    else if (REFUSED_HEADERS.has(lower)) problems.push({ path: at, message: `${lower} ${REFUSED_HEADERS.get(lower)}: remove it` });
+    else if (seen.has(lower)) problems.push({ path: at, message: `"${lower}" is given twice (header names are case-insensitive)` });
+    else if (typeof value === 'string' && !FIELD_VALUE.test(value)) problems.push({ path: at, message: 'the value must be one line of text: no line breaks or control characters' });
+    seen.add(lower);
+  }
+}

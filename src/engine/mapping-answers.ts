@@ -1,0 +1,124 @@
+import type { ConfigProblem } from '../config/errors.js';
+import type { MappingConfig } from '../config/types.js';
+import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
+import type { HookRequest } from './mapping-step.js';
+import { requestContext } from './context.js';
+import { compileJsonataValue, type JsonataLimits } from './jsonata.js';
+import { stepFailed } from './transform-call.js';
+
+/** A compiled template field: context in, text out. */
+export type Render = (context: Record<string, unknown>) => string | Promise<string>;
+
+/** A `match.when` that could not be evaluated: the mapping counts as not matching (README "Answering senders"). */
+export interface WhenFailure {
+  mappingId: string;
+  /** JSONata's error code (e.g. `T2002`, `U1001` for its time limit), or `error`. */
+  code: string;
+  /** JSONata's message: may quote payload values, so the listener logs only the code. */
+  message: string;
+}
+
+/** The compiled `match.when`, `respond` and `response` of a mapping. */
+export interface AnswerParts {
+  when?: (context: Record<string, unknown>) => Promise<unknown>;
+  respondBody?: Render;
+  responseBody?: Render;
+}
+
+/**
+ * Compiles a mapping's `match.when` (always JSONata, under the templates' guards) and the body
+ * templates of `respond` and `response` (in the mapping's engine); problems go to `problems`
+ * with their YAML paths.
+ */
+export function compileAnswerParts(
+  mapping: MappingConfig, at: string, compile: (source: string) => Render, limits: JsonataLimits,
+  problems: ConfigProblem[], skip: (path: string) => boolean,
+): AnswerParts {
+  const parts: AnswerParts = {};
+  const attempt = (path: string, make: () => void) => {
+    if (skip(path)) return;
+    try {
+      make();
+    } catch (err) {
+      problems.push({ path, message: (err as Error).message });
+    }
+  };
+  const when = mapping.match?.when;
+  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits)));
+  if (skip(`${at}.engine`)) return parts;
+  const respondBody = mapping.respond?.body;
+  if (typeof respondBody === 'string') attempt(`${at}.respond.body`, () => (parts.respondBody = compile(respondBody)));
+  const responseBody = mapping.response?.body;
+  if (typeof responseBody === 'string') attempt(`${at}.response.body`, () => (parts.responseBody = compile(responseBody)));
+  return parts;
+}
+
+/**
+ * Whether a request satisfies `when`: true or false, or the failure of an evaluation that
+ * threw (a type error on an unexpected payload, a guard's time limit).
+ */
+export async function whenHolds(mappingId: string, when: NonNullable<AnswerParts['when']>, req: Pick<HookRequest, 'payload' | 'headers' | 'query'>): Promise<boolean | WhenFailure> {
+  try {
+    return truthy(await when({ payload: req.payload, headers: req.headers, query: req.query }));
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown };
+    return { mappingId, code: typeof e.code === 'string' ? e.code : 'error', message: typeof e.message === 'string' ? e.message : String(err) };
+  }
+}
+
+/**
+ * JSONata's boolean cast (`$boolean`, https://docs.jsonata.org/boolean-functions#boolean):
+ * an empty string, 0, null, an empty object or array, a function and nothing at all are false;
+ * an array is true when any of its members is.
+ */
+function truthy(value: unknown): boolean {
+  if (value === undefined || value === null || typeof value === 'function') return false;
+  if (typeof value === 'string') return value !== '';
+  if (typeof value === 'number') return value !== 0;
+  if (typeof value === 'boolean') return value;
+  if (Array.isArray(value)) return value.some(truthy);
+  return typeof value === 'object' && Object.keys(value).length > 0;
+}
+
+/** Renders an `action: respond` mapping's answer. */
+export async function renderRespond(mapping: MappingConfig, body: Render | undefined, req: HookRequest, now: string): Promise<MappingAnswer> {
+  const respond = mapping.respond!;
+  const answer: MappingAnswer = { status: respond.status, contentType: respond.contentType ?? DEFAULT_ANSWER_TYPE };
+  if (respond.headers !== undefined) answer.headers = respond.headers;
+  if (body !== undefined) answer.body = await renderField(mapping.id, 'respond.body', body, requestContext(req, now));
+  return answer;
+}
+
+/**
+ * Renders a wake or agent mapping's `response` for what its request was accepted as
+ * (`accepted`: each action's entry of the usual answer, `{action, eventId}` or `{action, runId,
+ * sessionKey}`); `usual` is the status and JSON body the listener would have answered, which
+ * fill what `response` leaves out. The body sees the first action's `eventId`, `runId` and
+ * `sessionKey` (as the usual answer repeats them at its top level) and `actions`, the list.
+ */
+export async function renderResponse(
+  mapping: MappingConfig, body: Render | undefined, req: HookRequest, now: string, accepted: readonly Record<string, unknown>[], usual: { status: number; body: string },
+): Promise<MappingAnswer> {
+  const response = mapping.response!;
+  const answer: MappingAnswer = { status: response.status ?? usual.status, contentType: response.contentType ?? DEFAULT_ANSWER_TYPE };
+  if (body !== undefined) {
+    const context = requestContext(req, now);
+    const first = accepted[0] ?? {};
+    context.eventId = first.eventId;
+    context.runId = first.runId;
+    context.sessionKey = first.sessionKey;
+    context.actions = accepted;
+    answer.body = await renderField(mapping.id, 'response.body', body, context);
+  } else if (answer.status !== 204 && answer.status !== 205) {
+    answer.body = usual.body;
+  }
+  return answer;
+}
+
+async function renderField(mappingId: string, label: string, render: Render, context: Record<string, unknown>): Promise<string> {
+  try {
+    return await render(context);
+  } catch (err) {
+    throw stepFailed(mappingId, label, err);
+  }
+}
