@@ -37,6 +37,8 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   if (!logging && !metrics && !requests) return undefined;
   // The line goes to the logger's own output (log.ts: stderr, buffered, never blocking).
   const output = (log as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym]!;
+  // The logger's own bindings (a child's, e.g. serve's `instance`), as pino writes them after the time.
+  const bindings = ((log as unknown as Record<symbol, string | undefined>)[pino.symbols.chindingsSym]) ?? '';
 
   // A per-process prefix and a counter: unique across restarts without a random draw per request.
   const prefix = randomBytes(4).toString('hex');
@@ -56,7 +58,7 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
     if (!logging) return;
     const url = ex.req.url ?? '';
     const q = url.indexOf('?');
-    output.write(accessLine(ex.requestId!, ex.req.method ?? '', printable(q < 0 ? url : url.slice(0, q), 200), ex.label, this.statusCode, Math.round(ms * 10) / 10, ex.sender?.name, !this.writableFinished));
+    output.write(accessLine(bindings, ex.requestId!, ex.req.method ?? '', printable(q < 0 ? url : url.slice(0, q), 200), ex.label, this.statusCode, Math.round(ms * 10) / 10, ex.sender?.name, !this.writableFinished));
   }
 
   return {
@@ -75,12 +77,13 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
 
 /**
  * The access line, exactly as pino writes `log.info({reqId, method, path, route, status, ms,
- * sender?, aborted?}, 'request')` with createLogger's options (level, time, the fields, msg) —
+ * sender?, aborted?}, 'request')` with createLogger's options (level, time, the logger's
+ * bindings — pino's `chindings`, already JSON with a leading comma — the fields, msg) —
  * built as one template string instead: pino's generic path (the redaction walk, a property
  * loop with a stringifier per value, the optional fields spread in) cost about three times as
  * much per request (measured: see docs/performance.md). Nothing in it is a secret, so there is
  * nothing to redact; every string goes through JSON.stringify. A spec compares it with pino's.
  */
-export function accessLine(reqId: string, method: string, path: string, route: string, status: number, ms: number, sender: string | undefined, aborted: boolean): string {
-  return `{"level":30,"time":${Date.now()},"reqId":${JSON.stringify(reqId)},"method":${JSON.stringify(printable(method, 16))},"path":${JSON.stringify(path)},"route":${JSON.stringify(route)},"status":${status},"ms":${ms}${sender === undefined ? '' : `,"sender":${JSON.stringify(sender)}`}${aborted ? ',"aborted":true' : ''},"msg":"request"}\n`;
+export function accessLine(bindings: string, reqId: string, method: string, path: string, route: string, status: number, ms: number, sender: string | undefined, aborted: boolean): string {
+  return `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(reqId)},"method":${JSON.stringify(printable(method, 16))},"path":${JSON.stringify(path)},"route":${JSON.stringify(route)},"status":${status},"ms":${ms}${sender === undefined ? '' : `,"sender":${JSON.stringify(sender)}`}${aborted ? ',"aborted":true' : ''},"msg":"request"}\n`;
 }

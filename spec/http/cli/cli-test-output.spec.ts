@@ -24,7 +24,7 @@ describe('cli: test prints one line of JSON (--pretty indents)', function () {
     ] } }));
     const payload = path.join(dir, 'ci.json');
     fs.writeFileSync(payload, '{"repo":"acme/api","build":{"id":981,"status":"red"}}');
-    const want = { mapping: 'ci', action: 'wake', text: 'Build 981 of acme/api is red', mode: 'now' };
+    const want = { mapping: 'ci', status: 200, action: 'wake', text: 'Build 981 of acme/api is red', mode: 'now' };
     const [plain, pretty] = await Promise.all([
       run(['test', 'ci', '--payload', payload, '--config', config]),
       run(['test', 'ci', '--payload', payload, '--config', config, '--pretty']),

@@ -88,7 +88,8 @@ async function startPiped(): Promise<Piped> {
         }
       }
     },
-    lines: () => text.split('\n').filter((l) => l && !l.includes('"filler"')).map((l) => JSON.parse(l)),
+    // Complete lines only: a read may end inside a line the gateway is still writing.
+    lines: () => text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter((l) => l && !l.includes('"filler"')).map((l) => JSON.parse(l)),
   };
 }
 

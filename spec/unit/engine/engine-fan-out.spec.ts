@@ -86,6 +86,7 @@ describe('engine/engine: forEach and transforms', () => {
         message: 'from transform',
         name: 'T',
         sessionKey: 'hook:t',
+        sessionKeyGiven: true,
         wakeMode: 'next-heartbeat',
         deliver: true,
         provider: 'slack',

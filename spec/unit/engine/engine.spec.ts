@@ -112,6 +112,7 @@ describe('engine/engine', () => {
             message: 'Push to a/b by ann: fix (github, push, main, 2024-06-01T12:00:00.000Z)',
             name: 'GitHub',
             sessionKey: 'hook:github:7',
+            sessionKeyGiven: true,
             wakeMode: 'now',
             deliver: true,
             provider: 'telegram',
