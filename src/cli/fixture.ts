@@ -20,7 +20,7 @@ export function fixtureCommand(program: Command): void {
     .argument('<seq>', 'the request\'s number in the request log (`hookrelay requests`)', toInt)
     .addOption(configOption())
     .option('-o, --out <file>', 'write the fixture to this file (default: standard output)')
-    .option('-H, --header <k=v>', 'a header the request log does not keep (it keeps Content-Type and User-Agent), e.g. x-github-event=push; repeatable', collect, [])
+    .option('-H, --header <k=v>', 'a header to add or override, e.g. x-github-event=push (rows logged before headers were kept have only Content-Type and User-Agent); repeatable', collect, [])
     .action(fixtureAction);
 }
 
@@ -36,7 +36,7 @@ async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
     const extra = pairs(opts.header, '--header', (k) => k.toLowerCase());
     const fixture = await fixtureOfRequest(fixtureContext(loaded.config, engine), row, extra);
     text = fixtureText(fixture);
-    unkept = unkeptMatchHeaders(loaded.config.hooks.mappings, fixture.request.path).filter((h) => extra[h] === undefined);
+    unkept = unkeptMatchHeaders(loaded.config.hooks.mappings, fixture.request.path).filter((h) => fixture.request.headers?.[h] === undefined);
   } catch (e) {
     if (e instanceof FixtureProblem) fail(e.message);
     throw e;
@@ -44,8 +44,8 @@ async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
     await engine.close(); // fail() exits at once: its workers end with the process
   }
   if (unkept.length > 0) {
-    // The log keeps no other header values (no credential can end up in it): the sender's must be given again.
-    process.stderr.write(`note: mappings on this path match the headers ${unkept.join(', ')}, which the request log does not keep: give them with --header (e.g. --header ${unkept[0]}=VALUE) so that the fixture and its expect have them\n`);
+    // A row logged before the log kept headers has only Content-Type and User-Agent: the sender's must be given again.
+    process.stderr.write(`note: mappings on this path match the headers ${unkept.join(', ')}, which this request's row does not have: give them with --header (e.g. --header ${unkept[0]}=VALUE) so that the fixture and its expect have them\n`);
   }
   if (opts.out === undefined) {
     process.stdout.write(text);

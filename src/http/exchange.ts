@@ -6,6 +6,8 @@ import type { ReadState } from './body.js';
 import type { Route } from './routes-table.js';
 import type { SignedBy } from './signatures.js';
 
+const NO_HEADERS: ReadonlySet<string> = new Set();
+
 /**
  * One request, as every layer of the listener learns about it: the one typed record that the
  * gate's single parse (STYLE.md #13) fills in front of Koa and that the app, the handlers, the
@@ -35,6 +37,8 @@ export interface Exchange {
   logged: boolean;
   /** `hooks.keepBodies` of the config that took it: days its row keeps the body (0: none). */
   keepBodies: number;
+  /** The header names its row never keeps with the body (credentials.ts credentialHeaders, of the config that took it). */
+  credentialHeaders: ReadonlySet<string>;
   /** A console replay of the request-log row of this seq (replay.ts checked its marker). */
   replayOf: number | undefined;
   /** The body being read (body.ts); undefined before and after. */
@@ -75,6 +79,7 @@ export function openExchange(req: IncomingMessage, res: ServerResponse): Exchang
     session: undefined,
     logged: false,
     keepBodies: 0,
+    credentialHeaders: NO_HEADERS,
     replayOf: undefined,
     reading: undefined,
     raw: undefined,

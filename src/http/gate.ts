@@ -31,6 +31,8 @@ export interface GateOptions {
   mappedMethods: (name: string) => MappedMethods;
   /** `hooks.keepBodies`: days the request log keeps bodies (request-log.ts). */
   keepBodies?: number;
+  /** The header names a kept body's row never keeps (credentials.ts credentialHeaders of the mappings). */
+  credentialHeaders?: ReadonlySet<string>;
   /** Meta's verification GET on the paths of `meta` mappings (handshake.ts). */
   handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
@@ -69,6 +71,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     either: unauthorizedAnswer(opts.allowQueryToken, 'either'),
   };
   const keepBodies = opts.keepBodies ?? 0;
+  const credentialHeaders = opts.credentialHeaders ?? new Set<string>();
   const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
   return function gate(ex: Exchange, expectsContinue = false): void {
     const req = ex.req;
@@ -83,6 +86,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
       if (decided.hooks && decided.kind !== 'metrics') {
         ex.logged = true;
         ex.keepBodies = keepBodies;
+        ex.credentialHeaders = credentialHeaders;
       }
     }
     // Meta's verification request: a GET of a `meta` mapping's path (handshake.ts), answered once the credential is checked.

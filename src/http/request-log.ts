@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { actionIds, type Accepted } from '../action.js';
+import { keptHead } from '../credentials.js';
 import { printable } from '../printable.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { NewRequestLog } from '../store/records.js';
@@ -18,10 +19,13 @@ import { isMultipart } from './multipart.js';
  * gate marks it `logged` (with the `hooks.keepBodies` it came under), the layers after add
  * what they learn (the body, the error code, the sender, a console replay's seq).
  *
- * What a row never holds: the query (it may carry the token), header values other than
- * Content-Type and User-Agent (capped, control characters escaped), signatures, secrets. The
- * body only under `hooks.keepBodies`, and never a refused request's (CONTRACT.md §8): a
- * stranger's bytes are not stored.
+ * What a row never holds: a token, cookie, signature or secret. Of other header values only
+ * Content-Type and User-Agent (capped, control characters escaped) — except under
+ * `hooks.keepBodies`: a kept body's row also keeps the request's headers and query (without
+ * the token), minus every credential and bounded (credentials.ts keptHead), so that a fixture
+ * or a replay made from it matches as the request did. The body only under
+ * `hooks.keepBodies`, and never a refused request's (CONTRACT.md §8): a stranger's bytes are
+ * not stored.
  *
  * Refusals cannot grow the store without bound either: the rows of refused requests are kept
  * for at most {@link REFUSALS_PER_MINUTE} a minute per client address, the rest counted as
@@ -84,6 +88,9 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
   if (ex.keepBodies > 0 && ex.raw !== undefined && !isRefusal(status) && !isMultipart(h['content-type'])) {
     row.body = ex.raw.toString('utf8');
     row.bodyUntil = new Date(now + ex.keepBodies * DAY_MS).toISOString();
+    const head = keptHead(h, ex.route!.query, ex.credentialHeaders);
+    row.headers = head.headers;
+    if (head.query !== undefined) row.query = head.query;
   }
   return row;
 }

@@ -10,6 +10,7 @@ import { errorBody } from '../errors.js';
 import { createClientAddress } from './client-address.js';
 import { fold, trustedBy } from '../address-rules.js';
 import { createGate } from './gate.js';
+import { credentialHeaders } from '../credentials.js';
 import { createSignatures } from './signatures.js';
 import { jsonHeaders, refuse } from './answer.js';
 import { openExchange, type Exchange } from './exchange.js';
@@ -231,6 +232,7 @@ function createHandler(
       signatureStandsIn: signatures.standsIn,
       mappedMethods: deps.engine.methods,
       keepBodies: hooks.keepBodies,
+      credentialHeaders: credentialHeaders(hooks.mappings),
       replayOf: replayer.replayOf,
     },
     (ex) => {

@@ -201,6 +201,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX held_events_source ON held_events (source, seq);
   `,
+  // v9 (SQLite v10): a request's headers and query, kept with its body (see there).
+  `
+  ALTER TABLE requests ADD COLUMN head text;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

@@ -261,8 +261,9 @@ export interface HistoryMessage {
 
 /**
  * One row of the request log (CONTRACT.md §11): one answered request under the hooks path.
- * Never a token, secret, signature or header value beyond `contentType` and `userAgent`
- * (capped, control characters escaped); `body` only under `hooks.keepBodies`.
+ * Never a token, secret or signature. `body` only under `hooks.keepBodies`, and with it
+ * (purged with it) `headers` and `query`: the request's own, minus every credential
+ * (src/credentials.ts), bounded.
  */
 export interface NewRequestLog {
   /** ISO time the request arrived. */
@@ -290,6 +291,10 @@ export interface NewRequestLog {
   body?: string;
   /** ISO time after which the body is purged. */
   bodyUntil?: string;
+  /** With a kept body: its headers (names lower case) but credentials, hop-by-hop and size headers (src/credentials.ts keptHead). */
+  headers?: Record<string, string>;
+  /** With a kept body: its raw query string (no `?`), without the `token` parameter. */
+  query?: string;
   /** The console replayed the request of this seq (a new request through the current mappings). */
   replayOf?: number;
   /** The `name` of the scoped hooks token it came with (`hooks.tokens[].name`; never the token). */

@@ -27,11 +27,13 @@ export interface RequestRow {
   body_until: string | null;
   replay_of: number | null;
   sender: string | null;
+  /** JSON `{"headers":{…},"query":"…"}`: kept with the body, purged with it. */
+  head?: string | null;
 }
 
 /** The columns a request-log INSERT binds, in order. */
 export const REQUEST_COLUMNS =
-  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender';
+  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender, head';
 
 /** Every column but the body: what a listing reads. */
 export const REQUEST_LIST_COLUMNS =
@@ -44,8 +46,14 @@ export function requestValues(r: NewRequestLog): Bind[] {
     r.eventIds.length ? r.eventIds.join(' ') : null, r.runIds.length ? r.runIds.join(' ') : null,
     r.replayed ? 1 : 0, r.error ?? null, r.contentType ?? null, r.userAgent ?? null,
     r.body ?? null, r.body === undefined ? null : r.bodyUntil ?? null, r.replayOf ?? null,
-    r.sender ?? null,
+    r.sender ?? null, headOf(r),
   ];
+}
+
+/** A row's kept headers and query as one JSON text, only beside a kept body. */
+function headOf(r: NewRequestLog): string | null {
+  if (r.body === undefined || (r.headers === undefined && r.query === undefined)) return null;
+  return JSON.stringify({ headers: r.headers ?? {}, query: r.query ?? '' });
 }
 
 /** Row → record, NULL columns left out. */
@@ -70,5 +78,10 @@ export function toRequest(row: RequestRow): RequestRecord {
   if (row.body_until !== null) r.bodyUntil = row.body_until;
   if (row.replay_of !== null) r.replayOf = row.replay_of;
   if (row.sender != null) r.sender = row.sender;
+  if (row.head != null) {
+    const head = JSON.parse(row.head) as { headers: Record<string, string>; query: string };
+    r.headers = head.headers;
+    if (head.query !== '') r.query = head.query;
+  }
   return r;
 }

@@ -283,6 +283,11 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX held_events_source ON held_events (source, seq);
   `,
+  // v10: a request's headers and query, kept with its body (hooks.keepBodies) and purged with
+  // it: JSON {"headers":{…},"query":"…"}, credentials removed (src/credentials.ts), bounded.
+  `
+  ALTER TABLE requests ADD COLUMN head TEXT;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

@@ -13,7 +13,7 @@ import type { ListRequestsOptions } from '../records.js';
  */
 export const insertRequest = {
   sqlite: `INSERT INTO requests (${REQUEST_COLUMNS}) VALUES (${REQUEST_COLUMNS.split(',').map(() => '?').join(', ')})`,
-  pgTypes: 'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text',
+  pgTypes: 'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text, text',
 };
 
 export const getRequest = {
@@ -57,8 +57,8 @@ export const purgeRequests = {
   pg: 'DELETE FROM requests WHERE seq IN (SELECT seq FROM requests WHERE at < $1 ORDER BY seq LIMIT $2)',
 };
 
-/** Drops at most the second value's number of kept bodies whose time (hooks.keepBodies) is past the first, through the partial index. */
+/** Drops at most the second value's number of kept bodies (and their kept headers and query) whose time (hooks.keepBodies) is past the first, through the partial index. */
 export const purgeBodies = {
-  sqlite: 'UPDATE requests SET body = NULL, body_until = NULL WHERE seq IN (SELECT seq FROM requests WHERE body_until <= ? ORDER BY body_until LIMIT ?)',
-  pg: 'UPDATE requests SET body = NULL, body_until = NULL WHERE seq IN (SELECT seq FROM requests WHERE body_until <= $1 ORDER BY body_until LIMIT $2)',
+  sqlite: 'UPDATE requests SET body = NULL, body_until = NULL, head = NULL WHERE seq IN (SELECT seq FROM requests WHERE body_until <= ? ORDER BY body_until LIMIT ?)',
+  pg: 'UPDATE requests SET body = NULL, body_until = NULL, head = NULL WHERE seq IN (SELECT seq FROM requests WHERE body_until <= $1 ORDER BY body_until LIMIT $2)',
 };

@@ -33,16 +33,16 @@ export function requestLogContract(h: Harness): void {
       for (const s of stores.splice(0)) await s.close();
     });
 
-    it('an accept commits its request row with it, every field round-tripped; listings leave the body out', async () => {
+    it('an accept commits its request row with it, every field round-tripped; listings leave the body and its kept headers and query out', async () => {
       const store = await open();
       const full = row({
         requestId: 'abc-1', path: '/hooks/github', route: 'mapping:github', status: 202, ms: 3.25, eventIds: ['e1'], runIds: ['r1', 'r2'],
         contentType: 'application/json', userAgent: 'GitHub-Hookshot/1', body: '{"a":"<b>x</b>"}', bodyUntil: iso(T0 + DAY),
-        sender: 'github-bot',
+        sender: 'github-bot', headers: { 'x-github-event': 'push', 'x-custom': 'a "quoted" <value>' }, query: 'ref=main&x=%20y',
       });
       await store.accept([ev('e1')], [run('r1'), run('r2')], undefined, undefined, full);
       const [listed] = await store.listRequests({ limit: 10 });
-      const { body: _body, ...withoutBody } = full;
+      const { body: _body, headers: _headers, query: _query, ...withoutBody } = full;
       expect(listed).to.deep.equal({ seq: listed!.seq, ...withoutBody });
       expect(await store.getRequest(listed!.seq)).to.deep.equal({ seq: listed!.seq, ...full });
       expect(await store.getRequest(listed!.seq + 1000)).to.equal(undefined);
@@ -81,10 +81,10 @@ export function requestLogContract(h: Harness): void {
       expect((await store.listRequests({ limit: 10, replayOf: all[2]!.seq })).map((r) => r.requestId)).to.deep.equal(['again']);
     });
 
-    it('purges bodies past their time (hooks.keepBodies) and rows past store.retainDays, in the retention pass', async () => {
+    it('purges bodies (with their kept headers and query) past their time (hooks.keepBodies) and rows past store.retainDays, in the retention pass', async () => {
       const store = await open({ retainDays: 30 });
       await store.logRequests([
-        row({ requestId: 'old', at: iso(T0), body: '{"old":1}', bodyUntil: iso(T0 + 7 * DAY) }),
+        row({ requestId: 'old', at: iso(T0), body: '{"old":1}', bodyUntil: iso(T0 + 7 * DAY), headers: { 'x-event': 'old' }, query: 'q=1' }),
         row({ requestId: 'kept', at: iso(T0 + 20 * DAY), body: '{"kept":1}', bodyUntil: iso(T0 + 27 * DAY) }),
         row({ requestId: 'long', at: iso(T0 + 20 * DAY), body: '{"long":1}', bodyUntil: iso(T0 + 90 * DAY) }),
       ]);
@@ -92,6 +92,9 @@ export function requestLogContract(h: Harness): void {
       await store.purgeExpired();
       const bodies = async () => Object.fromEntries(await Promise.all((await store.listRequests({ limit: 10 })).map(async (r) => [r.requestId, (await store.getRequest(r.seq))!.body])));
       expect(await bodies()).to.deep.equal({ old: undefined, kept: undefined, long: '{"long":1}' });
+      // The kept headers and query go with the body.
+      const old = (await store.listRequests({ limit: 10 })).find((r) => r.requestId === 'old')!;
+      expect(await store.getRequest(old.seq)).to.not.have.any.keys('headers', 'query', 'body', 'bodyUntil');
       now = T0 + 31 * DAY;
       await store.purgeExpired();
       expect((await store.listRequests({ limit: 10 })).map((r) => r.requestId)).to.deep.equal(['long', 'kept']);
