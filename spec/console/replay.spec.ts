@@ -26,6 +26,8 @@ describe('console: replay of a kept request (plain HTTP)', function () {
           { id: 'keyed', match: { path: 'keyed' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'keyed {{n}}', idempotencyKey: 'k-{{n}}' },
           { id: 'form', match: { path: 'form' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'form {{n}}' },
           { id: 'long', match: { path: LONG }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'long {{n}}' },
+          { id: 'paid', match: { path: 'shop', headers: { 'x-shop-event': 'order.paid' } }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'paid {{n}} from {{query.store}}' },
+          { id: 'shop-other', match: { path: 'shop' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'other {{n}}' },
         ],
       },
     });
@@ -96,7 +98,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     expect(rows().filter((r) => r.route === 'wake' || r.route === 'mapping:signed')).to.have.length(0);
   });
 
-  it('refuses to replay to a route that checks a signature (the log keeps no signature headers): no Replay, 409 saying why', async () => {
+  it('refuses to replay to a route that checks a signature (the log never keeps a signature header): no Replay, 409 saying why', async () => {
     const body = JSON.stringify({ n: 1 });
     const first = await hook('signed', body, { 'x-hub-signature-256': await githubSign(SECRET, body) });
     expect(first.status).to.equal(200);
@@ -179,6 +181,37 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     expect(again).to.include({ route: 'mapping:form', status: 200 });
     const events = await (await fetch(`${gw.hooks}/events?limit=100`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
     expect(events.events.filter((e: { text: string }) => e.text === 'form 5')).to.have.length(2);
+  });
+
+  it('sends the kept headers and query again (never a credential): a mapping matching on match.headers takes the replay too', async () => {
+    const id = `replay-spec-${++n}`;
+    const first = await fetch(`${gw.hooks}/shop?store=berlin`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-request-id': id, 'x-shop-event': 'order.paid', cookie: 'sid=secret-cookie' },
+      body: JSON.stringify({ n: 11 }),
+    });
+    expect(first.status).to.equal(200);
+    const original = (await until('its row', async () => rows().find((r) => (r as Row & { request_id: string }).request_id === id)))!;
+    expect(original.route).to.equal('mapping:paid');
+    const sent: Record<string, string>[] = [];
+    const real = globalThis.fetch;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      if (String(input).includes('/hooks/')) sent.push({ url: String(input), ...(init?.headers as Record<string, string>) });
+      return real(input, init);
+    }) as typeof fetch;
+    let again: Row;
+    try {
+      again = await replay(original.seq);
+    } finally {
+      globalThis.fetch = real;
+    }
+    expect(again).to.include({ route: 'mapping:paid', status: 200, replay_of: original.seq });
+    expect(await wakeEvents('paid 11 from berlin')).to.equal(2);
+    const [headers] = sent as [Record<string, string>];
+    expect(headers.url).to.equal(`${gw.hooks}/shop?store=berlin`);
+    expect(Object.keys(headers).map((h) => h.toLowerCase())).to.not.include.members(['authorization']);
+    expect(Object.keys(headers).map((h) => h.toLowerCase())).to.not.include('cookie');
+    expect(Object.keys(headers).map((h) => h.toLowerCase())).to.not.include('host');
   });
 
   it('refuses to replay what was refused before its route was known (409), and an unknown request (404)', async () => {

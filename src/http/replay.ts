@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
+import { queryWithoutToken, withoutCredentials } from '../credentials.js';
 import type { RequestRecord } from '../store/records.js';
 import { LOGGED_PATH_MAX, type RequestLogger } from './request-log.js';
 import type { Route, RouteKind } from './routes-table.js';
@@ -12,6 +13,8 @@ export const REPLAY_HEADER = 'x-hookrelay-replay';
 const ROW_WAIT_MS = 5_000;
 /** A kept header value that can be sent again as it is (kept values are capped and escaped: a cut one ends with `…`). */
 const PLAIN = /^[\x20-\x7e]*$/;
+/** A kept header value fetch sends as it is (a value Node took: tab, visible ASCII, obs-text). */
+const SENDABLE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /**
  * Codes the gate (or the failure budget) refuses with before a request's body is read: the
  * request never reached its route's handler, so there is nothing it did to do again.
@@ -49,8 +52,8 @@ const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
  * mapping), never `wake` — with that route's signature check. So it is refused for a request
  * refused before its route was known (the gate's 401, 404, 405, 413, …; their bodies are never
  * read anyway), for one whose path names no send route, for a path the log kept only shortened
- * or escaped, and for a hook that a mapping's `verify` guards: the request log keeps no
- * signature headers, so the check could never pass. A hook no mapping took (`no_mapping`) can
+ * or escaped, and for a hook that a mapping's `verify` guards: the request log never keeps
+ * a signature header, so the check could never pass. A hook no mapping took (`no_mapping`) can
  * be replayed to its own path: add the mapping, then replay.
  */
 export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | undefined {
@@ -65,7 +68,7 @@ export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | u
     return 'its logged path was shortened or had characters escaped, so the exact route it reached cannot be named again';
   }
   const verified = hooks.mappings.find((m) => m.verify !== undefined && m.match.path === name);
-  if (verified) return `its route checks a signature (mapping ${verified.id}'s verify) and the request log keeps no signature headers: ask the sender to send it again`;
+  if (verified) return `its route checks a signature (mapping ${verified.id}'s verify) and the request log never keeps a signature header: ask the sender to send it again`;
   return undefined;
 }
 
@@ -78,8 +81,8 @@ export interface Replayer {
   replayOf(req: IncomingMessage, route: Route): number | undefined;
   /**
    * Sends a kept request again, as a new request, through the listener as it now is: a
-   * loopback POST of the kept body with its kept Content-Type and User-Agent to the path it
-   * reached, so that it takes the path of every request (gate, body, mappings, dispatch, the
+   * loopback POST of the kept body with its kept headers and query (credentials removed again;
+   * an older row: its Content-Type and User-Agent) to the path it reached, so that it takes the path of every request (gate, body, mappings, dispatch, the
    * request log). It carries no token: its marker stands in for one, so a replay works
    * whichever hooks tokens are configured now; the marker also keeps idempotency keys out of
    * it (a replay is not a repeat). Throws {@link ReplayRefused} when {@link whyNotReplay} says
@@ -121,17 +124,23 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
       if (refused !== undefined) throw new ReplayRefused(`This request cannot be replayed: ${refused}.`);
       const requestId = `replay-${randomBytes(8).toString('hex')}`;
       const stored = requests.stored(requestId, ROW_WAIT_MS);
+      // The kept headers (a row logged before they were kept has none) cleaned again under the
+      // current mappings — a verify.header added since is a credential too — and only values
+      // fetch can send as they are; then this replay's own id and marker over any kept ones.
+      const kept = Object.entries(withoutCredentials({ headers: row.headers ?? {} }, hooks.mappings).headers).filter(([k, v]) => k !== 'x-request-id' && SENDABLE.test(v));
       const headers: Record<string, string> = {
         'content-type': row.contentType ?? 'application/json',
+        ...Object.fromEntries(kept),
         'x-request-id': requestId,
         [REPLAY_HEADER]: `${nonce}:${row.seq}`,
       };
-      if (row.userAgent !== undefined && PLAIN.test(row.userAgent)) headers['user-agent'] = row.userAgent;
+      if (row.headers === undefined && row.userAgent !== undefined && PLAIN.test(row.userAgent)) headers['user-agent'] = row.userAgent;
       if (!PLAIN.test(headers['content-type']!)) headers['content-type'] = 'application/json';
       // Each segment escaped whole: the gate's one parse (routes-table.ts) decodes it back to
       // exactly the logged path — `encodeURI` left `?` and `#` as they were, which moved the
       // rest of the path into a query or a fragment.
-      const target = row.path.split('/').map(encodeURIComponent).join('/');
+      const query = queryWithoutToken(row.query ?? '');
+      const target = row.path.split('/').map(encodeURIComponent).join('/') + (query === '' ? '' : `?${query}`);
       sending.set(requestId, { seq: row.seq, path: row.path });
       try {
         const res = await fetch(`${url()}${target}`, { method: 'POST', headers, body: row.body });
