@@ -187,12 +187,16 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     const id = `replay-spec-${++n}`;
     const first = await fetch(`${gw.hooks}/shop?store=berlin`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-request-id': id, 'x-shop-event': 'order.paid', cookie: 'sid=secret-cookie' },
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-request-id': id, 'x-shop-event': 'order.paid', cookie: 'sid=secret-cookie', 'x-note': '<b>hi</b>' },
       body: JSON.stringify({ n: 11 }),
     });
     expect(first.status).to.equal(200);
     const original = (await until('its row', async () => rows().find((r) => (r as Row & { request_id: string }).request_id === id)))!;
     expect(original.route).to.equal('mapping:paid');
+    // The request's page shows them, escaped as text like the body; never a credential.
+    const page = await requestPage(original.seq);
+    expect(page).to.include('x-shop-event: order.paid').and.include('x-note: &lt;b&gt;hi&lt;/b&gt;').and.include('store=berlin');
+    expect(page).to.not.include('<b>hi</b>').and.not.include('secret-cookie').and.not.include(TOKEN);
     const sent: Record<string, string>[] = [];
     const real = globalThis.fetch;
     globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {

@@ -89,6 +89,10 @@ ${field('Replay of', r.replayOf === undefined ? undefined : html`<a href="/conso
 ${r.body === undefined
     ? html`<p class="none">Not kept (hooks.keepBodies is 0, the request had none, or it was purged after its days).</p>`
     : html`<pre class="text" id="body">${r.body}</pre>
+${r.headers === undefined ? '' : html`<h2>Headers</h2>
+<p class="hint">Kept with the body, credentials and signatures removed; sent again by Replay.</p>
+<pre class="text" id="headers">${Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>`}
+${r.query === undefined ? '' : html`<p>Query: <code class="mono" id="query">${r.query}</code></p>`}
 <p class="hint">Kept until ${time(r.bodyUntil)}. <a href="/console/fixture/${r.seq}" id="fixture" download="fixture-${r.seq}.json">Download as a fixture</a> for <code>hookrelay test --fixtures</code> (credentials removed, what it comes to now as its expectation).</p>
 ${notReplayable === undefined ? html`<form method="post" action="/console/replay/${r.seq}" class="replay">
 <button type="submit">Replay</button>
