@@ -56,7 +56,11 @@ describe('serve: says which config it loaded, and "ready" only once /healthz ans
     const dir = tmpDir();
     fs.writeFileSync(path.join(dir, 'hookrelay.yaml'), yaml(await freePort(), 'ready'));
     const lines = (await startedOutput(dir, [])).split('\n');
-    const ready = lines.findIndex((l) => l.startsWith('hookrelay listening on'));
+    expect(lines.some((l) => l.startsWith('hookrelay listening on')), lines.join('\n')).to.equal(true);
+    // The log (stderr) is written asynchronously and the ready line (stdout) at once, so their
+    // interleaving says nothing: the order is read within the log, where "listening" is the
+    // ready line's own record, logged after the check as the line is printed.
+    const ready = lines.findIndex((l) => l.includes('"msg":"listening"'));
     const answered = lines.findIndex((l) => l.includes('"path":"/healthz"') && l.includes('"status":200'));
     expect(answered, lines.join('\n')).to.be.greaterThan(-1);
     expect(answered, lines.join('\n')).to.be.lessThan(ready);
