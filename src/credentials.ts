@@ -1,5 +1,6 @@
 import { SECRET_HEADERS } from './config/schema.js';
 import type { MappingConfig } from './config/types.js';
+import { withoutToken } from './engine/context.js';
 
 /**
  * What of a request is a credential, or is not the request's own to send again — shared by the
@@ -47,12 +48,6 @@ export function withoutCredentials(req: { headers?: Record<string, string>; quer
   return { headers, query };
 }
 
-/** A raw query string (no `?`) without its `token` parameters, else as it came. */
-export function queryWithoutToken(query: string): string {
-  if (query === '') return '';
-  return query.split('&').filter((p) => { try { return decodeURIComponent(p.split('=')[0]!.replace(/\+/g, ' ')) !== 'token'; } catch { return true; } }).join('&');
-}
-
 /**
  * What the request log keeps of a request's head beside its body: its headers but those
  * {@link credentialHeaders} names, each whole or not at all, at most {@link KEPT_HEADERS_MAX}
@@ -61,7 +56,8 @@ export function queryWithoutToken(query: string): string {
  */
 export function keptHead(given: Record<string, string | string[] | undefined>, query: string, drop: ReadonlySet<string>): { headers: Record<string, string>; query?: string } {
   let room = KEPT_HEAD_BYTES;
-  const q = queryWithoutToken(query);
+  // The gate's own reading of what a token parameter is (engine/context.ts), so both agree.
+  const q = withoutToken(query);
   const kept: { headers: Record<string, string>; query?: string } = { headers: {} };
   if (q !== '' && Buffer.byteLength(q) <= room) {
     kept.query = q;

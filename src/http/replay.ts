@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
-import { queryWithoutToken, withoutCredentials } from '../credentials.js';
+import { withoutCredentials } from '../credentials.js';
+import { withoutToken } from '../engine/context.js';
 import type { RequestRecord } from '../store/records.js';
 import { LOGGED_PATH_MAX, type RequestLogger } from './request-log.js';
 import type { Route, RouteKind } from './routes-table.js';
@@ -139,7 +140,7 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
       // Each segment escaped whole: the gate's one parse (routes-table.ts) decodes it back to
       // exactly the logged path — `encodeURI` left `?` and `#` as they were, which moved the
       // rest of the path into a query or a fragment.
-      const query = queryWithoutToken(row.query ?? '');
+      const query = withoutToken(row.query ?? '');
       const target = row.path.split('/').map(encodeURIComponent).join('/') + (query === '' ? '' : `?${query}`);
       sending.set(requestId, { seq: row.seq, path: row.path });
       try {
