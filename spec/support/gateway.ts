@@ -129,6 +129,20 @@ function generatedAdminToken(dir: string, dataDir = './.hookrelay'): string | un
   }
 }
 
+/** A run as `GET {hooks}/runs/ID` shows it, read with the specs' admin token. */
+export async function runOf(g: Pick<Gateway, 'hooks'>, runId: string): Promise<any> {
+  return (await call(`${g.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
+}
+
+/** Polls a run until `ok(run)` holds and resolves with it; on time-out says `what` and the run last seen. */
+export async function waitRun(g: Pick<Gateway, 'hooks'>, runId: string, ok: (run: any) => boolean, what: string): Promise<any> {
+  let run: any;
+  return until(() => `${what}: ${JSON.stringify(run)}`, async () => {
+    run = await runOf(g, runId);
+    return ok(run) ? run : undefined;
+  }, 20_000);
+}
+
 /** POST/GET helper: resolves with status, headers and the parsed JSON body (or null). */
 export async function call(url: string, init: { method?: string; token?: string | null; json?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...init.headers };

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, runOf, startGateway, tmpDir, until, waitRun, type Gateway } from '../../support/gateway.js';
 import { startCallbackReceiver, type CallbackReceiver } from './callback-receiver.js';
 
 /**
@@ -45,14 +45,6 @@ describe('http: run callbacks (real bin)', function () {
     };
   }
 
-  const runOf = async (g: Gateway, runId: string) => (await call(`${g.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
-  async function waitRun(g: Gateway, runId: string, ok: (run: any) => boolean, what: string): Promise<any> {
-    let run: any;
-    return until(() => `${what}: ${JSON.stringify(run)}`, async () => {
-      run = await runOf(g, runId);
-      return ok(run) ? run : undefined;
-    }, 20_000);
-  }
 
   it('answers 500 once (Retry-After), is killed with SIGKILL while the callback is pending, and after the restart the receiver acknowledges exactly one', async () => {
     const { dir, config: cfg } = await config();

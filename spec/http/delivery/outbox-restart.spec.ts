@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeProvider, textOf, type FakeProvider } from '../../support/fake-providers.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, runOf, startGateway, tmpDir, until, waitRun, type Gateway } from '../../support/gateway.js';
 
 /**
  * Pending deliveries survive the process (CONTRACT.md §9): the real bin, killed (SIGKILL) or
@@ -62,15 +62,6 @@ describe('http: pending deliveries resume after a restart (real bin)', function 
     return { dir, config };
   }
 
-  const runOf = async (g: Gateway, runId: string) => (await call(`${g.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
-
-  async function waitRun(g: Gateway, runId: string, ok: (run: any) => boolean, what: string): Promise<any> {
-    let run: any;
-    return until(() => `${what}: ${JSON.stringify(run)}`, async () => {
-      run = await runOf(g, runId);
-      return ok(run) ? run : undefined;
-    }, 20_000);
-  }
 
   async function expectDeliveredOnce(g: Gateway, runId: string) {
     const run = await waitRun(g, runId, (r) => r.delivery?.status === 'delivered', 'delivered');
