@@ -128,8 +128,7 @@ export async function dryRun(
     if (signed?.signedBy) refused('signature', () => opts.signatures!.admit(signed, signed.signedBy!, matched.mappingId));
     result = await engine.map(request, matched);
   } catch (e) {
-    if (e instanceof HookError) throw new DryRunProblem('map', `${e.code}: ${e.message}`, { cause: e.cause, status: e.status, code: e.code });
-    throw e;
+    problemOf('map', e);
   }
   const out = await outcome(engine, request, result, opts.acceptStatus ?? 202);
   if (warnings) out.warnings = warnings;
@@ -157,8 +156,7 @@ async function outcome(engine: Pick<Engine, 'fanOut' | 'response'>, req: HookReq
     try {
       answer = await render(req, accepted, { status, body: usual });
     } catch (e) {
-      if (e instanceof HookError) throw new DryRunProblem('map', `${e.code}: ${e.message}`, { cause: e.cause, status: e.status, code: e.code });
-      throw e;
+      problemOf('map', e);
     }
     out.status = answer.status;
     out.response = shown(answer);
@@ -185,9 +183,19 @@ function refused(stage: 'payload' | 'signature', check: () => unknown): void {
   try {
     check();
   } catch (e) {
-    if (e instanceof HookError) throw new DryRunProblem(stage, stage === 'payload' ? `${e.code}: ${e.message}` : e.message, { status: e.status, code: e.code });
-    throw e;
+    problemOf(stage, e);
   }
+}
+
+/**
+ * Rethrows a HookError of the listener's as the {@link DryRunProblem} of `stage`, with what the
+ * listener would answer (status and code); anything else is a bug and goes on as it is. Only
+ * the mapping step's `cause` is kept: it is what a mapping's author wants to see.
+ */
+function problemOf(stage: 'payload' | 'signature' | 'map', e: unknown): never {
+  if (!(e instanceof HookError)) throw e;
+  const message = stage === 'signature' ? e.message : `${e.code}: ${e.message}`;
+  throw new DryRunProblem(stage, message, { ...(stage === 'map' ? { cause: e.cause } : {}), status: e.status, code: e.code });
 }
 
 /**
@@ -196,16 +204,4 @@ function refused(stage: 'payload' | 'signature', check: () => unknown): void {
  */
 function signatureExchange(route: Exchange['route'], method: string, headers: Record<string, string>): Exchange {
   return { req: { method, headers } as IncomingMessage, route, bySignature: false, signedBy: undefined, signedKey: undefined } as Exchange;
-}
-
-/**
- * The status the listener would answer a dry run's result with, until the result carries its
- * own: 204 for a skipped request, `acceptStatus` (hooks.acceptStatus) when an agent run is
- * among the actions, else 200 (http/accept.ts statusOf).
- */
-export function dryRunStatus(out: Record<string, unknown>, acceptStatus: number): number {
-  if (typeof out.status === 'number') return out.status;
-  if (out.skipped === true) return 204;
-  const actions = Array.isArray(out.actions) ? (out.actions as Record<string, unknown>[]) : [out];
-  return actions.some((a) => a.action === 'agent') ? acceptStatus : 200;
 }
