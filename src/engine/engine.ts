@@ -42,9 +42,9 @@ export interface Engine {
   /**
    * The mapping a request reaches (no rendering): its id, and whether it renders its own
    * idempotency key. Lets the listener check and look a header key up on the match before
-   * mapping it (`map(req, matched)`).
+   * mapping it (`map(req, matched)`). Synchronous unless a `match.when` had to be evaluated.
    */
-  match(req: MatchRequest): Promise<MatchOutcome>;
+  match(req: MatchRequest): MatchOutcome | Promise<MatchOutcome>;
   /**
    * The renderer of a mapping's `response` (CONTRACT.md §12), or undefined when it has none:
    * the answer of a request accepted as `accepted` (each action's entry of the usual answer),
@@ -182,12 +182,9 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
       if (action === null) return { type: 'skipped', mappingId: mapping.id };
       return { type: 'actions', mappingId: mapping.id, actions: [action] };
     },
-    async match(req) {
-      const { mapping, failures } = await match(req);
-      const outcome: MatchOutcome = {};
-      if (mapping) outcome.matched = { mappingId: mapping.id, keyed: mapping.keyed, respond: mapping.respond !== undefined };
-      if (failures) outcome.failures = failures;
-      return outcome;
+    match(req) {
+      const found = match(req);
+      return found instanceof Promise ? found.then(outcomeOf) : outcomeOf(found);
     },
     response(mappingId) {
       const render = byId.get(mappingId)?.response;
@@ -229,7 +226,7 @@ export async function compileProblems(draft: Record<string, any>, loaderProblems
  * reported in `failures`. Candidates per name are listed at load, so a request scans only the
  * mappings that can match its name.
  */
-function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest) => Promise<{ mapping?: CompiledMapping; failures?: WhenFailure[] }> {
+function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest) => Found | Promise<Found> {
   const anyName = mappings.filter((m) => m.match.path === undefined);
   const byName = new Map<string, CompiledMapping[]>();
   for (const m of mappings) {
@@ -238,20 +235,41 @@ function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest) => Prom
       byName.set(path, mappings.filter((c) => c.match.path === undefined || c.match.path === path));
     }
   }
-  return async (req) => {
-    const { name, payload, headers } = req;
-    const method = req.method ?? 'POST';
-    const candidates = byName.get(name) ?? anyName;
-    let failures: WhenFailure[] | undefined;
-    for (const m of candidates) {
-      if (m.method !== method || (m.match.source !== undefined && sourceOf(payload) !== m.match.source) || !headersHold(m.headers, headers)) continue;
-      if (m.when === undefined) return { mapping: m, failures };
-      const holds = await whenHolds(m.id, m.when, req);
+  return (req) => scan(byName.get(req.name) ?? anyName, 0, req, undefined);
+}
+
+/** A match: the mapping, if any, and the `match.when` expressions that threw on the way. */
+interface Found {
+  mapping?: CompiledMapping;
+  failures?: WhenFailure[];
+}
+
+/**
+ * The first of `candidates` from `from` on that matches. Synchronous until a candidate has a
+ * `match.when` (JSONata evaluates asynchronously): most requests meet none, and a mapped
+ * request then pays no promise for its match.
+ */
+function scan(candidates: readonly CompiledMapping[], from: number, req: MatchRequest, failures: WhenFailure[] | undefined): Found | Promise<Found> {
+  const method = req.method ?? 'POST';
+  for (let i = from; i < candidates.length; i++) {
+    const m = candidates[i]!;
+    if (m.method !== method || (m.match.source !== undefined && sourceOf(req.payload) !== m.match.source) || !headersHold(m.headers, req.headers)) continue;
+    if (m.when === undefined) return { mapping: m, failures };
+    return whenHolds(m.id, m.when, req).then((holds) => {
       if (holds === true) return { mapping: m, failures };
       if (holds !== false) (failures ??= []).push(holds);
-    }
-    return { failures };
-  };
+      return scan(candidates, i + 1, req, failures);
+    });
+  }
+  return { failures };
+}
+
+/** What the listener learns of a match. */
+function outcomeOf({ mapping, failures }: Found): MatchOutcome {
+  const outcome: MatchOutcome = {};
+  if (mapping) outcome.matched = { mappingId: mapping.id, keyed: mapping.keyed, respond: mapping.respond !== undefined };
+  if (failures) outcome.failures = failures;
+  return outcome;
 }
 
 /** Every required header is present with exactly the given value (names are lower-case on both sides). */

@@ -96,7 +96,8 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
   // A header key is checked first, whatever matches; a console replay has none.
   const replay = ex.replayOf !== undefined;
   const header = replay ? undefined : headerKey(ex);
-  const { matched, failures } = await deps.engine.match(req);
+  const match = deps.engine.match(req);
+  const { matched, failures } = match instanceof Promise ? await match : match;
   if (failures) failures.forEach((f) => deps.onWhenFailed?.(f));
   if (!matched) throw noMapping(deps, route.name, method);
   admit(deps, ex, matched.mappingId);
