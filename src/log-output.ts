@@ -9,6 +9,9 @@ import { pino, type DestinationStream } from 'pino';
 const BATCH_BYTES = 16384;
 /** The longest a logged line waits for its batch. */
 const FLUSH_MS = 20;
+
+/** A line of pino's at warn level or above (`{"level":40` …): its level is the line's first field. */
+const isWarning = (line: string) => line.charCodeAt(9) >= 52 /* '4' */ && line.startsWith('{"level":');
 /** No write completed for this long while lines wait: the reader has stopped reading. */
 const STALL_MS = 1000;
 
@@ -35,8 +38,8 @@ export interface LogOutput {
  * called once the buffer is under half full again, with the lines dropped since the last
  * call, so that the log itself says what it lost.
  *
- * Lines are written in batches: they gather here until {@link BATCH_BYTES} wait or the oldest
- * has waited {@link FLUSH_MS}, then go to sonic-boom as one chunk (its own batching measures
+ * Lines are written in batches: they gather here until {@link BATCH_BYTES} wait, the oldest
+ * has waited {@link FLUSH_MS} or a warning comes, then go to sonic-boom as one chunk (its own batching measures
  * the byte length of its whole pending string on every line). On exit — `process.exit`, an
  * uncaught exception — what gathered is handed over and pino writes it synchronously (its own
  * exit hook), unless the reader has stalled: then waiting on it would keep the process from
@@ -121,7 +124,9 @@ export function createLogOutput(fd: number, o: { bufferBytes: number; onCaughtUp
       if (before === 0) lastProgress = Date.now();
       gathered.push(line);
       gatheredBytes += bytes;
-      if (gatheredBytes >= BATCH_BYTES) send();
+      // A warning or an error goes out at once (with what gathered before it): it is rare, and
+      // whoever watches the log should not wait for it.
+      if (gatheredBytes >= BATCH_BYTES || isWarning(line)) send();
       else timer ??= setTimeout(send, FLUSH_MS).unref();
     },
   };

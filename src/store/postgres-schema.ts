@@ -205,6 +205,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE requests ADD COLUMN head text;
   `,
+  // v10 (SQLite v11): events without the unique constraint on id (see there: nothing reads an
+  // event by its id; one index fewer written by every accepted wake).
+  `
+  ALTER TABLE events DROP CONSTRAINT events_id_key;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

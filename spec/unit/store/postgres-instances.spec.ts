@@ -136,7 +136,7 @@ describe('store/postgres: several instances on one database', function () {
     expect(Date.now() - t0, 'trigger latency (ms)').to.be.below(250);
     await sleep(300);
     expect(log).to.deep.equal(['A:lead', 'A:trigger']);
-    await b.s.accept([ev('w1', { wakesNow: true })], []).catch(() => {}); // duplicate id: refused, rolled back
+    await b.s.accept([ev('w2', { wakesNow: true, kind: 'bogus' as 'wake' })], []).catch(() => {}); // a kind the CHECK refuses: rolled back
     await sleep(300);
     expect(log, 'a rolled-back commit notifies nobody').to.deep.equal(['A:lead', 'A:trigger']);
 

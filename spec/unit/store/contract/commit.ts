@@ -69,7 +69,7 @@ export function commitContract(h: Harness): void {
       const before = store.stats().commits;
       const results = await outcomes([
         store.accept([ev('a1')], [run('ra')]),
-        store.accept([ev('b1'), ev('taken')], [run('rb')]), // duplicate event id: the whole op fails
+        store.accept([ev('b1'), ev('b2', { kind: 'bogus' as 'wake' })], [run('rb')]), // one event breaks a CHECK: the whole op fails
         store.accept([], [run('ra')]), // duplicate run id (with the op before it in the same batch)
         store.accept([ev('c1', { kind: 'bogus' as 'wake' })], []), // CHECK constraint
         store.accept([ev('d1')], [run('rd')]),

@@ -93,10 +93,11 @@ export function recordsContract(h: Harness): void {
     });
 
     it('rolls back the whole finishRun when its summary cannot be written', async () => {
-      await store.accept([ev('dup')], [run('r1', 'hook:s')]);
+      await store.accept([ev('e1')], [run('r1', 'hook:s')]);
       await store.claimRuns(1, 't');
       await expectCode(
-        store.finishRun('r1', { status: 'succeeded', endedAt: 'x' }, { summary: ev('dup'), history: [{ role: 'user', content: 'q' }] }),
+        // A kind the events table refuses (its CHECK).
+        store.finishRun('r1', { status: 'succeeded', endedAt: 'x' }, { summary: ev('s1', { kind: 'bogus' as 'summary' }), history: [{ role: 'user', content: 'q' }] }),
         'constraint',
       );
       expect((await store.getRun('r1'))!.status).to.equal('running');

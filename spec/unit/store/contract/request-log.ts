@@ -51,9 +51,9 @@ export function requestLogContract(h: Harness): void {
     it('a failed accept logs nothing; an accept whose key was held leaves its row out (its caller logs the replay)', async () => {
       const store = await open();
       await store.accept([ev('dup')], [], undefined, undefined, row({ requestId: 'first' }));
-      // The same event id again: the accept fails as a whole, its row with it.
+      // An event the store refuses (a kind its CHECK does not take): the accept fails as a whole, its row with it.
       let failed: unknown;
-      await store.accept([ev('dup')], [], undefined, undefined, row({ requestId: 'second' })).catch((e) => (failed = e));
+      await store.accept([ev('bad', T0, { kind: 'bogus' as 'wake' })], [], undefined, undefined, row({ requestId: 'second' })).catch((e) => (failed = e));
       expect(failed, 'the duplicate accept rejects').to.be.instanceOf(Error);
       await store.accept([ev('k1')], [], [key('K', { events: ['k1'] })], undefined, row({ requestId: 'keyed' }));
       const held = await store.accept([ev('k2')], [], [key('K', { events: ['k2'] })], undefined, row({ requestId: 'repeat' }));
