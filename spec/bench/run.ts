@@ -48,6 +48,19 @@ import { SCENARIOS, benchConfig, writeBenchTransforms, type Scenario } from './s
 import { DURABLE_TARGETS, REFUSAL_TARGET, targetRows, type Judged } from './targets.js';
 
 const args = process.argv.slice(2);
+const USAGE = `npm run bench [-- --rounds N --duration S --connections N --soak N --only a,b --against REV --store sqlite|postgres|both --instances N]
+scenarios for --only: ${SCENARIOS.map((s) => s.name).join(', ')}, soak, startup (see the head of spec/bench/run.ts and docs/performance.md)`;
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const OPTIONS = ['--rounds', '--duration', '--connections', '--soak', '--only', '--against', '--store', '--instances'];
+for (let i = 0; i < args.length; i += 2) {
+  if (!OPTIONS.includes(args[i]!) || args[i + 1] === undefined) {
+    process.stderr.write(`bench: ${OPTIONS.includes(args[i]!) ? `${args[i]} takes a value` : `unknown option ${args[i]}`}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
 const opt = (name: string, dflt: number) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : dflt;
