@@ -5,7 +5,7 @@ import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
 /** A compiled JSONata template field: context in, text out (rejects on a guard trip or an evaluation error). */
-export type EvaluateText = (context: Record<string, unknown>) => Promise<string>;
+export type EvaluateText = (context: Record<string, unknown>) => string | Promise<string>;
 
 /** Guardrails for one evaluation (STYLE.md principle 8; JSONata's own `timeout`/`stack`/`sequence` options). */
 export interface JsonataLimits {
@@ -52,6 +52,13 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
     if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
     return text;
   };
+  // A literal (`name: '"Orders"'`) is its text for every request, as a Handlebars template
+  // without mustaches is: JSONata evaluates asynchronously, a promise per node.
+  const literal = literalOf(source);
+  if (literal !== undefined) {
+    const text = render(literal.value);
+    return () => text;
+  }
   return async (context) => render(await evaluate(context));
 }
 
@@ -81,6 +88,13 @@ export function compileJsonataValue(source: string, limits: Partial<JsonataLimit
   for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
   expression.assign(STEP_EXIT as unknown as string, stepCheck(maxStringLength, maxBuiltLength));
   return (context) => expression.evaluate(context);
+}
+
+/** The value of an expression that is a lone string, number, boolean or null literal; undefined for any other. */
+function literalOf(source: string): { value: unknown } | undefined {
+  const ast = jsonata(source).ast() as { type: string; value?: unknown };
+  const plain = Object.keys(ast).every((k) => k === 'type' || k === 'value' || k === 'position');
+  return plain && (ast.type === 'string' || ast.type === 'number' || ast.type === 'value') ? { value: ast.value } : undefined;
 }
 
 /** JSONata's `$lookup` (same array semantics), refusing prototype keys. */

@@ -17,6 +17,20 @@ describe('engine/jsonata', () => {
     expect(await compileJsonata('null')(context)).to.equal('');
   });
 
+  it('a lone literal is its text at once, the same text JSONata gives; anything more is evaluated per request', async () => {
+    for (const [source, text] of [['"Orders"', 'Orders'], ['42', '42'], ['true', 'true'], ['null', ''], ['"a"', 'a']] as const) {
+      const render = compileJsonata(source);
+      const given = render(context);
+      expect(given, source).to.equal(text);
+      // In parentheses it is a block, evaluated as any expression is.
+      const evaluated = compileJsonata(`(${source})`)(context);
+      expect(evaluated).to.be.instanceOf(Promise);
+      expect(given, source).to.equal(await evaluated);
+    }
+    // Not lone literals: a concatenation, a literal with a predicate, a path.
+    for (const source of ['"a" & "b"', '"x"[false]', 'name']) expect(compileJsonata(source)(context), source).to.be.instanceOf(Promise);
+  });
+
   it('throws a one-line error with the position on a syntax error', () => {
     expect(() => compileJsonata('items[')).to.throw(/^JSONata syntax error at position \d+: /);
   });
@@ -24,14 +38,14 @@ describe('engine/jsonata', () => {
   it('stops infinite tail recursion with the time limit', async () => {
     const started = Date.now();
     const evaluate = compileJsonata('($loop := function($n) { $loop($n + 1) }; $loop(0))', FAST);
-    const err = await evaluate(context).then(() => undefined, (e: { code?: string }) => e);
+    const err = await Promise.resolve(evaluate(context)).then(() => undefined, (e: { code?: string }) => e);
     expect(err?.code).to.equal('D1012');
     expect(Date.now() - started).to.be.below(2000);
   });
 
   it('stops deep recursion with the depth limit', async () => {
     const evaluate = compileJsonata('($deep := function($n) { 1 + $deep($n + 1) }; $deep(0))', FAST);
-    const err = await evaluate(context).then(() => undefined, (e: { code?: string }) => e);
+    const err = await Promise.resolve(evaluate(context)).then(() => undefined, (e: { code?: string }) => e);
     expect(err?.code).to.equal('D1011');
   });
 
@@ -59,8 +73,8 @@ describe('engine/jsonata: no payload crashes or stalls the process (jsonata-guar
   // the old code fails these specs by the mocha timeout.
   const EVIL = `${'a'.repeat(32)}!`;
 
-  async function failure(promise: Promise<unknown>): Promise<{ code?: string; message?: string } | undefined> {
-    return promise.then(() => undefined, (e: { code?: string; message?: string }) => e);
+  async function failure(promise: unknown): Promise<{ code?: string; message?: string } | undefined> {
+    return Promise.resolve(promise).then(() => undefined, (e: { code?: string; message?: string }) => e);
   }
   /** JSONata's own answer (or error code), rendered the way compileJsonata renders. */
   async function reference(expression: string, input: unknown = {}): Promise<string> {
@@ -73,7 +87,7 @@ describe('engine/jsonata: no payload crashes or stalls the process (jsonata-guar
     }
   }
   async function ours(expression: string, input: unknown = {}): Promise<string> {
-    return compileJsonata(expression)(input as Record<string, unknown>).catch((err: { code: string }) => `error ${err.code}`);
+    return Promise.resolve(compileJsonata(expression)(input as Record<string, unknown>)).catch((err: { code: string }) => `error ${err.code}`);
   }
   async function expectSameAsJsonata(expressions: string[], input: unknown = {}): Promise<void> {
     for (const e of expressions) expect(await ours(e, input), e).to.equal(await reference(e, input));
