@@ -15,15 +15,19 @@ export function createShapeAjv(options: { code?: { source: boolean } } = {}): Aj
   return ajv;
 }
 
-/** The build's compiled checker of `configSchema`, in dist/config/ (scripts/build.mjs writes it). */
-export const SHAPE_CHECKER = 'config-shape.cjs';
+/** Compiles `configSchema` with an ajv of {@link createShapeAjv}'s (the build passes one that keeps the code). */
+export const compileShape = (ajv: Ajv): ValidateFunction => ajv.compile(configSchema);
+
+/** The build's compiled checker of `configSchema`, under dist/ (scripts/build.mjs writes it). */
+export const SHAPE_CHECKER = 'config/config-shape.cjs';
 
 /**
  * The checker of `configSchema`: the build's (ajv's standalone code), or, run from the sources
  * (the specs), compiled here by `ajv`. Compiling it is most of a config load's time (measured:
- * see docs/performance.md), which every start would pay.
+ * see docs/performance.md), which every start would pay. Found from this folder's parent: the
+ * build bundles this file into dist/chunks/.
  */
 export function shapeChecker(ajv: () => Ajv): ValidateFunction {
-  if (import.meta.url.endsWith('.ts')) return ajv().compile(configSchema);
-  return createRequire(import.meta.url)(`./${SHAPE_CHECKER}`) as ValidateFunction;
+  if (import.meta.url.endsWith('.ts')) return compileShape(ajv());
+  return createRequire(import.meta.url)(`../${SHAPE_CHECKER}`) as ValidateFunction;
 }

@@ -63,7 +63,8 @@ function toWire(err: unknown): WireError {
   return { message: String(err) };
 }
 
-// The thread runs this file. Built (dist/store/sqlite-writer.js) it is its own entry. Run from
+// The thread runs this file. Built, its entry is dist/store/sqlite-writer.js (this code is
+// bundled into dist/chunks/, which the entry imports: scripts/build.mjs). Run from
 // the sources (the specs), it needs tsx, and Node 20 does not apply ESM loader hooks
 // (`--import tsx`, `register()`) inside worker threads (nodejs/node#47747, privatenumber/tsx#354):
 // so the thread starts from this tiny script, which installs tsx's in-thread require hook and
@@ -75,8 +76,8 @@ const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]
   require(w.workerData.tsx).register();
   require(w.workerData.entry);
 });`;
-const ENTRY = fileURLToPath(import.meta.url);
-const FROM_SOURCES = ENTRY.endsWith('.ts');
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const ENTRY = fileURLToPath(FROM_SOURCES ? import.meta.url : new URL('../store/sqlite-writer.js', import.meta.url));
 
 /**
  * Spawns the writer thread and opens its connection. `onOpen` runs while the thread boots

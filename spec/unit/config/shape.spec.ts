@@ -12,7 +12,7 @@ import { createShapeAjv, SHAPE_CHECKER } from '../../../src/config/shape.js';
 // code in dist/, built before the specs run); the specs that load src/ compile it at load.
 // Both must fill the same defaults and report the same errors.
 describe('config: the build compiles the config shape checker ahead, to the same checker', () => {
-  const built = createRequire(path.join(ROOT, 'dist/config/'))(`./${SHAPE_CHECKER}`) as ValidateFunction;
+  const built = createRequire(path.join(ROOT, 'dist/'))(`./${SHAPE_CHECKER}`) as ValidateFunction;
   const compiled = createShapeAjv().compile(configSchema);
 
   const configs: [string, unknown][] = [
