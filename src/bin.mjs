@@ -1,8 +1,8 @@
 #!/usr/bin/env -S node --max-semi-space-size=4
 // The `hookrelay` bin. It runs the build of src/ in dist/ (scripts/build.mjs; `npm ci`,
-// `npm start`, `npm test` and `npm run bench` make it first): plain JavaScript loads in a
-// fraction of the time tsx took to compile the sources at every start (measured: see
-// docs/performance.md). tsx is loaded only by transform workers whose transforms are
+// `npm start`, `npm test` and `npm run bench` make it first): a bundle of plain JavaScript
+// loads in a fraction of the time tsx took to compile the sources at every start (measured:
+// see docs/performance.md). tsx is loaded only by transform workers whose transforms are
 // TypeScript (engine/transform-worker.mjs).
 // --max-semi-space-size=4 (MiB) caps V8's young generation, which otherwise grows to 2 × 16
 // MiB under load: ~25 MiB less resident for a few more (cheap) scavenges. A V8 heap flag
@@ -20,7 +20,7 @@ if (problem) {
   process.stderr.write(`hookrelay: ${problem}: run \`npm run build\` in ${root}\n`);
   process.exit(1);
 }
-// Stack traces name src/*.ts lines: the build writes source maps.
-process.setSourceMapsEnabled(true);
+// Stack traces name dist/ lines; with NODE_OPTIONS=--enable-source-maps, src/*.ts lines (the
+// build writes the maps; parsing them costs every start time and memory, so it is a choice).
 const { main } = await import('../dist/cli/index.js');
 await main(process.argv);
