@@ -44,7 +44,7 @@ function files(dir) {
 }
 
 /**
- * Builds dist/ from src/ (under a second). Starts from an empty folder, so that nothing of an
+ * Builds dist/ from src/. Starts from an empty folder, so that nothing of an
  * earlier build is left; writes the stamp last, which src/bin.mjs compares the sources
  * against (src/build-state.mjs).
  */

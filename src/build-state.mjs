@@ -11,7 +11,7 @@ export const stampOf = (root) => path.join(root, 'dist', '.built');
 
 /**
  * Why dist/ under `root` cannot run: missing, or older than a file of src/ or the build script
- * (by mtime, a few ms for ~250 files) — else undefined. Equal times are current: a package
+ * (by mtime) — else undefined. Equal times are current: a package
  * from `npm pack` gives every file the same one.
  */
 export function buildProblem(root) {

@@ -1,8 +1,8 @@
 // Entry of a transform worker process (transform-pool.ts forks it; the build copies it to
-// dist/engine/). It installs tsx's CommonJS hook — in-process, like the old bin — only when
+// dist/engine/). It installs tsx's CommonJS hook (in-process, no loader thread) only when
 // it is needed, whatever flags started the gateway: for TypeScript transforms, and for
 // transform-worker.ts itself when the gateway runs from the sources (the specs), where no
-// transform-worker.js is built beside this file. tsx costs a worker ~40 ms and ~8 MiB.
+// transform-worker.js is built beside this file (what tsx costs a worker: docs/performance.md).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
