@@ -1,15 +1,26 @@
 #!/usr/bin/env -S node --max-semi-space-size=4
-// The `hookrelay` bin. TypeScript runs through tsx without a build step; we install tsx's
-// in-thread CommonJS hook rather than its ESM loader, which runs on an extra loader thread
-// of its own: the CommonJS hook starts about twice as fast and keeps ~30 MiB of resident
-// memory off every process (both measured: see docs/performance.md).
+// The `hookrelay` bin. It runs the build of src/ in dist/ (scripts/build.mjs; `npm ci`,
+// `npm start`, `npm test` and `npm run bench` make it first): a bundle of plain JavaScript
+// loads in a fraction of the time tsx took to compile the sources at every start (measured:
+// see docs/performance.md). tsx is loaded only by transform workers whose transforms are
+// TypeScript (engine/transform-worker.mjs).
 // --max-semi-space-size=4 (MiB) caps V8's young generation, which otherwise grows to 2 × 16
 // MiB under load: ~25 MiB less resident for a few more (cheap) scavenges. A V8 heap flag
 // only works on the command line (or NODE_OPTIONS), hence the shebang; `npm start` and
 // `npm run bench` pass it too.
-import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildProblem } from './build-state.mjs';
 
-const require = createRequire(import.meta.url);
-require('tsx/cjs/api').register();
-const { main } = require('./cli/index.ts');
+// A missing or stale build is refused, not made here: an installed copy may not be writable,
+// and two gateways starting at once would write the same files under each other.
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const problem = buildProblem(root);
+if (problem) {
+  process.stderr.write(`hookrelay: ${problem}: run \`npm run build\` in ${root}\n`);
+  process.exit(1);
+}
+// Stack traces name dist/ lines; with NODE_OPTIONS=--enable-source-maps, src/*.ts lines (the
+// build writes the maps; parsing them costs every start time and memory, so it is a choice).
+const { main } = await import('../dist/cli/index.js');
 await main(process.argv);

@@ -94,6 +94,7 @@ if (hasTaskset) spawnSync('taskset', ['-cp', '1', String(process.pid)]); // the 
 interface Figures { rps: number; p50: number; p99: number; rssMiB: number; cpuUs: number; stealPct: number; errors: number; statuses: Record<string, number> }
 
 async function main() {
+  build(ROOT); // the bin runs dist/: this tree's, current
   const dir = tmpDir('hookrelay-bench-');
   // A model that answers after a second, like a real one: runs and heartbeats keep going in
   // the background during the measurements, as they would in production, without dominating.
@@ -258,7 +259,15 @@ function checkout(rev: string, dir: string): { bin: string; rev: string; remove(
   const commit = git('rev-parse', '--short', `${rev}^{commit}`);
   git('worktree', 'add', '--detach', at, commit);
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(at, 'node_modules'));
+  build(at);
   return { bin: path.join(at, 'src/bin.mjs'), rev: commit, remove: () => void spawnSync('git', ['worktree', 'remove', '--force', at], { cwd: ROOT }) };
+}
+
+/** Builds dist/ in the tree at `root` (scripts/build.mjs), if it has a build: older revisions ran their sources through tsx. */
+function build(root: string): void {
+  if (!fs.existsSync(path.join(root, 'scripts/build.mjs'))) return;
+  const r = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`the build of ${root} failed:\n${r.stderr}`);
 }
 
 interface Instance { port: number; proc: ChildProcess; exited: Promise<void> }

@@ -1,35 +1,31 @@
-import { createRequire } from 'node:module';
-
 // Each command loads what it needs when it runs: `--help` and `check` should not pay for
 // Koa, SQLite and the model client (start-up time is one of the benchmark's figures).
-// require(), not import(): the bin runs the sources through tsx's CommonJS hook (src/bin.mjs).
-const require = createRequire(import.meta.url);
 
 /** The config loader (read, `${VAR}`, validate). */
-export const configLoader = async (): Promise<typeof import('../config/load.js')> => require('../config/load.ts');
+export const configLoader = () => import('../config/load.js');
 /** The admin and hooks tokens (first-use token). */
-export const tokenModule = async (): Promise<typeof import('../config/token.js')> => require('../config/token.ts');
+export const tokenModule = () => import('../config/token.js');
 /** Config and engine in one pass. */
-export const compileModule = async (): Promise<typeof import('../compile-config.js')> => require('../compile-config.ts');
+export const compileModule = () => import('../compile-config.js');
 /** Opening a store. */
-export const storeModule = async (): Promise<typeof import('../store/open.js')> => require('../store/open.ts');
+export const storeModule = () => import('../store/open.js');
 /** `store copy`. */
-export const copyModule = async (): Promise<typeof import('../store/copy.js')> => require('../store/copy.ts');
+export const copyModule = () => import('../store/copy.js');
 /** The logger. */
-export const logModule = async (): Promise<typeof import('../log.js')> => require('../log.ts');
+export const logModule = () => import('../log.js');
 /** The listener's composition root. */
-export const serveModule = async (): Promise<typeof import('../serve.js')> => require('../serve.ts');
+export const serveModule = () => import('../serve.js');
 /** `check`'s warnings. */
-export const warningsModule = async (): Promise<typeof import('../config/warnings.js')> => require('../config/warnings.ts');
+export const warningsModule = () => import('../config/warnings.js');
 /** `test`'s dry run. */
-export const dryRunModule = async (): Promise<typeof import('../dry-run.js')> => require('../dry-run.ts');
+export const dryRunModule = () => import('../dry-run.js');
 /** `test --fixtures` and `fixture`. */
-export const fixturesModule = async (): Promise<typeof import('../fixtures/index.js')> => require('../fixtures/index.ts');
+export const fixturesModule = () => import('../fixtures/index.js');
 /** `email setup`. */
-export const emailSetupModule = async (): Promise<typeof import('../email/setup.js')> => require('../email/setup.ts');
+export const emailSetupModule = () => import('../email/setup.js');
 /** `email run`, the companion. */
-export const emailRunModule = async (): Promise<typeof import('../email/run.js')> => require('../email/run.ts');
+export const emailRunModule = () => import('../email/run.js');
 /** The IMAP watcher (its WatchError). */
-export const emailWatcherModule = async (): Promise<typeof import('../email/watcher.js')> => require('../email/watcher.ts');
+export const emailWatcherModule = () => import('../email/watcher.js');
 /** Store text made safe for a terminal. */
-export const printableModule = async (): Promise<typeof import('../printable.js')> => require('../printable.ts');
+export const printableModule = () => import('../printable.js');

@@ -1,12 +1,10 @@
-import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { configOption } from './arguments.js';
 import { load } from './config.js';
 import { fail, orExitAsync } from './exit.js';
 
 // Loaded when the command runs (modules.ts says why; a local loader keeps that shared file untouched).
-const require = createRequire(import.meta.url);
-const pauseControlModule = async (): Promise<typeof import('../store/pause-control.js')> => require('../store/pause-control.ts');
+const pauseControlModule = () => import('../store/pause-control.js');
 
 /**
  * `hookrelay pause MAPPING` / `hookrelay resume MAPPING` (CONTRACT.md §14, docs/flow-control.md):

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import type { MappingValidator } from './presets.js';
 import { ajvProblems, dedupe } from './problems.js';
 import { isPlainObject, NOT_A_MAP, prepare, readConfigFile, type Env, type Obj } from './read.js';
 import { channelConflicts, checkMapping, checkRules } from './rules.js';
-import { configSchema, mappingSchema } from './schema.js';
+import { mappingSchema } from './schema.js';
+import { createShapeAjv, shapeChecker } from './shape.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 
 /**
@@ -16,12 +17,10 @@ import type { Config, LoadedConfig, MappingConfig } from './types.js';
  * of every stage is collected, so one run lists them all.
  */
 
-// Compiled once at module load (STYLE.md §2). coerceTypes lets `port: ${PORT:-8788}` and
-// `to: 123456` work: after ${VAR} expansion every such scalar is a string or a number.
-const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: true, verbose: true });
-ajv.addKeyword('defaultDoc');
-ajv.addKeyword('secret');
-const validateShape = ajv.compile(configSchema);
+// Compiled once at module load (STYLE.md §2), or by the build (shape.ts).
+let ajv: Ajv | undefined;
+const shapeAjv = () => (ajv ??= createShapeAjv());
+const validateShape = shapeChecker(shapeAjv);
 // Only preset files need it: compiled on first use (~10 ms of start-up otherwise).
 let validateMappingList: ValidateFunction | undefined;
 
@@ -166,7 +165,7 @@ export function deepFreeze<T>(value: T): T {
 const validateMappings: MappingValidator = (raw, path, idPrefix) => {
   const list = prepare(raw, null); // shipped files: no ${VAR}
   const problems = channelConflicts(list, path);
-  validateMappingList ??= ajv.compile({ type: 'array', items: mappingSchema });
+  validateMappingList ??= shapeAjv().compile({ type: 'array', items: mappingSchema });
   if (!validateMappingList(list)) problems.push(...ajvProblems(validateMappingList.errors, path));
   if (!Array.isArray(list)) return { problems, mappings: [] };
   list.forEach((m, i) => isPlainObject(m) && checkMapping(m, `${path}[${i}]`, `${idPrefix}${i + 1}`, problems));

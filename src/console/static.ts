@@ -11,6 +11,8 @@ export const STATIC: Readonly<Record<string, { type: string; bytes: Buffer }>> =
   'favicon.svg': { type: 'image/svg+xml', bytes: load('favicon.svg') },
 };
 
+// From this folder's parent: the build bundles this file into dist/chunks/ and copies the
+// files to dist/console/static/ (scripts/build.mjs).
 function load(name: string): Buffer {
-  return readFileSync(new URL(`./static/${name}`, import.meta.url));
+  return readFileSync(new URL(`../console/static/${name}`, import.meta.url));
 }

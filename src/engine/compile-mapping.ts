@@ -43,7 +43,7 @@ export interface CompiledMapping {
 
 /** What compiling a mapping needs from the engine. */
 export interface CompileDeps {
-  loadTransform: (spec: { module: string; export?: string }) => LoadedTransform;
+  loadTransform: (spec: { module: string; export?: string }) => Promise<LoadedTransform>;
   jsonataLimits: JsonataLimits;
   compileSchema: (schema: unknown) => PayloadCheck;
 }
@@ -129,13 +129,15 @@ export async function compileMapping(
       problems.push({ path: `${at}.schema`, message: `not a usable JSON Schema (draft 2020-12): ${(err as Error).message}` });
     }
   }
-  let transform: TransformFn | undefined;
-  if (mapping.transform && !skip(`${at}.transform`)) {
-    const loaded = deps.loadTransform(mapping.transform);
-    if ('problem' in loaded) problems.push({ path: `${at}.transform.${loaded.key}`, message: loaded.problem });
-    else transform = loaded.fn;
-  }
+  // Awaited last, so that the rest compiles while the transform workers start; its problem
+  // keeps its place among the mapping's (after the schema's, before the answers').
+  const loading = mapping.transform && !skip(`${at}.transform`) ? deps.loadTransform(mapping.transform) : undefined;
+  const transformAt = problems.length;
   const answers = compileAnswerParts(mapping, at, compile, deps.jsonataLimits, problems, skip);
+  let transform: TransformFn | undefined;
+  const loaded = await loading;
+  if (loaded && 'problem' in loaded) problems.splice(transformAt, 0, { path: `${at}.transform.${loaded.key}`, message: loaded.problem });
+  else transform = loaded?.fn;
   if (problems.length > before) return undefined;
   return { agentFields, wakeFields, keyField, transform, checkPayload, answers };
 }

@@ -5,7 +5,7 @@ import type { HookRequest, MapResult } from './mapping-step.js';
 import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { createSchemaCompiler } from './payload-schema.js';
-import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
+import { DEFAULT_POOL_SIZE, startTransformPool } from './transform-pool.js';
 import { createValidator } from './validate.js';
 import { callbackField, withCallback } from './callback-field.js';
 import { HookError } from '../errors.js';
@@ -114,15 +114,17 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSe
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
   const limits = { maxMemoryMb: hooks.transformMaxMemoryMb, maxTextLength: hooks.maxTextLength };
-  const transforms = await createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs, undefined, limits);
+  // The workers start first and load while the templates compile.
+  const { ready } = await startTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs, undefined, limits);
   const deps: CompileDeps = {
-    loadTransform: transforms.load,
+    loadTransform: async (spec) => (await ready).load(spec),
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
     compileSchema: createSchemaCompiler(),
   };
-  const problems: ConfigProblem[] = [];
-  const parts = await Promise.all(mappings.map((m, i) => compileMapping(m, at(i), deps, problems, skip)));
-  return { parts, problems, transforms };
+  // One list per mapping, joined in mapping order: a transform's problem arrives later than the rest.
+  const lists = mappings.map((): ConfigProblem[] => []);
+  const parts = await Promise.all(mappings.map((m, i) => compileMapping(m, at(i), deps, lists[i]!, skip)));
+  return { parts, problems: lists.flat(), transforms: await ready };
 }
 
 /**

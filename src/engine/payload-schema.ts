@@ -1,5 +1,5 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { HookError } from '../errors.js';
 import { linearRegExp } from './linear-regexp.js';
 
@@ -17,18 +17,30 @@ export type PayloadCheck = (payload: Record<string, unknown>) => void;
  * outside the BMP counts as two).
  */
 export function createSchemaCompiler(): (schema: unknown) => PayloadCheck {
-  const ajv = new Ajv2020({
-    allErrors: false, strict: true, strictTypes: false, strictTuples: false, strictRequired: false,
-    unicodeRegExp: false, code: { regExp: schemaRegExp },
-  });
-  addFormats.default(ajv);
+  let ajv: Ajv2020 | undefined;
   return (schema) => {
+    ajv ??= createAjv();
     // ajv keeps a reference to the schema it compiles; the config is frozen, so hand it a copy.
     const validate: ValidateFunction = ajv.compile(structuredClone(schema) as object);
     return (payload) => {
       if (!validate(payload)) throw new HookError('invalid_payload', schemaProblem(validate.errors![0]!));
     };
   };
+}
+
+// Loaded with the first mapping that has a `schema:` (a config without one does not pay for
+// ajv's draft 2020-12 and ajv-formats at start-up); require keeps compiling synchronous.
+const require = createRequire(import.meta.url);
+
+function createAjv(): Ajv2020 {
+  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const addFormats = require('ajv-formats') as typeof import('ajv-formats');
+  const ajv = new Ajv2020({
+    allErrors: false, strict: true, strictTypes: false, strictTuples: false, strictRequired: false,
+    unicodeRegExp: false, code: { regExp: schemaRegExp },
+  });
+  addFormats.default(ajv);
+  return ajv;
 }
 
 /**

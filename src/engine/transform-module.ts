@@ -45,7 +45,7 @@ export async function resolveTransformModule(module: string, transformsDir: stri
   return { file: real };
 }
 
-/** TypeScript modules load through tsx's CommonJS hook (the bin installs it; `--import tsx` too). */
+/** TypeScript modules load through tsx's CommonJS hook (the worker's entry, transform-worker.mjs, installs it; `--import tsx` too). */
 const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);
 const requireModule = createRequire(import.meta.url);
 

@@ -68,14 +68,24 @@ const LOAD_TIMEOUT_MS = 30_000;
  * call by call, so that only the call that cannot be sent fails; the happy path serialises each
  * input once.
  */
-export async function createTransformPool(
+export async function createTransformPool(...args: Parameters<typeof startTransformPool>): Promise<TransformPool> {
+  return (await startTransformPool(...args)).ready;
+}
+
+/**
+ * {@link createTransformPool} in two steps: resolves the modules and starts the workers, then
+ * returns without waiting for them to load, so that the caller compiles the rest of the
+ * config while they start (a worker process takes longer to start than the templates of a
+ * hundred mappings to compile).
+ */
+export async function startTransformPool(
   specs: readonly { module: string; export?: string }[],
   transformsDir: string,
   size: number,
   timeoutMs: number,
   loadTimeoutMs = LOAD_TIMEOUT_MS,
   limits: Partial<WorkerLimits> = {},
-): Promise<TransformPool> {
+): Promise<{ ready: Promise<TransformPool> }> {
   const loaded = new Map<object, LoadedTransform>();
   const toLoad: WorkerSpec[] = [];
   const byKey = new Map<string, number>();
@@ -91,14 +101,16 @@ export async function createTransformPool(
     if (i === undefined) byKey.set(key, (i = toLoad.push({ file: resolved.file, export: spec.export }) - 1));
     indexOf.set(spec, i);
   }
-  if (toLoad.length === 0) return { load: (spec) => loaded.get(spec)!, close: async () => {} };
+  if (toLoad.length === 0) return { ready: Promise.resolve({ load: (spec) => loaded.get(spec)!, close: async () => {} }) };
 
   const setup: WorkerSetup = { specs: toLoad, dir: await realpath(transformsDir), maxTextLength: limits.maxTextLength ?? DEFAULT_WORKER_LIMITS.maxTextLength };
   const workers = createWorkers(setup, size, timeoutMs, loadTimeoutMs, limits.maxMemoryMb ?? DEFAULT_WORKER_LIMITS.maxMemoryMb);
-  const problems = await workers.started;
-  for (const [spec, i] of indexOf) {
-    const problem = problems[i];
-    loaded.set(spec, problem ?? { fn: (input: TransformInput) => workers.call(i, input) });
-  }
-  return { load: (spec) => loaded.get(spec)!, close: workers.close };
+  const ready = workers.started.then((problems): TransformPool => {
+    for (const [spec, i] of indexOf) {
+      const problem = problems[i];
+      loaded.set(spec, problem ?? { fn: (input: TransformInput) => workers.call(i, input) });
+    }
+    return { load: (spec) => loaded.get(spec)!, close: workers.close };
+  });
+  return { ready };
 }

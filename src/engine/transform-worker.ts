@@ -31,7 +31,7 @@ process.on('uncaughtException', (err) => {
   setTimeout(() => process.exit(1), 1000).unref();
 });
 
-// Required through tsx's CommonJS hook (transform-worker.mjs): no top-level await.
+// Run from the sources it is required through tsx's CommonJS hook (transform-worker.mjs): no top-level await.
 const fns: (TransformFn | string)[] = [];
 void load().then((problems) => send(['ready', problems]));
 

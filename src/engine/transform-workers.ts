@@ -7,7 +7,9 @@ import type { WorkerSetup } from './transform-result.js';
 // The worker processes of a transform pool and the calls they run (transform-pool.ts has the
 // rules: one call at a time per worker, batches, time limits, replacement).
 
-const ENTRY = fileURLToPath(new URL('./transform-worker.mjs', import.meta.url));
+// From this folder's parent: the build bundles this file into dist/chunks/ and puts the entry
+// in dist/engine/ (scripts/build.mjs); from src/ it is the same place.
+const ENTRY = fileURLToPath(new URL('../engine/transform-worker.mjs', import.meta.url));
 
 /** A spec's load problem as a worker reports it at `ready`, or null: it loaded. */
 export type Problem = Exclude<LoadedTransform, { fn: unknown }> | null;

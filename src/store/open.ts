@@ -2,8 +2,6 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { PostgresStore } from './postgres.js';
-import { openPgReader } from './postgres-reader.js';
 import type { StoreOptions } from './options.js';
 import { SqliteStore } from './sqlite.js';
 import { openReadOnlyStore } from './sqlite-reader.js';
@@ -40,7 +38,10 @@ export async function openStore(config: Config, log: Logger, metrics?: CommitMet
         if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
         throw err;
       }
-    case 'postgres':
+    case 'postgres': {
+      // Loaded only for this kind: pg and the PostgreSQL store are start-up time and resident
+      // memory that a SQLite gateway does not need.
+      const { PostgresStore } = await import('./postgres.js');
       return PostgresStore.open({
         ...common,
         url: config.store.url!, // required with kind: postgres (the loader checks)
@@ -48,6 +49,7 @@ export async function openStore(config: Config, log: Logger, metrics?: CommitMet
         leaseSeconds: config.store.leaseSeconds,
         instanceId,
       });
+    }
     default: {
       const never: never = kind;
       throw new Error(`unknown store kind: ${String(never)}`);
@@ -71,7 +73,7 @@ export async function openStoreReadOnly(config: Config): Promise<StoreReader> {
     case 'sqlite':
       return openReadOnlyStore(resolve(config.dataDir));
     case 'postgres':
-      return openPgReader(config.store.url!);
+      return (await import('./postgres-reader.js')).openPgReader(config.store.url!);
     default: {
       const never: never = kind;
       throw new Error(`unknown store kind: ${String(never)}`);

@@ -63,17 +63,21 @@ function toWire(err: unknown): WireError {
   return { message: String(err) };
 }
 
-// Node 20 does not apply ESM loader hooks (`--import tsx`, `register()`) inside worker
-// threads (nodejs/node#47747, privatenumber/tsx#354). So the thread starts from this tiny
-// script, which installs tsx's in-thread require hook and loads this file: 80-150 ms
-// measured, about half of what tsx's ESM hooks cost (they start one more thread). Only
-// dynamic import() is used because the worker inherits the parent's flags, and with
-// `--input-type=module` an eval-ed script is a module, where `require` does not exist.
+// The thread runs this file. Built, its entry is dist/store/sqlite-writer.js (this code is
+// bundled into dist/chunks/, which the entry imports: scripts/build.mjs). Run from
+// the sources (the specs), it needs tsx, and Node 20 does not apply ESM loader hooks
+// (`--import tsx`, `register()`) inside worker threads (nodejs/node#47747, privatenumber/tsx#354):
+// so the thread starts from this tiny script, which installs tsx's in-thread require hook and
+// loads this file. Only dynamic import() is used because the worker inherits the parent's
+// flags, and with `--input-type=module` an eval-ed script is a module, where `require` does
+// not exist.
 const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]).then(([m, w]) => {
   const require = m.createRequire(w.workerData.entry);
   require(w.workerData.tsx).register();
   require(w.workerData.entry);
 });`;
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const ENTRY = fileURLToPath(FROM_SOURCES ? import.meta.url : new URL('../store/sqlite-writer.js', import.meta.url));
 
 /**
  * Spawns the writer thread and opens its connection. `onOpen` runs while the thread boots
@@ -81,11 +85,10 @@ const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]
  * after it, so it never sees a half-migrated schema.
  */
 export function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Worker> {
-  const worker = new Worker(BOOT, {
-    eval: true,
+  const worker = new Worker(FROM_SOURCES ? BOOT : ENTRY, {
+    eval: FROM_SOURCES,
     workerData: {
-      tsx: createRequire(import.meta.url).resolve('tsx/cjs/api'),
-      entry: fileURLToPath(import.meta.url),
+      ...(FROM_SOURCES ? { tsx: createRequire(import.meta.url).resolve('tsx/cjs/api'), entry: ENTRY } : {}),
       hookrelayWriter: true,
     },
     // The writer allocates little and briefly (one batch at a time): a small young generation

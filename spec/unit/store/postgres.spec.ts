@@ -68,7 +68,9 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
     const notYet = await openStoreReadOnly(config).catch((e) => e);
     expect(String(notYet)).to.match(/no store yet in .*`hookrelay serve` creates it there/);
     const store = await openStore(config, silentLogger);
-    expect(store).to.be.instanceOf(PostgresStore);
+    // open.ts imports the PostgreSQL store when asked for it (`import()`); mocha loads this
+    // file through tsx's CommonJS hook, so the class to compare is the one `import()` gives.
+    expect(store).to.be.instanceOf((await import('../../../src/store/postgres.js')).PostgresStore);
     await store.accept([{ id: 'e1', kind: 'wake', text: 't', source: 'wake', at: 'a', unsafe: false }], []);
     const reader = await openStoreReadOnly(config);
     expect((await reader.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['e1']);

@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// `npm run build`: the gateway's own TypeScript as JavaScript in dist/, bundled with the
+// dependencies on its start path; the bin (src/bin.mjs) runs it, and tsx stays only for users'
+// TypeScript transforms. A bundle loads in much less time and memory than the same modules as
+// separate files (measured: see docs/performance.md).
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stampOf } from '../src/build-state.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SRC = path.join(ROOT, 'src');
+const DIST = path.join(ROOT, 'dist');
+
+/**
+ * What a process or thread starts from: the CLI, the store's writer thread, a transform worker
+ * (through its entry, engine/transform-worker.mjs); and the config's shape, which the build
+ * itself loads to compile its checker. Each lands at its place under dist/ (dist/cli/index.js);
+ * the code they share goes to dist/chunks/, one chunk per group of modules loaded together
+ * (each command's own, `import()` in cli/modules.ts). Every built file is two folders below
+ * the package root, as under src/: a module finds what it reads (presets/, package.json, the
+ * console's static files, the worker entries) from its folder's parent, `../engine/…`.
+ */
+const ENTRIES = ['cli/index.ts', 'store/sqlite-writer.ts', 'engine/transform-worker.ts', 'config/shape.ts'];
+
+/**
+ * Left to node_modules: native code (better-sqlite3 finds its binary from its own folder),
+ * what only some configs or commands load (pg, the model client, the e-mail companion's), and
+ * tsx. Everything else a start needs is bundled.
+ */
+const EXTERNAL = ['better-sqlite3', 'pg', 'openai', 'imapflow', 'mailparser', 'html-to-text', 'tsx', 'esbuild'];
+
+/** What runs from src/ itself, before there is a build: not copied. */
+const BIN = ['bin.mjs', 'build-state.mjs'].map((name) => path.join(SRC, name));
+
+/** Every file under `dir`, absolute. */
+function files(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const file = path.join(dir, e.name);
+    return e.isDirectory() ? files(file) : [file];
+  });
+}
+
+/**
+ * Builds dist/ from src/. Starts from an empty folder, so that nothing of an
+ * earlier build is left; writes the stamp last, which src/bin.mjs compares the sources
+ * against (src/build-state.mjs).
+ */
+export async function buildDist() {
+  rmSync(DIST, { recursive: true, force: true });
+  await build({
+    entryPoints: ENTRIES.map((entry) => path.join(SRC, entry)),
+    outdir: DIST,
+    outbase: SRC,
+    chunkNames: 'chunks/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    external: EXTERNAL,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // The bundled CommonJS packages call require() for node's own modules.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    // Used with NODE_OPTIONS=--enable-source-maps: stack traces then name src/*.ts lines. Not
+    // enabled by default: node would parse them all at every start (docs/performance.md).
+    sourcemap: true,
+    sourcesContent: false,
+    logLevel: 'warning',
+  });
+  // The rest is used as it is, found beside the modules that read it (the console's static
+  // files, the transform worker's entry).
+  for (const file of files(SRC)) {
+    if (file.endsWith('.ts') || BIN.includes(file)) continue;
+    const to = path.join(DIST, path.relative(SRC, file));
+    mkdirSync(path.dirname(to), { recursive: true });
+    copyFileSync(file, to);
+  }
+  await compileShapeChecker();
+  writeFileSync(stampOf(ROOT), `${new Date().toISOString()}\n`);
+}
+
+/**
+ * The config's shape checker as ajv's standalone code (src/config/shape.ts says why), from the
+ * module just built, with the same options as the ajv that would compile it at load.
+ */
+async function compileShapeChecker() {
+  const standaloneCode = createRequire(import.meta.url)('ajv/dist/standalone').default;
+  const { createShapeAjv, compileShape, SHAPE_CHECKER } = await import(pathToFileURL(path.join(DIST, 'config', 'shape.js')).href);
+  const ajv = createShapeAjv({ code: { source: true } });
+  writeFileSync(path.join(DIST, SHAPE_CHECKER), standaloneCode(ajv, compileShape(ajv)));
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildDist();

@@ -1,0 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Mocha requires this before any spec file (.mocharc.json): the specs start the gateway as a
+ * user does, through src/bin.mjs, which runs the build in dist/ — so every run builds it first,
+ * once, and no spec runs a stale one.
+ */
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, encoding: 'utf8' });
+if (build.status !== 0) throw new Error(`the build failed (npm run build):\n${build.stderr}${build.error?.message ?? ''}`);

@@ -1,0 +1,36 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { ValidateFunction } from 'ajv';
+import { parse } from 'yaml';
+import { ROOT } from '../../support/gateway.js';
+import { configSchema } from '../../../src/config/schema.js';
+import { createShapeAjv, SHAPE_CHECKER } from '../../../src/config/shape.js';
+
+// The bin checks a config's shape with the checker the build compiled ahead (ajv's standalone
+// code in dist/, built before the specs run); the specs that load src/ compile it at load.
+// Both must fill the same defaults and report the same errors.
+describe('config: the build compiles the config shape checker ahead, to the same checker', () => {
+  const built = createRequire(path.join(ROOT, 'dist/'))(`./${SHAPE_CHECKER}`) as ValidateFunction;
+  const compiled = createShapeAjv().compile(configSchema);
+
+  const configs: [string, unknown][] = [
+    ['the example config', parse(fs.readFileSync(path.join(ROOT, 'hookrelay.example.yaml'), 'utf8'))],
+    ['an empty config (every default)', {}],
+    ['unknown keys, wrong types and values, a mapping of the wrong kind', {
+      server: { port: '80x', bogus: 1 }, store: { kind: 'mysql' }, log: { level: 7 },
+      hooks: { token: 5, mappings: [{ id: 3, action: 'nope', match: 'x' }, { action: 'agent', verify: { scheme: 'github', secret: '' } }] },
+    }],
+    ['coerced scalars (what ${VAR} expands to)', { server: { port: '8788' }, hooks: { maxBodyBytes: '1000' } }],
+    ['not a map', 'text'],
+  ];
+  for (const [what, config] of configs) {
+    it(what, () => {
+      const [a, b] = [structuredClone(config), structuredClone(config)];
+      expect(built(a)).to.equal(compiled(b));
+      expect(a, 'the defaults filled in').to.deep.equal(b);
+      expect(built.errors ?? null).to.deep.equal(compiled.errors ?? null);
+    });
+  }
+});

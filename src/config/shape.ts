@@ -1,0 +1,33 @@
+import { createRequire } from 'node:module';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { configSchema } from './schema.js';
+
+/**
+ * The ajv that checks a config's shape and fills its defaults against schema.ts (load.ts).
+ * coerceTypes lets `port: ${PORT:-8788}` and `to: 123456` work: after ${VAR} expansion every
+ * such scalar is a string or a number. `defaultDoc` and `secret` are annotations (schema.ts).
+ * The build compiles `configSchema` with it ahead of time (scripts/build.mjs).
+ */
+export function createShapeAjv(options: { code?: { source: boolean } } = {}): Ajv {
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: true, verbose: true, ...options });
+  ajv.addKeyword('defaultDoc');
+  ajv.addKeyword('secret');
+  return ajv;
+}
+
+/** Compiles `configSchema` with an ajv of {@link createShapeAjv}'s (the build passes one that keeps the code). */
+export const compileShape = (ajv: Ajv): ValidateFunction => ajv.compile(configSchema);
+
+/** The build's compiled checker of `configSchema`, under dist/ (scripts/build.mjs writes it). */
+export const SHAPE_CHECKER = 'config/config-shape.cjs';
+
+/**
+ * The checker of `configSchema`: the build's (ajv's standalone code), or, run from the sources
+ * (the specs), compiled here by `ajv`. Compiling it is most of a config load's time (measured:
+ * see docs/performance.md), which every start would pay. Found from this folder's parent: the
+ * build bundles this file into dist/chunks/.
+ */
+export function shapeChecker(ajv: () => Ajv): ValidateFunction {
+  if (import.meta.url.endsWith('.ts')) return compileShape(ajv());
+  return createRequire(import.meta.url)(`../${SHAPE_CHECKER}`) as ValidateFunction;
+}
