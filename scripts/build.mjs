@@ -4,7 +4,7 @@
 // TypeScript transforms. A bundle loads in much less time and memory than the same modules as
 // separate files (measured: see docs/performance.md).
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -44,15 +44,17 @@ function files(dir) {
 }
 
 /**
- * Builds dist/ from src/. Starts from an empty folder, so that nothing of an
- * earlier build is left; writes the stamp last, which src/bin.mjs compares the sources
- * against (src/build-state.mjs).
+ * Builds dist/ from src/: into a folder of its own beside it, put in dist/'s place once
+ * complete, so that a gateway running from dist/ (a command chunk, a worker entry loaded
+ * later) or a build started meanwhile never sees it half written. Writes the stamp last, which
+ * src/bin.mjs compares the sources against (src/build-state.mjs).
  */
 export async function buildDist() {
-  rmSync(DIST, { recursive: true, force: true });
+  const out = `${DIST}.next-${process.pid}`;
+  rmSync(out, { recursive: true, force: true });
   await build({
     entryPoints: ENTRIES.map((entry) => path.join(SRC, entry)),
-    outdir: DIST,
+    outdir: out,
     outbase: SRC,
     chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
@@ -72,24 +74,28 @@ export async function buildDist() {
   // The rest is used as it is, found beside the modules that read it (the console's static
   // files, the transform worker's entry).
   for (const file of files(SRC)) {
-    if (file.endsWith('.ts') || BIN.includes(file)) continue;
-    const to = path.join(DIST, path.relative(SRC, file));
+    if (file.endsWith('.ts') || file.endsWith('.d.mts') || BIN.includes(file)) continue;
+    const to = path.join(out, path.relative(SRC, file));
     mkdirSync(path.dirname(to), { recursive: true });
     copyFileSync(file, to);
   }
-  await compileShapeChecker();
-  writeFileSync(stampOf(ROOT), `${new Date().toISOString()}\n`);
+  await compileShapeChecker(out);
+  writeFileSync(path.join(out, path.relative(DIST, stampOf(ROOT))), `${new Date().toISOString()}\n`);
+  const old = `${DIST}.old-${process.pid}`;
+  if (existsSync(DIST)) renameSync(DIST, old);
+  renameSync(out, DIST);
+  rmSync(old, { recursive: true, force: true });
 }
 
 /**
  * The config's shape checker as ajv's standalone code (src/config/shape.ts says why), from the
  * module just built, with the same options as the ajv that would compile it at load.
  */
-async function compileShapeChecker() {
+async function compileShapeChecker(out) {
   const standaloneCode = createRequire(import.meta.url)('ajv/dist/standalone').default;
-  const { createShapeAjv, compileShape, SHAPE_CHECKER } = await import(pathToFileURL(path.join(DIST, 'config', 'shape.js')).href);
+  const { createShapeAjv, compileShape, SHAPE_CHECKER } = await import(pathToFileURL(path.join(out, 'config', 'shape.js')).href);
   const ajv = createShapeAjv({ code: { source: true } });
-  writeFileSync(path.join(DIST, SHAPE_CHECKER), standaloneCode(ajv, compileShape(ajv)));
+  writeFileSync(path.join(out, SHAPE_CHECKER), standaloneCode(ajv, compileShape(ajv)));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildDist();

@@ -1,13 +1,17 @@
 import { pino, type DestinationStream } from 'pino';
 
 /**
- * Bytes gathered before they are written; below it, lines wait at most {@link FLUSH_MS}. A
- * write costs a hop to libuv's thread pool and back (two thread switches, which on this
- * machine cost more than the write): one write for every ~60 access lines instead of one per
- * event-loop turn took about 10 µs off every request (measured: docs/performance.md).
+ * Bytes gathered before they are written at once. A write costs a hop to libuv's thread pool
+ * and back (two thread switches, which on this machine cost more than the write): under load,
+ * one write for every ~60 access lines instead of one per event-loop turn (measured:
+ * docs/performance.md).
  */
 const BATCH_BYTES = 16384;
-/** The longest a logged line waits for its batch. */
+/**
+ * Writes are at least this far apart (unless {@link BATCH_BYTES} wait): a line logged after a
+ * quiet spell goes out at the end of its event-loop turn, as before; under load, lines wait at
+ * most this long for the next write.
+ */
 const FLUSH_MS = 20;
 
 /** A line of pino's at warn level or above (`{"level":40` …): its level is the line's first field. */
@@ -38,8 +42,9 @@ export interface LogOutput {
  * called once the buffer is under half full again, with the lines dropped since the last
  * call, so that the log itself says what it lost.
  *
- * Lines are written in batches: they gather here until {@link BATCH_BYTES} wait, the oldest
- * has waited {@link FLUSH_MS} or a warning comes, then go to sonic-boom as one chunk (its own batching measures
+ * Lines are written in batches: they gather here until the end of the event-loop turn — or,
+ * when the last write was less than {@link FLUSH_MS} ago, until then — or until
+ * {@link BATCH_BYTES} wait or a warning comes, then go to sonic-boom as one chunk (its own batching measures
  * the byte length of its whole pending string on every line). On exit — `process.exit`, an
  * uncaught exception — what gathered is handed over and pino writes it synchronously (its own
  * exit hook), unless the reader has stalled: then waiting on it would keep the process from
@@ -50,7 +55,9 @@ export function createLogOutput(fd: number, o: { bufferBytes: number; onCaughtUp
   // Lines gathered for the next chunk, and their bytes.
   let gathered: string[] = [];
   let gatheredBytes = 0;
-  let timer: NodeJS.Timeout | undefined;
+  // A send is scheduled (at the end of the turn, or once FLUSH_MS have passed since the last).
+  let scheduled = false;
+  let lastSend = 0;
   // Bytes handed to sonic-boom and bytes it has written: what is in flight is the difference.
   let accepted = 0;
   let written = 0;
@@ -69,11 +76,14 @@ export function createLogOutput(fd: number, o: { bufferBytes: number; onCaughtUp
   const waiting = () => accepted - written + gatheredBytes;
   const stalled = () => waiting() > 0 && Date.now() - lastProgress > STALL_MS;
 
+  const scheduledSend = () => {
+    scheduled = false;
+    send();
+  };
   /** Hands what gathered to sonic-boom: written at once, or after the write in flight. */
   const send = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
     if (gathered.length === 0 || gaveUp || broken) return;
+    lastSend = performance.now();
     const chunk = gathered.length === 1 ? gathered[0]! : gathered.join('');
     accepted += gatheredBytes;
     gathered = [];
@@ -127,7 +137,12 @@ export function createLogOutput(fd: number, o: { bufferBytes: number; onCaughtUp
       // A warning or an error goes out at once (with what gathered before it): it is rare, and
       // whoever watches the log should not wait for it.
       if (gatheredBytes >= BATCH_BYTES || isWarning(line)) send();
-      else timer ??= setTimeout(send, FLUSH_MS).unref();
+      else if (!scheduled) {
+        scheduled = true;
+        const wait = lastSend + FLUSH_MS - performance.now();
+        if (wait <= 0) setImmediate(scheduledSend);
+        else setTimeout(scheduledSend, wait).unref();
+      }
     },
   };
 

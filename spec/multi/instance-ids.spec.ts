@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { freePort, startGateway, tmpDir, type Gateway } from '../support/gateway.js';
+import { freePort, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 import { freshDatabase } from '../support/postgres.js';
 
 /**
@@ -45,6 +45,8 @@ describe('multi: a second serve on the same config with PostgreSQL joins, saying
     // Every line from the config on: store, runtime, leadership, listening, each request.
     await fetch(`${b.base}/healthz`);
     for (const [g, id] of [[a, idA], [b, idB]] as const) {
+      // Log lines may follow what they tell of by a few milliseconds (src/log-output.ts batches them).
+      await until('the listening line', () => logLines(g).some((l) => l.msg === 'listening'));
       const lines = logLines(g).filter((l) => !String(l.msg).startsWith('generated the'));
       expect(lines.map((l) => l.msg)).to.include.members(['config loaded', 'listening']);
       for (const l of lines) expect(l, JSON.stringify(l)).to.have.property('instance', id);
