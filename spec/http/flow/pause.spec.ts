@@ -64,7 +64,9 @@ describe('flow control: pause and resume', function () {
         expect(r.code, r.stderr).to.equal(0);
         expect(r.stdout).to.include(`mapping ${m} paused`);
       }
-      await until(() => 'the gateway to see the pause', async () => (gw!.output().match(/paused mappings changed/g) ?? []).length >= 2, 5000);
+      // One poll may see both pauses (the two commands can land within one PAUSE_POLL_MS).
+      const pausedSeen = () => gw!.output().split('\n').filter((l) => l.includes('paused mappings changed')).map((l) => JSON.parse(l).paused as string[]).pop();
+      await until(() => 'the gateway to see the pause', async () => ['jobs', 'notes'].every((m) => pausedSeen()?.includes(m)), 5000);
 
       const jobs = [];
       for (let n = 1; n <= 3; n++) {
