@@ -45,7 +45,7 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
  */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
   const { maxStringLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const evaluate = compileJsonataValue(source, limits);
+  const expression = guardedExpression(source, limits);
   const render = (value: unknown): string => {
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
     const text = toText(value);
@@ -54,12 +54,12 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
   };
   // A literal (`name: '"Orders"'`) is its text for every request, as a Handlebars template
   // without mustaches is: JSONata evaluates asynchronously, a promise per node.
-  const literal = literalOf(source);
+  const literal = literalOf(expression.ast());
   if (literal !== undefined) {
     const text = render(literal.value);
     return () => text;
   }
-  return async (context) => render(await evaluate(context));
+  return async (context) => render(await expression.evaluate(context));
 }
 
 /**
@@ -67,6 +67,12 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
  * gives its value rather than text (a mapping's `match.when`).
  */
 export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>) => Promise<unknown> {
+  const expression = guardedExpression(source, limits);
+  return (context) => expression.evaluate(context);
+}
+
+/** `source` parsed (a syntax error as one line with its position), inspected and given the guards and our functions. */
+function guardedExpression(source: string, limits: Partial<JsonataLimits>): jsonata.Expression {
   const { timeoutMs, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   let expression: jsonata.Expression;
   try {
@@ -87,12 +93,12 @@ export function compileJsonataValue(source: string, limits: Partial<JsonataLimit
   expression.registerFunction('uuid', () => randomUUID(), '<:s>');
   for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
   expression.assign(STEP_EXIT as unknown as string, stepCheck(maxStringLength, maxBuiltLength));
-  return (context) => expression.evaluate(context);
+  return expression;
 }
 
 /** The value of an expression that is a lone string, number, boolean or null literal; undefined for any other. */
-function literalOf(source: string): { value: unknown } | undefined {
-  const ast = jsonata(source).ast() as { type: string; value?: unknown };
+function literalOf(node: jsonata.ExprNode): { value: unknown } | undefined {
+  const ast = node as { type: string; value?: unknown };
   const plain = Object.keys(ast).every((k) => k === 'type' || k === 'value' || k === 'position');
   return plain && (ast.type === 'string' || ast.type === 'number' || ast.type === 'value') ? { value: ast.value } : undefined;
 }
