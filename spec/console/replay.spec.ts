@@ -59,6 +59,21 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     expect(to).to.not.equal(seq);
     return rows().find((r) => r.seq === to)!;
   }
+  /** Replays the row `seq` as {@link replay} does, recording what the console sent under the hooks path. */
+  async function replayRecorded(seq: number): Promise<{ again: Row; sent: { url: string; headers: Record<string, string> }[] }> {
+    const sent: { url: string; headers: Record<string, string> }[] = [];
+    const real = globalThis.fetch;
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = String(input);
+      if (url.includes('/hooks/')) sent.push({ url, headers: { ...(init?.headers as Record<string, string>) } });
+      return real(input, init);
+    }) as typeof fetch;
+    try {
+      return { again: await replay(seq), sent };
+    } finally {
+      globalThis.fetch = real;
+    }
+  }
   // Each request names itself (X-Request-Id): its row keeps a sender's own plain id.
   const ids = new WeakMap<Response, string>();
   let n = 0;
@@ -131,19 +146,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     const first = await hook('form', JSON.stringify({ n: 3 }));
     expect(first.status).to.equal(200);
     const original = rowOf(first);
-    const sent: { url: string; headers: Record<string, string> }[] = [];
-    const real = globalThis.fetch;
-    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-      const url = String(input);
-      if (url.includes('/hooks/')) sent.push({ url, headers: { ...(init?.headers as Record<string, string>) } });
-      return real(input, init);
-    }) as typeof fetch;
-    let again: Row;
-    try {
-      again = await replay(original.seq);
-    } finally {
-      globalThis.fetch = real;
-    }
+    const { again, sent } = await replayRecorded(original.seq);
     expect(again).to.include({ route: 'mapping:form', status: 200, replay_of: original.seq });
     expect(sent).to.have.length(1);
     const [{ url, headers }] = sent as [{ url: string; headers: Record<string, string> }];
@@ -154,7 +157,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     // The same marker, sent again (to its route or another): no credential at all.
     const { 'x-request-id': _id, ...marker } = headers;
     for (const to of ['form', 'wake', 'agent']) {
-      const res = await real(`${gw.hooks}/${to}`, { method: 'POST', headers: marker, body: JSON.stringify({ n: 4, text: 'x', message: 'x' }) });
+      const res = await fetch(`${gw.hooks}/${to}`, { method: 'POST', headers: marker, body: JSON.stringify({ n: 4, text: 'x', message: 'x' }) });
       expect(res.status, to).to.equal(401);
     }
   });
@@ -197,22 +200,11 @@ describe('console: replay of a kept request (plain HTTP)', function () {
     const page = await requestPage(original.seq);
     expect(page).to.include('x-shop-event: order.paid').and.include('x-note: &lt;b&gt;hi&lt;/b&gt;').and.include('store=berlin');
     expect(page).to.not.include('<b>hi</b>').and.not.include('secret-cookie').and.not.include(TOKEN);
-    const sent: Record<string, string>[] = [];
-    const real = globalThis.fetch;
-    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-      if (String(input).includes('/hooks/')) sent.push({ url: String(input), ...(init?.headers as Record<string, string>) });
-      return real(input, init);
-    }) as typeof fetch;
-    let again: Row;
-    try {
-      again = await replay(original.seq);
-    } finally {
-      globalThis.fetch = real;
-    }
+    const { again, sent } = await replayRecorded(original.seq);
     expect(again).to.include({ route: 'mapping:paid', status: 200, replay_of: original.seq });
     expect(await wakeEvents('paid 11 from berlin')).to.equal(2);
-    const [headers] = sent as [Record<string, string>];
-    expect(headers.url).to.equal(`${gw.hooks}/shop?store=berlin`);
+    const [{ url, headers }] = sent as [{ url: string; headers: Record<string, string> }];
+    expect(url).to.equal(`${gw.hooks}/shop?store=berlin`);
     expect(Object.keys(headers).map((h) => h.toLowerCase())).to.not.include.members(['authorization']);
     expect(Object.keys(headers).map((h) => h.toLowerCase())).to.not.include('cookie');
     expect(Object.keys(headers).map((h) => h.toLowerCase())).to.not.include('host');
