@@ -41,7 +41,7 @@ export interface GateOptions {
 
 /**
  * The one place a request is routed, and the cheap rejections, answered on the raw request
- * before Koa builds a context: they are what an attacker sends, so they must cost next to
+ * before anything else runs: they are what an attacker sends, so they must cost next to
  * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
  *
  * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
@@ -53,7 +53,7 @@ export interface GateOptions {
  * `bySignature`, and its signature is checked on the body, signatures.ts → 403 for a scoped
  * hooks token on `wake`/`agent` outside its routes (a mapped hook's is checked once its mapping
  * matched, routes.ts) → 400 for unparseable targets → 404 for what no route takes → 413 on Content-Length. What passes
- * goes on to the Koa app with its {@link Route} on its record — a `console` route too,
+ * goes on to the app (app.ts) with its {@link Route} on its record — a `console` route too,
  * whatever its method: the console answers 405 and checks its session cookie itself; a
  * request that sent `Expect: 100-continue` is told to continue only then.
  *
@@ -116,7 +116,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
       if (!verdict.ok) {
         ex.error = verdict.code;
         if (verdict.code === 'rate_limited') {
-          answer(ex, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
+          answer(ex, 429, rateLimitedHeaders(verdict.retryAfter!), RATE_LIMITED_BODY, drainable);
         } else {
           answer(ex, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
         }
@@ -199,3 +199,18 @@ const RATE_LIMITED_BODY = Buffer.from(
   errorBody('rate_limited', 'too many failed token attempts from this address; retry later'),
 );
 const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
+/** The 429's headers by Retry-After seconds (at most the failure window's 60), made once each. */
+const RATE_LIMITED_BY_WAIT: Record<string, string>[] = [];
+
+/**
+ * The 429's headers for a wait of `seconds`. Made as one literal, not spread from the 401's: V8
+ * builds a spread object plus a hyphenated key through its slow path (~5 µs), and node:http then
+ * walks a slow object twice (writeHead and _storeHeader).
+ */
+function rateLimitedHeaders(seconds: number): Record<string, string> {
+  const made = RATE_LIMITED_BY_WAIT[seconds];
+  if (made !== undefined) return made;
+  const headers = { 'content-type': RATE_LIMITED_HEADERS['content-type']!, 'content-length': RATE_LIMITED_HEADERS['content-length']!, 'retry-after': String(seconds) };
+  if (seconds <= 60) RATE_LIMITED_BY_WAIT[seconds] = headers;
+  return headers;
+}
