@@ -3,29 +3,31 @@ import type { Logger } from '../log.js';
 import { errorHandler } from './error-handler.js';
 import { bodyParser } from './body.js';
 import { createBodyLimits, type BodyLimits } from './body-limits.js';
-import { exchangeOf, type ExchangeContext } from './exchange.js';
+import { exchangeOf, type Exchange, type ExchangeContext } from './exchange.js';
 import { readRoutes } from './reads.js';
 import { sendHandlers, type RouteDeps } from './routes.js';
 
 /*
  * Koa's role here, in STYLE.md's terms.
  *
- * In front of Koa, on the raw request, the gate (gate.ts) makes the one parse that decides
- * (#13): it routes, checks the method and the credential, refuses oversized bodies, and writes
- * its refusals itself — they are what an attacker sends over and over, so they must cost next
- * to nothing, and a request it refuses never gets a Koa context (the benchmark holds a 401 to
- * 0.8 of a bare node:http server). What it decided goes on the request's one record
- * (exchange.ts), made when the request arrived.
+ * In front of everything, on the raw request, the gate (gate.ts) makes the one parse that
+ * decides (#13): it routes, checks the method and the credential, refuses oversized bodies,
+ * and writes its refusals itself — they are what an attacker sends over and over, so they must
+ * cost next to nothing (the benchmark holds a 401 to 0.8 of a bare node:http server). What it
+ * decided goes on the request's one record (exchange.ts), made when the request arrived.
  *
- * Koa then does what it is good at, for the requests the gate let through: a context per
- * request (`ctx.exchange` is the record, defined once on `app.context`) and the middleware in
- * the order of the data flow (#1) — errors → body → the route's handler — with async errors
- * caught in one place. It does not route on its own (`ctx.path` is the raw target): the app
- * picks the part that serves a request by the gate's route kind — the send routes directly,
- * the hot path; the admin reads and the console through @koa/router, on the gate's parsed path
- * (router.ts). And it writes nothing: `respond` is false on every context, and every answer —
- * the gate's, a handler's, the error handler's — goes through the one answer() (answer.ts),
- * whose result the close hook (access-log.ts) records from the record.
+ * The send routes (`wake`, `agent`, a mapped hook) are the hot path and need nothing of Koa:
+ * their steps are plain functions on the record, in the order of the data flow (#1) — errors
+ * (error-handler.ts) → body (body.ts) → the route's handler (routes.ts) — picked by the gate's
+ * route kind. A Koa context per request (three objects, its middleware dispatch and its
+ * request handling) cost ~5 µs of each accept (docs/performance.md).
+ *
+ * Koa serves the rest, where its router and context earn their keep: the admin reads and the
+ * console through @koa/router, on the gate's parsed path (router.ts), behind the same error
+ * step (`ctx.exchange` is the record, defined once on `app.context`). It writes nothing:
+ * `respond` is false on every context, and every answer — the gate's, a handler's, the error
+ * step's — goes through the one answer() (answer.ts), whose result the close hook
+ * (access-log.ts) records from the record.
  */
 
 /** The app's own deps besides the routes'. */
@@ -39,32 +41,53 @@ export interface AppDeps extends RouteDeps {
   console?: Middleware<DefaultState, ExchangeContext>;
 }
 
-/** The Koa app of one config, for the requests the gate let through. */
-export function createApp(deps: AppDeps): Koa<DefaultState, ExchangeContext> {
+/** Serves a request the gate let through, until it is answered (or its client left). */
+export type AppHandler = (ex: Exchange) => Promise<void>;
+
+/** The part of one config that serves the requests the gate let through. */
+export function createApp(deps: AppDeps): AppHandler {
+  const guard = errorHandler(deps.log);
+  const readBody = bodyParser(deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] }), deps.bodyTimeoutMs, deps.signatures);
+  const send = sendHandlers(deps);
+  const koa = koaApp(deps, guard).callback();
+  return function app(ex) {
+    const kind = ex.route!.kind;
+    if (kind !== 'wake' && kind !== 'agent' && kind !== 'mapped') return koa(ex.req, ex.res);
+    const handler = send[kind];
+    // What Koa's request handling did: a request nothing answered (its client left first) closes as 404.
+    ex.res.statusCode = 404;
+    return guard(ex, () => readBody(ex).then(() => handler(ex))).catch((err: unknown) => failedAnswering(ex, err, deps.log));
+  };
+}
+
+/** The Koa app for the admin reads and the console. */
+function koaApp(deps: AppDeps, guard: ReturnType<typeof errorHandler>): Koa<DefaultState, ExchangeContext> {
   const app = new Koa<DefaultState, ExchangeContext>();
-  app.silent = true; // errorHandler logs; Koa's default handler would print stacks to stderr
+  app.silent = true; // the error step logs; Koa's default handler would print stacks to stderr
   // https://koajs.com/#app-context: what every ctx inherits.
   Object.defineProperty(app.context, 'exchange', { get(this: Koa.Context) { return exchangeOf(this.req); } });
   // https://koajs.com/#ctx-respond: answer.ts writes every answer.
   (app.context as Partial<Koa.Context>).respond = false;
   (app as unknown as { handleRequest: typeof handleRequest }).handleRequest = handleRequest;
-  const send = sendHandlers(deps);
   const reads = readRoutes(deps);
   const onConsole = deps.console;
-  app.use(errorHandler(deps.log));
-  app.use(bodyParser(deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] }), deps.bodyTimeoutMs, deps.signatures));
+  app.use((ctx, next) => guard(ctx.exchange, next));
   app.use(function byRouteKind(ctx, next) {
-    switch (ctx.exchange.route!.kind) {
-      case 'wake': return send.wake(ctx);
-      case 'agent': return send.agent(ctx);
-      case 'mapped': return send.mapped(ctx);
-      // The gate routes to `console` only when the console is on (server.console).
-      case 'console': return onConsole!(ctx, next);
-      // health, events, runs, run, metrics
-      default: return reads(ctx, next);
-    }
+    // The gate routes to `console` only when the console is on (server.console).
+    if (ctx.exchange.route!.kind === 'console') return onConsole!(ctx, next);
+    // health, events, runs, run, metrics
+    return reads(ctx, next);
   });
   return app;
+}
+
+/**
+ * The error step itself failed (its answer could not be written): logged, and a request still
+ * unanswered is cut off rather than left waiting — what Koa's `ctx.onerror` did for the Koa routes.
+ */
+function failedAnswering(ex: Exchange, err: unknown, log: Logger): void {
+  log.error({ route: ex.label, errorType: (err as Error)?.name }, 'request failed: its answer could not be written');
+  if (!ex.answered) ex.res.destroy();
 }
 
 /**

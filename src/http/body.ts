@@ -1,10 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
-import type { Next } from 'koa';
 import { HookError } from '../errors.js';
 import { printable } from '../printable.js';
-import { exchangeOf, type Exchange, type HookContext } from './exchange.js';
+import { exchangeOf, type Exchange } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { ROUTE_METHODS } from './routes-table.js';
@@ -16,13 +15,12 @@ import type { BodyLimit, BodyLimits } from './body-limits.js';
  * streamed bodies; 408 past `bodyTimeoutMs`) and turns it into the payload (payload.ts: JSON
  * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`; multipart.ts:
  * a multipart form on mapped hooks), on the
- * request's record: `raw`, `signedBy`, `payload`.
+ * request's record: `raw`, `signedBy`, `payload`. Only the send routes (POST) have a body to read.
  */
 export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
-  return async function parseBody(ctx: HookContext, next: Next): Promise<void> {
-    const ex = ctx.exchange;
+  return async function parseBody(ex: Exchange): Promise<void> {
     const route = ex.route!;
-    if (ROUTE_METHODS[route.kind] !== 'POST') return next();
+    if (ROUTE_METHODS[route.kind] !== 'POST') return;
     // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8); the
     // request log keeps them under hooks.keepBodies.
     const limit = bodyLimit(route);
@@ -36,7 +34,6 @@ export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number, signatu
     const type = ex.req.headers['content-type'];
     // A form's fields and file list (multipart.ts), on mapped hooks only: /wake and /agent take JSON.
     ex.payload = route.kind === 'mapped' && isMultipart(type) ? await parseMultipart(raw, type, limit.bytes) : parsePayload(raw, type, route.kind === 'mapped');
-    return next();
   };
 }
 

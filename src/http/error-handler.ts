@@ -1,26 +1,24 @@
-import type { Next } from 'koa';
 import { ERRORS, HookError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { StoreError } from '../store/store.js';
 import { refuse } from './answer.js';
 import { ClientClosedError } from './body.js';
-import type { HookContext } from './exchange.js';
+import type { Exchange } from './exchange.js';
 import { printable } from '../printable.js';
 
 /** Seconds a sender is asked to wait when the store could not take its request. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
- * First middleware: turns every failure into the contract's JSON error body, through the one
- * answer() (answer.ts). A 4xx says what was wrong with the request; a 5xx says only its code's
+ * Around every request the gate let through (app.ts): runs `next` and turns every failure into
+ * the contract's JSON error body, through the one answer() (answer.ts). A 4xx says what was wrong with the request; a 5xx says only its code's
  * summary — the cause (which may carry payload text) goes to the log (STYLE.md "expose or
  * log", after Koa's ctx.onerror). A request that nothing answered (the gate routes nothing the
  * app does not serve, so this is a guard, not a route) gets 404 rather than a connection left
  * waiting: Koa does not respond in this app (app.ts).
  */
 export function errorHandler(log: Logger) {
-  return async function handleErrors(ctx: HookContext, next: Next): Promise<void> {
-    const ex = ctx.exchange;
+  return async function handleErrors(ex: Exchange, next: () => Promise<unknown>): Promise<void> {
     try {
       await next();
       if (!ex.answered) refuse(ex, 'not_found', `no route for ${ex.req.method} ${printable(ex.route?.path ?? '', 200)}`);

@@ -10,7 +10,7 @@ const NO_HEADERS: ReadonlySet<string> = new Set();
 
 /**
  * One request, as every layer of the listener learns about it: the one typed record that the
- * gate's single parse (STYLE.md #13) fills in front of Koa and that the app, the handlers, the
+ * gate's single parse (STYLE.md #13) fills in front of the app and that the app, the handlers, the
  * one answer() (answer.ts) and the close hook (access-log.ts) read and add to. Made once per
  * request (server.ts), with every field present, so that all records have one shape: one
  * object and one symbol on the request, instead of a property per fact on Node's request and

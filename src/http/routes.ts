@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { act, actItems, keyOf, okAnswer, replayed, statusOf, withOwn, type AcceptDeps, type OwnAnswer } from './accept.js';
 import { answerMapping } from './mapping-answer.js';
 import { answer } from './answer.js';
-import type { Exchange, HookContext } from './exchange.js';
+import type { Exchange } from './exchange.js';
 import { checkIdempotencyKey } from '../idempotency-key.js';
 import { headerKey, requestKey, type RequestKey } from './idempotency.js';
 import { mappingLabel } from './route-label.js';
@@ -37,7 +37,7 @@ export interface RouteDeps extends AcceptDeps {
 }
 
 /** A send route's handler; the route is the gate's decision on the record, never re-derived. */
-export type SendHandler = (ctx: HookContext) => Promise<void>;
+export type SendHandler = (ex: Exchange) => Promise<void>;
 
 /**
  * The send routes of CONTRACT.md §5, one handler per route kind: `wake`, `agent` and a mapped
@@ -48,9 +48,9 @@ export type SendHandler = (ctx: HookContext) => Promise<void>;
 export function sendHandlers(deps: RouteDeps): Record<'wake' | 'agent' | 'mapped', SendHandler> {
   const now = deps.now ?? (() => new Date());
   return {
-    wake: (ctx) => wake(deps, ctx.exchange),
-    agent: (ctx) => agent(deps, ctx.exchange),
-    mapped: (ctx) => mapped(deps, ctx.exchange, now()),
+    wake: (ex) => wake(deps, ex),
+    agent: (ex) => agent(deps, ex),
+    mapped: (ex) => mapped(deps, ex, now()),
   };
 }
 

@@ -100,7 +100,7 @@ function lastOn(socket: Socket): Exchange | undefined {
 
 /**
  * The HTTP listener: the gate (routing and cheap rejections on the raw request) in front of
- * the Koa app, and caps on connections. Resolves once it is listening.
+ * the app (app.ts: the send routes, and Koa for the reads and the console), and caps on connections. Resolves once it is listening.
  */
 export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Logger): Promise<Listener> {
   const clientAddress = createClientAddress(config.server.trustedProxies);
@@ -173,7 +173,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
 }
 
 /**
- * The gate and the Koa app for one config. The failure budget (auth.ts) is kept across a swap
+ * The gate and the app for one config. The failure budget (auth.ts) is kept across a swap
  * that does not change the tokens, so that a reload does not forgive an address its failures.
  */
 function createHandler(
@@ -210,8 +210,7 @@ function createHandler(
       })
       : undefined,
   });
-  const koa = app.callback();
-  // Requests the gate let through, until Koa is done with them (the engine is only used there).
+  // Requests the gate let through, until the app is done with them (the engine is only used there).
   let active = 0;
   let onDrained: (() => void) | undefined;
   const settle = () => {
@@ -237,7 +236,7 @@ function createHandler(
     },
     (ex) => {
       active++;
-      koa(ex.req, ex.res).then(settle, settle);
+      app(ex).then(settle, settle);
     },
   );
   return {

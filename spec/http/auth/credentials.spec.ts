@@ -257,7 +257,8 @@ describe('cli: the admin token in check and serve (CONTRACT.md §4)', function (
       expect(admin).to.match(/^[A-Za-z0-9_-]{43}$/);
       expect(gw.adminToken).to.equal(admin);
       expect(fs.statSync(file).mode & 0o777).to.equal(0o600);
-      expect(gw.output()).to.include(`using the admin token in ${file} (mode 0600)`);
+      // The line and /healthz's answer come over different pipes: either may arrive first.
+      await until('the admin token line', () => gw.output().includes(`using the admin token in ${file} (mode 0600)`));
       expect(gw.output()).to.not.include(admin);
       expect((await call(`${gw.hooks}/events`, { token: admin })).status).to.equal(200);
       expect((await call(`${gw.hooks}/events`, { token: TOKEN })).status).to.equal(401);
