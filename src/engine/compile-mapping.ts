@@ -172,7 +172,9 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
   async function renderAsync(fields: Field[], context: Body, body: Body): Promise<void> {
     for (const field of fields) {
       try {
-        body[field.key] = await field.render(context);
+        // A JSONata field answers at once when it could (jsonata-fast.ts): no turn of the loop for it.
+        const text = field.render(context);
+        body[field.key] = typeof text === 'string' ? text : await text;
       } catch (err) {
         throw stepFailed(id, field.label, err);
       }

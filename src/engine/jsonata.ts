@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
+import { compileFast, SLOW } from './jsonata-fast.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
@@ -44,7 +45,7 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
  * refuses those keys, so own keys of those names never resolve by name either.
  */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
-  const { maxStringLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
+  const { maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   const expression = guardedExpression(source, limits);
   const render = (value: unknown): string => {
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
@@ -59,7 +60,19 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
     const text = render(literal.value);
     return () => text;
   }
-  return async (context) => render(await expression.evaluate(context));
+  // The plain cases of a simple expression synchronously (jsonata-fast.ts), the rest on JSONata.
+  const fast = compileFast(expression.ast(), { maxStringLength, maxBuiltLength, maxSequenceLength });
+  const slow = async (context: Record<string, unknown>) => render(await expression.evaluate(context));
+  if (fast === undefined) return slow;
+  return (context) => {
+    const value = fast(context);
+    if (value === SLOW) return slow(context);
+    try {
+      return render(value);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
 }
 
 /**
