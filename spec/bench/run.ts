@@ -168,9 +168,10 @@ async function main() {
       const idleRssAll = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!)));
       const opts = (s: Server, kind: 'base' | 'hr') => s.instances.map((i, n) => request(sc, i.port, kind, share(n, s.instances.length)));
       try {
-        for (const s of servers) await alone(s, () => Promise.all(opts(s, 'hr').map((o) => load(o, 1)))); // warm-up: JIT, caches, connection pools
-        await alone(bare, () => load(opts(bare, 'base')[0]!, 1));
-        await alone(durable, () => load(opts(durable, 'base')[0]!, 1));
+        // Warm-up: JIT, caches, connection pools (WARM_UP_SECONDS says why so long).
+        for (const s of servers) await alone(s, () => Promise.all(opts(s, 'hr').map((o) => load(o, WARM_UP_SECONDS))));
+        await alone(bare, () => load(opts(bare, 'base')[0]!, WARM_UP_SECONDS));
+        await alone(durable, () => load(opts(durable, 'base')[0]!, WARM_UP_SECONDS));
         const base: Figures[] = [];
         const dur: Figures[] = [];
         const hr: Figures[] = [];
@@ -298,6 +299,16 @@ function request(sc: Scenario, port: number, kind: 'base' | 'hr', connections = 
     connections,
   };
 }
+
+/**
+ * Seconds of load each server gets before it is measured. V8 keeps optimizing a process as
+ * large as hookrelay for several seconds under load, on background threads that share the
+ * pinned core: in 2 s windows of a fresh gateway under the transform scenario (2–4 k req/s, a
+ * busy machine) those threads took 200–300 µs a request for the first ~6 s and ~5 µs from
+ * about 8 s on, where the main thread's own share went from ~330 to ~150 µs. A 1 s warm-up
+ * charged that to the first rounds; a gateway runs for days, so the figures are its steady state.
+ */
+const WARM_UP_SECONDS = 5;
 
 function load(o: autocannon.Options, seconds: number): Promise<autocannon.Result> {
   return autocannon({ ...o, duration: seconds });
