@@ -1,5 +1,6 @@
 import Handlebars from 'handlebars';
 import { built, startRender, textOf } from './render-budget.js';
+import { flatRender, SLOW } from './handlebars-flat.js';
 import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
 
 /** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
@@ -74,6 +75,8 @@ export function compileHandlebars(source: string): RenderText {
   const statics = staticText(ast);
   if (statics !== undefined) return () => statics;
   rewriteProgram(ast);
+  // Text and paths only: rendered directly (handlebars-flat.ts), through Handlebars when the context is not plain JSON.
+  const flat = flatRender(ast, TEXT_HELPER);
   const template = env.compile(ast, COMPILE_OPTIONS);
   try {
     // Handlebars compiles lazily on the first call; force it now so errors surface at load.
@@ -81,7 +84,11 @@ export function compileHandlebars(source: string): RenderText {
   } catch (err) {
     throw new Error(oneLine(err));
   }
-  return (context) => budgeted(template, context);
+  if (flat === undefined) return (context) => budgeted(template, context);
+  return (context) => {
+    const text = flat(context);
+    return text === SLOW ? budgeted(template, context) : text;
+  };
 }
 
 /**
