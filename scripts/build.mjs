@@ -16,14 +16,14 @@ const DIST = path.join(ROOT, 'dist');
 
 /**
  * What a process or thread starts from: the CLI, the store's writer thread, a transform worker
- * (through its entry, engine/transform-worker.mjs); and the config's shape, which the build
- * itself loads to compile its checker. Each lands at its place under dist/ (dist/cli/index.js);
+ * (through its entry, engine/transform-worker.mjs); and the config's shape and the action
+ * bodies' schemas, which the build itself loads to compile their checkers. Each lands at its place under dist/ (dist/cli/index.js);
  * the code they share goes to dist/chunks/, one chunk per group of modules loaded together
  * (each command's own, `import()` in cli/modules.ts). Every built file is two folders below
  * the package root, as under src/: a module finds what it reads (presets/, package.json, the
  * console's static files, the worker entries) from its folder's parent, `../engine/…`.
  */
-const ENTRIES = ['cli/index.ts', 'store/sqlite-writer.ts', 'engine/transform-worker.ts', 'config/shape.ts'];
+const ENTRIES = ['cli/index.ts', 'store/sqlite-writer.ts', 'engine/transform-worker.ts', 'config/shape.ts', 'engine/action-schemas.ts'];
 
 /**
  * Left to node_modules: native code (better-sqlite3 finds its binary from its own folder),
@@ -79,7 +79,7 @@ export async function buildDist() {
     mkdirSync(path.dirname(to), { recursive: true });
     copyFileSync(file, to);
   }
-  await compileShapeChecker(out);
+  await compileCheckers(out);
   writeFileSync(path.join(out, path.relative(DIST, stampOf(ROOT))), `${new Date().toISOString()}\n`);
   const old = `${DIST}.old-${process.pid}`;
   if (existsSync(DIST)) renameSync(DIST, old);
@@ -88,14 +88,23 @@ export async function buildDist() {
 }
 
 /**
- * The config's shape checker as ajv's standalone code (src/config/shape.ts says why), from the
- * module just built, with the same options as the ajv that would compile it at load.
+ * The config's shape checker and the action bodies' checkers as ajv's standalone code
+ * (src/config/shape.ts and src/engine/action-schemas.ts say why), from the modules just built,
+ * with the same options as the ajv that would compile them at load.
  */
-async function compileShapeChecker(out) {
+async function compileCheckers(out) {
   const standaloneCode = createRequire(import.meta.url)('ajv/dist/standalone').default;
-  const { createShapeAjv, compileShape, SHAPE_CHECKER } = await import(pathToFileURL(path.join(out, 'config', 'shape.js')).href);
-  const ajv = createShapeAjv({ code: { source: true } });
-  writeFileSync(path.join(out, SHAPE_CHECKER), standaloneCode(ajv, compileShape(ajv)));
+  const built = (file) => import(pathToFileURL(path.join(out, file)).href);
+  const { createShapeAjv, compileShape, SHAPE_CHECKER } = await built('config/shape.js');
+  const shapeAjv = createShapeAjv({ code: { source: true } });
+  writeFileSync(path.join(out, SHAPE_CHECKER), standaloneCode(shapeAjv, compileShape(shapeAjv)));
+  const { createActionAjv, compileActionSchemas, ACTION_CHECKERS } = await built('engine/action-schemas.js');
+  const actionAjv = createActionAjv({ code: { source: true } });
+  // One file each: ajv's code for several exports would mix this ajv's code objects with the
+  // bundled copy's, and print them as JSON.
+  for (const [name, checker] of Object.entries(compileActionSchemas(actionAjv))) {
+    writeFileSync(path.join(out, ACTION_CHECKERS[name]), standaloneCode(actionAjv, checker));
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildDist();
