@@ -15,15 +15,24 @@ const SRC = path.join(ROOT, 'src');
 const DIST = path.join(ROOT, 'dist');
 
 /**
- * What a process or thread starts from: the CLI, the store's writer thread, a transform worker
- * (through its entry, engine/transform-worker.mjs); and the config's shape and the action
- * bodies' schemas, which the build itself loads to compile their checkers. Each lands at its place under dist/ (dist/cli/index.js);
+ * What a process starts from: the CLI, a transform worker (through its entry,
+ * engine/transform-worker.mjs); and the config's shape and the action bodies' schemas, which
+ * the build itself loads to compile their checkers. (The store's writer thread starts from a
+ * file of its own: WRITER.) Each lands at its place under dist/ (dist/cli/index.js);
  * the code they share goes to dist/chunks/, one chunk per group of modules loaded together
  * (each command's own, `import()` in cli/modules.ts). Every built file is two folders below
  * the package root, as under src/: a module finds what it reads (presets/, package.json, the
  * console's static files, the worker entries) from its folder's parent, `../engine/…`.
  */
-const ENTRIES = ['cli/index.ts', 'store/sqlite-writer.ts', 'engine/transform-worker.ts', 'config/shape.ts', 'engine/action-schemas.ts'];
+const ENTRIES = ['cli/index.ts', 'engine/transform-worker.ts', 'config/shape.ts', 'engine/action-schemas.ts'];
+
+/**
+ * The store's writer thread, as one CommonJS file (dist/store/sqlite-writer.cjs): a thread
+ * boots a Node environment of its own, and one that starts from ES modules (an entry and the
+ * five chunks it imports) takes ~25 ms more CPU to reach `ready` than one that `require`s a
+ * single file (measured: docs/performance.md).
+ */
+const WRITER = 'store/sqlite-writer.ts';
 
 /**
  * Left to node_modules: native code (better-sqlite3 finds its binary from its own folder),
@@ -52,24 +61,36 @@ function files(dir) {
 export async function buildDist() {
   const out = `${DIST}.next-${process.pid}`;
   rmSync(out, { recursive: true, force: true });
-  await build({
-    entryPoints: ENTRIES.map((entry) => path.join(SRC, entry)),
-    outdir: out,
-    outbase: SRC,
-    chunkNames: 'chunks/[name]-[hash]',
+  const common = {
     bundle: true,
-    splitting: true,
     external: EXTERNAL,
     platform: 'node',
-    format: 'esm',
     target: 'node20',
-    // The bundled CommonJS packages call require() for node's own modules.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     // Used with NODE_OPTIONS=--enable-source-maps: stack traces then name src/*.ts lines. Not
     // enabled by default: node would parse them all at every start (docs/performance.md).
     sourcemap: true,
     sourcesContent: false,
     logLevel: 'warning',
+  };
+  await build({
+    ...common,
+    entryPoints: ENTRIES.map((entry) => path.join(SRC, entry)),
+    outdir: out,
+    outbase: SRC,
+    chunkNames: 'chunks/[name]-[hash]',
+    splitting: true,
+    format: 'esm',
+    // The bundled CommonJS packages call require() for node's own modules.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  });
+  await build({
+    ...common,
+    entryPoints: [path.join(SRC, WRITER)],
+    outfile: path.join(out, WRITER.replace(/\.ts$/, '.cjs')),
+    format: 'cjs',
+    // esbuild's way to keep import.meta.url in CommonJS (a banner would come before "use strict").
+    define: { 'import.meta.url': 'importMetaUrl' },
+    inject: [path.join(ROOT, 'scripts', 'import-meta-url.mjs')],
   });
   // The rest is used as it is, found beside the modules that read it (the console's static
   // files, the transform worker's entry).
