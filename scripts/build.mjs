@@ -109,20 +109,20 @@ export async function buildDist() {
 }
 
 /**
- * The config's shape checker and the action bodies' checkers as ajv's standalone code
+ * The config's shape checkers (a config's, a preset's list of mappings) and the action bodies'
+ * checkers as ajv's standalone code
  * (src/config/shape.ts and src/engine/action-schemas.ts say why), from the modules just built,
  * with the same options as the ajv that would compile them at load.
  */
 async function compileCheckers(out) {
   const standaloneCode = createRequire(import.meta.url)('ajv/dist/standalone').default;
   const built = (file) => import(pathToFileURL(path.join(out, file)).href);
-  const { createShapeAjv, compileShape, SHAPE_CHECKER } = await built('config/shape.js');
+  const { createShapeAjv, compileShape, SHAPE_CHECKER, compileMappingListShape, MAPPING_LIST_CHECKER } = await built('config/shape.js');
   const shapeAjv = createShapeAjv({ code: { source: true } });
   writeFileSync(path.join(out, SHAPE_CHECKER), standaloneCode(shapeAjv, compileShape(shapeAjv)));
+  writeFileSync(path.join(out, MAPPING_LIST_CHECKER), standaloneCode(shapeAjv, compileMappingListShape(shapeAjv)));
   const { createActionAjv, compileActionSchemas, ACTION_CHECKERS } = await built('engine/action-schemas.js');
   const actionAjv = createActionAjv({ code: { source: true } });
-  // One file each: ajv's code for several exports would mix this ajv's code objects with the
-  // bundled copy's, and print them as JSON.
   for (const [name, checker] of Object.entries(compileActionSchemas(actionAjv))) {
     writeFileSync(path.join(out, ACTION_CHECKERS[name]), standaloneCode(actionAjv, checker));
   }

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { MAX_TIMEOUT_SECONDS, PROVIDERS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
 
 /** What an action's `provider` (or `channel`) may name: a provider, or the last one used. */
@@ -49,9 +49,11 @@ export interface ActionCheckers {
 /**
  * The ajv that compiles the two body schemas: the build's (with `code.source`, for ajv's
  * standalone code), or the specs' at load. Both check the schemas against JSON Schema's
- * meta-schema, which neither a start of the build nor a request pays for.
+ * meta-schema, which neither a start of the build nor a request pays for. ajv itself is
+ * required here, so that a start does not load it.
  */
 export function createActionAjv(options: { code?: { source: boolean } } = {}): Ajv {
+  const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
   return new Ajv({ allErrors: false, allowUnionTypes: true, ...options });
 }
 
