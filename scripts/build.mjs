@@ -29,7 +29,7 @@ const ENTRIES = ['cli/index.ts', 'engine/transform-worker.ts', 'config/shape.ts'
 /**
  * The store's writer thread, as one CommonJS file (dist/store/sqlite-writer.cjs): a thread
  * boots a Node environment of its own, and one that starts from ES modules (an entry and the
- * five chunks it imports) takes ~25 ms more CPU to reach `ready` than one that `require`s a
+ * five chunks it imports) takes ~20 ms more CPU to reach `ready` than one that `require`s a
  * single file (measured: docs/performance.md).
  */
 const WRITER = 'store/sqlite-writer.ts';
@@ -129,10 +129,9 @@ export async function buildDist() {
 }
 
 /**
- * The config's shape checkers (a config's, a preset's list of mappings) and the action bodies'
- * checkers as ajv's standalone code
- * (src/config/shape.ts and src/engine/action-schemas.ts say why), from the modules just built,
- * with the same options as the ajv that would compile them at load.
+ * The shape checkers (a config's, a preset's list of mappings) and the action bodies' checkers
+ * as ajv's standalone code (src/config/shape.ts and src/engine/action-schemas.ts say why), from
+ * the modules just built, with the same options as the ajv that would compile them at load.
  */
 async function compileCheckers(out) {
   const standaloneCode = createRequire(import.meta.url)('ajv/dist/standalone').default;
