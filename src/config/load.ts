@@ -6,8 +6,7 @@ import type { MappingValidator } from './presets.js';
 import { ajvProblems, dedupe } from './problems.js';
 import { isPlainObject, NOT_A_MAP, prepare, readConfigFile, type Env, type Obj } from './read.js';
 import { channelConflicts, checkMapping, checkRules } from './rules.js';
-import { mappingSchema } from './schema.js';
-import { createShapeAjv, shapeChecker } from './shape.js';
+import { createShapeAjv, mappingListChecker, shapeChecker } from './shape.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 
 /**
@@ -21,7 +20,7 @@ import type { Config, LoadedConfig, MappingConfig } from './types.js';
 let ajv: Ajv | undefined;
 const shapeAjv = () => (ajv ??= createShapeAjv());
 const validateShape = shapeChecker(shapeAjv);
-// Only preset files need it: compiled on first use (~10 ms of start-up otherwise).
+// Only preset files need it: loaded (or, from the sources, compiled) on first use.
 let validateMappingList: ValidateFunction | undefined;
 
 /**
@@ -165,7 +164,7 @@ export function deepFreeze<T>(value: T): T {
 const validateMappings: MappingValidator = (raw, path, idPrefix) => {
   const list = prepare(raw, null); // shipped files: no ${VAR}
   const problems = channelConflicts(list, path);
-  validateMappingList ??= shapeAjv().compile({ type: 'array', items: mappingSchema });
+  validateMappingList ??= mappingListChecker(shapeAjv);
   if (!validateMappingList(list)) problems.push(...ajvProblems(validateMappingList.errors, path));
   if (!Array.isArray(list)) return { problems, mappings: [] };
   list.forEach((m, i) => isPlainObject(m) && checkMapping(m, `${path}[${i}]`, `${idPrefix}${i + 1}`, problems));

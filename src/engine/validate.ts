@@ -1,12 +1,10 @@
 import { uuidv7 } from '../ids.js';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { Config, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
 import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES, wholeSeconds } from '../config/schema.js';
+import { actionCheckers, PROVIDERS_OR_LAST, SESSION_MODES } from './action-schemas.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from '../action.js';
-
-const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
-const SESSION_MODES = ['persistent', 'isolated'] as const;
 
 /** Where an action's text came from and whether it may skip the untrusted-content fence. */
 export interface ActionOrigin {
@@ -26,39 +24,6 @@ export interface ActionValidator {
   /** An `/agent` body; `deliverDefault` is true on `/agent`, the mapping's `deliver` (default false) on mappings. */
   agent(body: unknown, origin: ActionOrigin, deliverDefault: boolean): AgentAction;
 }
-
-// Optional fields accept null as "not given": OpenClaw clients send explicit nulls.
-const NON_BLANK = '\\S';
-const nullableEnum = (values: readonly string[]) => ({ enum: [...values, null] });
-const nullableString = { type: ['string', 'null'] };
-
-const WAKE_SCHEMA = {
-  type: 'object',
-  required: ['text'],
-  properties: { text: { type: 'string', pattern: NON_BLANK }, mode: nullableEnum(WAKE_MODES) },
-};
-
-const AGENT_SCHEMA = {
-  type: 'object',
-  required: ['message'],
-  properties: {
-    message: { type: 'string', pattern: NON_BLANK },
-    name: nullableString,
-    sessionKey: { type: ['string', 'null'], pattern: NON_BLANK },
-    wakeMode: nullableEnum(WAKE_MODES),
-    deliver: { type: ['boolean', 'null'] },
-    provider: nullableEnum(PROVIDERS_OR_LAST),
-    channel: nullableEnum(PROVIDERS_OR_LAST),
-    to: nullableString,
-    model: { type: ['string', 'null'], pattern: NON_BLANK },
-    thinking: nullableEnum(THINKING_LEVELS),
-    timeoutSeconds: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS },
-    agentId: { type: ['string', 'null'], pattern: NON_BLANK },
-    sessionMode: nullableEnum(SESSION_MODES),
-    // Current OpenClaw clients send it; waiting for the run is issue 33's (CONTRACT.md §14).
-    waitForCompletion: { type: ['boolean', 'null'] },
-  },
-};
 
 /** What to say about a field whose value has the wrong type or is not one of the allowed values. */
 const FIELD_RULES: Record<string, string> = {
@@ -80,12 +45,8 @@ const FIELD_RULES: Record<string, string> = {
   waitForCompletion: 'waitForCompletion must be true or false',
 };
 
-// Compiled once per process: the schemas do not depend on the config. Checked against JSON
-// Schema's meta-schema only when run from the sources (the specs): that means compiling the
-// meta-schema, most of this file's load time, for two schemas that do not change once built.
-const ajv = new Ajv({ allErrors: false, allowUnionTypes: true, validateSchema: import.meta.url.endsWith('.ts') });
-const validateWakeBody: ValidateFunction = ajv.compile(WAKE_SCHEMA);
-const validateAgentBody: ValidateFunction = ajv.compile(AGENT_SCHEMA);
+// Once per process: the schemas do not depend on the config. Compiled by the build (action-schemas.ts).
+const { wake: validateWakeBody, agent: validateAgentBody } = actionCheckers();
 
 interface WakeBody {
   text: string;

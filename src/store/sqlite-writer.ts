@@ -63,8 +63,8 @@ function toWire(err: unknown): WireError {
   return { message: String(err) };
 }
 
-// The thread runs this file. Built, its entry is dist/store/sqlite-writer.js (this code is
-// bundled into dist/chunks/, which the entry imports: scripts/build.mjs). Run from
+// The thread runs this file. Built, its entry is dist/store/sqlite-writer.cjs, this file and
+// what it imports as one CommonJS file (a thread boots faster from it: scripts/build.mjs). Run from
 // the sources (the specs), it needs tsx, and Node 20 does not apply ESM loader hooks
 // (`--import tsx`, `register()`) inside worker threads (nodejs/node#47747, privatenumber/tsx#354):
 // so the thread starts from this tiny script, which installs tsx's in-thread require hook and
@@ -77,7 +77,7 @@ const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]
   require(w.workerData.entry);
 });`;
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const ENTRY = fileURLToPath(FROM_SOURCES ? import.meta.url : new URL('../store/sqlite-writer.js', import.meta.url));
+const ENTRY = fileURLToPath(FROM_SOURCES ? import.meta.url : new URL('../store/sqlite-writer.cjs', import.meta.url));
 
 /**
  * Spawns the writer thread and opens its connection. `onOpen` runs while the thread boots

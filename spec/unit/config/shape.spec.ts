@@ -6,7 +6,7 @@ import type { ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { ROOT } from '../../support/gateway.js';
 import { configSchema } from '../../../src/config/schema.js';
-import { createShapeAjv, SHAPE_CHECKER } from '../../../src/config/shape.js';
+import { compileMappingListShape, createShapeAjv, MAPPING_LIST_CHECKER, SHAPE_CHECKER } from '../../../src/config/shape.js';
 
 // The bin checks a config's shape with the checker the build compiled ahead (ajv's standalone
 // code in dist/, built before the specs run); the specs that load src/ compile it at load.
@@ -33,4 +33,32 @@ describe('config: the build compiles the config shape checker ahead, to the same
       expect(built.errors ?? null).to.deep.equal(compiled.errors ?? null);
     });
   }
+});
+
+// A preset's list of mappings (load.ts validateMappings) likewise: the build's checker and the
+// one compiled at load fill the same defaults and report the same errors.
+describe('config: the build compiles the mapping list checker (presets) ahead, to the same checker', () => {
+  const built = createRequire(path.join(ROOT, 'dist/'))(`./${MAPPING_LIST_CHECKER}`) as ValidateFunction;
+  const compiled = compileMappingListShape(createShapeAjv());
+
+  const lists: [string, unknown][] = [
+    ['the e-mail preset', parse(fs.readFileSync(path.join(ROOT, 'presets', 'email.yaml'), 'utf8'))],
+    ['an empty list', []],
+    ['unknown keys, wrong types and values', [{ id: 3, action: 'nope', match: 'x', bogus: 1 }, { action: 'agent', verify: { scheme: 'github', secret: '' } }]],
+    ['coerced scalars', [{ id: 'a', action: 'wake', match: { path: 'a' }, textTemplate: 't', maxFanOut: '3' }]],
+    ['not a list', { id: 'a' }],
+  ];
+  for (const [what, list] of lists) {
+    it(what, () => {
+      const [a, b] = [structuredClone(list), structuredClone(list)];
+      expect(built(a)).to.equal(compiled(b));
+      expect(a, 'the defaults filled in').to.deep.equal(b);
+      expect(built.errors ?? null).to.deep.equal(compiled.errors ?? null);
+    });
+  }
+
+  it('the lists above include one the checker takes and one it refuses', () => {
+    const answers = lists.map(([, list]) => compiled(structuredClone(list)));
+    expect(answers).to.include(true).and.to.include(false);
+  });
 });
