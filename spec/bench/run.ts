@@ -446,12 +446,18 @@ function cpuMs(pid: number): number {
   return (ticks * 1000) / CLOCK_TICKS;
 }
 
-/** `pid` and every process below it (/proc/PID/task/PID/children: those its main thread started). */
+/**
+ * `pid` and every process below it: /proc/PID/task/TID/children of every thread, since a
+ * process started by another thread (esbuild's compiler service, started from its own
+ * thread in a transform worker that compiles TypeScript) is listed only under that thread.
+ */
 function family(pid: number): number[] {
   const all = [pid];
   for (let i = 0; i < all.length; i++) {
     try {
-      for (const c of fs.readFileSync(`/proc/${all[i]}/task/${all[i]}/children`, 'utf8').split(' ')) if (c.trim()) all.push(Number(c));
+      for (const tid of fs.readdirSync(`/proc/${all[i]}/task`)) {
+        for (const c of fs.readFileSync(`/proc/${all[i]}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim()) all.push(Number(c));
+      }
     } catch { /* gone meanwhile */ }
   }
   return all;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
 import { compileFast, SLOW } from './jsonata-fast.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
+import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
@@ -106,6 +107,8 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): json
   expression.registerFunction('uuid', () => randomUUID(), '<:s>');
   for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
   expression.assign(STEP_EXIT as unknown as string, stepCheck(maxStringLength, maxBuiltLength));
+  const [entry, hook] = sequenceGuard(maxSequenceLength);
+  expression.assign(entry as unknown as string, hook);
   return expression;
 }
 

@@ -52,6 +52,8 @@ export interface WriterPragmas {
   synchronous: number;
   fullfsync: number;
   userVersion: number;
+  /** Pages, or KiB when negative (https://www.sqlite.org/pragma.html#pragma_cache_size). */
+  cacheSize: number;
 }
 
 /** An op's own failure, with the code the main thread gets (`run_not_running`, `constraint`, …). */
@@ -219,6 +221,7 @@ export function opHandlers(db: Database.Database): (op: WriteOp) => unknown {
           synchronous: db.pragma('synchronous', { simple: true }),
           fullfsync: db.pragma('fullfsync', { simple: true }),
           userVersion: db.pragma('user_version', { simple: true }),
+          cacheSize: db.pragma('cache_size', { simple: true }),
         } satisfies Record<keyof WriterPragmas, unknown>;
     }
   };

@@ -158,6 +158,16 @@ describe('engine/jsonata: no payload crashes or stalls the process (jsonata-guar
       expect(await compileJsonata('$count([1..n])')({ n: 1_000_000 })).to.equal('1000000');
     });
 
+    it('stops sequences that steps build item by item at maxSequenceLength, in every evaluation of an expression', async () => {
+      const items = (n: number) => ({ items: Array.from({ length: n }, () => ({ a: 1, x: { y: 2 } })) });
+      // A path, a nested path, a filter, a lambda over $map.
+      for (const source of ['$count(items.a)', '$count(items.x.y)', '$count(items[a=1])', '$count($map(items, function($v) { $v.a }))']) {
+        const render = compileJsonata(source, { maxSequenceLength: 20 });
+        for (let i = 0; i < 2; i++) expect((await failure(render(items(21))))?.code, `${source}, evaluation ${i + 1}`).to.equal('D2015');
+        expect(await render(items(20)), source).to.equal('20');
+      }
+    });
+
     it("refuses $join and $string results past the limit before building them; below it, gives JSONata's own results", async () => {
       const join = await failure(compileJsonata('$join(items, sep)')({ items: new Array(60_000).fill(''), sep: 'x'.repeat(100_000) }));
       expect(join?.code).to.equal('string_too_long');

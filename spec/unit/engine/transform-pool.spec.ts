@@ -1,8 +1,12 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTransformPool, type TransformPool } from '../../../src/engine/transform-pool.js';
 import type { TransformInput } from '../../../src/transform-types.js';
+import { tmpDir } from '../../support/gateway.js';
 import { FIXTURE_TRANSFORMS } from './make-config.js';
 
 type Fn = (input: TransformInput) => Promise<unknown>;
@@ -132,6 +136,24 @@ describe('engine/transform-pool', () => {
     expect(Date.now() - started).to.be.below(10_000);
     expect(p.load(specs[1])).to.deep.equal({ problem: "its worker was stopped after 1500 ms (a loop at the module's top level?) while loading it", key: 'module' });
     await p.close();
+  });
+
+  it('leaves no TypeScript compiler running beside a worker once its modules are loaded', async () => {
+    // New source, so that tsx compiles it instead of taking it from its cache.
+    const dir = tmpDir();
+    fs.writeFileSync(path.join(dir, 'fresh.ts'), `export default (i: { path: string }): { text: string } => ({ text: '${randomUUID()} ' + i.path });\n`);
+    const spec = { module: 'fresh.ts' };
+    const p = await createTransformPool([spec], dir, 1, 5000);
+    try {
+      expect(await (p.load(spec) as { fn: Fn }).fn(input())).to.have.property('text').that.match(/ p$/);
+      const ps = await new Promise<string>((resolve) => execFile('ps', ['-eo', 'pid=,ppid=,args='], (_e, out) => resolve(out)));
+      const rows = ps.trim().split('\n').map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l)!).map(([, pid, ppid, args]) => ({ pid, ppid, args }));
+      const workers = rows.filter((r) => r.ppid === String(process.pid) && r.args.includes(dir)).map((r) => r.pid);
+      expect(workers).to.have.length(1);
+      expect(rows.filter((r) => workers.includes(r.ppid)).map((r) => r.args)).to.deep.equal([]);
+    } finally {
+      await p.close();
+    }
   });
 
   describe('hostile inputs and transforms (issue 30)', () => {

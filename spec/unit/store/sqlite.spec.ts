@@ -44,13 +44,20 @@ describe('store/sqlite: records and lifecycle', () => {
   });
 
   it('maps durability fsync to WAL + synchronous=FULL on the writer connection', async () => {
-    expect(await store.pragmas()).to.deep.equal({ journalMode: 'wal', synchronous: 2, fullfsync: 1, userVersion: SCHEMA_VERSION });
+    expect(await store.pragmas()).to.deep.equal({ journalMode: 'wal', synchronous: 2, fullfsync: 1, userVersion: SCHEMA_VERSION, cacheSize: -2000 });
+  });
+
+  it("gives the writer connection SQLite's default page cache (2 MiB), not better-sqlite3's 16 MiB", async () => {
+    expect((await store.pragmas()).cacheSize).to.equal(-2000);
+    const db = new Database(join(dir, 'hookrelay.db'), { readonly: true });
+    expect(db.pragma('cache_size', { simple: true }), "better-sqlite3's default").to.equal(-16000);
+    db.close();
   });
 
   it('maps durability os to WAL + synchronous=NORMAL', async () => {
     await store.close();
     store = await open('os');
-    expect(await store.pragmas()).to.deep.equal({ journalMode: 'wal', synchronous: 1, fullfsync: 0, userVersion: SCHEMA_VERSION });
+    expect(await store.pragmas()).to.deep.equal({ journalMode: 'wal', synchronous: 1, fullfsync: 0, userVersion: SCHEMA_VERSION, cacheSize: -2000 });
   });
 
   it('refuses a database written by a newer schema', async () => {
