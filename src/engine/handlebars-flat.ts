@@ -1,3 +1,4 @@
+import { hasPlainPrototype } from './prototype-keys.js';
 import { startRender, textOf } from './render-budget.js';
 
 /*
@@ -85,9 +86,7 @@ function resolve(context: unknown, parts: readonly string[]): unknown {
   return value !== null && typeof value === 'object' && !isPlain(value) ? SLOW : value;
 }
 
-/** An array or an object of JSON's kind (plain prototype or none). */
+/** An array or an object of JSON's kind. */
 function isPlain(value: object): boolean {
-  if (Array.isArray(value)) return true;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  return Array.isArray(value) || hasPlainPrototype(value);
 }

@@ -1,4 +1,5 @@
 import type jsonata from 'jsonata';
+import { hasPlainPrototype } from './prototype-keys.js';
 
 /*
  * JSONata evaluates asynchronously, a promise per node of the expression (jsonata 2), and the
@@ -228,8 +229,7 @@ function lookup(input: unknown, key: string | symbol, run: Run): unknown {
     return found.length > run.limits.maxSequenceLength / 2 ? SLOW : found;
   }
   if (input === null || typeof input !== 'object') return typeof input === 'function' ? SLOW : undefined;
-  const proto = Object.getPrototypeOf(input);
-  if (proto !== Object.prototype && proto !== null) return SLOW;
+  if (!hasPlainPrototype(input)) return SLOW;
   if (typeof key !== 'string' || !Object.hasOwn(input, key)) return undefined;
   const value = (input as Record<string, unknown>)[key];
   return typeof value === 'function' ? SLOW : value;
