@@ -31,21 +31,24 @@ export const SHAPE_CHECKER = 'config/config-shape.cjs';
 export const MAPPING_LIST_CHECKER = 'config/mapping-list-shape.cjs';
 
 /**
- * The checker of `configSchema`: the build's (ajv's standalone code), or, run from the sources
- * (the specs), compiled here by `ajv`. Compiling it is most of a config load's time (measured:
- * see docs/performance.md), which every start would pay. Found from this folder's parent: the
- * build bundles this file into dist/chunks/.
+ * A checker the build compiled (ajv's standalone code, `dist/<file>`, scripts/build.mjs), or,
+ * run from the sources (tsx: the specs), `compile()`d here. The one place that tells the two
+ * apart for ajv's checkers. Found from this folder's parent: the build bundles this file into
+ * dist/chunks/.
  */
-export function shapeChecker(ajv: () => Ajv): ValidateFunction {
-  if (import.meta.url.endsWith('.ts')) return compileShape(ajv());
-  return createRequire(import.meta.url)(`../${SHAPE_CHECKER}`) as ValidateFunction;
+export function prebuiltChecker(file: string, compile: () => ValidateFunction): ValidateFunction {
+  if (import.meta.url.endsWith('.ts')) return compile();
+  return createRequire(import.meta.url)(`../${file}`) as ValidateFunction;
 }
 
 /**
- * The checker of a list of mappings, as {@link shapeChecker}: compiling it took 100–170 ms of
+ * The checker of `configSchema` ({@link prebuiltChecker}). Compiling it is most of a config
+ * load's time (measured: see docs/performance.md), which every start would pay.
+ */
+export const shapeChecker = (ajv: () => Ajv): ValidateFunction => prebuiltChecker(SHAPE_CHECKER, () => compileShape(ajv()));
+
+/**
+ * The checker of a list of mappings ({@link prebuiltChecker}): compiling it took 100–170 ms of
  * CPU at every start of a config with presets (the example config's `presets: [email]`).
  */
-export function mappingListChecker(ajv: () => Ajv): ValidateFunction {
-  if (import.meta.url.endsWith('.ts')) return compileMappingListShape(ajv());
-  return createRequire(import.meta.url)(`../${MAPPING_LIST_CHECKER}`) as ValidateFunction;
-}
+export const mappingListChecker = (ajv: () => Ajv): ValidateFunction => prebuiltChecker(MAPPING_LIST_CHECKER, () => compileMappingListShape(ajv()));

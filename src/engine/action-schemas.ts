@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Ajv, ValidateFunction } from 'ajv';
 import { MAX_TIMEOUT_SECONDS, PROVIDERS, THINKING_LEVELS, WAKE_MODES } from '../config/schema.js';
+import { prebuiltChecker } from '../config/shape.js';
 
 /** What an action's `provider` (or `channel`) may name: a provider, or the last one used. */
 export const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
@@ -66,13 +67,15 @@ export function compileActionSchemas(ajv: Ajv): ActionCheckers {
 export const ACTION_CHECKERS: Readonly<Record<keyof ActionCheckers, string>> = { wake: 'engine/wake-body.cjs', agent: 'engine/agent-body.cjs' };
 
 /**
- * The checkers: the build's (ajv's standalone code), or, run from the sources (the specs),
- * compiled here. Compiling them (an Ajv and its vocabularies, two schemas) took 30–80 ms of
- * every start (docs/performance.md). Found from this folder's parent: the build bundles this
- * file into dist/chunks/.
+ * The checkers: the build's, or, run from the sources (the specs), compiled here (config/shape.ts
+ * `prebuiltChecker`). Compiling them (an Ajv and its vocabularies, two schemas) took 30–80 ms
+ * of every start (docs/performance.md).
  */
 export function actionCheckers(): ActionCheckers {
-  if (import.meta.url.endsWith('.ts')) return compileActionSchemas(createActionAjv());
-  const load = createRequire(import.meta.url);
-  return { wake: load(`../${ACTION_CHECKERS.wake}`) as ValidateFunction, agent: load(`../${ACTION_CHECKERS.agent}`) as ValidateFunction };
+  let compiled: ActionCheckers | undefined;
+  const fromSources = () => (compiled ??= compileActionSchemas(createActionAjv()));
+  return {
+    wake: prebuiltChecker(ACTION_CHECKERS.wake, () => fromSources().wake),
+    agent: prebuiltChecker(ACTION_CHECKERS.agent, () => fromSources().agent),
+  };
 }
