@@ -61,16 +61,21 @@ const BINARY = ['type', 'value', 'position', 'lhs', 'rhs'];
 const CALL = ['type', 'value', 'position', 'arguments', 'procedure', 'name'];
 const VARIABLE = ['type', 'value', 'position'];
 
+/** The value of an expression that is a lone string, number, boolean or null literal; undefined for any other. */
+export function literalOf(node: unknown): { value: unknown } | undefined {
+  const ast = node as Ast;
+  const literal = ast.type === 'string' || ast.type === 'number' || ast.type === 'value';
+  return literal && only(ast, LITERAL) ? { value: ast.value } : undefined;
+}
+
 function compileNode(node: unknown): Node | undefined {
   const ast = node as Ast;
+  const literal = literalOf(ast);
+  if (literal !== undefined) {
+    const value = literal.value;
+    return (_input, run) => (typeof value === 'string' ? counted(value, run) : value);
+  }
   switch (ast.type) {
-    case 'string':
-    case 'number':
-    case 'value': {
-      if (!only(ast, LITERAL)) return undefined;
-      const value = ast.value;
-      return (_input, run) => (typeof value === 'string' ? counted(value, run) : value);
-    }
     case 'path': {
       const steps = ast.steps as Ast[];
       if (!only(ast, PATH) || !Array.isArray(steps) || steps.length === 0) return undefined;
@@ -173,6 +178,12 @@ function sequence(): Sequence {
 
 const isSequence = (value: unknown): boolean => Array.isArray(value) && (value as Sequence)[SEQUENCE] === true;
 
+/** Adds a value to a sequence, an array's items one by one (jsonata.js flattens one level, in `lookup` and `evaluateStep` alike). */
+function pushFlat(target: Sequence, value: unknown): void {
+  if (Array.isArray(value)) for (const v of value) target.push(v);
+  else target.push(value);
+}
+
 /** jsonata.js `evaluate()`'s last part: an empty sequence is nothing, a one-item sequence its item. */
 function unwrapped(value: unknown): unknown {
   if (!isSequence(value)) return value;
@@ -198,10 +209,7 @@ function path(keys: readonly (string | symbol)[], input: unknown, run: Run): unk
       result = found[0] as unknown[];
     } else {
       const flat = sequence();
-      for (const value of found) {
-        if (Array.isArray(value)) for (const v of value) flat.push(v);
-        else flat.push(value);
-      }
+      for (const value of found) pushFlat(flat, value);
       if (flat.length > run.limits.maxSequenceLength / 2) return SLOW;
       result = flat;
     }
@@ -222,9 +230,7 @@ function lookup(input: unknown, key: string | symbol, run: Run): unknown {
     for (const item of input) {
       const value = lookup(item, key, run);
       if (value === SLOW) return SLOW;
-      if (value === undefined) continue;
-      if (Array.isArray(value)) for (const v of value) found.push(v);
-      else found.push(value);
+      if (value !== undefined) pushFlat(found, value);
     }
     return found.length > run.limits.maxSequenceLength / 2 ? SLOW : found;
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { compileFast, SLOW } from './jsonata-fast.js';
+import { compileFast, literalOf, SLOW } from './jsonata-fast.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
@@ -110,13 +110,6 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): json
   const [entry, hook] = sequenceGuard(maxSequenceLength);
   expression.assign(entry as unknown as string, hook);
   return expression;
-}
-
-/** The value of an expression that is a lone string, number, boolean or null literal; undefined for any other. */
-function literalOf(node: jsonata.ExprNode): { value: unknown } | undefined {
-  const ast = node as { type: string; value?: unknown };
-  const plain = Object.keys(ast).every((k) => k === 'type' || k === 'value' || k === 'position');
-  return plain && (ast.type === 'string' || ast.type === 'number' || ast.type === 'value') ? { value: ast.value } : undefined;
 }
 
 /** JSONata's `$lookup` (same array semantics), refusing prototype keys. */
