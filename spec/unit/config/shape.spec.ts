@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { ROOT } from '../../support/gateway.js';
+import { builtChecker, itAnswersAlike } from '../../support/prebuilt-checkers.js';
 import { configSchema } from '../../../src/config/schema.js';
 import { compileMappingListShape, createShapeAjv, MAPPING_LIST_CHECKER, SHAPE_CHECKER } from '../../../src/config/shape.js';
 
@@ -12,7 +11,7 @@ import { compileMappingListShape, createShapeAjv, MAPPING_LIST_CHECKER, SHAPE_CH
 // code in dist/, built before the specs run); the specs that load src/ compile it at load.
 // Both must fill the same defaults and report the same errors.
 describe('config: the build compiles the config shape checker ahead, to the same checker', () => {
-  const built = createRequire(path.join(ROOT, 'dist/'))(`./${SHAPE_CHECKER}`) as ValidateFunction;
+  const built = builtChecker(SHAPE_CHECKER);
   const compiled = createShapeAjv().compile(configSchema);
 
   const configs: [string, unknown][] = [
@@ -25,20 +24,13 @@ describe('config: the build compiles the config shape checker ahead, to the same
     ['coerced scalars (what ${VAR} expands to)', { server: { port: '8788' }, hooks: { maxBodyBytes: '1000' } }],
     ['not a map', 'text'],
   ];
-  for (const [what, config] of configs) {
-    it(what, () => {
-      const [a, b] = [structuredClone(config), structuredClone(config)];
-      expect(built(a)).to.equal(compiled(b));
-      expect(a, 'the defaults filled in').to.deep.equal(b);
-      expect(built.errors ?? null).to.deep.equal(compiled.errors ?? null);
-    });
-  }
+  itAnswersAlike(built, compiled, configs);
 });
 
 // A preset's list of mappings (load.ts validateMappings) likewise: the build's checker and the
 // one compiled at load fill the same defaults and report the same errors.
 describe('config: the build compiles the mapping list checker (presets) ahead, to the same checker', () => {
-  const built = createRequire(path.join(ROOT, 'dist/'))(`./${MAPPING_LIST_CHECKER}`) as ValidateFunction;
+  const built = builtChecker(MAPPING_LIST_CHECKER);
   const compiled = compileMappingListShape(createShapeAjv());
 
   const lists: [string, unknown][] = [
@@ -48,14 +40,7 @@ describe('config: the build compiles the mapping list checker (presets) ahead, t
     ['coerced scalars', [{ id: 'a', action: 'wake', match: { path: 'a' }, textTemplate: 't', maxFanOut: '3' }]],
     ['not a list', { id: 'a' }],
   ];
-  for (const [what, list] of lists) {
-    it(what, () => {
-      const [a, b] = [structuredClone(list), structuredClone(list)];
-      expect(built(a)).to.equal(compiled(b));
-      expect(a, 'the defaults filled in').to.deep.equal(b);
-      expect(built.errors ?? null).to.deep.equal(compiled.errors ?? null);
-    });
-  }
+  itAnswersAlike(built, compiled, lists);
 
   it('the lists above include one the checker takes and one it refuses', () => {
     const answers = lists.map(([, list]) => compiled(structuredClone(list)));

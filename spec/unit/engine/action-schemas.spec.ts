@@ -1,15 +1,11 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { expect } from 'chai';
-import type { ValidateFunction } from 'ajv';
-import { ROOT } from '../../support/gateway.js';
+import { builtChecker, itAnswersAlike } from '../../support/prebuilt-checkers.js';
 import { ACTION_CHECKERS, compileActionSchemas, createActionAjv } from '../../../src/engine/action-schemas.js';
 
 // The bin checks `/wake` and `/agent` bodies (and rendered actions) with the checkers the build
 // compiled ahead (ajv's standalone code in dist/, built before the specs run); the specs that
 // load src/ compile them at load. Both must answer the same, with the same errors.
 describe('engine/action-schemas: the build compiles the action body checkers ahead, to the same checkers', () => {
-  const load = createRequire(path.join(ROOT, 'dist/'));
   const compiled = compileActionSchemas(createActionAjv());
 
   const bodies: Record<keyof typeof ACTION_CHECKERS, [string, unknown][]> = {
@@ -40,15 +36,7 @@ describe('engine/action-schemas: the build compiles the action body checkers ahe
       ['null', null],
     ],
   };
-  for (const name of ['wake', 'agent'] as const) {
-    const built = load(`./${ACTION_CHECKERS[name]}`) as ValidateFunction;
-    for (const [what, body] of bodies[name]) {
-      it(`${name}: ${what}`, () => {
-        expect(built(body)).to.equal(compiled[name](body));
-        expect(built.errors ?? null).to.deep.equal(compiled[name].errors ?? null);
-      });
-    }
-  }
+  for (const name of ['wake', 'agent'] as const) itAnswersAlike(builtChecker(ACTION_CHECKERS[name]), compiled[name], bodies[name], `${name}: `);
 
   it('each list above has bodies the checker takes and bodies it refuses', () => {
     for (const name of ['wake', 'agent'] as const) {
