@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import Database from 'better-sqlite3';
 import type { NewEvent, NewRun } from '../../../src/store/records.js';
+import { MIGRATIONS } from '../../../src/store/sqlite-schema.js';
 
 /** The store specs' clock: a fixed day far from today, and days counted from it. */
 export const DAY = 24 * 60 * 60 * 1000;
@@ -27,4 +29,19 @@ export async function expectCode(p: Promise<unknown>, code: string): Promise<voi
   expect(err, `expected a StoreError ${code}`).to.not.equal(undefined);
   expect(err!.name).to.equal('StoreError');
   expect(err!.code).to.equal(code);
+}
+
+/**
+ * A SQLite database at `file` as an older hookrelay left it: the migrations up to schema
+ * `version` run in one transaction (as migrate() runs them), in WAL mode. The specs of a later
+ * migration fill it, close it and open it with the store.
+ */
+export function sqliteAtVersion(file: string, version: number): Database.Database {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.transaction(() => {
+    for (let v = 0; v < version; v++) db.exec(MIGRATIONS[v]!);
+    db.pragma(`user_version = ${version}`);
+  })();
+  return db;
 }

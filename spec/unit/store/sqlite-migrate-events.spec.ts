@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import { MIGRATIONS } from '../../../src/store/sqlite-schema.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
+import { sqliteAtVersion } from './fixtures.js';
 
 /**
  * SQLite v11 rebuilds `events` without the unique index on `id`: nothing reads an event by its
@@ -20,9 +20,7 @@ describe('store/sqlite: the v11 events rebuild', () => {
 
   it('keeps the events and the seq counter past purged ones, and leaves events with no index on id', async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookrelay-v11-'));
-    const v10 = new Database(join(dir, 'hookrelay.db'));
-    for (let v = 0; v < 10; v++) v10.exec(MIGRATIONS[v]!);
-    v10.pragma('user_version = 10');
+    const v10 = sqliteAtVersion(join(dir, 'hookrelay.db'), 10);
     const insert = v10.prepare(`INSERT INTO events (id, kind, text, source, at, unsafe) VALUES (?, 'wake', ?, 'hook:wake', '2026-01-01T00:00:00.000Z', 1)`);
     for (let i = 1; i <= 5; i++) insert.run(`e${i}`, `text ${i}`);
     // The newest two were purged: their seqs (4, 5) must not be handed out again.

@@ -2,11 +2,10 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import { MIGRATIONS } from '../../../src/store/sqlite-schema.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
+import { sqliteAtVersion } from './fixtures.js';
 
 /**
  * SQLite v9 rebuilds the outbox (run callbacks, docs/callbacks.md): a database written before
@@ -19,9 +18,7 @@ describe('store/sqlite: the v9 outbox rebuild keeps what was there', () => {
 
   it('a pending reply of a v8 database is still claimable after the migration, and its run shows it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookrelay-v9-'));
-    const v8 = new Database(join(dir, 'hookrelay.db'));
-    for (let v = 0; v < 8; v++) v8.exec(MIGRATIONS[v]!);
-    v8.pragma('user_version = 8');
+    const v8 = sqliteAtVersion(join(dir, 'hookrelay.db'), 8);
     v8.prepare(`INSERT INTO runs (run_id, session_key, status, message, wake_mode, deliver, provider, recipient, source, unsafe, created_at, ended_at, reply)
       VALUES ('r1', 'hook:r1', 'succeeded', 'm', 'now', 1, 'telegram', '555', 'agent', 0, 't0', 't1', 'hi')`).run();
     v8.prepare(`INSERT INTO outbox (kind, run_id, target, payload, parts, status, next_at, created_at)

@@ -1,13 +1,12 @@
 import { expect } from 'chai';
-import Database from 'better-sqlite3';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/log.js';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
+import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import { PURGE_BATCH } from '../../../src/store/maintenance.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import { DAY, event as ev, iso, queuedRun as run, T0 } from './fixtures.js';
+import { DAY, event as ev, iso, queuedRun as run, sqliteAtVersion, T0 } from './fixtures.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 describe('store/sqlite: retention (store.retainDays)', function () {
@@ -33,12 +32,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
   it('migrates a v2 store: reply events allowed, errorCode stored, the events seq counter carried over', async () => {
     const dataDir = join(dir, 'v2');
     mkdirSync(dataDir);
-    const db = new Database(join(dataDir, 'hookrelay.db'));
-    db.pragma('journal_mode = WAL');
-    db.transaction(() => {
-      for (let v = 0; v < 2; v++) db.exec(MIGRATIONS[v]!);
-      db.pragma('user_version = 2');
-    })();
+    const db = sqliteAtVersion(join(dataDir, 'hookrelay.db'), 2);
     const insert = db.prepare("INSERT INTO events (id, kind, text, source, at, unsafe) VALUES (?, 'wake', 't', 'wake', ?, 0)");
     for (let i = 0; i < 5; i++) insert.run(`v2-${i}`, iso(T0));
     db.prepare("DELETE FROM events WHERE id IN ('v2-3', 'v2-4')").run(); // newest purged: the counter stays at 5
@@ -61,12 +55,7 @@ describe('store/sqlite: retention (store.retainDays)', function () {
   it('migrates a v7 store: its request rows stay, without a sender; new rows keep theirs', async () => {
     const dataDir = join(dir, 'v7');
     mkdirSync(dataDir);
-    const db = new Database(join(dataDir, 'hookrelay.db'));
-    db.pragma('journal_mode = WAL');
-    db.transaction(() => {
-      for (let v = 0; v < 7; v++) db.exec(MIGRATIONS[v]!);
-      db.pragma('user_version = 7');
-    })();
+    const db = sqliteAtVersion(join(dataDir, 'hookrelay.db'), 7);
     db.prepare("INSERT INTO requests (at, method, path, route, status, ms, replayed) VALUES (?, 'POST', '/hooks/wake', 'wake', 200, 1, 0)").run(iso(T0));
     db.close();
 
