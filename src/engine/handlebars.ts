@@ -78,13 +78,19 @@ export function compileHandlebars(source: string): RenderText {
   // Text and paths only: rendered directly (handlebars-flat.ts), through Handlebars when the context is not plain JSON.
   const flat = flatRender(ast, TEXT_HELPER);
   const template = env.compile(ast, COMPILE_OPTIONS);
-  try {
-    // Handlebars compiles lazily on the first call; force it now so errors surface at load.
-    budgeted(template, {});
-  } catch (err) {
-    throw new Error(oneLine(err));
+  // Handlebars compiles lazily, on the first call. A flat template has nothing its compiler
+  // could refuse (text and paths, through the one known helper) and is rendered directly, so
+  // its Handlebars code is made only if a context ever needs it: compiling one costs ~3–4 ms,
+  // most of a start-up with many mappings. Any other template is compiled now, so that its
+  // errors surface at load.
+  if (flat === undefined) {
+    try {
+      budgeted(template, {});
+    } catch (err) {
+      throw new Error(oneLine(err));
+    }
+    return (context) => budgeted(template, context);
   }
-  if (flat === undefined) return (context) => budgeted(template, context);
   return (context) => {
     const text = flat(context);
     return text === SLOW ? budgeted(template, context) : text;
