@@ -1,5 +1,7 @@
-import Koa, { type DefaultState, type Middleware } from 'koa';
+import type Koa from 'koa';
+import type { DefaultState, Middleware } from 'koa';
 import type { Logger } from '../log.js';
+import { answerJson } from './answer.js';
 import { errorHandler } from './error-handler.js';
 import { bodyParser } from './body.js';
 import { createBodyLimits, type BodyLimits } from './body-limits.js';
@@ -22,9 +24,13 @@ import { sendHandlers, type RouteDeps } from './routes.js';
  * route kind. A Koa context per request (three objects, its middleware dispatch and its
  * request handling) cost ~5 µs of each accept (docs/performance.md).
  *
+ * `/healthz` is answered here too, in one step: a start waits for it (serve.ts).
+ *
  * Koa serves the rest, where its router and context earn their keep: the admin reads and the
  * console through @koa/router, on the gate's parsed path (router.ts), behind the same error
- * step (`ctx.exchange` is the record, defined once on `app.context`). It writes nothing:
+ * step (`ctx.exchange` is the record, defined once on `app.context`). Koa is loaded on the
+ * first such request: receiving hooks does not need it, and loading it was ~50 ms of every
+ * start (docs/performance.md). It writes nothing:
  * `respond` is false on every context, and every answer — the gate's, a handler's, the error
  * step's — goes through the one answer() (answer.ts), whose result the close hook
  * (access-log.ts) records from the record.
@@ -49,19 +55,27 @@ export function createApp(deps: AppDeps): AppHandler {
   const guard = errorHandler(deps.log);
   const readBody = bodyParser(deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] }), deps.bodyTimeoutMs, deps.signatures);
   const send = sendHandlers(deps);
-  const koa = koaApp(deps, guard).callback();
+  let admin: Promise<ReturnType<Koa['callback']>> | undefined;
   return function app(ex) {
     const kind = ex.route!.kind;
-    if (kind !== 'wake' && kind !== 'agent' && kind !== 'mapped') return koa(ex.req, ex.res);
-    const handler = send[kind];
     // What Koa's request handling did: a request nothing answered (its client left first) closes as 404.
     ex.res.statusCode = 404;
-    return guard(ex, () => readBody(ex).then(() => handler(ex))).catch((err: unknown) => failedAnswering(ex, err, deps.log));
+    const failed = (err: unknown) => failedAnswering(ex, err, deps.log);
+    // GET /healthz (CONTRACT.md §5).
+    if (kind === 'health') return guard(ex, async () => answerJson(ex, 200, HEALTHY)).catch(failed);
+    if (kind !== 'wake' && kind !== 'agent' && kind !== 'mapped') {
+      admin ??= import('koa').then((m) => koaApp(m.default, deps, guard).callback());
+      return admin.then((serve) => serve(ex.req, ex.res)).catch(failed);
+    }
+    const handler = send[kind];
+    return guard(ex, () => readBody(ex).then(() => handler(ex))).catch(failed);
   };
 }
 
-/** The Koa app for the admin reads and the console. */
-function koaApp(deps: AppDeps, guard: ReturnType<typeof errorHandler>): Koa<DefaultState, ExchangeContext> {
+const HEALTHY = JSON.stringify({ ok: true });
+
+/** The Koa app for the admin reads and the console; `Koa`: the class, loaded on the first request it serves. */
+function koaApp(Koa: typeof import('koa'), deps: AppDeps, guard: ReturnType<typeof errorHandler>): Koa<DefaultState, ExchangeContext> {
   const app = new Koa<DefaultState, ExchangeContext>();
   app.silent = true; // the error step logs; Koa's default handler would print stacks to stderr
   // https://koajs.com/#app-context: what every ctx inherits.
@@ -75,7 +89,7 @@ function koaApp(deps: AppDeps, guard: ReturnType<typeof errorHandler>): Koa<Defa
   app.use(function byRouteKind(ctx, next) {
     // The gate routes to `console` only when the console is on (server.console).
     if (ctx.exchange.route!.kind === 'console') return onConsole!(ctx, next);
-    // health, events, runs, run, metrics
+    // events, runs, run, metrics
     return reads(ctx, next);
   });
   return app;

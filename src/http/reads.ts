@@ -10,13 +10,12 @@ import type { RouteDeps } from './routes.js';
 /**
  * The GET routes of CONTRACT.md §5 that are not the console: the admin reads
  * (`{path}/events`, `{path}/runs`, `{path}/runs/ID`, `/metrics`), which the gate let through
- * only with the admin token, and `/healthz`. Routed with @koa/router on the gate's parsed path
+ * only with the admin token (app.ts answers `/healthz` itself). Routed with @koa/router on the gate's parsed path
  * (router.ts); the app hands them only the route kinds they serve (app.ts).
  */
 export function readRoutes(deps: Pick<RouteDeps, 'hooksPath' | 'store' | 'metrics'>): Middleware<DefaultState, ExchangeContext> {
   const router = createRouter();
   const base = literal(deps.hooksPath);
-  router.get('/healthz', (ctx) => answerJson(ctx.exchange, 200, { ok: true }));
   router.get(`${base}/events`, (ctx) => events(deps, ctx));
   router.get(`${base}/runs`, (ctx) => runs(deps, ctx));
   router.get(`${base}/runs/:id`, (ctx) => run(deps, ctx));
