@@ -1,4 +1,4 @@
-import { hasPlainPrototype } from './prototype-keys.js';
+import { hasPlainPrototype, isPrototypeKey } from './prototype-keys.js';
 import { startRender, textOf } from './render-budget.js';
 
 /*
@@ -19,13 +19,16 @@ import { startRender, textOf } from './render-budget.js';
 export const SLOW = Symbol('hookrelay.handlebars.slow');
 
 /** A flat template's parts: text as it is, or the path of a mustache's value. */
-type Part = string | readonly string[];
+export type Part = string | readonly string[];
+
+/** A direct render of a flat template: its text, or {@link SLOW}. */
+export type FlatRender = (context: unknown) => string | typeof SLOW;
 
 /**
- * The template (its AST after handlebars.ts routed every mustache through `textHelper`) as a
- * direct render giving its text or {@link SLOW}; undefined when it is not flat.
+ * The parts of the template (its AST after handlebars.ts routed every mustache through
+ * `textHelper`); undefined when it is not flat.
  */
-export function flatRender(ast: hbs.AST.Program, textHelper: string): ((context: unknown) => string | typeof SLOW) | undefined {
+export function flatParts(ast: hbs.AST.Program, textHelper: string): Part[] | undefined {
   const parts: Part[] = [];
   for (const statement of ast.body) {
     if (statement.type === 'ContentStatement') parts.push((statement as hbs.AST.ContentStatement).value);
@@ -35,6 +38,48 @@ export function flatRender(ast: hbs.AST.Program, textHelper: string): ((context:
       parts.push(path);
     } else if (statement.type !== 'CommentStatement') return undefined;
   }
+  return parts;
+}
+
+/** `{{ a.b_c }}`, where it starts: a mustache of a plain path, of the names the scan below takes. */
+const PATH_MUSTACHE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}/y;
+
+/** Names Handlebars reads as something else than a path segment, or refuses as one (`a.this`, `a.true`). */
+const NOT_A_NAME = new Set(['true', 'false', 'null', 'undefined', 'this']);
+
+/**
+ * The parts of a flat template read from its source, without Handlebars' parser (a generated
+ * LALR parser: ~1 ms a template while it is cold, most of a start with many mappings): text
+ * and mustaches each naming a plain path of ASCII names. Undefined for anything else — a
+ * backslash, a block, a comment, whitespace control, a triple-stash, a literal, `this`, `..`,
+ * a bracket or a prototype key — which handlebars.ts parses with Handlebars as before. What it
+ * reads, Handlebars parses to the same parts (spec/unit/engine/handlebars-flat.spec.ts holds
+ * the two to it): every such source is a valid template, so nothing is left to fail at load.
+ */
+export function scanFlat(source: string): Part[] | undefined {
+  if (source.includes('\\')) return undefined;
+  const parts: Part[] = [];
+  let pos = 0;
+  for (;;) {
+    const open = source.indexOf('{{', pos);
+    if (open < 0) {
+      if (pos < source.length) parts.push(source.slice(pos));
+      return parts;
+    }
+    if (open > pos) parts.push(source.slice(pos, open));
+    PATH_MUSTACHE.lastIndex = open;
+    const m = PATH_MUSTACHE.exec(source);
+    // `}}}` closes a triple-stash, and `{{else…` opens an inverse section, in Handlebars' lexer.
+    if (m === null || source[PATH_MUSTACHE.lastIndex] === '}' || m[1]!.startsWith('else')) return undefined;
+    const path = m[1]!.split('.');
+    if (path.some((p) => NOT_A_NAME.has(p) || isPrototypeKey(p))) return undefined;
+    parts.push(path);
+    pos = PATH_MUSTACHE.lastIndex;
+  }
+}
+
+/** The direct render of a flat template's parts. */
+export function flatRender(parts: readonly Part[]): FlatRender {
   return (context) => {
     startRender();
     let text = '';

@@ -1,6 +1,6 @@
 import Handlebars from 'handlebars';
 import { built, startRender, textOf } from './render-budget.js';
-import { flatRender, SLOW } from './handlebars-flat.js';
+import { flatParts, flatRender, scanFlat, SLOW, type FlatRender, type Part } from './handlebars-flat.js';
 import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
 
 /** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
@@ -66,24 +66,26 @@ function safeLookup(target: unknown, key: unknown): unknown {
  * - A render has a budget of work (render-budget.ts): past it, it throws RenderBudgetError.
  */
 export function compileHandlebars(source: string): RenderText {
-  let ast: hbs.AST.Program;
-  try {
-    ast = env.parse(rewriteIndexSyntax(source));
-  } catch (err) {
-    throw new Error(withBraceHint(oneLine(err)));
+  // Text and plain paths, read without Handlebars' parser: rendered directly (handlebars-flat.ts).
+  const scanned = scanFlat(source);
+  if (scanned !== undefined) {
+    const text = staticText(scanned);
+    if (text !== undefined) return () => text;
+    let template: Handlebars.TemplateDelegate | undefined;
+    return withFallback(flatRender(scanned), () => (template ??= env.compile(parseTemplate(source), COMPILE_OPTIONS)));
   }
-  const statics = staticText(ast);
-  if (statics !== undefined) return () => statics;
-  rewriteProgram(ast);
-  // Text and paths only: rendered directly (handlebars-flat.ts), through Handlebars when the context is not plain JSON.
-  const flat = flatRender(ast, TEXT_HELPER);
+  const ast = parseTemplate(source);
+  // Text and paths only: rendered directly, through Handlebars when the context is not plain JSON.
+  const parts = flatParts(ast, TEXT_HELPER);
+  const text = parts && staticText(parts);
+  if (text !== undefined) return () => text;
   const template = env.compile(ast, COMPILE_OPTIONS);
   // Handlebars compiles lazily, on the first call. A flat template has nothing its compiler
   // could refuse (text and paths, through the one known helper) and is rendered directly, so
   // its Handlebars code is made only if a context ever needs it: compiling one costs ~3–4 ms,
-  // most of a start-up with many mappings. Any other template is compiled now, so that its
+  // most of a start with many mappings. Any other template is compiled now, so that its
   // errors surface at load.
-  if (flat === undefined) {
+  if (parts === undefined) {
     try {
       budgeted(template, {});
     } catch (err) {
@@ -91,10 +93,27 @@ export function compileHandlebars(source: string): RenderText {
     }
     return (context) => budgeted(template, context);
   }
+  return withFallback(flatRender(parts), () => template);
+}
+
+/** A flat template's render, through Handlebars (its template, made when first needed) when a context is not plain JSON. */
+function withFallback(flat: FlatRender, template: () => Handlebars.TemplateDelegate): RenderText {
   return (context) => {
     const text = flat(context);
-    return text === SLOW ? budgeted(template, context) : text;
+    return text === SLOW ? budgeted(template(), context) : text;
   };
+}
+
+/** The template's AST, as hookrelay renders it: `a[0]` read as `a.[0]`, every mustache through the text helper (see below). */
+function parseTemplate(source: string): hbs.AST.Program {
+  let ast: hbs.AST.Program;
+  try {
+    ast = env.parse(rewriteIndexSyntax(source));
+  } catch (err) {
+    throw new Error(withBraceHint(oneLine(err)));
+  }
+  rewriteProgram(ast);
+  return ast;
 }
 
 /**
@@ -107,12 +126,12 @@ function withBraceHint(message: string): string {
   return `${message} (Handlebars reads {{{ and }}} as a triple-stash: in a JSON template put a space between a mustache and a brace of the JSON, e.g. {"pong": {{hook_id}} })`;
 }
 
-/** The text of a template without mustaches (a constant needs no render call). */
-function staticText(ast: hbs.AST.Program): string | undefined {
+/** The text of a flat template without mustaches (a constant needs no render call). */
+function staticText(parts: readonly Part[]): string | undefined {
   let text = '';
-  for (const statement of ast.body) {
-    if (statement.type === 'ContentStatement') text += (statement as hbs.AST.ContentStatement).value;
-    else if (statement.type !== 'CommentStatement') return undefined;
+  for (const part of parts) {
+    if (typeof part !== 'string') return undefined;
+    text += part;
   }
   return text;
 }

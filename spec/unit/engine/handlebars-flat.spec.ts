@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { compileHandlebars } from '../../../src/engine/handlebars.js';
+import { scanFlat } from '../../../src/engine/handlebars-flat.js';
 
 /*
  * Flat templates rendered directly (src/engine/handlebars-flat.ts) against Handlebars itself:
@@ -93,5 +94,52 @@ describe('engine/handlebars-flat: text-and-path templates rendered directly, as 
       const r = both(source, context);
       expect(r.flat, `${source} on ${JSON.stringify(context)}`).to.deep.equal(r.handlebars);
     }
+  });
+  describe('reading a flat template from its source, without Handlebars\' parser', () => {
+    const contexts = [
+      { a: 'A', b: { c: 'C', true: 'T' }, if: 'I', each: 'E', lookup: 'L', trueish: 'Y', a_b: { C9: 9 }, else: 'no' },
+      { a: { true: 1, b: [1, 2] }, b: null },
+    ];
+    const readAlike = (source: string) => {
+      for (const context of contexts) {
+        const r = both(source, context);
+        expect(r.flat, `${source} on ${JSON.stringify(context)}`).to.deep.equal(r.handlebars);
+      }
+    };
+
+    it('reads text and plain paths, as Handlebars parses them', () => {
+      const read = ['{{ a }}', '{{a.b}}x}}', 'a}}b', '{{trueish}}', '{{a.trueish}}', '{{if}}', '{{each}}', '{{lookup}}', '{{a_b.C9}}',
+        '{ {{a}} }', '{{a}}{{b.c}}', 'text only', '', '{a}', '}}', '{{\ta\n}}', 'é {{a}} ✓'];
+      for (const source of read) {
+        expect(scanFlat(source), source).to.not.equal(undefined);
+        readAlike(source);
+      }
+      expect(scanFlat('x {{ a.b }} y')).to.deep.equal(['x ', ['a', 'b'], ' y']);
+    });
+
+    it('leaves to Handlebars every template it does not read: what Handlebars reads otherwise, or refuses', () => {
+      const left = ['{{a}}}', '{{elsewhere}}', '{{else}}', '{{true}}', '{{null}}', '{{a.true}}', '{{b.null}}', '{{undefined}}', '{{this}}', '{{this.a}}', '{{a.this}}', '\\{{a}}', 'a\\b {{a}}',
+        '{{~a}}', '{{a~}}', '{{!c}}', '{{a.[0]}}', '{{a[0]}}', '{{__proto__}}', '{{a.constructor}}', '{{{a}}}', '{{#if a}}{{/if}}', '{{a b}}',
+        '{{a/b}}', '{{../a}}', '{{@index}}', '{{1}}', '{{"s"}}', '{{a-b}}', '{{$a}}', '{{a.}}', '{{.a}}', '{{ }}', '{{'];
+      for (const source of left) expect(scanFlat(source), source).to.equal(undefined);
+    });
+
+    it('reads nothing that Handlebars would refuse or read otherwise: 3,000 sources of random tokens', () => {
+      let seed = 26_11_2026;
+      const random = () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
+      const TOKENS = ['{{', '}}', '}', '{', ' ', 'a', 'b', '.', 'else', 'this', 'true', 'null', '~', '\\', '[0]', '__proto__', 'x', '#', '/', '!', '\n', '-', '_', '9', '@', '"'];
+      let read = 0;
+      for (let i = 0; i < 3000; i++) {
+        const source = Array.from({ length: 1 + Math.floor(random() * 9) }, () => TOKENS[Math.floor(random() * TOKENS.length)]!).join('');
+        // (A source ending in `{` would run into the block `both` appends.)
+        if (scanFlat(source) === undefined || source.endsWith('{')) continue;
+        read++;
+        readAlike(source);
+      }
+      expect(read, 'sources read').to.be.greaterThan(300);
+    });
   });
 });
