@@ -5,7 +5,7 @@
  * with the same load generator (autocannon, in this process, on the other core where taskset
  * exists). hookrelay runs its default config (access log at info, drained by this process,
  * metrics and console on). Prints req/s (median of the rounds), p50/p99 latency, CPU per
- * request and peak RSS (of the server with its child processes: transform workers), and each
+ * request and peak RSS (of the server with its child processes, transform workers, each page once: rssMiB), and each
  * scenario's ratio of req/s and multiple of CPU per request against the durable baseline and
  * bare (each the median over the rounds of that round's pair); then the target table of issue
  * 34 (targets.ts), a soak, and start-up time with 100 mappings; writes the figures as JSON and
@@ -473,16 +473,32 @@ function stealTicks(): { steal: number; total: number } {
   }
 }
 
-/** Resident memory of the process and its children (transform workers), summed: an upper bound, as shared pages count twice. */
+/**
+ * Resident memory of the process, with its children's (transform workers) each page counted
+ * once: the process's RSS, plus what each child alone holds (its USS: private clean and dirty
+ * pages, /proc/PID/smaps_rollup). A child's other resident pages are shared ones — the node
+ * binary's and the libraries' pages, which the gateway maps too — and adding its RSS instead
+ * counted them twice (~41 MiB of a worker's ~52, measured: docs/performance.md).
+ */
 function rssMiB(pid: number, withChildren = true): number {
-  let kb = 0;
-  for (const p of withChildren ? family(pid) : [pid]) {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-      kb += m ? Number(m[1]) : 0;
-    } catch { /* gone meanwhile */ }
+  let kb = kbOf(`/proc/${pid}/status`, /VmRSS:\s+(\d+) kB/);
+  if (withChildren) {
+    for (const child of family(pid).slice(1)) {
+      const rollup = `/proc/${child}/smaps_rollup`;
+      kb += kbOf(rollup, /Private_Clean:\s+(\d+) kB/) + kbOf(rollup, /Private_Dirty:\s+(\d+) kB/);
+    }
   }
   return kb / 1024;
+}
+
+/** The figure `pattern` finds in a /proc file, 0 when the process is gone meanwhile. */
+function kbOf(file: string, pattern: RegExp): number {
+  try {
+    const m = pattern.exec(fs.readFileSync(file, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function compare(prev: any, cur: any) {

@@ -16,7 +16,7 @@ export interface Judged {
   bare: { rps: number; cpu: number };
   p99: number;
   stealPct: number;
-  /** Peak RSS under the load (with transform worker processes), and RSS of the fresh gateway process before any load, MiB. */
+  /** Peak RSS under the load (with transform worker processes, each page once: run.ts rssMiB), and RSS of the fresh gateway process before any load, MiB. */
   rssMiB: number;
   idleRssMiB: number;
 }
