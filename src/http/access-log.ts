@@ -21,7 +21,7 @@ import { SENDER_ID, type RequestLogger } from './request-log.js';
  * request-derived, so it is escaped (no control character reaches the log) and capped.
  */
 export interface AccessLog {
-  /** Call first thing for each request: notes its start, sets `X-Request-Id` (when logging) and arms the record. */
+  /** Call first thing for each request: notes its start, gives it its `X-Request-Id` (when logging) and arms the record. */
   begin(ex: Exchange): void;
 }
 
@@ -66,9 +66,8 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
       ex.start = performance.now();
       if (logging) {
         const given = ex.req.headers['x-request-id'];
-        const id = typeof given === 'string' && SENDER_ID.test(given) ? given : `${prefix}-${(++seq).toString(36)}`;
-        ex.res.setHeader('x-request-id', id);
-        ex.requestId = id;
+        // answer.ts writes it in the answer's head.
+        ex.requestId = typeof given === 'string' && SENDER_ID.test(given) ? given : `${prefix}-${(++seq).toString(36)}`;
       }
       ex.res.on('close', onClose);
     },

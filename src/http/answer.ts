@@ -35,7 +35,7 @@ export function jsonHeaders(byteLength: number): Record<string, string> {
  */
 export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
   ex.answered = true;
-  ex.res.writeHead(status, bodyMayFollow(ex.req, drainable) ? { ...headers, connection: 'close' } : headers);
+  writeHead(ex, status, headers, bodyMayFollow(ex.req, drainable));
   ex.res.end(body);
 }
 
@@ -64,7 +64,30 @@ export function refuse(ex: Exchange, code: ErrorCode, message: string, headers?:
 /** Begins an answer that is written on over time (the console's event stream); the caller writes and ends it. */
 export function answerStream(ex: Exchange, status: number, headers: OutgoingHttpHeaders): void {
   ex.answered = true;
-  ex.res.writeHead(status, headers);
+  writeHead(ex, status, headers, false);
+}
+
+/**
+ * The head: `headers` (after those set before), the request's id (`X-Request-Id`, when the
+ * access log made one: access-log.ts) and `Connection: close` when `close`, handed to node:http
+ * as one flat [name, value, …] list. With nothing set before, node:http stores the list as it
+ * is; an id set with `setHeader` when the request began sent every answer's head down
+ * writeHead's per-header path instead (each header through `setHeader` again).
+ */
+function writeHead(ex: Exchange, status: number, headers: OutgoingHttpHeaders, close: boolean): void {
+  const id = ex.requestId;
+  if (id === undefined && !close) {
+    ex.res.writeHead(status, headers);
+    return;
+  }
+  const head: (string | number | readonly string[])[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined && !(close && name === 'connection')) head.push(name, value);
+  }
+  if (id !== undefined) head.push('x-request-id', id);
+  if (close) head.push('connection', 'close');
+  ex.res.writeHead(status, head as string[]);
 }
 
 /**
