@@ -97,7 +97,7 @@ describe('engine/handlebars-flat: text-and-path templates rendered directly, as 
   });
   describe('reading a flat template from its source, without Handlebars\' parser', () => {
     const contexts = [
-      { a: 'A', b: { c: 'C', true: 'T' }, if: 'I', each: 'E', lookup: 'L', trueish: 'Y', a_b: { C9: 9 }, else: 'no' },
+      { a: 'A', b: { c: 'C', true: 'T' }, if: 'I', each: 'E', lookup: 'L', log: 'G', with: 'W', unless: 'U', helperMissing: 'H', blockHelperMissing: 'M', trueish: 'Y', a_b: { C9: 9 }, else: 'no' },
       { a: { true: 1, b: [1, 2] }, b: null },
     ];
     const readAlike = (source: string) => {
@@ -108,7 +108,7 @@ describe('engine/handlebars-flat: text-and-path templates rendered directly, as 
     };
 
     it('reads text and plain paths, as Handlebars parses them', () => {
-      const read = ['{{ a }}', '{{a.b}}x}}', 'a}}b', '{{trueish}}', '{{a.trueish}}', '{{if}}', '{{each}}', '{{lookup}}', '{{a_b.C9}}',
+      const read = ['{{ a }}', '{{a.b}}x}}', 'a}}b', '{{log}}', '{{helperMissing}}', '{{blockHelperMissing}}', '{{with}}', '{{unless}}', '{{trueish}}', '{{a.trueish}}', '{{if}}', '{{each}}', '{{lookup}}', '{{a_b.C9}}',
         '{ {{a}} }', '{{a}}{{b.c}}', 'text only', '', '{a}', '}}', '{{\ta\n}}', 'é {{a}} ✓'];
       for (const source of read) {
         expect(scanFlat(source), source).to.not.equal(undefined);
