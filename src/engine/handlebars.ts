@@ -1,6 +1,6 @@
 import Handlebars from 'handlebars';
 import { built, startRender, textOf } from './render-budget.js';
-import { flatParts, flatRender, scanFlat, SLOW, type FlatRender, type Part } from './handlebars-flat.js';
+import { flatParts, flatRender, scanFlat, SLOW, type Part } from './handlebars-flat.js';
 import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
 
 /** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
@@ -66,42 +66,35 @@ function safeLookup(target: unknown, key: unknown): unknown {
  * - A render has a budget of work (render-budget.ts): past it, it throws RenderBudgetError.
  */
 export function compileHandlebars(source: string): RenderText {
-  // Text and plain paths, read without Handlebars' parser: rendered directly (handlebars-flat.ts).
+  // Text and plain paths are read without Handlebars' parser (handlebars-flat.ts); a template
+  // the scan does not read is parsed, and may still turn out flat.
   const scanned = scanFlat(source);
-  if (scanned !== undefined) {
-    const text = staticText(scanned);
+  const ast = scanned === undefined ? parseTemplate(source) : undefined;
+  const parts = scanned ?? flatParts(ast!, TEXT_HELPER);
+  if (parts !== undefined) {
+    const text = staticText(parts);
     if (text !== undefined) return () => text;
+    // Rendered directly; through Handlebars when a context is not plain JSON. A flat template
+    // has nothing Handlebars could refuse (text and paths, through the one known helper), so
+    // its Handlebars code — ~3–4 ms a template to generate and compile, most of a start with
+    // many mappings — is made only if a context ever needs it.
+    const flat = flatRender(parts);
     let template: Handlebars.TemplateDelegate | undefined;
-    return withFallback(flatRender(scanned), () => (template ??= env.compile(parseTemplate(source), COMPILE_OPTIONS)));
+    return (context) => {
+      const rendered = flat(context);
+      if (rendered !== SLOW) return rendered;
+      template ??= env.compile(ast ?? parseTemplate(source), COMPILE_OPTIONS);
+      return budgeted(template, context);
+    };
   }
-  const ast = parseTemplate(source);
-  // Text and paths only: rendered directly, through Handlebars when the context is not plain JSON.
-  const parts = flatParts(ast, TEXT_HELPER);
-  const text = parts && staticText(parts);
-  if (text !== undefined) return () => text;
-  const template = env.compile(ast, COMPILE_OPTIONS);
-  // Handlebars compiles lazily, on the first call. A flat template has nothing its compiler
-  // could refuse (text and paths, through the one known helper) and is rendered directly, so
-  // its Handlebars code is made only if a context ever needs it: compiling one costs ~3–4 ms,
-  // most of a start with many mappings. Any other template is compiled now, so that its
-  // errors surface at load.
-  if (parts === undefined) {
-    try {
-      budgeted(template, {});
-    } catch (err) {
-      throw new Error(oneLine(err));
-    }
-    return (context) => budgeted(template, context);
+  const template = env.compile(ast!, COMPILE_OPTIONS);
+  try {
+    // Handlebars compiles lazily on the first call; force it now so errors surface at load.
+    budgeted(template, {});
+  } catch (err) {
+    throw new Error(oneLine(err));
   }
-  return withFallback(flatRender(parts), () => template);
-}
-
-/** A flat template's render, through Handlebars (its template, made when first needed) when a context is not plain JSON. */
-function withFallback(flat: FlatRender, template: () => Handlebars.TemplateDelegate): RenderText {
-  return (context) => {
-    const text = flat(context);
-    return text === SLOW ? budgeted(template(), context) : text;
-  };
+  return (context) => budgeted(template, context);
 }
 
 /** The template's AST, as hookrelay renders it: `a[0]` read as `a.[0]`, every mustache through the text helper (see below). */
