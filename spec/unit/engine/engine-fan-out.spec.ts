@@ -51,6 +51,27 @@ describe('engine/engine: forEach and transforms', () => {
       expect(foreign.message).to.match(/^item 0: sessionKey must start with one of: hook:$/);
     });
 
+    it('names the item that failed at once while another was still rendering, and leaves the other\'s later failure handled', async () => {
+      // `$sum` of a string is refused by JSONata itself, asynchronously (off the fast path,
+      // jsonata-fast.ts): item 0 fails after item 1, whose blank message is refused at once.
+      const engine = await engineWith([{ id: 'mail', engine: 'jsonata', forEach: 'messages', messageTemplate: '"" & subject', sessionKey: '"hook:" & $string($sum(n))' }]);
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const bad = await mapError(engine, request('email', { messages: [{ subject: 'a', n: 'x' }, { subject: ' ', n: 1 }] }));
+        expect(bad.code).to.equal('invalid_payload');
+        expect(bad.message).to.equal('item 1: message must not be empty or blank');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(unhandled).to.deep.equal([]);
+        // An item rendered off the fast path and one rendered at once, in their order.
+        const ok = actionsOf(await engine.map(request('email', { messages: [{ subject: { a: 1 }, n: [1, 2] }, { subject: 'plain', n: 3 }] })));
+        expect(ok.map((a) => (a.kind === 'agent' ? [a.message, a.sessionKey] : []))).to.deep.equal([['{"a":1}', 'hook:3'], ['plain', 'hook:3']]);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
+    });
+
     it('renders non-object items through item', async () => {
       const engine = await engineWith([{ forEach: 'tags', action: 'wake', textTemplate: 'tag {{item}} #{{index}}' }]);
       expect(actionsOf(await engine.map(request('x', { tags: ['a', 'b'] }))).map((a) => (a.kind === 'wake' ? a.text : ''))).to.deep.equal(['tag a #0', 'tag b #1']);
