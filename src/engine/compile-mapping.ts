@@ -38,7 +38,7 @@ export interface CompiledMapping {
    * One validated action for the request (`index` -1) or for item `index` of the forEach
    * array, or null when the transform skipped it. Errors under forEach name the item.
    */
-  act(req: HookRequest, now: string, item: unknown, index: number): Action | null | Promise<Action | null>;
+  act(req: HookRequest, now: string, item: unknown, index: number): Promise<Action | null>;
 }
 
 /** What compiling a mapping needs from the engine. */
@@ -67,20 +67,6 @@ export interface MappingParts {
 }
 
 type Body = Record<string, unknown>;
-
-/** One action being made: the request, its time, and the forEach item (`index` -1: none); `context` once made. */
-interface Call {
-  req: HookRequest;
-  now: string;
-  item: unknown;
-  index: number;
-  context: Body | undefined;
-}
-
-/** The template context of a call (context.ts). */
-function contextOf(call: Call): Body {
-  return call.index >= 0 ? itemContext(call.req, call.now, call.item, call.index) : requestContext(call.req, call.now);
-}
 
 interface Field {
   /** The action field it fills. */
@@ -165,6 +151,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     unsafe: mapping.allowUnsafeExternalContent ?? deps.allowUnsafeExternalContent,
   };
   const deliverDefault = mapping.deliver ?? false;
+  const isAsync = mapping.engine === 'jsonata';
   const { validator } = deps;
 
   function baseBody(kind: 'wake' | 'agent'): Body {
@@ -172,83 +159,64 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     return { wakeMode, provider: mapping.provider, thinking: mapping.thinking, timeoutSeconds: mapping.timeoutSeconds };
   }
 
-  /**
-   * Renders `fields` into `body`: at once when every field answers at once (Handlebars always;
-   * JSONata on its fast path, jsonata-fast.ts), else a promise that settles once the rest has
-   * rendered. Most requests then make no promise at all: each one was an allocation and a turn
-   * of the microtask queue, and a mapping step made four (docs/performance.md).
-   */
-  function render(fields: readonly Field[], context: Body, body: Body): Promise<void> | undefined {
-    for (let i = 0; i < fields.length; i++) {
-      const field = fields[i]!;
-      let text: string | Promise<string>;
+  function renderSync(fields: Field[], context: Body, body: Body): void {
+    for (const field of fields) {
       try {
-        text = field.render(context);
-      } catch (err) {
-        throw stepFailed(id, field.label, err);
-      }
-      if (typeof text !== 'string') return renderRest(fields, i, text, context, body);
-      body[field.key] = text;
-    }
-    return undefined;
-  }
-
-  /** The rest of {@link render} from field `i`, whose text is `pending`. */
-  async function renderRest(fields: readonly Field[], i: number, pending: Promise<string>, context: Body, body: Body): Promise<void> {
-    for (let j = i; j < fields.length; j++) {
-      const field = fields[j]!;
-      try {
-        body[field.key] = await (j === i ? pending : field.render(context));
+        body[field.key] = field.render(context);
       } catch (err) {
         throw stepFailed(id, field.label, err);
       }
     }
   }
 
-  /** The action of one call (the request, or item `index` of its forEach array), or a promise of it when something had to be awaited. */
-  function produce(call: Call): Action | null | Promise<Action | null> {
+  async function renderAsync(fields: Field[], context: Body, body: Body): Promise<void> {
+    for (const field of fields) {
+      try {
+        // A JSONata field answers at once when it could (jsonata-fast.ts): no turn of the loop for it.
+        const text = field.render(context);
+        body[field.key] = typeof text === 'string' ? text : await text;
+      } catch (err) {
+        throw stepFailed(id, field.label, err);
+      }
+    }
+  }
+
+  async function produce(req: HookRequest, now: string, item: unknown, index: number): Promise<Action | null> {
     // A respond mapping answers through `respond` and is never asked for an action (engine.ts).
-    return transform ? transformed(call, transform) : build(call, defaultKind as 'wake' | 'agent', undefined);
-  }
-
-  async function transformed(call: Call, fn: TransformFn): Promise<Action | null> {
-    const override = await callTransform(fn, transformInput(call.req, call.now, call.item, call.index), id);
-    if (override === null) return null;
     let kind = defaultKind as 'wake' | 'agent';
-    if (override !== undefined && override.kind != null) {
-      if (override.kind !== 'wake' && override.kind !== 'agent') {
-        throw new HookError('invalid_payload', 'kind must be one of: wake, agent');
+    let override: TransformOverride | null | undefined;
+    if (transform) {
+      override = await callTransform(transform, transformInput(req, now, item, index), id);
+      if (override === null) return null;
+      if (override !== undefined && override.kind != null) {
+        if (override.kind !== 'wake' && override.kind !== 'agent') {
+          throw new HookError('invalid_payload', 'kind must be one of: wake, agent');
+        }
+        kind = override.kind;
       }
-      kind = override.kind;
     }
-    return build(call, kind, override);
-  }
-
-  function build(call: Call, kind: 'wake' | 'agent', override: TransformOverride | undefined): Action | Promise<Action> {
     const body = baseBody(kind);
     const fields = kind === 'agent' ? agentFields : wakeFields;
-    if (fields.length === 0) return finish(call, kind, body, override);
-    call.context = contextOf(call);
-    const pending = render(fields, call.context, body);
-    return pending === undefined ? finish(call, kind, body, override) : pending.then(() => finish(call, kind, body, override));
-  }
-
-  function finish(call: Call, kind: 'wake' | 'agent', body: Body, override: TransformOverride | undefined): Action | Promise<Action> {
+    let context: Body | undefined;
+    if (fields.length > 0) {
+      context = index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      if (isAsync) await renderAsync(fields, context, body);
+      else renderSync(fields, context, body);
+    }
     if (override) applyOverride(body, override);
     const action: Action = kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
     // The mapping's callback (docs/callbacks.md), checked at load; a transform cannot set one.
     if (action.kind === 'agent' && mapping.callback) action.callbackUrl = mapping.callback.url;
-    if (!keyField) return action;
-    const rendered = { idempotencyKey: '' };
-    const pending = render([keyField], call.context ??= contextOf(call), rendered);
-    return pending === undefined ? keyed(call, action, rendered.idempotencyKey) : pending.then(() => keyed(call, action, rendered.idempotencyKey));
-  }
-
-  function keyed(call: Call, action: Action, text: unknown): Action {
-    const key = checkIdempotencyKey(String(text).trim(), 'idempotencyKey');
-    // Under forEach the item is what the key guards: a retried batch with more items is the
-    // same request for the items it repeats (CONTRACT.md §8).
-    if (key !== undefined) action.idempotency = call.index >= 0 ? { key, item: JSON.stringify(call.item) ?? 'null' } : { key };
+    if (keyField) {
+      context ??= index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      const rendered = { idempotencyKey: '' };
+      if (isAsync) await renderAsync([keyField], context, rendered);
+      else renderSync([keyField], context, rendered);
+      const key = checkIdempotencyKey(String(rendered.idempotencyKey).trim(), 'idempotencyKey');
+      // Under forEach the item is what the key guards: a retried batch with more items is the
+      // same request for the items it repeats (CONTRACT.md §8).
+      if (key !== undefined) action.idempotency = index >= 0 ? { key, item: JSON.stringify(item) ?? 'null' } : { key };
+    }
     return action;
   }
 
@@ -263,12 +231,10 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     forEach: mapping.forEach,
     keyed: keyField !== undefined,
     checkPayload,
-    act(req, now, item, index) {
-      const call: Call = { req, now, item, index, context: undefined };
-      if (index < 0) return produce(call);
+    async act(req, now, item, index) {
+      if (index < 0) return produce(req, now, item, index);
       try {
-        const made = produce(call);
-        return made instanceof Promise ? made.catch((err: unknown) => Promise.reject(atItem(err, index))) : made;
+        return await produce(req, now, item, index);
       } catch (err) {
         throw atItem(err, index);
       }

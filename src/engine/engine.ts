@@ -162,19 +162,9 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     if (!Array.isArray(list)) throw new HookError('invalid_payload', `payload/${key}: must be an array (the mapping's forEach)`);
     if (list.length === 0) return { type: 'skipped', mappingId: mapping.id };
     const count = Math.min(list.length, maxFanOut);
-    // Every item is started, as before a step answered at once: an item that failed at once is
-    // a rejection among the others (Promise.all reports the first, and no promise is left unwatched).
-    const made: (Action | null | Promise<Action | null>)[] = new Array(count);
-    let waiting = false;
-    for (let i = 0; i < count; i++) {
-      try {
-        made[i] = mapping.act(req, now, list[i], i);
-      } catch (err) {
-        made[i] = Promise.reject(err);
-      }
-      waiting ||= made[i] instanceof Promise;
-    }
-    const actions = (waiting ? await Promise.all(made) : (made as (Action | null)[])).filter((a): a is Action => a !== null);
+    const pending: Promise<Action | null>[] = new Array(count);
+    for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i);
+    const actions = (await Promise.all(pending)).filter((a): a is Action => a !== null);
     if (actions.length === 0) return { type: 'skipped', mappingId: mapping.id };
     const result: MapResult = { type: 'actions', mappingId: mapping.id, actions };
     if (list.length > count) result.dropped = list.length - count;
@@ -190,8 +180,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
       const now = (req.now ?? clock()).toISOString();
       if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
       if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);
-      const made = mapping.act(req, now, undefined, -1);
-      const action = made instanceof Promise ? await made : made;
+      const action = await mapping.act(req, now, undefined, -1);
       if (action === null) return { type: 'skipped', mappingId: mapping.id };
       return { type: 'actions', mappingId: mapping.id, actions: [action] };
     },
