@@ -128,8 +128,12 @@ function enqueue<T>(q: Queue, op: WriteOp): Promise<T> {
 function flush(q: Queue): void {
   if (q.inFlight || q.waiting.length === 0 || q.writerError || q.goneError) return;
   const batch = q.waiting.splice(0, q.batchMax);
+  // Built by push, not map: V8's optimized map makes a holey array, which the structured
+  // clone writes and reads back element by element as a sparse one.
+  const ops: WriteOp[] = [];
+  for (const p of batch) ops.push(p.op);
   try {
-    q.worker.postMessage({ type: 'batch', ops: batch.map((p) => p.op) });
+    q.worker.postMessage({ type: 'batch', ops });
   } catch (err) {
     // DataCloneError: some op holds a value that cannot cross threads (a function, …).
     // Reject just those and send the rest; this path costs a clone per op, so only here.

@@ -17,6 +17,9 @@ describe('http: the access line is built by hand, byte for byte what pino writes
     ['a named sender', ['', 'sender-id.42', 'POST', '/hooks/github', 'mapping:github', 202, 0, 'ci-bot', false]],
     ['a client that left', ['', '0a1b2c3d-2', 'GET', '/console/', 'console', 200, 1234.5, undefined, true]],
     ['quotes, backslashes, escapes and non-ASCII in the path', ['', '0a1b2c3d-3', 'GET', '/x"y\\z/\\x1b/é/💥', 'unmatched', 404, 0.1, undefined, false]],
+    // A mapping id, a token's name and a sender's request id may need escaping too (the id only reaches the line when SENDER_ID admits it, but the line does not rely on that).
+    ['a route label, sender and request id that need escaping', ['', 'id "1"', 'POST', '/hooks/x', 'mapping:a"b\\c', 202, 0, 'ci "bot" é', false]],
+    ['the same again (their JSON text is kept once made)', ['', 'id "1"', 'POST', '/hooks/x', 'mapping:a"b\\c', 202, 0, 'ci "bot" é', false]],
     // serve's logger is a child naming its instance: the line keeps the child's bindings, as pino's would.
     ['a child logger\'s bindings (serve\'s instance id)', [',"instance":"i-1"', '0a1b2c3d-4', 'POST', '/hooks/wake', 'wake', 200, 2, undefined, false], { instance: 'i-1' }],
   ];
