@@ -96,15 +96,7 @@ const AGENT_STRINGS = ['message', 'name', 'to', 'model'] as const;
 
 /** A session key or prefix as compared: NFKC, then lower case (what JavaScript has of a case fold). */
 function fold(text: string): string {
-  return nfkc(text).toLowerCase();
-}
-
-/** Printable ASCII, which is its own NFKC form (no character of it has a decomposition, UAX #15). */
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-
-/** `text` in NFKC form; without ICU's call (~0.25 µs) for the keys most senders use, printable ASCII. */
-function nfkc(text: string): string {
-  return PRINTABLE_ASCII.test(text) ? text : text.normalize('NFKC');
+  return text.normalize('NFKC').toLowerCase();
 }
 
 /** Builds the validator for one configuration (session key prefixes, model aliases and allow-list). */
@@ -133,7 +125,7 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
     // The key is kept in NFKC form: a Kelvin sign (U+212A) or a fullwidth letter becomes
     // the letter it stands for, so the key that is stored is the key that was checked, and
     // two spellings that look alike name one session (Unicode UAX #15, TR36 §2.10).
-    const key = nfkc(given.trim());
+    const key = given.trim().normalize('NFKC');
     // Length and control characters first: such a key is malformed whatever its prefix.
     const rule = sessionKeyRule(key);
     if (rule) throw invalid(`sessionKey ${rule}`);
