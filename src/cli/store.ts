@@ -8,7 +8,7 @@ export function storeCommand(program: Command): void {
   const store = program.command('store').description('work on the store itself');
   store
     .command('copy')
-    .description('copy events, runs, conversations, the outbox, idempotency keys and state from one store to another, empty one (e.g. SQLite → PostgreSQL); stop the servers of both first')
+    .description('copy events, runs, conversations, the outbox, idempotency keys, state, and paused mappings with the wakes they hold from one store to another, empty one (e.g. SQLite → PostgreSQL); stop the servers of both first')
     .requiredOption('--from <file>', 'config file of the store to copy from')
     .requiredOption('--to <file>', 'config file of the store to copy into (it must be empty)')
     .action(copyAction);

@@ -5,8 +5,10 @@ import { StoreError } from './store.js';
 
 /**
  * `hookrelay store copy` (CONTRACT.md §10): everything one store holds — events (with their
- * seq, so /events cursors stay valid), runs, conversations, the outbox, idempotency keys and
- * state — into another, empty one, a batch at a time. Both backends keep the same tables and
+ * seq, so /events cursors stay valid), runs, conversations, the outbox, idempotency keys,
+ * state, the paused mappings and the wakes they hold (CONTRACT.md §14: accepted, waiting for
+ * their mapping's resume) — into another, empty one, a batch at a time. Not copied: the
+ * request log (an operator's log, docs/console.md) and the rate windows (a minute's counts). Both backends keep the same tables and
  * column names (rows.ts), so a row travels as it is; each side implements {@link StoreCopy},
  * which is all copying needs and is kept apart from the request path's `Store`.
  */
@@ -19,6 +21,8 @@ export const COPY_TABLES = [
   { table: 'outbox', key: 'id' },
   { table: 'idempotency', key: 'key' },
   { table: 'state', key: 'key' },
+  { table: 'paused', key: 'mapping' },
+  { table: 'held_events', key: 'seq' },
 ] as const;
 
 export type CopyTable = (typeof COPY_TABLES)[number]['table'];

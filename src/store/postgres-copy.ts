@@ -1,4 +1,4 @@
-import type { CopyRow, StoreCopy } from './copy.js';
+import { COPY_TABLES, type CopyRow, type StoreCopy } from './copy.js';
 import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
 import { StoreError } from './store.js';
 
@@ -30,8 +30,7 @@ export async function openPgCopy(url: string): Promise<StoreCopy> {
   return {
     where: redactUrl(url),
     isEmpty: async () => {
-      const [row] = await q<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM events) OR EXISTS (SELECT 1 FROM runs) OR EXISTS (SELECT 1 FROM history)
-        OR EXISTS (SELECT 1 FROM outbox) OR EXISTS (SELECT 1 FROM idempotency) OR EXISTS (SELECT 1 FROM state) AS any`);
+      const [row] = await q<{ any: boolean }>(`SELECT ${COPY_TABLES.map(({ table }) => `EXISTS (SELECT 1 FROM ${table})`).join(' OR ')} AS any`);
       return !row!.any;
     },
     exportRows: (table, key, after, limit) =>
@@ -48,7 +47,7 @@ export async function openPgCopy(url: string): Promise<StoreCopy> {
     finishImport: async (lastEventSeq) => {
       // Identities go on after the copied rows (and events after the source's last seq ever).
       await q(`SELECT setval(pg_get_serial_sequence('events', 'seq'), GREATEST($1::bigint, (SELECT COALESCE(MAX(seq), 0) FROM events), 1), GREATEST($1::bigint, (SELECT COALESCE(MAX(seq), 0) FROM events)) > 0)`, [lastEventSeq]);
-      for (const [table, key] of [['runs', 'seq'], ['history', 'seq'], ['outbox', 'id']] as const) {
+      for (const [table, key] of [['runs', 'seq'], ['history', 'seq'], ['outbox', 'id'], ['held_events', 'seq']] as const) {
         await q(`SELECT setval(pg_get_serial_sequence('${table}', '${key}'), GREATEST((SELECT COALESCE(MAX(${key}), 0) FROM ${table}), 1), (SELECT COUNT(*) FROM ${table}) > 0)`);
       }
     },

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { CopyRow, CopyTable, StoreCopy } from './copy.js';
+import { COPY_TABLES, type CopyRow, type CopyTable, type StoreCopy } from './copy.js';
 import { lockDataDir } from './sqlite-lock.js';
 import { DB_FILE } from './sqlite-reader.js';
 import { migrate } from './sqlite-schema.js';
@@ -29,7 +29,7 @@ export async function openSqliteCopy(dataDir: string): Promise<StoreCopy> {
   });
   return {
     where: join(dataDir, DB_FILE),
-    isEmpty: async () => ['events', 'runs', 'history', 'outbox', 'idempotency', 'state'].every((t) => !db.prepare(`SELECT 1 FROM ${t} LIMIT 1`).get()),
+    isEmpty: async () => COPY_TABLES.every(({ table }) => !db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get()),
     exportRows: async (table, key, after, limit) =>
       (after === undefined
         ? db.prepare(`SELECT * FROM ${table} ORDER BY ${key} LIMIT ?`).all(limit)

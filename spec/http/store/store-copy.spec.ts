@@ -10,15 +10,20 @@ import { freshDatabase } from '../../support/postgres.js';
 const exec = promisify(execFile);
 const TOKEN = 'store-copy-token';
 
-/** `hookrelay store copy`: exit code, stdout, stderr (a failure is an answer here, not an error). */
-async function copy(from: string, to: string): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The real bin: exit code, stdout, stderr (a failure is an answer here, not an error). */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await exec(process.execPath, [BIN, 'store', 'copy', '--from', from, '--to', to], { cwd: ROOT });
+    const r = await exec(process.execPath, [BIN, ...args], { cwd: ROOT });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/** `hookrelay store copy`. */
+function copy(from: string, to: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cli(['store', 'copy', '--from', from, '--to', to]);
 }
 
 describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
@@ -28,10 +33,11 @@ describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
   before(async () => {
     model = await startFakeModel([{ match: 'copy me', reply: 'copied reply' }]);
   });
-  after(async () => {
+  afterEach(async () => {
     await gw?.stop();
-    await model.close();
+    gw = undefined;
   });
+  after(() => model.close());
 
   it('copies events (same seq), runs, conversations and idempotency keys; serving on the copy answers the same; a non-empty target or a source in use is refused', async () => {
     const dir = tmpDir('hookrelay-copy-');
@@ -74,7 +80,7 @@ describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
     expect(n, done.stdout).to.be.at.least(7); // 6 wakes and the run's summary at least
     expect(done.stdout).to.match(new RegExp(`^events: ${n} copied$`, 'm'));
     expect(done.stdout).to.match(/^runs: 1 copied$/m);
-    expect(done.stdout).to.match(new RegExp(`^copied: ${n} events, 1 runs, 2 history, 0 outbox, 1 idempotency, \\d+ state$`, 'm'));
+    expect(done.stdout).to.match(new RegExp(`^copied: ${n} events, 1 runs, 2 history, 0 outbox, 1 idempotency, \\d+ state, 0 paused, 0 held_events$`, 'm'));
 
     // Into it again: the target is no longer empty.
     const again = await copy(fromFile, pgFile);
@@ -92,5 +98,42 @@ describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
     const events = (await call(`${gw.hooks}/events?after=${eventsBefore.at(-1).seq}`, { token: ADMIN_TOKEN })).data.events;
     expect(events.map((e: { text: string }) => e.text)).to.deep.equal(['after the move']);
     expect(events[0].seq).to.equal(eventsBefore.at(-1).seq + 1);
+  });
+
+  it('copies a paused mapping and the wakes it holds: on the copy they stay held until it is resumed, then come out in order', async () => {
+    const dir = tmpDir('hookrelay-copy-held-');
+    const base = {
+      hooks: { token: TOKEN, mappings: [{ id: 'notes', match: { path: 'notes' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'note {{n}}' }] },
+      agent: { baseUrl: model.baseUrl, model: 'fake' },
+      heartbeat: { everySeconds: 3600 },
+    };
+    gw = await startGateway({ ...base, server: { host: '127.0.0.1', port: await freePort() }, dataDir: path.join(dir, 'data') }, { dir });
+    const fromFile = gw.configFile;
+    expect((await call(`${gw.hooks}/notes`, { token: TOKEN, json: { n: 0 } })).status).to.equal(200);
+    const paused = await cli(['pause', 'notes', '--config', fromFile]);
+    expect(paused.code, paused.stderr).to.equal(0);
+    await until(() => 'the gateway to see the pause', async () => /paused mappings changed/.test(gw!.output()), 5000);
+    for (const n of [1, 2]) expect((await call(`${gw.hooks}/notes`, { token: TOKEN, json: { n } })).status).to.equal(200);
+    // The wakes' texts (the main session's replies are events too).
+    const texts = async (g: Gateway): Promise<string[]> => (await call(`${g.hooks}/events?after=0&limit=100`, { token: ADMIN_TOKEN })).data.events
+      .map((e: { text: string }) => e.text).filter((t: string) => t.startsWith('note'));
+    expect(await texts(gw)).to.deep.equal(['note 0']);
+    await gw.stop();
+    gw = undefined;
+
+    const pgFile = path.join(dir, 'pg.json');
+    fs.writeFileSync(pgFile, JSON.stringify({ ...base, server: { host: '127.0.0.1', port: await freePort() }, dataDir: path.join(dir, 'pg-data'), store: { kind: 'postgres', url: await freshDatabase('copy_held') } }));
+    const done = await copy(fromFile, pgFile);
+    expect(done.code, done.stderr).to.equal(0);
+    expect(done.stdout).to.match(/^copied: 1 events, 0 runs, 0 history, 0 outbox, 0 idempotency, \d+ state, 1 paused, 2 held_events$/m);
+
+    gw = await startGateway(JSON.parse(fs.readFileSync(pgFile, 'utf8')), { dir: tmpDir('hookrelay-copy-held-pg-') });
+    // Still paused on the copy: a new wake is held behind the two copied ones.
+    expect((await call(`${gw.hooks}/notes`, { token: TOKEN, json: { n: 3 } })).status).to.equal(200);
+    expect(await texts(gw)).to.deep.equal(['note 0']);
+    const resumed = await cli(['resume', 'notes', '--config', pgFile]);
+    expect(resumed.code, resumed.stderr).to.equal(0);
+    await until(() => 'the held wakes to come out', async () => (await texts(gw!)).length === 4, 10_000);
+    expect(await texts(gw)).to.deep.equal(['note 0', 'note 1', 'note 2', 'note 3']);
   });
 });
