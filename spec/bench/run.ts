@@ -46,6 +46,8 @@ import { BIN, ROOT, freePort, sleep, tmpDir } from '../support/gateway.js';
 import { freshDatabase, stopSharedCluster } from '../support/postgres.js';
 import { SCENARIOS, benchConfig, writeBenchTransforms, type Scenario } from './scenarios.js';
 import { DURABLE_TARGETS, REFUSAL_TARGET, targetRows, type Judged } from './targets.js';
+import { cpuMs, rssMiB, stealTicks } from './proc.js';
+import { median, paired, pairedCpu, round, type PairedCpu } from './stats.js';
 
 const args = process.argv.slice(2);
 const USAGE = `npm run bench [-- --rounds N --duration S --connections N --soak N --only a,b --against REV --store sqlite|postgres|both --instances N]
@@ -66,6 +68,8 @@ const opt = (name: string, dflt: number) => {
   return i >= 0 ? Number(args[i + 1]) : dflt;
 };
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+/** True when `name` (a scenario, `soak` or `startup`) is to run: every one without --only, else those it lists. */
+const runs = (name: string) => !only || only.split(',').includes(name);
 const against = args.includes('--against') ? args[args.indexOf('--against') + 1] : undefined;
 const ROUNDS = opt('rounds', 3);
 const DURATION = opt('duration', 5);
@@ -80,7 +84,6 @@ const PG_LABEL = `postgres${INSTANCES > 1 ? ` ×${INSTANCES}` : ''}`;
 const TOKEN = 'bench-token-0123456789abcdef';
 const RESULTS = path.join(ROOT, 'spec/bench/last-run.json');
 
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
 const SERVER_CPU = '0';
 if (hasTaskset) spawnSync('taskset', ['-cp', '1', String(process.pid)]); // the generator's core
@@ -141,7 +144,7 @@ async function main() {
   const results: Record<string, unknown> = {};
   const table: string[][] = [];
   try {
-    for (const sc of SCENARIOS.filter((s) => !only || only.split(',').includes(s.name))) {
+    for (const sc of SCENARIOS.filter((s) => runs(s.name))) {
       // With --against both builds get the same config: only the scenario's mapping.
       const hookrelay = await serve(BIN, sc.name, other ? sc : undefined, STORE === 'postgres' ? 'postgres' : 'sqlite');
       const onPg = STORE === 'both' ? await serve(BIN, `${sc.name}-pg`, undefined, 'postgres') : undefined;
@@ -199,8 +202,8 @@ async function main() {
         const d = summarise(dur);
         const ratio = h.rps / b.rps;
         // Against each baseline, round by round: each round's pair ran minutes apart at most.
-        const vsDurable = { rps: paired(dur, hr, 'rps'), cpu: paired(dur, hr, 'cpuUs') };
-        const vsBare = { rps: paired(base, hr, 'rps'), cpu: paired(base, hr, 'cpuUs') };
+        const vsDurable = { rps: paired(dur.map((f) => f.rps), hr.map((f) => f.rps)), cpu: paired(dur.map((f) => f.cpuUs), hr.map((f) => f.cpuUs)) };
+        const vsBare = { rps: paired(base.map((f) => f.rps), hr.map((f) => f.rps)), cpu: paired(base.map((f) => f.cpuUs), hr.map((f) => f.cpuUs)) };
         // Accept paths against the durable baseline, refusals against bare node:http (targets.ts).
         const target = DURABLE_TARGETS[sc.name] ?? (sc.name === 'unauthorized' ? REFUSAL_TARGET : undefined);
         const measured = sc.name in DURABLE_TARGETS ? vsDurable.rps : vsBare.rps;
@@ -208,7 +211,7 @@ async function main() {
         // The CPU per request of the two builds, round by round: each round's pair ran back to
         // back, so the machine's drift (the same build measured 80 and 95 µs an hour apart here)
         // cancels out of their difference far better than out of medians of req/s.
-        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(old, hr) } : undefined;
+        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(old.map((f) => f.cpuUs), hr.map((f) => f.cpuUs)) } : undefined;
         results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsBare, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
         const steal = Math.max(b.stealPct, d.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
         if (STORE !== 'postgres') judged[sc.name] = { accepted: sc.accepted, durable: vsDurable, bare: vsBare, p99: h.p99, stealPct: steal, rssMiB: h.rssMiB, idleRssMiB: idleRss };
@@ -221,7 +224,7 @@ async function main() {
       }
     }
 
-    if ((!only || only === 'soak') && STORE !== 'postgres') {
+    if (runs('soak') && STORE !== 'postgres') {
       const hookrelay = await serve(BIN, 'soak');
       try {
         results.soak = await soak(hookrelay.instances[0]!.port, hookrelay.instances[0]!.proc);
@@ -236,7 +239,7 @@ async function main() {
     other?.remove();
     await stopSharedCluster();
   }
-  if ((!only || only === 'startup') && STORE !== 'postgres') results.startup = await startup(dir, model.baseUrl);
+  if (runs('startup') && STORE !== 'postgres') results.startup = await startup(dir, model.baseUrl);
 
   printTable(table, other ? `vs ${against}` : undefined, onPgColumn());
   if (STORE !== 'postgres') printTargets(targetRows(judged, { soakPeakMiB: (results.soak as { rssPeakMiB?: number } | undefined)?.rssPeakMiB, readyMs: (results.startup as { medianMs?: number } | undefined)?.medianMs }));
@@ -352,11 +355,11 @@ function summarise(rounds: Figures[]): Figures {
   const statusesSeen: Record<string, number> = {};
   for (const r of rounds) for (const [k, v] of Object.entries(r.statuses)) statusesSeen[k] = (statusesSeen[k] ?? 0) + v;
   return {
-    rps: Math.round(med(rounds.map((r) => r.rps))),
-    p50: med(rounds.map((r) => r.p50)),
-    p99: med(rounds.map((r) => r.p99)),
+    rps: Math.round(median(rounds.map((r) => r.rps))),
+    p50: round(median(rounds.map((r) => r.p50)), 1),
+    p99: round(median(rounds.map((r) => r.p99)), 1),
     rssMiB: Math.max(...rounds.map((r) => r.rssMiB)),
-    cpuUs: med(rounds.map((r) => r.cpuUs)),
+    cpuUs: round(median(rounds.map((r) => r.cpuUs)), 1),
     stealPct: Math.max(...rounds.map((r) => r.stealPct)),
     errors: rounds.reduce((a, r) => a + r.errors, 0),
     statuses: statusesSeen,
@@ -379,7 +382,7 @@ async function soak(port: number, proc: ChildProcess) {
   const r = await autocannon({ ...request(sc, port, 'hr'), amount: SOAK });
   clearInterval(sampler);
   const seconds = (performance.now() - t0) / 1000;
-  const quarter = (i: number) => med(samples.slice(Math.floor((samples.length * i) / 4), Math.floor((samples.length * (i + 1)) / 4)));
+  const quarter = (i: number) => median(samples.slice(Math.floor((samples.length * i) / 4), Math.floor((samples.length * (i + 1)) / 4)));
   const [start, end, peak] = [quarter(1), quarter(3), Math.max(...samples)];
   const growth = (end - start) / start;
   const out = { requests: r.requests.total, seconds: round(seconds, 1), rps: Math.round(r.requests.total / seconds), p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, rssStartMiB: round(start, 1), rssEndMiB: round(end, 1), rssPeakMiB: round(peak, 1), growth: round(growth, 3) };
@@ -434,78 +437,6 @@ async function startProcess(argv: string[], health: string, o: { anyStatus?: boo
   return { proc, exited };
 }
 
-/**
- * CPU time (user + system) the process has used so far, all threads, in ms — with its
- * children's: transform workers are processes of their own, and a figure without them would
- * flatter every transform path. Live children are read from /proc; those that ended and were
- * reaped are in the parent's cutime/cstime.
- */
-function cpuMs(pid: number): number {
-  let ticks = 0;
-  for (const p of family(pid)) {
-    try {
-      const fields = fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]) + (p === pid ? Number(fields[13]) + Number(fields[14]) : 0);
-    } catch { /* gone meanwhile */ }
-  }
-  return (ticks * 1000) / CLOCK_TICKS;
-}
-
-/**
- * `pid` and every process below it: /proc/PID/task/TID/children of every thread, since a
- * process started by another thread (esbuild's compiler service, started from its own
- * thread in a transform worker that compiles TypeScript) is listed only under that thread.
- */
-function family(pid: number): number[] {
-  const all = [pid];
-  for (let i = 0; i < all.length; i++) {
-    try {
-      for (const tid of fs.readdirSync(`/proc/${all[i]}/task`)) {
-        for (const c of fs.readFileSync(`/proc/${all[i]}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim()) all.push(Number(c));
-      }
-    } catch { /* gone meanwhile */ }
-  }
-  return all;
-}
-
-/** The machine's steal and total ticks so far (/proc/stat, first line). */
-function stealTicks(): { steal: number; total: number } {
-  try {
-    const cols = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return { steal: cols[7] ?? 0, total: cols.slice(0, 8).reduce((a, b) => a + b, 0) };
-  } catch {
-    return { steal: 0, total: 0 };
-  }
-}
-
-/**
- * Resident memory of the process, with its children's (transform workers) each page counted
- * once: the process's RSS, plus what each child alone holds (its USS: private clean and dirty
- * pages, /proc/PID/smaps_rollup). A child's other resident pages are shared ones — the node
- * binary's and the libraries' pages, which the gateway maps too — and adding its RSS instead
- * counted them twice (~41 MiB of a worker's ~52, measured: docs/performance.md).
- */
-function rssMiB(pid: number, withChildren = true): number {
-  let kb = kbOf(`/proc/${pid}/status`, /VmRSS:\s+(\d+) kB/);
-  if (withChildren) {
-    for (const child of family(pid).slice(1)) {
-      const rollup = `/proc/${child}/smaps_rollup`;
-      kb += kbOf(rollup, /Private_Clean:\s+(\d+) kB/) + kbOf(rollup, /Private_Dirty:\s+(\d+) kB/);
-    }
-  }
-  return kb / 1024;
-}
-
-/** The figure `pattern` finds in a /proc file, 0 when the process is gone meanwhile. */
-function kbOf(file: string, pattern: RegExp): number {
-  try {
-    const m = pattern.exec(fs.readFileSync(file, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 function compare(prev: any, cur: any) {
   log(`\ncompared with the previous run (${prev.date}):`);
   for (const [name, r] of Object.entries<any>(cur.results)) {
@@ -527,37 +458,11 @@ function printTargets(rows: [string, string, string][]) {
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }
 
-/**
- * hookrelay's figure over the baseline's, round by round (each round's pair ran back to back),
- * median over the rounds: req/s as a share of the baseline's, CPU per request as a multiple.
- */
-function paired(baseRounds: Figures[], hrRounds: Figures[], key: 'rps' | 'cpuUs'): number {
-  const xs = hrRounds.slice(0, baseRounds.length).map((h, i) => (baseRounds[i]![key] > 0 ? h[key] / baseRounds[i]![key] : 0));
-  return round(medianOf(xs), 3);
-}
-/** The median (the mean of the two middle values for an even count). */
-const medianOf = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 const statuses = (s: Record<string, number>) => Object.keys(s).sort().join(', ');
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
 
-/**
- * This tree's CPU per request against REV's, from the rounds' pairs, as fractions like `change`:
- * the median change, and the rounds' lowest and highest.
- */
-interface PairedCpu { median: number; low: number; high: number; rounds: number }
-function pairedCpu(older: Figures[], newer: Figures[]): PairedCpu {
-  const changes = newer.slice(0, older.length).map((n, i) => round(n.cpuUs / older[i]!.cpuUs - 1, 3));
-  return { median: med(changes), low: Math.min(...changes), high: Math.max(...changes), rounds: changes.length };
-}
 const cpuText = (c: PairedCpu) => `${pct(c.median)} per request (rounds ${pct(c.low)} … ${pct(c.high)})`;
-const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 main().catch((e) => {
