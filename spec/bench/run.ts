@@ -202,8 +202,8 @@ async function main() {
         const d = summarise(dur);
         const ratio = h.rps / b.rps;
         // Against each baseline, round by round: each round's pair ran minutes apart at most.
-        const vsDurable = { rps: paired(dur.map((f) => f.rps), hr.map((f) => f.rps)), cpu: paired(dur.map((f) => f.cpuUs), hr.map((f) => f.cpuUs)) };
-        const vsBare = { rps: paired(base.map((f) => f.rps), hr.map((f) => f.rps)), cpu: paired(base.map((f) => f.cpuUs), hr.map((f) => f.cpuUs)) };
+        const vsDurable = { rps: paired(of(dur, 'rps'), of(hr, 'rps')), cpu: paired(of(dur, 'cpuUs'), of(hr, 'cpuUs')) };
+        const vsBare = { rps: paired(of(base, 'rps'), of(hr, 'rps')), cpu: paired(of(base, 'cpuUs'), of(hr, 'cpuUs')) };
         // Accept paths against the durable baseline, refusals against bare node:http (targets.ts).
         const target = DURABLE_TARGETS[sc.name] ?? (sc.name === 'unauthorized' ? REFUSAL_TARGET : undefined);
         const measured = sc.name in DURABLE_TARGETS ? vsDurable.rps : vsBare.rps;
@@ -211,7 +211,7 @@ async function main() {
         // The CPU per request of the two builds, round by round: each round's pair ran back to
         // back, so the machine's drift (the same build measured 80 and 95 µs an hour apart here)
         // cancels out of their difference far better than out of medians of req/s.
-        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(old.map((f) => f.cpuUs), hr.map((f) => f.cpuUs)) } : undefined;
+        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(of(old, 'cpuUs'), of(hr, 'cpuUs')) } : undefined;
         results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsBare, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
         const steal = Math.max(b.stealPct, d.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
         if (STORE !== 'postgres') judged[sc.name] = { accepted: sc.accepted, durable: vsDurable, bare: vsBare, p99: h.p99, stealPct: steal, rssMiB: h.rssMiB, idleRssMiB: idleRss };
@@ -458,6 +458,8 @@ function printTargets(rows: [string, string, string][]) {
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }
 
+/** One figure of every round, in round order (stats.ts pairs them round by round). */
+const of = (rounds: Figures[], key: 'rps' | 'cpuUs') => rounds.map((f) => f[key]);
 const statuses = (s: Record<string, number>) => Object.keys(s).sort().join(', ');
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
 
