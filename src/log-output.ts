@@ -54,8 +54,10 @@ export function createLogOutput(fd: number, o: { bufferBytes: number; onCaughtUp
   const sonic = pino.destination({ dest: fd, sync: false });
   // Lines gathered for the next chunk, and their length. A line is counted by its length
   // (UTF-16 code units, never more than its UTF-8 bytes) and the chunk by its bytes once it is
-  // handed over: Buffer.byteLength per line was ~0.5 µs of every request. What gathers is at
-  // most BATCH_BYTES long, so the bound is overshot by at most twice that in bytes.
+  // handed over: Buffer.byteLength per line was ~140 ns in a micro-benchmark, ~0.9 µs of a 401
+  // in a perf profile (docs/performance.md). What gathers is sent once it is BATCH_BYTES long,
+  // and UTF-8 takes at most 3 bytes per code unit, so the bound is overshot by at most about
+  // twice BATCH_BYTES in bytes.
   let gathered: string[] = [];
   let gatheredLength = 0;
   // A send is scheduled (at the end of the turn, or once FLUSH_MS have passed since the last).

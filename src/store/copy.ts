@@ -8,9 +8,10 @@ import { StoreError } from './store.js';
  * seq, so /events cursors stay valid), runs, conversations, the outbox, idempotency keys,
  * state, the paused mappings and the wakes they hold (CONTRACT.md §14: accepted, waiting for
  * their mapping's resume) — into another, empty one, a batch at a time. Not copied: the
- * request log (an operator's log, docs/console.md) and the rate windows (a minute's counts). Both backends keep the same tables and
- * column names (rows.ts), so a row travels as it is; each side implements {@link StoreCopy},
- * which is all copying needs and is kept apart from the request path's `Store`.
+ * request log (an operator's log, docs/console.md) and the rate windows (a minute's counts).
+ * Both backends keep the same tables and column names (rows.ts), so a row travels as it is;
+ * each side implements {@link StoreCopy}, which is all copying needs and is kept apart from
+ * the request path's `Store`.
  */
 
 /** A table to copy and the column it is read in order of (its primary key). */
