@@ -71,11 +71,13 @@ export function statusOf(deps: AcceptDeps, accepted: readonly Accepted[]): numbe
  * The request log's row goes into the same commit (Store.accept), made with the answer's status.
  * `waited` (`?wait`, waitForCompletion: http/wait.ts): after the commit, an answer to give
  * instead once the run ended; the key and the row keep the answer of the accept itself.
+ * Resolves true when it acted on nothing: the concurrent request committed first, and this one
+ * was answered as its replay.
  */
 export async function act(
   deps: AcceptDeps, ex: Exchange, actions: Action[], key: RequestKey | undefined, answerOf: (accepted: readonly Accepted[]) => Answer | Promise<Answer>,
   waited?: (accepted: readonly Accepted[]) => Promise<Answer | undefined>,
-): Promise<void> {
+): Promise<boolean> {
   const prepared = deps.dispatch.prepare(actions);
   let made = answerOf(prepared.accepted);
   if (made instanceof Promise) made = await made;
@@ -88,10 +90,11 @@ export async function act(
     if (later) answerJson(ex, later.status, later.body);
     else if (own) answerMapping(ex, own);
     else answerJson(ex, status, body);
-    return;
+    return false;
   }
   // Held: the store left the row out; it is logged as the replay it is answered as.
   if (!key || !(await replayed(deps, ex, key))) throw new HookError('unavailable', 'the idempotency key was held but could not be read back');
+  return true;
 }
 
 /**
@@ -101,8 +104,10 @@ export async function act(
  * looked up first (one indexed read each); a key taken meanwhile by a concurrent request
  * (held at commit) is read back after it. `route`: `mapping:<id>`. `beforeCommit`: runs only
  * when some item is new (the mapping's ratePerMinute: a batch that is all replays is not counted).
+ * Resolves true when `beforeCommit` ran but the commit acted on nothing: concurrent requests
+ * took every new item's key first.
  */
-export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, actions: Action[], ownAnswer?: OwnAnswer, beforeCommit?: () => Promise<void>): Promise<void> {
+export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, actions: Action[], ownAnswer?: OwnAnswer, beforeCommit?: () => Promise<void>): Promise<boolean> {
   const keys = actions.map((a) => a.idempotency && requestKey(route, a.idempotency.key, a.idempotency.item ?? ex.raw!));
   const answers: Record<string, unknown>[] = new Array(actions.length);
   /** Fills in the stored answers of the keys at `indexes`; returns the indexes whose key is not stored. */
@@ -119,6 +124,7 @@ export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, ac
   };
   const fresh = await replay(actions.flatMap((a, i) => (keys[i] ? [i] : [])));
   const todo = actions.flatMap((a, i) => (!keys[i] || fresh.includes(i) ? [i] : []));
+  let actedOnNothing = false;
   if (todo.length > 0) {
     await beforeCommit?.();
     const prepared = deps.dispatch.prepare(todo.map((i) => actions[i]!));
@@ -139,6 +145,7 @@ export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, ac
     if (held.length > 0 && (await replay(held.map((c) => claimed[c]!))).length > 0) {
       throw new HookError('unavailable', 'an idempotency key was held but could not be read back');
     }
+    actedOnNothing = held.length === todo.length;
   }
   // Only a batch that acted on nothing new is a replay as a whole.
   if (answers.every((a) => a.replayed === true)) markReplayed(ex);
@@ -147,6 +154,7 @@ export async function actItems(deps: AcceptDeps, ex: Exchange, route: string, ac
   // so that a retried batch gets the answer of the first (CONTRACT.md §8, §12).
   if (ownAnswer) answerMapping(ex, await ownAnswer(usual, answers));
   else answerJson(ex, usual.status, usual.body);
+  return actedOnNothing;
 }
 
 /**

@@ -20,7 +20,7 @@ import { agentWait, waitedAnswer } from './wait.js';
 export interface RouteDeps extends AcceptDeps {
   hooksPath: string;
   engine: Pick<Engine, 'map' | 'match' | 'wake' | 'agent' | 'fanOut' | 'response' | 'methods'>;
-  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'findKeys' | 'takeRate'>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'findKeys' | 'takeRate' | 'returnRate'>;
   /** Mapping id → its `ratePerMinute`, for the mappings that set one; absent: none does (flow control, CONTRACT.md §14). */
   rates?: ReadonlyMap<string, number>;
   /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
@@ -122,7 +122,8 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
   const rate = deps.rates?.get(mappingId);
   const own = ownAnswer(deps, mappingId, req);
   if (fanOut && !replay && actions.some((a) => a.idempotency)) {
-    await actItems(deps, ex, `mapping:${mappingId}`, actions, own, rate === undefined ? undefined : () => limitRate(deps, mappingId, rate));
+    const none = await actItems(deps, ex, `mapping:${mappingId}`, actions, own, rate === undefined ? undefined : () => limitRate(deps, mappingId, rate));
+    if (none && rate !== undefined) await returnRate(deps, mappingId);
     return;
   }
   const rendered = replay ? undefined : actions[0]!.idempotency;
@@ -131,10 +132,11 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
     if (await replayed(deps, ex, key)) return;
   }
   if (rate !== undefined) await limitRate(deps, mappingId, rate);
-  await act(deps, ex, actions, key, (accepted) => {
+  const none = await act(deps, ex, actions, key, (accepted) => {
     const usual = okAnswer(statusOf(deps, accepted), fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] });
     return own ? withOwn(usual, accepted, own) : usual;
   });
+  if (none && rate !== undefined) await returnRate(deps, mappingId);
 }
 
 /** The mapping's `response`, as the accept flow asks for it; undefined when it has none. */
@@ -170,6 +172,16 @@ async function limitRate(deps: RouteDeps, mappingId: string, perMinute: number):
   deps.metrics?.rateLimited(mappingId);
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   throw new HookError('rate_limited', `mapping "${mappingId}" takes at most ${perMinute} requests a minute (ratePerMinute); retry in ${seconds} s`, { 'retry-after': String(seconds) });
+}
+
+/**
+ * Gives back the place {@link limitRate} took for a request that acted on nothing: a concurrent
+ * request with its key committed first, and this one was answered as its replay — which the
+ * window does not count. Its answer is already written: a store that cannot take the return
+ * leaves the place counted until it slides out of the window, as if this were a new request.
+ */
+async function returnRate(deps: RouteDeps, mappingId: string): Promise<void> {
+  await deps.store.returnRate(`mapping:${mappingId}`).catch(() => undefined);
 }
 
 function idOf(a: Accepted): string {

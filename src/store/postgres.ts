@@ -206,6 +206,12 @@ export class PostgresStore implements Store {
     return this.guard(async () => Number((await this.pool.query<{ wait: string }>(sql.rates.takeRate.pg, [key, limit])).rows[0]!.wait));
   }
 
+  returnRate(key: string): Promise<void> {
+    return this.guard(async () => {
+      await this.pool.query(sql.rates.returnRate.pg, [key]);
+    });
+  }
+
   takeOver(limit: number): Promise<TakenOver> {
     return this.guard(() => takeOverGone((fn) => this.tx(fn), this.instanceId, limit, this.opts.log));
   }

@@ -8,6 +8,8 @@
 export interface RateWindow {
   /** 0: admitted (and counted); else the ms until one more would be. */
   take(key: string, limit: number, now: number): number;
+  /** Gives back the newest admitted place of `key` (Store.returnRate). */
+  give(key: string): void;
 }
 
 export const RATE_WINDOW_MS = 60_000;
@@ -26,6 +28,9 @@ export function createRateWindow(): RateWindow {
       if (times.length >= limit) return Math.max(1, times[times.length - limit]! + RATE_WINDOW_MS - now);
       times.push(now);
       return 0;
+    },
+    give(key) {
+      hits.get(key)?.pop();
     },
   };
 }

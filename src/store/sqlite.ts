@@ -186,6 +186,10 @@ export class SqliteStore implements Store {
     return this.read(() => this.rates.take(key, limit, Date.now()));
   }
 
+  returnRate(key: string): Promise<void> {
+    return this.read(() => this.rates.give(key));
+  }
+
   /**
    * The only instance (the data-directory lock): runs running before this store claimed any
    * are the process before's, each handed out once. Once it has claimed, every running run is its own: none.

@@ -112,6 +112,12 @@ export interface Store {
    */
   takeRate(key: string, limit: number): Promise<number>;
   /**
+   * Gives back a place {@link takeRate} admitted: the newest of `key`'s window. For a request
+   * that took one and then acted on nothing — a concurrent request with its idempotency key
+   * committed first, so it was answered as that one's replay, which the window does not count.
+   */
+  returnRate(key: string): Promise<void>;
+  /**
    * Pauses (`true`) or resumes a mapping, by id (CONTRACT.md §14): stored, so that every
    * instance and the next start see it. Resuming releases nothing by itself: the gateways that
    * poll {@link flowState} do ({@link releaseWakes}), so a resume written by the CLI while no

@@ -84,6 +84,61 @@ describe('flow control: per-mapping ratePerMinute', function () {
     expect((await post(b, 'limited', 4)).status).to.equal(429);
   });
 
+  it('a request answered as the replay of a concurrent one with its key gives its place back (one mapping, and a forEach batch)', async () => {
+    // Both requests look their key up before either commits, take a place each, and meet at the
+    // commit: the store holds the second one's key, and it is answered as the first one's replay.
+    const proto = SqliteStore.prototype as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const accept = proto.accept!;
+    // While `pairing`, each commit waits for a second one, and both go on together.
+    let pairing = false;
+    let waiting: (() => void) | undefined;
+    proto.accept = function (this: unknown, ...args: unknown[]) {
+      const go = () => accept.apply(this, args);
+      if (!pairing) return go();
+      return new Promise<void>((resolve) => {
+        if (!waiting) {
+          waiting = resolve;
+          return;
+        }
+        waiting();
+        waiting = undefined;
+        resolve();
+      }).then(go);
+    };
+    const gw = await startInProcess({ hooks: { mappings: MAPPINGS } });
+    const send = (path: string, json: object, key?: string) =>
+      call(`${gw.hooks}/${path}`, { token: IN_PROCESS_TOKEN, json, headers: key ? { 'idempotency-key': key } : {} });
+    const concurrently = async <T>(...requests: (() => Promise<T>)[]) => {
+      pairing = true;
+      try {
+        return await Promise.all(requests.map((r) => r()));
+      } finally {
+        pairing = false;
+      }
+    };
+    try {
+      const pair = await concurrently(() => send('limited', { n: 1 }, 'same'), () => send('limited', { n: 1 }, 'same'));
+      expect(pair.map((r) => r.status)).to.deep.equal([200, 200]);
+      expect(pair.filter((r) => r.headers.get('idempotent-replayed') === 'true')).to.have.length(1);
+      expect(pair[0]!.data.eventId).to.equal(pair[1]!.data.eventId);
+      // ratePerMinute is 2: the replay's place was given back, so one more is accepted, then 429.
+      expect((await send('limited', { n: 2 })).status, 'the replay still held a place').to.equal(200);
+      expect((await send('limited', { n: 3 })).status).to.equal(429);
+
+      const batch = () => send('batch', { items: [{ id: 'x' }, { id: 'y' }] });
+      const both = await concurrently(batch, batch);
+      expect(both.map((r) => r.status)).to.deep.equal([200, 200]);
+      expect(both.filter((r) => r.headers.get('idempotent-replayed') === 'true')).to.have.length(1);
+      expect((await send('batch', { items: [{ id: 'z' }] })).status, 'the all-replay batch still held a place').to.equal(200);
+      expect((await send('batch', { items: [{ id: 'w' }] })).status).to.equal(429);
+      const events = (await call(`${gw.hooks}/events?after=0&limit=100`, { token: ADMIN_TOKEN })).data.events.map((e: { text: string }) => e.text);
+      expect(events).to.deep.equal(['limited 1', 'limited 2', 'item x', 'item y', 'item z']);
+    } finally {
+      await gw.stop();
+      proto.accept = accept;
+    }
+  });
+
   it('the accept path of a mapping without flow settings does no store work beyond its commit', async () => {
     const calls: string[] = [];
     const proto = SqliteStore.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;

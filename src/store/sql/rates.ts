@@ -13,3 +13,13 @@
 export const takeRate = {
   pg: 'SELECT hookrelay_take_rate($1, $2) AS wait',
 };
+
+/**
+ * Store.returnRate: deletes the key's newest row. SKIP LOCKED: two returns at once delete two
+ * rows, not the same one twice (the second would find it gone and delete nothing).
+ */
+export const returnRate = {
+  pg: `DELETE FROM rate_hits WHERE ctid = (
+    SELECT ctid FROM rate_hits WHERE key = $1 ORDER BY at DESC LIMIT 1 FOR UPDATE SKIP LOCKED
+  )`,
+};

@@ -82,6 +82,21 @@ export function flowContract(h: Harness): void {
       expect(await store.takeRate('mapping:a', 3)).to.equal(0);
     });
 
+    it('returnRate gives back the newest place: one more is admitted, and only one', async () => {
+      expect(await store.takeRate('mapping:a', 2)).to.equal(0);
+      expect(await store.takeRate('mapping:a', 2)).to.equal(0);
+      expect(await store.takeRate('mapping:a', 2)).to.be.above(0);
+      await store.returnRate('mapping:a');
+      await store.returnRate('mapping:b'); // nothing taken: nothing to give back, and no error
+      expect(await store.takeRate('mapping:a', 2)).to.equal(0);
+      expect(await store.takeRate('mapping:a', 2)).to.be.above(0);
+      // Two returns at once give back two places.
+      await Promise.all([store.returnRate('mapping:a'), store.returnRate('mapping:a')]);
+      expect(await store.takeRate('mapping:a', 2)).to.equal(0);
+      expect(await store.takeRate('mapping:a', 2)).to.equal(0);
+      expect(await store.takeRate('mapping:a', 2)).to.be.above(0);
+    });
+
     it('admits exactly `limit` of many concurrent takes' + (h.name === 'postgres' ? ', across two instances' : ''), async () => {
       const stores = h.name === 'postgres' ? [store, await h.openOther()] : [store];
       try {
