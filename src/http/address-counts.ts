@@ -13,6 +13,8 @@ export interface AddressCounts {
    * copy (nothing is allocated for an address already counted in its window).
    */
   hit(address: string, now: number): Readonly<WindowCount>;
+  /** The entry of `address` in its current window, or undefined when nothing counts now (none, or its window ended). */
+  peek(address: string, now: number): Readonly<WindowCount> | undefined;
   /** Forgets `address` (its next hit starts a new window). */
   forget(address: string): void;
   /** Addresses tracked now (at most `maxTracked`). */
@@ -50,6 +52,10 @@ export function createAddressCounts(windowMs: number, maxTracked: number): Addre
       }
       entry.count++;
       return entry;
+    },
+    peek(address, now) {
+      const entry = table.get(address);
+      return entry !== undefined && entry.resetAt > now ? entry : undefined;
     },
     forget(address) {
       if (table.size > 0) table.delete(address);

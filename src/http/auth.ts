@@ -2,7 +2,7 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { MAX_TOKENS } from '../config/schema.js';
 import type { HookCredential } from '../config/token.js';
-import { createAddressCounts } from './address-counts.js';
+import { createAddressCounts, type AddressCounts } from './address-counts.js';
 
 /** Failed attempts from one address within the window before it gets 429 (CONTRACT.md §4). */
 export const MAX_FAILURES = 20;
@@ -16,6 +16,23 @@ const MAX_TRACKED = 50_000;
  * usual 404/400.
  */
 export type CredentialKind = 'hooks' | 'admin' | 'either';
+
+/**
+ * What a failed attempt was a guess at (CONTRACT.md §4): the hooks token — or a signature
+ * standing in for it (`auth: signature`), which is a sender's credential too — the admin token
+ * (the console's sign-in too), a `meta` mapping's `verifyToken` (§8), or, where no route
+ * exists, `either` token.
+ */
+export type FailureKind = CredentialKind | 'verifyToken';
+
+/**
+ * A right credential of one of these kinds clears the failures of that kind only (CONTRACT.md
+ * §4): holding one credential buys no guesses at another. An `either` failure was a guess at
+ * both tokens, so none clears it; its window's end does.
+ */
+export type PassKind = Exclude<FailureKind, 'either'>;
+
+const FAILURE_KINDS: readonly FailureKind[] = ['hooks', 'admin', 'verifyToken', 'either'];
 
 /** Who a valid hooks token says sent the request: a scoped entry's name and routes (`hooks.tokens[]`). */
 export interface Sender {
@@ -55,10 +72,14 @@ export interface Auth {
    * {@link Auth.check}.
    */
   verify(given: string, address: string, kind: CredentialKind): AuthVerdict;
-  /** A failed attempt from `address` (a wrong signature counts like a wrong token): 401 or 429. */
-  failed(address: string): AuthVerdict & { ok: false };
-  /** A successful one: clears the address's count. */
-  passed(address: string): void;
+  /**
+   * A failed attempt of `kind` from `address`: 401, or 429 once the address's failures of
+   * every kind together pass {@link MAX_FAILURES} within the window — "the 21st failed attempt
+   * within 60 s from one address" is one budget, whatever was guessed.
+   */
+  failed(address: string, kind: FailureKind): AuthVerdict & { ok: false };
+  /** A right credential of `kind`: never blocked, and clears the address's failures of that kind. */
+  passed(address: string, kind: PassKind): void;
 }
 
 /**
@@ -79,7 +100,13 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
   const hookVerdicts: AuthVerdict[] = hooks.map((c) => (c.name === undefined && c.routes === undefined
     ? PASSED
     : Object.freeze({ ok: true as const, sender: Object.freeze({ name: c.name, routes: c.routes && new Set(c.routes) }) })));
-  const failures = createAddressCounts(WINDOW_MS, MAX_TRACKED);
+  // A table per kind, so that a right credential clears its own kind with one delete.
+  const failures: Record<FailureKind, AddressCounts> = {
+    hooks: createAddressCounts(WINDOW_MS, MAX_TRACKED),
+    admin: createAddressCounts(WINDOW_MS, MAX_TRACKED),
+    verifyToken: createAddressCounts(WINDOW_MS, MAX_TRACKED),
+    either: createAddressCounts(WINDOW_MS, MAX_TRACKED),
+  };
 
   function presented(req: IncomingMessage, query: string): string | undefined {
     const h = req.headers;
@@ -94,27 +121,43 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
     return undefined;
   }
 
-  /** The verdict of a presented token for a route taking `kind`, or undefined when it is wrong there. */
-  function matches(given: string, kind: CredentialKind): AuthVerdict | undefined {
+  /**
+   * The verdict of a presented token for a route taking `kind`, having cleared the address's
+   * failures of the kind it matched; undefined when it is wrong there.
+   */
+  function pass(given: string, kind: CredentialKind, address: string): AuthVerdict | undefined {
     const d = digestOfPresented(given);
     if (kind !== 'admin') {
       const i = indexIn(d, hookSlots);
-      if (i >= 0 && i < hookVerdicts.length) return hookVerdicts[i];
+      if (i >= 0 && i < hookVerdicts.length) {
+        passed(address, 'hooks');
+        return hookVerdicts[i];
+      }
     }
-    if (kind !== 'hooks' && indexIn(d, adminSlots) >= 0) return PASSED;
+    if (kind !== 'hooks' && indexIn(d, adminSlots) >= 0) {
+      passed(address, 'admin');
+      return PASSED;
+    }
     return undefined;
   }
 
-  function passed(address: string): void {
-    // A right token is never blocked, and clears the address's count.
-    failures.forget(address);
+  function passed(address: string, kind: PassKind): void {
+    failures[kind].forget(address);
   }
 
-  function failed(address: string): AuthVerdict & { ok: false } {
+  function failed(address: string, kind: FailureKind): AuthVerdict & { ok: false } {
     const t = now();
-    const entry = failures.hit(address, t);
-    if (entry.count > MAX_FAILURES) {
-      return { ok: false, code: 'rate_limited', retryAfter: Math.max(1, Math.ceil((entry.resetAt - t) / 1000)) };
+    let count = 0;
+    let resetAt = t;
+    for (const k of FAILURE_KINDS) {
+      const entry = k === kind ? failures[k].hit(address, t) : failures[k].peek(address, t);
+      if (entry === undefined) continue;
+      count += entry.count;
+      // Retry-After: when every window counting now has ended.
+      if (entry.resetAt > resetAt) resetAt = entry.resetAt;
+    }
+    if (count > MAX_FAILURES) {
+      return { ok: false, code: 'rate_limited', retryAfter: Math.max(1, Math.ceil((resetAt - t) / 1000)) };
     }
     return { ok: false, code: 'unauthorized' };
   }
@@ -122,18 +165,12 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
   return {
     check(req, query, address, kind, signatureMayStandIn = false) {
       const given = presented(req, query);
-      const verdict = given === undefined ? undefined : matches(given, kind);
-      if (verdict !== undefined) {
-        passed(address);
-        return verdict;
-      }
-      return signatureMayStandIn ? BY_SIGNATURE : failed(address);
+      const verdict = given === undefined ? undefined : pass(given, kind, address);
+      if (verdict !== undefined) return verdict;
+      return signatureMayStandIn ? BY_SIGNATURE : failed(address, kind);
     },
     verify(given, address, kind) {
-      const verdict = matches(given, kind);
-      if (verdict === undefined) return failed(address);
-      passed(address);
-      return verdict;
+      return pass(given, kind, address) ?? failed(address, kind);
     },
     failed,
     passed,

@@ -75,8 +75,9 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
       }
       const address = deps.clientAddress(ex.req);
       if (!match) {
-        // A wrong verify token is a failed attempt, like a wrong hooks token (CONTRACT.md §8).
-        const verdict = deps.auth.failed(address);
+        // A wrong verify token is a failed attempt of its own kind (CONTRACT.md §4, §8): a right
+        // hooks token on the same request clears none of these.
+        const verdict = deps.auth.failed(address, 'verifyToken');
         if (verdict.code === 'rate_limited') {
           refuse(ex, 'rate_limited', 'too many failed attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });
           return;
@@ -85,7 +86,7 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
         return;
       }
       ex.label = mappingLabel(match.id);
-      deps.auth.passed(address);
+      deps.auth.passed(address, 'verifyToken');
       // Exactly the challenge: Meta compares the body. nosniff: it is the sender's text, shown as text only.
       const body = Buffer.from(challenge);
       answer(ex, 200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length), 'x-content-type-options': 'nosniff' }, body);

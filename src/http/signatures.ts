@@ -83,11 +83,13 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
           (failed ??= []).push(f);
         }
       }
+      // Standing in for the hooks token, a signature is the sender's credential: its failures
+      // and its passes are of the hooks token's kind (auth.ts FailureKind).
       if (bySignature) {
         if (signed) {
-          deps.auth.passed(deps.clientAddress(req));
+          deps.auth.passed(deps.clientAddress(req), 'hooks');
         } else {
-          const verdict = deps.auth.failed(deps.clientAddress(req));
+          const verdict = deps.auth.failed(deps.clientAddress(req), 'hooks');
           if (verdict.code === 'rate_limited') {
             throw new HookError('rate_limited', 'too many failed attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });
           }

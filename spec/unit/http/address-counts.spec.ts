@@ -13,6 +13,15 @@ describe('http/address-counts', () => {
     expect(c.hit('b', 61_000).count).to.equal(1);
   });
 
+  it('peeks at an address\'s count in its current window without counting', () => {
+    const c = createAddressCounts(60_000, 10);
+    expect(c.peek('a', 0)).to.equal(undefined);
+    c.hit('a', 0);
+    expect(c.peek('a', 59_999)).to.deep.equal({ count: 1, resetAt: 60_000 });
+    expect(c.peek('a', 59_999)).to.deep.equal({ count: 1, resetAt: 60_000 });
+    expect(c.peek('a', 60_000)).to.equal(undefined);
+  });
+
   it('a spray of addresses never grows the table past its bound; ended windows go first, then the oldest live one', () => {
     const c = createAddressCounts(60_000, 100);
     for (let i = 0; i < 10_000; i++) c.hit(`10.0.${i >> 8}.${i & 255}`, i);

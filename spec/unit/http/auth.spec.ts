@@ -28,6 +28,32 @@ describe('http/auth: two kinds of credential', () => {
     expect(auth.check(r('hooks-1'), '', 'a', 'admin')).to.deep.include({ code: 'unauthorized' });
   });
 
+  it('keeps one budget for every kind, of which a right credential clears only its own kind\'s share (CONTRACT.md §4)', () => {
+    let now = 1_000;
+    const auth = createAuth({ hooks: [{ token: 'hooks-1' }], admin: ['admin-1'] }, true, () => now);
+    for (let i = 0; i < 5; i++) {
+      auth.failed('a', 'verifyToken');
+      expect(auth.check(r('guess'), '', 'a', 'admin').ok).to.equal(false);
+      expect(auth.check(r('guess'), '', 'a', 'hooks').ok).to.equal(false);
+      expect(auth.check(r('guess'), '', 'a', 'either').ok).to.equal(false);
+    }
+    expect(auth.failed('a', 'hooks')).to.deep.include({ code: 'rate_limited' }); // the 21st, whatever its kind
+    // A right hooks token clears the 6 hooks failures: 15 of the others remain.
+    expect(auth.check(r('hooks-1'), '', 'a', 'hooks').ok).to.equal(true);
+    expect(auth.failed('a', 'admin')).to.deep.include({ code: 'unauthorized' }); // 16
+    expect(auth.verify('admin-1', 'a', 'admin').ok).to.equal(true); // clears the 6 admin failures: 10 left
+    auth.passed('a', 'verifyToken'); // 5 left: the either guesses, which no credential clears
+    expect(auth.check(r('hooks-1'), '', 'a', 'either').ok).to.equal(true);
+    expect(auth.check(r('admin-1'), '', 'a', 'either').ok).to.equal(true);
+    for (let i = 6; i <= 20; i++) expect(auth.failed('a', 'hooks').ok, `failure ${i}`).to.equal(false);
+    expect(auth.failed('a', 'admin')).to.deep.include({ code: 'rate_limited' });
+    // Each kind's window ends on its own: Retry-After waits for the last of them.
+    now += 30_000;
+    expect(auth.failed('a', 'verifyToken')).to.deep.include({ code: 'rate_limited', retryAfter: 60 });
+    now += 30_001;
+    expect(auth.failed('a', 'admin')).to.deep.include({ code: 'unauthorized' });
+  });
+
   it('tells which scoped entry matched, in every slot, with its name and routes (and nothing for a plain token)', () => {
     const hooks = Array.from({ length: MAX_TOKENS }, (_, i) => (i === 0 ? { token: 'plain' } : { token: `t-${i}`, name: `sender-${i}`, routes: ['wake', `m${i}`] }));
     const auth = createAuth({ hooks, admin: [] }, true);
