@@ -28,15 +28,58 @@ export function jsonHeaders(byteLength: number): Record<string, string> {
 /**
  * Writes the request's answer: `status`, `headers` (added to those set before with
  * `setHeader`/`ctx.set`) and `body`. An answer given before the request's body was read to its
- * end closes the connection, so that Node does not read (and wait for) the rest of it — unless
- * the rest is announced with a Content-Length of at most `drainable` bytes: the gate's refusals
- * pass the body limit, since a small announced body costs little to drain and spares a token
- * guesser's client (and the benchmark's) a new connection. A chunked body is never drained.
+ * end closes the connection, so that Node does not read (and wait for) all the rest of it —
+ * unless the rest is announced with a Content-Length of at most `drainable` bytes: the gate's
+ * refusals pass the body limit, since a small announced body costs little to drain and spares
+ * a token guesser's client (and the benchmark's) a new connection. Before that close, up to
+ * {@link LINGER_BYTES} or {@link LINGER_MS} more of the body is read and dropped
+ * ({@link endAfterBody}) — except after a 408, whose body is what did not come.
  */
 export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
   ex.answered = true;
-  writeHead(ex, status, headers, bodyMayFollow(ex.req, drainable));
-  ex.res.end(body);
+  const close = bodyMayFollow(ex.req, drainable);
+  writeHead(ex, status, headers, close);
+  if (close && status !== 408) endAfterBody(ex, body);
+  else ex.res.end(body);
+}
+
+/** What is read and dropped of a body after an answer given before its end (CONTRACT.md §8). */
+const LINGER_BYTES = 1024 * 1024;
+const LINGER_MS = 5_000;
+
+/**
+ * Writes the answer now and ends it — which closes the connection (node:http, on
+ * `Connection: close`) — only once the body has ended, or {@link LINGER_BYTES} more of it has
+ * been read, or {@link LINGER_MS} have passed. Closing a socket with unread bytes in it resets
+ * the connection (RFC 9112 §9.6, "the TCP reset problem"), and a client still sending its
+ * body then meets EPIPE or ECONNRESET, which may destroy the answer before it reads it; nginx
+ * (lingering_close) and Go's net/http read on for the same reason. A body that goes on past
+ * the allowance is cut off: the reset then comes after a megabyte's worth of the client's
+ * writes, long after the answer arrived.
+ */
+function endAfterBody(ex: Exchange, body?: string | Buffer): void {
+  const { req, res } = ex;
+  if (body === undefined || body.length === 0) res.flushHeaders();
+  else res.write(body);
+  let left = LINGER_BYTES;
+  const discard = (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) end();
+  };
+  const end = () => {
+    clearTimeout(timer);
+    req.off('data', discard);
+    req.off('end', end);
+    req.off('close', end);
+    // Left unread: the close below resets the connection, which is the cut-off.
+    if (!req.complete) req.pause();
+    if (!res.destroyed) res.end();
+  };
+  const timer = setTimeout(end, LINGER_MS).unref();
+  req.on('data', discard);
+  req.on('end', end);
+  req.on('close', end);
+  req.resume();
 }
 
 /** Answers with a JSON body: an object, or text already serialized (`errorBody`, a stored answer). */

@@ -188,7 +188,10 @@ function finish(ex: Exchange): void {
   s.resolve(s.chunks.length === 1 ? s.chunks[0]! : Buffer.concat(s.chunks, s.size));
 }
 
-/** Past the limit (on the wire or decoded): answer and close, without reading or inflating the rest. */
+/**
+ * Past the limit (on the wire or decoded): answer and close, without keeping or inflating the
+ * rest (the answer reads and drops a little more before the close: answer.ts).
+ */
 function tooLarge(ex: Exchange): void {
   const s = done(ex);
   ex.req.pause();
