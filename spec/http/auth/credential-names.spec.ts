@@ -132,9 +132,15 @@ describe('http: no credential, by name or in a repeated URL, reaches templates, 
       const fixture = JSON.parse(r.stdout);
       expectCleanView({ headers: fixture.request.headers, query: fixture.request.query }, name, `the fixture of ${name}`);
     }
+    // Matched on X-Gitlab-Token, which no fixture holds: nor is it asked for (--header would remove it again).
+    const gl = await run(['fixture', String(seqs.gl), '--config', gw.configFile]);
+    expect(gl.code, gl.stderr).to.equal(0);
+    expectNoCredential(gl.stdout, 'the fixture of gl');
+    expect(gl.stderr).to.not.include('x-gitlab-token');
+    expect(JSON.parse(gl.stdout).expect).to.deep.equal({ status: 404, response: { ok: false, error: { code: 'no_mapping' } } });
   });
 
-  it('the console\'s request page, and its fixture download show no credential', async () => {
+  it('the console\'s request page, its fixture download and the mappings page show no credential', async () => {
     const login = await fetch(`${gw.base}/console/login`, {
       method: 'POST', redirect: 'manual',
       headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' },
@@ -147,6 +153,10 @@ describe('http: no credential, by name or in a repeated URL, reaches templates, 
       expectNoCredential(page, `the console's page of ${name}`);
       expectNoCredential(await (await fetch(`${gw.base}/console/fixture/${seqs[name]}`, { headers: { cookie } })).text(), `the console's fixture of ${name}`);
     }
+    // The mappings page names what each mapping matches: the header, never a secret it is matched against.
+    const mappings = await (await fetch(`${gw.base}/console/mappings`, { headers: { cookie } })).text();
+    expect(mappings).to.include('x-gitlab-token');
+    expectNoCredential(mappings, 'the console\'s mappings page');
   });
 
   it('hookrelay test hands its templates the same view', async () => {
