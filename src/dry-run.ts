@@ -5,7 +5,8 @@ import type { MappingConfig } from './config/types.js';
 import type { Engine } from './engine/engine.js';
 import type { HookRequest, MapResult } from './engine/mapping-step.js';
 import type { MappingAnswer } from './mapping-answer.js';
-import { templateHeaders, templateQuery, templateUrl, withoutToken } from './engine/context.js';
+import { requestHeaders, templateQuery, templateUrl } from './engine/context.js';
+import { withoutCredentialParams } from './credentials.js';
 import { createRouting } from './http/routes-table.js';
 import { parseTarget } from './request-target.js';
 import { parsePayload } from './http/payload.js';
@@ -23,7 +24,7 @@ export interface DryRunRequest {
   body: Uint8Array;
   /** Header names lower-case. */
   headers: Record<string, string>;
-  /** A query string without `?` (the token is removed here, as the gate removes it). */
+  /** A query string without `?` (credentials are removed here, as the gate removes them). */
   query: string;
   now: Date;
 }
@@ -103,14 +104,14 @@ export async function dryRun(
   // The listener's order: the signature on the raw body, then the parse (http/body.ts).
   const signed = opts.signatures && signatureExchange(route, method, req.headers);
   if (signed) refused('signature', () => (signed.signedBy = opts.signatures!.check(signed, Buffer.from(req.body))));
-  const query = withoutToken(req.query);
+  const query = withoutCredentialParams(req.query);
   let payload!: Record<string, unknown>;
   refused('payload', () => (payload = method === 'GET' ? templateQuery(query) : parsePayload(req.body, req.headers['content-type'], true)));
   const request: HookRequest = {
     name: route.name,
     method,
     payload,
-    headers: templateHeaders(req.headers),
+    ...requestHeaders(req.headers),
     query: templateQuery(query),
     url: templateUrl(route.path, query),
     now: req.now,

@@ -8,7 +8,7 @@ import type { ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
 import { joinPath } from './problems.js';
 import { isPlainObject, type Obj } from './read.js';
-import { SECRET_HEADERS, sessionKeyRule, unconfiguredProvider, wholeSeconds } from './schema.js';
+import { sessionKeyRule, unconfiguredProvider, wholeSeconds } from './schema.js';
 import type { Config } from './types.js';
 import { verifyProblems } from './verify.js';
 import { answerProblems } from './answer-rules.js';
@@ -169,16 +169,15 @@ export function checkMapping(m: Obj, path: string, defaultId: string, problems: 
 }
 
 /**
- * `match.headers` with lower-case names, as requests carry them. Two spellings of one name,
- * or a token header (removed before mappings see a request, so it could never match), are
- * problems.
+ * `match.headers` with lower-case names, as requests carry them. Two spellings of one name are
+ * a problem. A credential header may be named: it is matched on the request as it came, though
+ * no template sees it (engine/context.ts requestHeaders).
  */
 function headerConditions(headers: Obj, path: string, problems: ConfigProblem[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (SECRET_HEADERS.includes(lower)) problems.push({ path: joinPath(path, name), message: 'credential headers never reach mappings, so this can never match; match on another header' });
-    else if (Object.hasOwn(out, lower)) problems.push({ path: joinPath(path, name), message: `"${lower}" is given twice (header names are case-insensitive)` });
+    if (Object.hasOwn(out, lower)) problems.push({ path: joinPath(path, name), message: `"${lower}" is given twice (header names are case-insensitive)` });
     else Object.defineProperty(out, lower, { value, enumerable: true, writable: true, configurable: true });
   }
   return out;

@@ -133,7 +133,7 @@ export const mappingSchema: SchemaNode = obj('A mapping turns a POST {hooks.path
     source: str('Required value of the payload\'s top-level `source` field.', undefined, { minLength: 1 }),
     headers: {
       type: 'object',
-      description: 'Required request headers, name → exact value, e.g. `x-github-event: push`; names are case-insensitive, values are compared exactly. The token headers (authorization, x-hookrelay-token, …) never reach mappings and cannot be matched.',
+      description: 'Required request headers, name → exact value, e.g. `x-github-event: push`; names are case-insensitive, values are compared exactly. A credential header (e.g. `x-gitlab-token`, docs/security.md) is compared on the request as it came, though no template, transform or `match.when` sees it.',
       additionalProperties: { type: 'string' },
     },
     method: { ...choice(['GET', 'POST'], 'The request method this mapping takes (one per mapping). A GET\'s payload is its query, the token removed. A path whose mappings take only the other method answers 405 with an Allow header.'), defaultDoc: '`POST`' },

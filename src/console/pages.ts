@@ -1,4 +1,5 @@
 import type { MappingConfig } from '../config/types.js';
+import { isCredentialName } from '../credentials.js';
 import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/records.js';
 import { html, type Html } from './html.js';
 import { badge, cell, field, filterSelect, layout, pager, time } from './layout.js';
@@ -160,7 +161,8 @@ function matchText(m: MappingConfig, hooksPath: string): string {
   const parts = [m.match.path === undefined ? `${hooksPath}/*` : `${hooksPath}/${m.match.path}`];
   if (m.match.method === 'GET') parts.unshift('GET');
   if (m.match.source !== undefined) parts.push(`source=${m.match.source}`);
-  for (const [k, v] of Object.entries(m.match.headers ?? {})) parts.push(`${k}: ${v}`);
+  // A mapping may match on a sender's secret (X-Gitlab-Token): its value is not shown (CONTRACT.md §8).
+  for (const [k, v] of Object.entries(m.match.headers ?? {})) parts.push(`${k}: ${isCredentialName(k) ? '[redacted]' : v}`);
   if (m.match.when !== undefined) parts.push(`when ${m.match.when}`);
   return parts.join(' · ');
 }

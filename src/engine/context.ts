@@ -1,6 +1,6 @@
 import type { HookRequest } from './mapping-step.js';
 import type { TransformInput } from '../transform-types.js';
-import { SECRET_HEADERS } from '../config/schema.js';
+import { isCredentialName, shownHeaderValue } from '../credentials.js';
 import { copyWithoutPrototypeKeys, isPrototypeKey } from './prototype-keys.js';
 
 /** What a transform module is called with: the package's public type (transform-types.ts). */
@@ -53,44 +53,33 @@ export function transformInput(req: HookRequest, now: string, item: unknown, ind
   return input;
 }
 
-/** Headers that carry the token (or another credential) never reach templates, transforms or the model. */
-const HIDDEN_HEADERS: ReadonlySet<string> = new Set(SECRET_HEADERS);
-
 /**
- * A request's headers as templates and transforms see them (`HookRequest.headers`): the
- * token-carrying ones left out, repeated ones joined. `serve` and `hookrelay test` both use it,
- * so a dry run renders what a real request would.
+ * A request's headers as mappings see them, split by the credential rule (credentials.ts,
+ * CONTRACT.md §8): `headers` (`HookRequest.headers`) is what templates, transforms and
+ * `match.when` see — no credential, a URL repeated in a header without its credential
+ * parameters, repeated headers joined; `withheld` (`HookRequest.withheld`) the credential
+ * headers themselves, which only `match.headers` reads, so that a mapping may still match on a
+ * sender's own secret (e.g. `X-Gitlab-Token`). `serve` and `hookrelay test` both use it, so a
+ * dry run renders what a real request would.
  */
-export function templateHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
+export function requestHeaders(h: Record<string, string | string[] | undefined>): { headers: Record<string, string>; withheld: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  const withheld: Record<string, string> = {};
   for (const k in h) {
     const v = h[k];
-    if (v === undefined || HIDDEN_HEADERS.has(k)) continue;
-    out[k] = Array.isArray(v) ? v.join(', ') : v;
+    if (v === undefined) continue;
+    const value = Array.isArray(v) ? v.join(', ') : v;
+    if (isCredentialName(k)) withheld[k] = value;
+    else headers[k] = shownHeaderValue(k, value);
   }
-  return out;
+  return { headers, withheld };
 }
 
-/**
- * The raw query string without any `token` parameter, however its name is escaped (`to%6Ben`:
- * names are decoded as URLSearchParams does). The gate applies it once the token has been
- * checked, so that no later layer sees the token, and `hookrelay test` to its `--query`.
- */
-export function withoutToken(rawQuery: string): string {
-  if (rawQuery === '') return rawQuery;
-  return rawQuery.split('&').filter((pair) => pair !== '' && !isTokenParam(pair)).join('&');
-}
-
-function isTokenParam(pair: string): boolean {
-  for (const [key] of new URLSearchParams(pair)) return key === 'token';
-  return false;
-}
-
-/** Query parameters as templates and transforms see them (`HookRequest.query`), from a token-free query: never a prototype key. */
-export function templateQuery(tokenFreeQuery: string): Record<string, string> {
+/** Query parameters as templates and transforms see them (`HookRequest.query`), from a query without credentials (credentials.ts withoutCredentialParams): never a prototype key. */
+export function templateQuery(cleanQuery: string): Record<string, string> {
   const out: Record<string, string> = {};
-  if (tokenFreeQuery === '') return out;
-  for (const [k, v] of new URLSearchParams(tokenFreeQuery)) {
+  if (cleanQuery === '') return out;
+  for (const [k, v] of new URLSearchParams(cleanQuery)) {
     if (isPrototypeKey(k)) continue;
     out[k] = v;
   }
@@ -102,9 +91,9 @@ const UNRESERVED_PATH = /^[A-Za-z0-9\-_.!~*'()/]*$/;
 
 /**
  * The request's `url` as templates and transforms see it (`HookRequest.url`): the path it was
- * routed on, percent-encoded, and its token-free query.
+ * routed on, percent-encoded, and its query without credentials.
  */
-export function templateUrl(path: string, tokenFreeQuery: string): string {
+export function templateUrl(path: string, cleanQuery: string): string {
   const encoded = UNRESERVED_PATH.test(path) ? path : path.split('/').map(encodeURIComponent).join('/');
-  return tokenFreeQuery === '' ? encoded : `${encoded}?${tokenFreeQuery}`;
+  return cleanQuery === '' ? encoded : `${encoded}?${cleanQuery}`;
 }

@@ -90,7 +90,7 @@ export interface Matched {
 }
 
 /** What matching needs of a request. */
-export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'query' | 'method'>;
+export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'withheld' | 'query' | 'method'>;
 
 /**
  * The outcome of matching: the mapping, if any, and the `match.when` expressions that threw on
@@ -255,7 +255,7 @@ function scan(candidates: readonly CompiledMapping[], from: number, req: MatchRe
   const method = req.method ?? 'POST';
   for (let i = from; i < candidates.length; i++) {
     const m = candidates[i]!;
-    if (m.method !== method || (m.match.source !== undefined && sourceOf(req.payload) !== m.match.source) || !headersHold(m.headers, req.headers)) continue;
+    if (m.method !== method || (m.match.source !== undefined && sourceOf(req.payload) !== m.match.source) || !headersHold(m.headers, req)) continue;
     if (m.when === undefined) return { mapping: m, failures };
     return whenHolds(m.id, m.when, req).then((holds) => {
       if (holds === true) return { mapping: m, failures };
@@ -274,9 +274,12 @@ function outcomeOf({ mapping, failures }: Found): MatchOutcome {
   return outcome;
 }
 
-/** Every required header is present with exactly the given value (names are lower-case on both sides). */
-function headersHold(required: CompiledMapping['headers'], headers: Record<string, string>): boolean {
-  for (const [name, value] of required) if (!Object.hasOwn(headers, name) || headers[name] !== value) return false;
+/** Every required header is present with exactly the given value (names are lower-case on both sides), a credential header (`withheld`) too. */
+function headersHold(required: CompiledMapping['headers'], { headers, withheld }: MatchRequest): boolean {
+  for (const [name, value] of required) {
+    const given = Object.hasOwn(headers, name) ? headers[name] : withheld !== undefined && Object.hasOwn(withheld, name) ? withheld[name] : undefined;
+    if (given !== value) return false;
+  }
   return true;
 }
 

@@ -27,10 +27,12 @@ export interface HookRequest {
   /** The request method (`match.method`); absent: POST. A GET's payload is its query. */
   method?: 'GET' | 'POST';
   payload: Record<string, unknown>;
-  /** Lower-case header names. */
+  /** Lower-case header names; no credential (engine/context.ts requestHeaders). */
   headers: Record<string, string>;
+  /** The credential headers left out of `headers`: only `match.headers` reads them, never a template, transform or `match.when`. */
+  withheld?: Record<string, string>;
   query: Record<string, string>;
-  /** The path the request was routed on and its query, without the token, e.g. `/hooks/github?x=1`. */
+  /** The path the request was routed on and its query, without credentials, e.g. `/hooks/github?x=1`. */
   url: string;
   /** Injected clock: ISO text of `now` in templates and transforms. */
   now: Date;

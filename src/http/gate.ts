@@ -7,7 +7,7 @@ import { answer, jsonHeaders, refuse } from './answer.js';
 import type { Exchange } from './exchange.js';
 import { kindLabel } from './route-label.js';
 import { printable } from '../printable.js';
-import { withoutToken } from '../engine/context.js';
+import { withoutCredentialParams } from '../credentials.js';
 import type { BodyLimits } from './body-limits.js';
 import type { Handshakes } from './handshake.js';
 import type { MappedMethods } from '../engine/engine.js';
@@ -154,8 +154,8 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
         return;
       }
     }
-    // The token has done its work: no later layer (handlers, templates, transforms, logs) sees it.
-    decided.query = withoutToken(decided.query);
+    // The token has done its work: no later layer (handlers, templates, transforms, logs) sees it, nor another credential parameter.
+    decided.query = withoutCredentialParams(decided.query);
     if (expectsContinue) ex.res.writeContinue();
     next(ex);
   };

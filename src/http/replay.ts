@@ -1,14 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
-import { withoutCredentials } from '../credentials.js';
-import { withoutToken } from '../engine/context.js';
+import { withoutCredentialParams, withoutCredentials } from '../credentials.js';
 import type { RequestRecord } from '../store/records.js';
 import { LOGGED_PATH_MAX, type RequestLogger } from './request-log.js';
 import type { Route, RouteKind } from './routes-table.js';
 import { routeKind } from '../request-target.js';
 
-/** The header that marks a console replay; one of the SECRET_HEADERS, so no template, transform or log sees it. */
+/** The header that marks a console replay; one of the SECRET_HEADERS, a credential (credentials.ts), so no template, transform or log sees it. */
 export const REPLAY_HEADER = 'x-hookrelay-replay';
 /** How long a replay waits for its own row in the request log. */
 const ROW_WAIT_MS = 5_000;
@@ -140,7 +139,7 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
       // Each segment escaped whole: the gate's one parse (routes-table.ts) decodes it back to
       // exactly the logged path — `encodeURI` left `?` and `#` as they were, which moved the
       // rest of the path into a query or a fragment.
-      const query = withoutToken(row.query ?? '');
+      const query = withoutCredentialParams(row.query ?? '');
       const target = row.path.split('/').map(encodeURIComponent).join('/') + (query === '' ? '' : `?${query}`);
       sending.set(requestId, { seq: row.seq, path: row.path });
       try {

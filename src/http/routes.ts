@@ -2,7 +2,7 @@ import { HookError } from '../errors.js';
 import type { HookRequest } from '../engine/mapping-step.js';
 import type { Engine, WhenFailure } from '../engine/engine.js';
 import type { Accepted } from '../action.js';
-import { templateHeaders, templateQuery, templateUrl } from '../engine/context.js';
+import { requestHeaders, templateQuery, templateUrl } from '../engine/context.js';
 import type { Store } from '../store/store.js';
 import type { Metrics } from '../metrics.js';
 import { act, actItems, keyOf, okAnswer, replayed, statusOf, withOwn, type AcceptDeps, type OwnAnswer } from './accept.js';
@@ -88,7 +88,7 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
     method,
     // A GET's payload is its query, the token removed (CONTRACT.md §12).
     payload: method === 'GET' ? { ...query } : ex.payload!,
-    headers: templateHeaders(ex.req.headers),
+    ...requestHeaders(ex.req.headers),
     query,
     url: templateUrl(route.path, route.query),
     now,
