@@ -33,13 +33,16 @@ export function jsonHeaders(byteLength: number): Record<string, string> {
  * refusals pass the body limit, since a small announced body costs little to drain and spares
  * a token guesser's client (and the benchmark's) a new connection. Before that close, up to
  * {@link LINGER_BYTES} or {@link LINGER_MS} more of the body is read and dropped
- * ({@link endAfterBody}) — except after a 408, whose body is what did not come.
+ * ({@link endAfterBody}) — except after a 408, whose body is what did not come, and after a
+ * refusal of an `Expect: 100-continue` request never told to continue, whose client sends no
+ * body on a final answer (RFC 9110 §10.1.1).
  */
 export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
   ex.answered = true;
   const close = bodyMayFollow(ex.req, drainable);
   writeHead(ex, status, headers, close);
-  if (close && status !== 408) endAfterBody(ex, body);
+  const bodyComing = status !== 408 && (ex.continued || ex.req.headers.expect === undefined);
+  if (close && bodyComing) endAfterBody(ex, body);
   else ex.res.end(body);
 }
 

@@ -59,6 +59,8 @@ export interface Exchange {
   committed: boolean;
   /** answer() wrote its answer (or a stream began). */
   answered: boolean;
+  /** The client was told `100 Continue`: a body announced with `Expect: 100-continue` is coming. */
+  continued: boolean;
 }
 
 /** The one symbol: the request's record, on Node's request object. */
@@ -90,6 +92,7 @@ export function openExchange(req: IncomingMessage, res: ServerResponse): Exchang
     replayed: false,
     committed: false,
     answered: false,
+    continued: false,
   };
   (req as Carrying)[EXCHANGE] = ex;
   return ex;

@@ -156,7 +156,10 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     }
     // The token has done its work: no later layer (handlers, templates, transforms, logs) sees it, nor another credential parameter.
     decided.query = withoutCredentialParams(decided.query);
-    if (expectsContinue) ex.res.writeContinue();
+    if (expectsContinue) {
+      ex.continued = true;
+      ex.res.writeContinue();
+    }
     next(ex);
   };
 }

@@ -143,6 +143,26 @@ describe('http: one routing decision for every spelling of a path', () => {
       }
     });
 
+    it('a refused request never told to continue is closed at once: its client sends no body to wait for', async () => {
+      // A final answer instead of 100 tells the client not to send the body (RFC 9110 §10.1.1),
+      // so the read-on after an early answer (CONTRACT.md §8, up to 5 s) has nothing to read.
+      const closedAfter = await new Promise<number>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.write(`POST /hooks/wake HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n`);
+        });
+        let answeredAt = 0;
+        let got = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (d: string) => {
+          got += d;
+          if (!answeredAt && parseAnswer(got)) answeredAt = Date.now();
+        });
+        socket.on('error', reject);
+        socket.on('close', () => (answeredAt ? resolve(Date.now() - answeredAt) : reject(new Error(`closed before an answer: ${got}`))));
+      });
+      expect(closedAfter).to.be.below(2_000);
+    });
+
     it('a request the gate lets through gets 100 Continue, then its answer', async () => {
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = net.connect(port, '127.0.0.1', () => {
