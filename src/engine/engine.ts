@@ -4,6 +4,7 @@ import type { Action, AgentAction, WakeAction } from '../action.js';
 import type { HookRequest, MapResult } from './mapping-step.js';
 import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
+import { stepBudget, type StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';
 import { DEFAULT_POOL_SIZE, startTransformPool } from './transform-pool.js';
 import { createValidator } from './validate.js';
@@ -135,6 +136,7 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSe
 export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
+  const { maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata };
   const { parts, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false);
   if (problems.length > 0) {
     await transforms.close();
@@ -153,7 +155,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const callbackOf = callbackField(config);
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
 
-  async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string): Promise<MapResult> {
+  async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string, budget: StepBudget): Promise<MapResult> {
     const payload = req.payload;
     const list = payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key) ? payload[key] : undefined;
     // Missing (or null) and empty mean "nothing to do"; any other value is a sender's mistake
@@ -163,7 +165,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     if (list.length === 0) return { type: 'skipped', mappingId: mapping.id };
     const count = Math.min(list.length, maxFanOut);
     const pending: Promise<Action | null>[] = new Array(count);
-    for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i);
+    for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i, budget);
     const actions = (await Promise.all(pending)).filter((a): a is Action => a !== null);
     if (actions.length === 0) return { type: 'skipped', mappingId: mapping.id };
     const result: MapResult = { type: 'actions', mappingId: mapping.id, actions };
@@ -179,8 +181,10 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
       mapping.checkPayload?.(req.payload);
       const now = (req.now ?? clock()).toISOString();
       if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
-      if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);
-      const action = await mapping.act(req, now, undefined, -1);
+      // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
+      const budget = stepBudget(maxSteps);
+      if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach, budget);
+      const action = await mapping.act(req, now, undefined, -1, budget);
       if (action === null) return { type: 'skipped', mappingId: mapping.id };
       return { type: 'actions', mappingId: mapping.id, actions: [action] };
     },

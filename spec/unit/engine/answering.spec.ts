@@ -97,6 +97,11 @@ describe('engine: answering senders', () => {
       expect(outcome.failures![0]!.code).to.equal('T2009');
       expect((await engine.match(request('p', { n: 1 }, { headers: { 'x-kind': 'a' }, query: { q: '1' } }))).matched?.mappingId).to.equal('header');
     });
+
+    it('a when that would run long is cut by the step budget, with its code', async () => {
+      const outcome = await engine.match(request('p', { n: 'ten' }));
+      expect(outcome.failures![1]).to.include({ mappingId: 'slow', code: 'too_many_steps' });
+    });
   });
 
   describe('the dry run shows the status and the mapping\'s own answer', () => {
