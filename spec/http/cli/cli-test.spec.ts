@@ -30,6 +30,7 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
         { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{index}}' },
         { id: 'bad', match: { path: 'bad' }, action: 'agent', messageTemplate: 'x', transform: { module: 'throws.mjs' } },
         { id: 'verify', match: { path: 'feed', method: 'GET' }, action: 'respond', respond: { contentType: 'text/plain', body: '{{challenge}}' } },
+        { id: 'number', match: { path: 'number' }, action: 'wake', engine: 'jsonata', textTemplate: '"n=" & $number(n)' },
       ],
       presets: ['email'],
     },
@@ -92,6 +93,14 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
     expect(r.stderr).to.include('RangeError: limit 3 passed in helper');
     expect(r.stderr).to.match(/at .*throws\.mjs/);
     expect(r.stderr).to.include('transform_failed: mapping "bad": transform failed');
+  });
+
+  it('a failing JSONata template: its cause as code and message, never [object Object]', async () => {
+    const r = await run(['test', 'number', '--payload', write('n.json', '{"n": "not a number"}'), '--config', file]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.not.include('[object Object]');
+    expect(r.stderr).to.match(/^cause: D3030: Unable to cast value to a number/m);
+    expect(r.stderr).to.include('transform_failed: mapping "number": textTemplate failed');
   });
 
   // CONTRACT.md §7: "a 200-message batch is taken whole, every time, under load". Four dry runs
