@@ -38,7 +38,7 @@ export interface DryRunOptions {
    * that an unsigned request for a verifying mapping is refused (`hookrelay test --fixtures`).
    * Without it, as `hookrelay test NAME` and the playground run, no signature is asked for.
    */
-  signatures?: Pick<Signatures, 'check' | 'admit'>;
+  signatures?: Pick<Signatures, 'check' | 'refusal'>;
 }
 
 /**
@@ -46,7 +46,7 @@ export interface DryRunOptions {
  * mappings. A dry run is a request that came with the hooks token, so the failure budget of
  * `auth: signature` (the only use of `auth`) is never asked.
  */
-export function dryRunSignatures(mappings: readonly MappingConfig[]): Pick<Signatures, 'check' | 'admit'> {
+export function dryRunSignatures(mappings: readonly MappingConfig[]): Pick<Signatures, 'check' | 'refusal'> {
   return createSignatures(mappings, { auth: {} as Auth, clientAddress: () => 'dry-run' });
 }
 
@@ -119,14 +119,16 @@ export async function dryRun(
   let result;
   let warnings: string[] | undefined;
   try {
-    const { matched, failures } = await engine.match(request);
+    // Matched among the mappings it is admitted to (its signature), as http/routes.ts does.
+    const signedBy = signed?.signedBy;
+    const refusal = (id: string) => opts.signatures!.refusal(signed!, signedBy!, id);
+    const { matched, failures, refused: notAdmitted } = await engine.match(request, signedBy && ((id) => refusal(id) === undefined));
     warnings = failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${f.code}: ${f.message}); counted as not matching`);
+    if (notAdmitted !== undefined) refused('signature', () => { throw refusal(notAdmitted); });
     if (!matched) {
       const also = warnings ? ` (${warnings.join('; ')})` : '';
       throw new DryRunProblem('no_mapping', `no mapping matches ${method} ${hooksPath}/${route.name} with this payload${also}`);
     }
-    // Admitted on its match before anything is rendered, as http/routes.ts does.
-    if (signed?.signedBy) refused('signature', () => opts.signatures!.admit(signed, signed.signedBy!, matched.mappingId));
     result = await engine.map(request, matched);
   } catch (e) {
     problemOf('map', e);

@@ -70,7 +70,7 @@ async function run(spec: Case): Promise<MapResult | Record<string, unknown>> {
   const config = spec.config?.hooks?.presets
     ? configFromObject({ hooks: { token: 't', ...spec.config.hooks }, agent: spec.config.agent }, '/srv/hookrelay/hookrelay.yaml', {}).config
     : makeConfig(spec.config);
-  const engine = await createEngine(config, { uuid: () => 'uuid-1', now: () => NOW, jsonata: { timeoutMs: 100 } });
+  const engine = await createEngine(config, { uuid: () => 'uuid-1', now: () => NOW, jsonata: { maxSteps: 20_000 } });
   const r = spec.request;
   try {
     if (r.direct === 'wake') return { type: 'actions', actions: [engine.wake(r.body)] };

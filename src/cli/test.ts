@@ -62,9 +62,12 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
     // The author's own tool: the cause of a failing template or transform, stack and
-    // all, is what they need (the listener only logs it, at debug level).
+    // all, is what they need (the listener only logs it, at debug level). JSONata throws
+    // plain objects with a code and a message.
     for (let cause = e.cause; cause !== undefined; cause = (cause as Error)?.cause) {
-      process.stderr.write(`cause: ${cause instanceof Error ? cause.stack ?? String(cause) : String(cause)}\n`);
+      const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
+      const coded = typeof code === 'string' ? `${code}: ` : '';
+      process.stderr.write(`cause: ${cause instanceof Error ? `${coded}${cause.stack ?? cause.message}` : typeof message === 'string' ? `${coded}${message}` : String(cause)}\n`);
     }
     fail(e.stage === 'payload' ? `--payload ${opts.payload}: ${e.message}` : e.message);
   } finally {

@@ -7,6 +7,7 @@ import type { HookRequest } from './mapping-step.js';
 import { itemContext, requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
+import type { StepBudget } from './jsonata-budget.js';
 import { OVERRIDE_KEYS } from '../transform-types.js';
 import { callTransform, stepFailed, type TransformOverride } from './transform-call.js';
 import type { LoadedTransform, TransformFn } from './transform-module.js';
@@ -36,9 +37,10 @@ export interface CompiledMapping {
   checkPayload?: PayloadCheck;
   /**
    * One validated action for the request (`index` -1) or for item `index` of the forEach
-   * array, or null when the transform skipped it. Errors under forEach name the item.
+   * array, or null when the transform skipped it. Errors under forEach name the item. Its
+   * JSONata spends `budget`, the request's steps (every item's together).
    */
-  act(req: HookRequest, now: string, item: unknown, index: number): Promise<Action | null>;
+  act(req: HookRequest, now: string, item: unknown, index: number, budget: StepBudget): Promise<Action | null>;
 }
 
 /** What compiling a mapping needs from the engine. */
@@ -169,11 +171,11 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     }
   }
 
-  async function renderAsync(fields: Field[], context: Body, body: Body): Promise<void> {
+  async function renderAsync(fields: Field[], context: Body, body: Body, budget: StepBudget): Promise<void> {
     for (const field of fields) {
       try {
         // A JSONata field answers at once when it could (jsonata-fast.ts): no turn of the loop for it.
-        const text = field.render(context);
+        const text = field.render(context, budget);
         body[field.key] = typeof text === 'string' ? text : await text;
       } catch (err) {
         throw stepFailed(id, field.label, err);
@@ -181,7 +183,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     }
   }
 
-  async function produce(req: HookRequest, now: string, item: unknown, index: number): Promise<Action | null> {
+  async function produce(req: HookRequest, now: string, item: unknown, index: number, budget: StepBudget): Promise<Action | null> {
     // A respond mapping answers through `respond` and is never asked for an action (engine.ts).
     let kind = defaultKind as 'wake' | 'agent';
     let override: TransformOverride | null | undefined;
@@ -200,7 +202,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     let context: Body | undefined;
     if (fields.length > 0) {
       context = index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
-      if (isAsync) await renderAsync(fields, context, body);
+      if (isAsync) await renderAsync(fields, context, body, budget);
       else renderSync(fields, context, body);
     }
     if (override) applyOverride(body, override);
@@ -210,7 +212,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     if (keyField) {
       context ??= index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
       const rendered = { idempotencyKey: '' };
-      if (isAsync) await renderAsync([keyField], context, rendered);
+      if (isAsync) await renderAsync([keyField], context, rendered, budget);
       else renderSync([keyField], context, rendered);
       const key = checkIdempotencyKey(String(rendered.idempotencyKey).trim(), 'idempotencyKey');
       // Under forEach the item is what the key guards: a retried batch with more items is the
@@ -231,10 +233,10 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     forEach: mapping.forEach,
     keyed: keyField !== undefined,
     checkPayload,
-    async act(req, now, item, index) {
-      if (index < 0) return produce(req, now, item, index);
+    async act(req, now, item, index, budget) {
+      if (index < 0) return produce(req, now, item, index, budget);
       try {
-        return await produce(req, now, item, index);
+        return await produce(req, now, item, index, budget);
       } catch (err) {
         throw atItem(err, index);
       }

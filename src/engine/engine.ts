@@ -4,6 +4,7 @@ import type { Action, AgentAction, WakeAction } from '../action.js';
 import type { HookRequest, MapResult } from './mapping-step.js';
 import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
+import { stepBudget, type StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';
 import { DEFAULT_POOL_SIZE, startTransformPool } from './transform-pool.js';
 import { createValidator } from './validate.js';
@@ -43,8 +44,10 @@ export interface Engine {
    * The mapping a request reaches (no rendering): its id, and whether it renders its own
    * idempotency key. Lets the listener check and look a header key up on the match before
    * mapping it (`map(req, matched)`). Synchronous unless a `match.when` had to be evaluated.
+   * `admitted` says whether the request may reach a mapping (its token's routes, its
+   * signature): a `match.when` is evaluated only for a mapping it admits (CONTRACT.md §12).
    */
-  match(req: MatchRequest): MatchOutcome | Promise<MatchOutcome>;
+  match(req: MatchRequest, admitted?: (mappingId: string) => boolean): MatchOutcome | Promise<MatchOutcome>;
   /**
    * The renderer of a mapping's `response` (CONTRACT.md §12), or undefined when it has none:
    * the answer of a request accepted as `accepted` (each action's entry of the usual answer),
@@ -95,10 +98,14 @@ export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'w
 /**
  * The outcome of matching: the mapping, if any, and the `match.when` expressions that threw on
  * the way (each counted as not matching; the listener logs them, the dry run shows them).
+ * `refused`, when nothing matched: a mapping the request was not admitted to — the one it
+ * matched but for that, else the first skipped (the listener answers with its refusal, 403
+ * or 401, rather than 404).
  */
 export interface MatchOutcome {
   matched?: Matched;
   failures?: WhenFailure[];
+  refused?: string;
 }
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
@@ -135,6 +142,7 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSe
 export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
+  const { maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata };
   const { parts, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false);
   if (problems.length > 0) {
     await transforms.close();
@@ -153,7 +161,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const callbackOf = callbackField(config);
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
 
-  async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string): Promise<MapResult> {
+  async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string, budget: StepBudget): Promise<MapResult> {
     const payload = req.payload;
     const list = payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key) ? payload[key] : undefined;
     // Missing (or null) and empty mean "nothing to do"; any other value is a sender's mistake
@@ -163,7 +171,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     if (list.length === 0) return { type: 'skipped', mappingId: mapping.id };
     const count = Math.min(list.length, maxFanOut);
     const pending: Promise<Action | null>[] = new Array(count);
-    for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i);
+    for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i, budget);
     const actions = (await Promise.all(pending)).filter((a): a is Action => a !== null);
     if (actions.length === 0) return { type: 'skipped', mappingId: mapping.id };
     const result: MapResult = { type: 'actions', mappingId: mapping.id, actions };
@@ -179,13 +187,15 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
       mapping.checkPayload?.(req.payload);
       const now = (req.now ?? clock()).toISOString();
       if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
-      if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach);
-      const action = await mapping.act(req, now, undefined, -1);
+      // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
+      const budget = stepBudget(maxSteps);
+      if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach, budget);
+      const action = await mapping.act(req, now, undefined, -1, budget);
       if (action === null) return { type: 'skipped', mappingId: mapping.id };
       return { type: 'actions', mappingId: mapping.id, actions: [action] };
     },
-    match(req) {
-      const found = match(req);
+    match(req, admitted) {
+      const found = match(req, admitted);
       return found instanceof Promise ? found.then(outcomeOf) : outcomeOf(found);
     },
     response(mappingId) {
@@ -227,8 +237,14 @@ export async function compileProblems(draft: Record<string, any>, loaderProblems
  * `match.when` (if given) is truthy — a `when` that throws counts as not matching, and is
  * reported in `failures`. Candidates per name are listed at load, so a request scans only the
  * mappings that can match its name.
+ *
+ * Admission comes before `when` (CONTRACT.md §12): a candidate the request is not admitted to
+ * (`admitted`) is, without a `when`, the match it would have had — the scan stops there and
+ * reports it `refused`; with one, its `when` is never evaluated and the scan goes on, so that a
+ * request cannot make the `when` of a mapping it does not reach run. Each `when` has a step
+ * budget of its own (jsonata-budget.ts): their number is the config's, not the payload's.
  */
-function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest) => Found | Promise<Found> {
+function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Found | Promise<Found> {
   const anyName = mappings.filter((m) => m.match.path === undefined);
   const byName = new Map<string, CompiledMapping[]>();
   for (const m of mappings) {
@@ -237,39 +253,63 @@ function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest) => Foun
       byName.set(path, mappings.filter((c) => c.match.path === undefined || c.match.path === path));
     }
   }
-  return (req) => scan(byName.get(req.name) ?? anyName, 0, req, undefined);
+  return (req, admitted) => scan({ candidates: byName.get(req.name) ?? anyName, req, admitted }, 0, {});
 }
 
-/** A match: the mapping, if any, and the `match.when` expressions that threw on the way. */
+/** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report (see createMatcher). */
 interface Found {
   mapping?: CompiledMapping;
   failures?: WhenFailure[];
+  refused?: CompiledMapping;
+}
+
+/** One request's scan: its candidates, the request and its admission. */
+interface Scan {
+  candidates: readonly CompiledMapping[];
+  req: MatchRequest;
+  admitted: ((mappingId: string) => boolean) | undefined;
 }
 
 /**
- * The first of `candidates` from `from` on that matches. Synchronous until a candidate has a
+ * The first of the candidates from `from` on that matches. Synchronous until a candidate has a
  * `match.when` (JSONata evaluates asynchronously): most requests meet none, and a mapped
  * request then pays no promise for its match.
  */
-function scan(candidates: readonly CompiledMapping[], from: number, req: MatchRequest, failures: WhenFailure[] | undefined): Found | Promise<Found> {
+function scan(s: Scan, from: number, found: Found): Found | Promise<Found> {
+  const { candidates, req, admitted } = s;
   const method = req.method ?? 'POST';
   for (let i = from; i < candidates.length; i++) {
     const m = candidates[i]!;
     if (m.method !== method || (m.match.source !== undefined && sourceOf(req.payload) !== m.match.source) || !headersHold(m.headers, req)) continue;
-    if (m.when === undefined) return { mapping: m, failures };
+    if (admitted !== undefined && !admitted(m.id)) {
+      if (m.when === undefined) {
+        found.refused = m;
+        return found;
+      }
+      found.refused ??= m;
+      continue;
+    }
+    if (m.when === undefined) {
+      found.mapping = m;
+      return found;
+    }
     return whenHolds(m.id, m.when, req).then((holds) => {
-      if (holds === true) return { mapping: m, failures };
-      if (holds !== false) (failures ??= []).push(holds);
-      return scan(candidates, i + 1, req, failures);
+      if (holds === true) {
+        found.mapping = m;
+        return found;
+      }
+      if (holds !== false) (found.failures ??= []).push(holds);
+      return scan(s, i + 1, found);
     });
   }
-  return { failures };
+  return found;
 }
 
 /** What the listener learns of a match. */
-function outcomeOf({ mapping, failures }: Found): MatchOutcome {
+function outcomeOf({ mapping, failures, refused }: Found): MatchOutcome {
   const outcome: MatchOutcome = {};
   if (mapping) outcome.matched = { mappingId: mapping.id, keyed: mapping.keyed, respond: mapping.respond !== undefined };
+  else if (refused) outcome.refused = refused.id;
   if (failures) outcome.failures = failures;
   return outcome;
 }

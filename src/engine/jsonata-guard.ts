@@ -3,8 +3,8 @@ import { linearRegExp } from './linear-regexp.js';
 import { isPrototypeKey } from './prototype-keys.js';
 
 /**
- * What JSONata's own guardrails (the `timeout` and `stack` options of jsonata 2.2, checked by
- * jsonata.js `evaluate()` on entering each step) do not cover: work done inside one step. A
+ * What the step budget (jsonata-budget.ts) and JSONata's own `stack` guardrail (jsonata 2.2,
+ * checked by jsonata.js `evaluate()` on entering each step) do not cover: work done inside one step. A
  * built-in can build a string of any size or run a regex for seconds in a single step, and a
  * payload chooses the sizes. Here regexes run on a linear-time engine, the built-ins that can
  * amplify are sized before they build or replaced by linear ones, every step's string is
@@ -286,9 +286,9 @@ function valueIds(): (value: unknown) => number {
  * JSONata's `$sort` (same results: stable; without a comparator only all-number or all-string
  * arrays, ascending; with one, `comparator(a, b)` true puts b first), in O(n log n) time and
  * O(n) memory. JSONata's own merges by recursing on `array.slice(1)`: O(n²) memory, and with the
- * default comparator it never returns to the evaluator, so its time guard never runs — 40 k
+ * default comparator it never returns to the evaluator, so its guards never run — 40 k
  * numbers took 18 s and 3.4 GB. A comparator given by the template is a JSONata function, so
- * each call of it is checked against the time limit.
+ * each call of it spends the step budget.
  */
 async function sort(arr: unknown[] | undefined, comparator?: (a: unknown, b: unknown) => unknown): Promise<unknown[] | undefined> {
   if (arr === undefined) return undefined;

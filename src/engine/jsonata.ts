@@ -1,18 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
 import { compileFast, literalOf, SLOW } from './jsonata-fast.js';
+import { BUDGET_BINDING, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
-/** A compiled JSONata template field: context in, text out (rejects on a guard trip or an evaluation error). */
-export type EvaluateText = (context: Record<string, unknown>) => string | Promise<string>;
+/**
+ * A compiled JSONata template field: context in, text out (rejects on a guard trip or an
+ * evaluation error). `budget`: the request's steps, shared by all its evaluations; without it
+ * the evaluation has `maxSteps` of its own.
+ */
+export type EvaluateText = (context: Record<string, unknown>, budget?: StepBudget) => string | Promise<string>;
 
-/** Guardrails for one evaluation (STYLE.md principle 8; JSONata's own `timeout`/`stack`/`sequence` options). */
+/** Guardrails for one evaluation (STYLE.md principle 8; JSONata's own `stack`/`sequence` options). */
 export interface JsonataLimits {
-  /** Wall-clock budget of one evaluation. JSONata never yields to the event loop, so keep it short. */
-  timeoutMs: number;
+  /** Evaluation steps of all the JSONata one request evaluates (jsonata-budget.ts). */
+  maxSteps: number;
   /** Maximum nesting of JSONata's evaluator: stops non-tail recursion long before the JS stack. */
   maxDepth: number;
   /** Longest string (as String.length counts) any step may build, and the longest rendered text. */
@@ -25,20 +30,21 @@ export interface JsonataLimits {
 
 /** Defaults until the config schema grows `hooks.jsonata` settings. */
 export const DEFAULT_JSONATA_LIMITS: Readonly<JsonataLimits> = Object.freeze({
-  timeoutMs: 250,
+  maxSteps: 100_000,
   maxDepth: 500,
   maxStringLength: 1_048_576,
   maxBuiltLength: 16_777_216,
   maxSequenceLength: 1_000_000,
 });
 
-// JSONata calls the function bound to this symbol after every evaluation step, with the result.
+// JSONata calls the function bound to this symbol after every evaluation step, with the
+// result, and awaits what it returns.
 const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
 
 /**
  * Compiles a JSONata expression once (at load); throws an Error saying what to change on a
  * syntax error, on `$eval`, or on a regex that cannot run in linear time. Evaluations are
- * bounded in time and depth (JSONata's guardrails) and, inside a step, by jsonata-guard.ts:
+ * bounded in steps (jsonata-budget.ts) and depth (JSONata's guardrail) and, inside a step, by jsonata-guard.ts:
  * linear-time regexes, `$pad`/`$join`/`$string` sized before they build, a linear
  * `$distinct`, no string past `maxStringLength` and no more than `maxBuiltLength` built in all. JSONata only reads own properties, so
  * `constructor` and `prototype` never reach the prototype chain; in addition every name step
@@ -47,7 +53,7 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
  */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
   const { maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const expression = guardedExpression(source, limits);
+  const { expression, evaluate } = guardedExpression(source, limits);
   const render = (value: unknown): string => {
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
     const text = toText(value);
@@ -63,11 +69,11 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
   }
   // The plain cases of a simple expression synchronously (jsonata-fast.ts), the rest on JSONata.
   const fast = compileFast(expression.ast(), { maxStringLength, maxBuiltLength, maxSequenceLength });
-  const slow = async (context: Record<string, unknown>) => render(await expression.evaluate(context));
+  const slow = async (context: Record<string, unknown>, budget?: StepBudget) => render(await evaluate(context, budget));
   if (fast === undefined) return slow;
-  return (context) => {
+  return (context, budget) => {
     const value = fast(context);
-    if (value === SLOW) return slow(context);
+    if (value === SLOW) return slow(context, budget);
     try {
       return render(value);
     } catch (err) {
@@ -80,18 +86,22 @@ export function compileJsonata(source: string, limits: Partial<JsonataLimits> = 
  * A JSONata expression compiled as {@link compileJsonata} does, under the same guards, that
  * gives its value rather than text (a mapping's `match.when`).
  */
-export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>) => Promise<unknown> {
-  const expression = guardedExpression(source, limits);
-  return (context) => expression.evaluate(context);
+export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown> {
+  return guardedExpression(source, limits).evaluate;
 }
 
-/** `source` parsed (a syntax error as one line with its position), inspected and given the guards and our functions. */
-function guardedExpression(source: string, limits: Partial<JsonataLimits>): jsonata.Expression {
-  const { timeoutMs, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
+/**
+ * `source` parsed (a syntax error as one line with its position), inspected and given the
+ * guards and our functions; `evaluate` spends `budget` (else a budget of its own).
+ */
+function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
+  expression: jsonata.Expression;
+  evaluate: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
+} {
+  const { maxSteps, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   let expression: jsonata.Expression;
   try {
     expression = jsonata(source, {
-      timeout: timeoutMs,
       stack: maxDepth,
       sequence: maxSequenceLength,
       RegexEngine: LinearRegExp as unknown as RegExpConstructor,
@@ -106,10 +116,14 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): json
   // e-mail preset's mail without threadId or id, CONTRACT.md §7).
   expression.registerFunction('uuid', () => randomUUID(), '<:s>');
   for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
-  expression.assign(STEP_EXIT as unknown as string, stepCheck(maxStringLength, maxBuiltLength));
+  const sizes = stepCheck(maxStringLength, maxBuiltLength);
+  expression.assign(STEP_EXIT as unknown as string, (expr: unknown, input: unknown, environment: Parameters<typeof sizes>[2] & Parameters<typeof spendStep>[0], result: unknown) => {
+    sizes(expr, input, environment, result);
+    return spendStep(environment, maxSteps);
+  });
   const [entry, hook] = sequenceGuard(maxSequenceLength);
   expression.assign(entry as unknown as string, hook);
-  return expression;
+  return { expression, evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }) };
 }
 
 /** JSONata's `$lookup` (same array semantics), refusing prototype keys. */

@@ -4,15 +4,16 @@ import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
 import type { HookRequest } from './mapping-step.js';
 import { requestContext } from './context.js';
 import { compileJsonataValue, type JsonataLimits } from './jsonata.js';
+import type { StepBudget } from './jsonata-budget.js';
 import { stepFailed } from './transform-call.js';
 
-/** A compiled template field: context in, text out. */
-export type Render = (context: Record<string, unknown>) => string | Promise<string>;
+/** A compiled template field: context in, text out; a JSONata one spends `budget`, the request's steps (jsonata-budget.ts). */
+export type Render = (context: Record<string, unknown>, budget?: StepBudget) => string | Promise<string>;
 
 /** A `match.when` that could not be evaluated: the mapping counts as not matching (README "Answering senders"). */
 export interface WhenFailure {
   mappingId: string;
-  /** JSONata's error code (e.g. `T2002`, `U1001` for its time limit), or `error`. */
+  /** JSONata's error code (e.g. `T2002`; `too_many_steps` for the step budget), or `error`. */
   code: string;
   /** JSONata's message: may quote payload values, so the listener logs only the code. */
   message: string;
@@ -20,7 +21,7 @@ export interface WhenFailure {
 
 /** The compiled `match.when`, `respond` and `response` of a mapping. */
 export interface AnswerParts {
-  when?: (context: Record<string, unknown>) => Promise<unknown>;
+  when?: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
   respondBody?: Render;
   responseBody?: Render;
 }
@@ -55,7 +56,7 @@ export function compileAnswerParts(
 
 /**
  * Whether a request satisfies `when`: true or false, or the failure of an evaluation that
- * threw (a type error on an unexpected payload, a guard's time limit).
+ * threw (a type error on an unexpected payload, a guard trip such as the step budget's).
  */
 export async function whenHolds(mappingId: string, when: NonNullable<AnswerParts['when']>, req: Pick<HookRequest, 'payload' | 'headers' | 'query'>): Promise<boolean | WhenFailure> {
   try {

@@ -24,7 +24,7 @@ export interface RouteDeps extends AcceptDeps {
   /** Mapping id → its `ratePerMinute`, for the mappings that set one; absent: none does (flow control, CONTRACT.md §14). */
   rates?: ReadonlyMap<string, number>;
   /** The mappings' signature checks (body.ts runs them on the raw body; `mapped` admits the match). */
-  signatures: Pick<Signatures, 'check' | 'admit'>;
+  signatures: Pick<Signatures, 'check' | 'refusal'>;
   now?: () => Date;
   /** Logs what a mapping dropped past hooks.maxFanOut. */
   onDropped?: (mappingId: string, dropped: number) => void;
@@ -72,7 +72,8 @@ async function agent(deps: RouteDeps, ex: Exchange): Promise<void> {
 
 /**
  * `POST {path}/NAME` (or `GET`, for a mapping that takes it): matched once (`engine.match`),
- * admitted on that match ({@link admit}), its header key looked up on it, then mapped
+ * among the mappings it is admitted to ({@link refusal}: a `match.when` runs only for those,
+ * CONTRACT.md §12), its header key looked up on the match, then mapped
  * (`engine.map(req, matched)`, which does not match again) and accepted — or, for an
  * `action: respond` mapping, answered as it says, with nothing acted on.
  */
@@ -96,11 +97,20 @@ async function mapped(deps: RouteDeps, ex: Exchange, now: Date): Promise<void> {
   // A header key is checked first, whatever matches; a console replay has none.
   const replay = ex.replayOf !== undefined;
   const header = replay ? undefined : headerKey(ex);
-  const match = deps.engine.match(req);
-  const { matched, failures } = match instanceof Promise ? await match : match;
+  // Only a scoped token or a signed request can be refused a mapping (refusal() admits any other).
+  const screened = ex.sender?.routes !== undefined || ex.signedBy || ex.bySignature;
+  const match = deps.engine.match(req, screened ? (id) => refusal(deps, ex, id) === undefined : undefined);
+  const { matched, failures, refused } = match instanceof Promise ? await match : match;
   if (failures) failures.forEach((f) => deps.onWhenFailed?.(f));
+  // From here on the request is labelled with its mapping, a refusal and a mapping's 400 or
+  // 500 included (logs and metrics). Where a mapping exists that the request is not admitted
+  // to and none it is admitted to matched, the answer is that refusal (403 or 401), not 404.
+  if (refused !== undefined) {
+    ex.label = mappingLabel(refused);
+    throw refusal(deps, ex, refused)!;
+  }
   if (!matched) throw noMapping(deps, route.name, method);
-  admit(deps, ex, matched.mappingId);
+  ex.label = mappingLabel(matched.mappingId);
   // A header key is looked up before mapping; a mapping that renders its own key
   // (idempotencyKey) uses that one instead, known only once rendered. A respond mapping acts
   // on nothing, so no key is looked up or kept: a repeat is answered the same way anew.
@@ -193,19 +203,19 @@ function noMapping(deps: RouteDeps, name: string, method = 'POST'): HookError {
 }
 
 /**
- * The checks on a hook's match, before anything is rendered or answered for it (a replay of
- * its key's first answer included): the request is labelled with its mapping from here on, a
- * mapping's 400 or 500 included (logs and metrics); a scoped hooks token must reach the
- * mapping (CONTRACT.md §4: a valid credential, so 403); a signed request's signature must have
- * been made for it (signatures.ts).
+ * Admission to a mapping, checked on each candidate before its `match.when` is evaluated and
+ * before anything is rendered or answered for it (a replay of its key's first answer
+ * included): a scoped hooks token must reach the mapping (CONTRACT.md §4: a valid credential,
+ * so 403); a signed request's signature must have been made for it (signatures.ts). Undefined
+ * when admitted; else the refusal.
  */
-function admit(deps: RouteDeps, ex: Exchange, mappingId: string): void {
-  ex.label = mappingLabel(mappingId);
+function refusal(deps: RouteDeps, ex: Exchange, mappingId: string): HookError | undefined {
   const reach = ex.sender?.routes;
   if (reach !== undefined && !reach.has(mappingId)) {
-    throw new HookError('forbidden', `this hooks token does not reach mapping "${mappingId}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
+    return new HookError('forbidden', `this hooks token does not reach mapping "${mappingId}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
   }
   // Let through by signature, a request must have been signed for its mapping: one without a
   // signature for its method (signatures.ts) is refused here too.
-  if (ex.signedBy || ex.bySignature) deps.signatures.admit(ex, ex.signedBy ?? NONE_SIGNED, mappingId);
+  if (ex.signedBy || ex.bySignature) return deps.signatures.refusal(ex, ex.signedBy ?? NONE_SIGNED, mappingId);
+  return undefined;
 }

@@ -23,11 +23,12 @@ export interface Signatures {
    */
   check(ex: Exchange, body: Buffer): SignedBy | undefined;
   /**
-   * After matching, before rendering: the matched mapping must be one whose signature
-   * verified when it has `verify`, and an `auth: signature` one when the request came
-   * without the token. Throws 401 `invalid_signature` otherwise.
+   * Admission to a mapping, before its `match.when` and anything is rendered: it must be one
+   * whose signature verified when it has `verify`, and an `auth: signature` one when the
+   * request came without the token. Undefined when admitted; else the refusal, 401
+   * `invalid_signature` (`unauthorized` without the token).
    */
-  admit(ex: Exchange, signedBy: SignedBy, mappingId: string): void;
+  refusal(ex: Exchange, signedBy: SignedBy, mappingId: string): HookError | undefined;
 }
 
 interface Entry {
@@ -103,14 +104,15 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `POST ${route.path} needs a valid signature: ${message}`);
     },
 
-    admit(ex, signedBy, mappingId) {
+    refusal(ex, signedBy, mappingId) {
       const e = byId.get(mappingId);
       if (ex.bySignature && !e?.standsIn) {
-        throw new HookError('unauthorized', `this payload matched mapping "${mappingId}", which does not take a signature in place of the token: send the hooks token`);
+        return new HookError('unauthorized', `this payload matched mapping "${mappingId}", which does not take a signature in place of the token: send the hooks token`);
       }
       if (e && !signedBy.has(mappingId)) {
-        throw new HookError('invalid_signature', `this payload matched mapping "${mappingId}", whose own verify does not pass: sign the request with its verify.secret`);
+        return new HookError('invalid_signature', `this payload matched mapping "${mappingId}", whose own verify does not pass: sign the request with its verify.secret`);
       }
+      return undefined;
     },
   };
 }

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { BIN, ROOT, call, tmpDir } from '../../support/gateway.js';
+import { emailBatch } from '../../support/email-batch.js';
 import { startInProcess, TOKEN } from '../../support/in-process.js';
 
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -29,7 +30,9 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
         { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{index}}' },
         { id: 'bad', match: { path: 'bad' }, action: 'agent', messageTemplate: 'x', transform: { module: 'throws.mjs' } },
         { id: 'verify', match: { path: 'feed', method: 'GET' }, action: 'respond', respond: { contentType: 'text/plain', body: '{{challenge}}' } },
+        { id: 'number', match: { path: 'number' }, action: 'wake', engine: 'jsonata', textTemplate: '"n=" & $number(n)' },
       ],
+      presets: ['email'],
     },
     providers: { telegram: { botToken: 'b' } },
   };
@@ -90,5 +93,26 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
     expect(r.stderr).to.include('RangeError: limit 3 passed in helper');
     expect(r.stderr).to.match(/at .*throws\.mjs/);
     expect(r.stderr).to.include('transform_failed: mapping "bad": transform failed');
+  });
+
+  it('a failing JSONata template: its cause as code and message, never [object Object]', async () => {
+    const r = await run(['test', 'number', '--payload', write('n.json', '{"n": "not a number"}'), '--config', file]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.not.include('[object Object]');
+    expect(r.stderr).to.match(/^cause: D3030: Unable to cast value to a number/m);
+    expect(r.stderr).to.include('transform_failed: mapping "number": textTemplate failed');
+  });
+
+  // CONTRACT.md §7: "a 200-message batch is taken whole, every time, under load". Four dry runs
+  // at once on this machine's cores are the load.
+  it('a 200-message e-mail batch is taken whole, every time: four dry runs at once', async () => {
+    const batch = write('batch.json', JSON.stringify(emailBatch(200, 'cli')));
+    const runs = await Promise.all([1, 2, 3, 4].map(() => run(['test', 'email', '--payload', batch, '--config', file])));
+    for (const r of runs) {
+      expect(r.code, r.stderr).to.equal(0);
+      const out = JSON.parse(r.stdout);
+      expect(out).to.include({ mapping: 'email', status: 202 });
+      expect(out.actions).to.have.length(200);
+    }
   });
 });

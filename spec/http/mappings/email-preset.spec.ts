@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { call } from '../../support/gateway.js';
+import { emailBatch } from '../../support/email-batch.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 
 /** The seed's own e-mail example (CONTRACT.md §7), exactly as the seed writes it. */
@@ -52,5 +53,19 @@ describe('the e-mail preset takes what senders send (CONTRACT.md §7, issue 32)'
     expect(res.status).to.equal(400);
     expect(res.data.error.code).to.equal('invalid_payload');
     expect(res.data.error.message).to.equal("payload/messages/0/from: must have required property 'from'");
+  });
+
+  // Each item's JSONata is judged by its own steps: the mails of one batch, and the batches
+  // sent at once, are evaluated side by side and must not count each other's time (§7, §8).
+  it('a 200-message batch is taken whole, every time: three in a row, then three at once', async () => {
+    const whole = (res: Awaited<ReturnType<typeof post>>, tag: string) => {
+      expect(res.status, `${tag}: ${res.text.slice(0, 300)}`).to.equal(202);
+      expect(res.data.actions, tag).to.have.length(200);
+      expect(res.data.actions[199].sessionKey, tag).to.equal(`hook:email:${tag}-thread-19@mail.example`);
+    };
+    for (const tag of ['row1', 'row2', 'row3']) whole(await post(gw, 'email', emailBatch(200, tag)), tag);
+    const tags = ['at-once1', 'at-once2', 'at-once3'];
+    const answers = await Promise.all(tags.map((tag) => post(gw, 'email', emailBatch(200, tag))));
+    answers.forEach((res, i) => whole(res, tags[i]!));
   });
 });

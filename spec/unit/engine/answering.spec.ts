@@ -97,6 +97,22 @@ describe('engine: answering senders', () => {
       expect(outcome.failures![0]!.code).to.equal('T2009');
       expect((await engine.match(request('p', { n: 1 }, { headers: { 'x-kind': 'a' }, query: { q: '1' } }))).matched?.mappingId).to.equal('header');
     });
+
+    it('a when that would run long is cut by the step budget, with its code', async () => {
+      const outcome = await engine.match(request('p', { n: 'ten' }));
+      expect(outcome.failures![1]).to.include({ mappingId: 'slow', code: 'too_many_steps' });
+    });
+
+    it('admission first (CONTRACT.md §12): a when runs only for a mapping the request is admitted to', async () => {
+      // Admitted only to `rest`: no when is evaluated (none fails on "ten"), and `rest` matches.
+      const onlyRest = await engine.match(request('p', { n: 'ten' }), (id) => id === 'rest');
+      expect(onlyRest).to.deep.equal({ matched: { mappingId: 'rest', keyed: false, respond: true } });
+      // Admitted to none: the when-less `rest` it would match is reported, nothing evaluated.
+      expect(await engine.match(request('p', { n: 11 }), () => false)).to.deep.equal({ refused: 'rest' });
+      // Admitted to `big` only: its when is false, the others are skipped unevaluated, `rest` refused.
+      expect(await engine.match(request('p', { n: 1 }), (id) => id === 'big')).to.deep.equal({ refused: 'rest' });
+      expect((await engine.match(request('p', { n: 11 }), (id) => id === 'big')).matched?.mappingId).to.equal('big');
+    });
   });
 
   describe('the dry run shows the status and the mapping\'s own answer', () => {

@@ -14,7 +14,7 @@ export function request(name: string, payload: Record<string, unknown>, extra: P
 }
 
 export function engineWith(mappings: MappingInput[], input: ConfigInput = {}): Promise<Engine> {
-  return createEngine(makeConfig({ ...input, hooks: { ...input.hooks, mappings } }), { uuid: () => 'uuid-1', jsonata: { timeoutMs: 100 } });
+  return createEngine(makeConfig({ ...input, hooks: { ...input.hooks, mappings } }), { uuid: () => 'uuid-1', jsonata: { maxSteps: 20_000 } });
 }
 
 export async function configProblems(mappings: MappingInput[], input: ConfigInput = {}): Promise<string[]> {

@@ -169,7 +169,7 @@ describe('engine/engine', () => {
       const err = await mapError(engine, request('x', { secret: 'hunter2' }));
       expect(err.code).to.equal('transform_failed');
       expect(err.message).to.equal('mapping "loop": messageTemplate failed');
-      expect((err.cause as { code?: string }).code).to.equal('D1012');
+      expect((err.cause as { code?: string }).code).to.equal('too_many_steps');
     });
 
     it('evaluates every JSONata field', async () => {
