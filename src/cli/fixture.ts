@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { collect, configOption, pairs, toInt } from './arguments.js';
-import { compile } from './config.js';
+import { compile, FIXTURE_READS } from './config.js';
 import { fail, orExitAsync } from './exit.js';
 import { fixturesModule, storeModule } from './modules.js';
 
@@ -25,7 +25,7 @@ export function fixtureCommand(program: Command): void {
 }
 
 async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
-  const { loaded, engine } = await compile(opts.config);
+  const { loaded, engine } = await compile(opts.config, { reads: FIXTURE_READS });
   const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, fixtureText, unkeptMatchHeaders, FixtureProblem }] = await Promise.all([storeModule(), fixturesModule()]);
   let text: string;
   let unkept: string[];
