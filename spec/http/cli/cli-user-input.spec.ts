@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { parse as parseYaml } from 'yaml';
 import { BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 
 /** Runs the bin with the environment minus `unset`. */
@@ -107,5 +108,20 @@ describe('cli: what each command needs, and what it says about bad input', funct
       expect(r.code, cases[i]![0].join(' ')).to.equal(1);
       expect(r.stderr, cases[i]![0].join(' ')).to.include(cases[i]![1]);
     });
+  });
+
+  it('fixture --out x.yaml writes YAML (x.json: JSON), and test --fixtures reads either back', async () => {
+    const folder = path.join(dir, 'fixtures');
+    fs.mkdirSync(folder);
+    const yamlFile = path.join(folder, 'note.yaml');
+    const jsonFile = path.join(folder, 'note-json.json');
+    expect((await run(['fixture', String(seq), '--out', yamlFile, '--config', gw.configFile])).code).to.equal(0);
+    expect((await run(['fixture', String(seq), '--out', jsonFile, '--config', gw.configFile])).code).to.equal(0);
+    const yamlText = fs.readFileSync(yamlFile, 'utf8');
+    expect(yamlText).to.match(/^name: /).and.include('\nexpect:\n');
+    expect(parseYaml(yamlText)).to.deep.equal(JSON.parse(fs.readFileSync(jsonFile, 'utf8')));
+    const t = await run(['test', '--fixtures', folder, '--config', gw.configFile]);
+    expect(t.stdout).to.equal(`✓ request #${seq} to /hooks/note\n✓ request #${seq} to /hooks/note\n2 passed, 0 failed\n`);
+    expect(t.code).to.equal(0);
   });
 });
