@@ -5,7 +5,8 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import type { MappingValidator } from './presets.js';
 import { ajvProblems, dedupe } from './problems.js';
 import { isPlainObject, NOT_A_MAP, prepare, readConfigFile, type Env, type Obj } from './read.js';
-import { channelConflicts, checkMapping, checkRules } from './rules.js';
+import { channelConflicts, checkMapping, checkRules, urlProblems } from './rules.js';
+import { configSchema } from './schema.js';
 import { createShapeAjv, mappingListChecker, shapeChecker } from './shape.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 
@@ -145,6 +146,7 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkRules(cfg, problems, validateMappings);
+  urlProblems(configSchema, cfg, raw, '', problems);
   if (typeof cfg.dataDir === 'string') cfg.dataDir = resolve(baseDir, cfg.dataDir);
   if (isPlainObject(cfg.hooks) && typeof cfg.hooks.transformsDir === 'string') cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
   const shown = dedupe(withoutEchoes(problems, unset, needed));

@@ -125,3 +125,38 @@ describe('cli: what each command needs, and what it says about bad input', funct
     expect(t.code).to.equal(0);
   });
 });
+
+describe('cli: a URL setting without http:// or https://', function () {
+  this.timeout(60000);
+
+  it('check and serve refuse it with its YAML path and what to write instead', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'hookrelay.json');
+    fs.writeFileSync(file, JSON.stringify({
+      hooks: { token: 't' },
+      agent: { baseUrl: 'localhost:11434' },
+      providers: { signal: { number: '+15550100', apiBase: '127.0.0.1:8080' }, slack: { botToken: 'x', apiBase: 'ftp://slack.example' } },
+    }));
+    const [check, serve] = await Promise.all([run(['check', '--config', file]), run(['serve', '--config', file, '--port', '0'])]);
+    for (const r of [check, serve]) {
+      expect(r.code).to.equal(1);
+      expect(r.stderr.trim().split('\n')).to.deep.equal([
+        'agent.baseUrl: must be an http:// or https:// URL: did you mean http://localhost:11434?',
+        'providers.signal.apiBase: must be an http:// or https:// URL: did you mean http://127.0.0.1:8080?',
+        'providers.slack.apiBase: must be an http:// or https:// URL',
+      ]);
+    }
+    // A value from a ${VAR} is not echoed: the variable may hold a credential.
+    const fromEnv = path.join(dir, 'from-env.json');
+    fs.writeFileSync(fromEnv, JSON.stringify({ hooks: { token: 't' }, agent: { baseUrl: '${SPEC_UI_BASE_URL}' } }));
+    process.env.SPEC_UI_BASE_URL = 'secret-host.example:9/v1?key=abc';
+    const e = await run(['check', '--config', fromEnv]).finally(() => delete process.env.SPEC_UI_BASE_URL);
+    expect(e.code).to.equal(1);
+    expect(e.stderr.trim()).to.equal('agent.baseUrl: must be an http:// or https:// URL');
+    const forward = path.join(dir, 'forward.json');
+    fs.writeFileSync(forward, JSON.stringify({ hooks: { token: 't' }, runtime: { kind: 'forward', forward: { url: '127.0.0.1:18789/hooks', token: 'up' } } }));
+    const f = await run(['check', '--config', forward]);
+    expect(f.code).to.equal(1);
+    expect(f.stderr.trim()).to.equal('runtime.forward.url: must be an http:// or https:// URL: did you mean http://127.0.0.1:18789/hooks?');
+  });
+});
