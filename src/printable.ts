@@ -26,7 +26,21 @@ export function logValue(text: string | undefined): string | undefined {
  * back to the same value. (C0 controls JSON.stringify escapes itself.)
  */
 export function printableJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(BEYOND_C0_ALL, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapedBeyondC0(JSON.stringify(value, null, indent));
+}
+
+/** Whether {@link printable} would escape anything in `text`. */
+export function hasUnprintable(text: string): boolean {
+  return UNPRINTABLE.test(text);
+}
+
+/**
+ * `text` with DEL and C1 controls, line and paragraph separators and bidi controls written as
+ * `\uXXXX`: the escape a JSON string and a YAML double-quoted scalar both read back as that
+ * character. Only for text where every such character stands inside one of those strings.
+ */
+export function escapedBeyondC0(text: string): string {
+  return text.replace(BEYOND_C0_ALL, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 // C0 controls, and what else a terminal acts on: DEL and C1, bidi controls, line separators.

@@ -13,6 +13,8 @@ export interface SchemaNode {
   defaultDoc?: string;
   /** A credential: never echoed in a config problem, redacted from logs, "Secret" in the docs. */
   secret?: boolean;
+  /** An http(s) URL: checked at load by config/rules.ts, one rule for every URL setting. */
+  url?: boolean;
   enum?: readonly (string | number)[];
   properties?: Record<string, SchemaNode>;
   required?: string[];

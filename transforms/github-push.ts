@@ -9,7 +9,8 @@
  *
  * A transform returns a partial action that overrides the mapping's templates, `null` to
  * skip the request (204), or `undefined` to keep the template result as it is. It is loaded
- * once at start-up; keep it fast and free of I/O — it runs on every request.
+ * with the config, and again when this file is saved (a reload, docs/configuration.md); keep
+ * it fast and free of I/O — it runs on every request.
  * Copy it into your own transformsDir and adapt it. It imports only hookrelay's types (erased
  * when it runs), so it type-checks against the real contract: TransformInput, TransformResult.
  */

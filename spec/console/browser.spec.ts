@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
@@ -39,6 +40,9 @@ describe('console in headless Chromium', function () {
         ],
       },
     });
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium is not installed at ${CHROMIUM}: the console's browser specs need it (Debian/Ubuntu: apt-get install chromium), or set HOOKRELAY_CHROMIUM to another Chromium binary`);
+    }
     browser = await chromium.launch({ executablePath: CHROMIUM });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('dialog', (d) => {

@@ -2,6 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { sign as githubSign } from '@octokit/webhooks-methods';
 import { expect } from 'chai';
 import { BIN, ROOT, freePort, sleep, tmpDir } from '../support/gateway.js';
 
@@ -11,6 +12,7 @@ const run = promisify(execFile);
 interface Section { file: string; heading: string }
 const QUICK_START: Section = { file: 'README.md', heading: '## Quick start' };
 const COOKBOOK: Section = { file: 'README.md', heading: '## Cookbook' };
+const ANSWERING: Section = { file: 'README.md', heading: '### Answering senders' };
 
 /** The text of `section`: from its heading to the next heading of the same or a higher level. */
 function sectionText({ file, heading }: Section): string {
@@ -147,5 +149,31 @@ describe('README: the quick start and the cookbook run as written', function () 
     const [curlBlock] = blocks(COOKBOOK, 'sh');
     const [answer] = await sh(curlBlock!, port, dir, env);
     expect(answer).to.include({ ok: true, action: 'wake' });
+  });
+
+  it('answering senders: the github-other catch-all after the cookbook\'s github-push answers a signed GitHub ping 204, with no token, as GitHub sends it', async () => {
+    const [pushBlock] = blocks(COOKBOOK, 'yaml');
+    const [answering] = blocks(ANSWERING, 'yaml');
+    expect(answering).to.match(/^ {4}- id: github-other/);
+    const dir = tmpDir();
+    const port = await freePort();
+    const secret = 'readme-github-secret';
+    const env = { HOOKRELAY_CONFIG: '', HOOKRELAY_TOKEN: 'readme-answering-token-0123456789', GITHUB_WEBHOOK_SECRET: secret };
+    const config = `server: { port: ${port} }\ndataDir: ./data\n${pushBlock!.replace('hooks:\n', 'hooks:\n  token: ${HOOKRELAY_TOKEN}\n')}${answering}`;
+    fs.writeFileSync(path.join(dir, 'hookrelay.yaml'), config);
+    const proc = spawn(process.execPath, [BIN, 'serve'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    procs.push(proc);
+    let out = '';
+    proc.stderr!.on('data', (d) => { out += d; });
+    await waitHealthy(port, proc, () => out);
+    const deliver = async (event: string, body: string) => fetch(`http://127.0.0.1:${port}/hooks/github`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-hub-signature-256': await githubSign(secret, body) },
+      body,
+    });
+    expect((await deliver('ping', '{"zen":"Design for failure.","hook_id":1}')).status).to.equal(204);
+    expect((await deliver('issues', '{"action":"opened"}')).status).to.equal(204);
+    const push = { ref: 'refs/heads/main', repository: { full_name: 'acme/api', id: 7 }, pusher: { name: 'ada' }, head_commit: { message: 'fix' }, commits: [{ id: 'c1' }] };
+    expect((await deliver('push', JSON.stringify(push))).status).to.equal(202);
   });
 });

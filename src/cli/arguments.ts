@@ -27,16 +27,19 @@ export function pairs(list: string[], flag: string, key: (k: string) => string =
   return out;
 }
 
+// A bad value throws InvalidArgumentError: commander then names the option (or argument) and
+// the value, `option '--after <seq>' argument 'abc' is invalid.`, followed by what is expected.
+
 /** `--limit`: the same rule as the endpoints' `limit` (1 to the maximum; past it is an error, not a clamp). */
 export function toLimit(v: string, max: number): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > max) fail(`--limit: expected a whole number from 1 to ${max}, got ${v}`);
+  if (!/^\d+$/.test(v) || n < 1 || n > max) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}`);
   return n;
 }
 
 /** A whole number, 0 or more. */
 export function toInt(v: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) fail(`expected a whole number, got ${v}`);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a whole number, 0 or more');
   return n;
 }

@@ -1,21 +1,41 @@
-import type { ConfigOverrides } from '../config/load.js';
+import type { ConfigOverrides, Reads } from '../config/load.js';
 import type { LoadedConfig } from '../config/types.js';
 import { orExit, orExitAsync } from './exit.js';
 import { compileModule, configLoader } from './modules.js';
 
 // The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
 
+/** Whether the YAML path `path` is `key` or lies below it (`hooks.mappings[0].id` is below `hooks.mappings`). */
+const isUnder = (path: string, key: string): boolean => path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`);
+
+/**
+ * What `fixture` reads: the store, and the mappings it runs (their secrets sign a `sign: true`
+ * request) — not the hooks tokens nor the e-mail companion's account, which no dry run uses.
+ */
+export const FIXTURE_READS: Reads = (path) => isUnder(path, 'dataDir') || isUnder(path, 'store')
+  || (isUnder(path, 'hooks') && !['hooks.token', 'hooks.tokens', 'hooks.email'].some((key) => isUnder(path, key)));
+
+/** What `pause` and `resume` read: the store, and the mapping ids they check the name against. */
+export const PAUSE_READS: Reads = (path) => isUnder(path, 'dataDir') || isUnder(path, 'store') || /^hooks\.mappings\[\d+\]\.id$/.test(path);
+
+/** How {@link compile} reads: `serve`'s overrides and fallback file; `reads` when the command reads only part of the config. */
+interface CompileOptions {
+  overrides?: ConfigOverrides;
+  fallback?: string;
+  reads?: Reads;
+}
+
 /** Reads, validates and compiles the config in one pass (compile-config.ts); every problem: exit 1. */
-export async function compile(flag: string | undefined, overrides?: ConfigOverrides, fallback?: string) {
+export async function compile(flag: string | undefined, { overrides, fallback, reads }: CompileOptions = {}) {
   const [{ readConfig, configSource }, { compileConfig }] = await Promise.all([configLoader(), compileModule()]);
   const { file, from } = configSource(flag, process.env, fallback);
-  return { ...(await orExitAsync(() => compileConfig(readConfig(file, overrides), file, process.env))), from };
+  return { ...(await orExitAsync(() => compileConfig(readConfig(file, overrides), file, process.env, {}, reads))), from };
 }
 
 /** Reads and validates the config without compiling its mappings (the commands that do not map); a problem: exit 1. */
-export async function load(flag: string | undefined): Promise<LoadedConfig> {
+export async function load(flag: string | undefined, reads?: Reads): Promise<LoadedConfig> {
   const { loadConfig, resolveConfigPath } = await configLoader();
-  return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env));
+  return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env, {}, reads));
 }
 
 /** The config of the commands that only read or copy the store: dataDir and store alone (load.ts loadStoreConfig); a problem: exit 1. */

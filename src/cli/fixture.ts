@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { collect, configOption, pairs, toInt } from './arguments.js';
-import { compile } from './config.js';
+import { compile, FIXTURE_READS } from './config.js';
 import { fail, orExitAsync } from './exit.js';
 import { fixturesModule, storeModule } from './modules.js';
 
@@ -19,13 +19,13 @@ export function fixtureCommand(program: Command): void {
     .description('write a logged request (its body kept with hooks.keepBodies) as a fixture for `test --fixtures`: credentials removed, what it comes to now as its expect')
     .argument('<seq>', 'the request\'s number in the request log (`hookrelay requests`)', toInt)
     .addOption(configOption())
-    .option('-o, --out <file>', 'write the fixture to this file (default: standard output)')
+    .option('-o, --out <file>', 'write the fixture to this file, as YAML when it ends in .yaml or .yml, else as JSON (default: JSON on standard output)')
     .option('-H, --header <k=v>', 'a header to add or override, e.g. x-github-event=push (rows logged before headers were kept have only Content-Type and User-Agent); repeatable', collect, [])
     .action(fixtureAction);
 }
 
 async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
-  const { loaded, engine } = await compile(opts.config);
+  const { loaded, engine } = await compile(opts.config, { reads: FIXTURE_READS });
   const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, fixtureText, unkeptMatchHeaders, FixtureProblem }] = await Promise.all([storeModule(), fixturesModule()]);
   let text: string;
   let unkept: string[];
@@ -35,7 +35,7 @@ async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
     if (!row) fail(`no request #${seq} in the request log (see \`hookrelay requests\`; rows are purged after store.retainDays)`);
     const extra = pairs(opts.header, '--header', (k) => k.toLowerCase());
     const fixture = await fixtureOfRequest(fixtureContext(loaded.config, engine), row, extra);
-    text = fixtureText(fixture);
+    text = fixtureText(fixture, /\.ya?ml$/i.test(opts.out ?? '') ? 'yaml' : 'json');
     unkept = unkeptMatchHeaders(loaded.config.hooks.mappings, fixture.request.path).filter((h) => fixture.request.headers?.[h] === undefined);
   } catch (e) {
     if (e instanceof FixtureProblem) fail(e.message);

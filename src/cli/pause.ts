@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { configOption } from './arguments.js';
-import { load } from './config.js';
+import { load, PAUSE_READS } from './config.js';
 import { fail, orExitAsync } from './exit.js';
 
 // Loaded when the command runs (modules.ts says why; a local loader keeps that shared file untouched).
@@ -27,7 +27,7 @@ export function pauseCommands(program: Command): void {
 }
 
 async function setPaused(mapping: string, paused: boolean, configFile: string | undefined): Promise<void> {
-  const { config } = await load(configFile);
+  const { config } = await load(configFile, PAUSE_READS);
   // hooks.mappings holds the presets' mappings too (after the config's own).
   const known = config.hooks.mappings.map((m) => m.id);
   if (!known.includes(mapping)) {
@@ -39,7 +39,7 @@ async function setPaused(mapping: string, paused: boolean, configFile: string | 
     const was = (await control.paused()).includes(mapping);
     await control.setPaused(mapping, paused);
     const now = paused ? 'paused' : 'resumed';
-    process.stdout.write(was === paused ? `mapping ${mapping} was already ${paused ? 'paused' : 'running'}\n`
+    process.stdout.write(was === paused ? `mapping ${mapping} ${paused ? 'was already paused' : 'was not paused: nothing to resume'}\n`
       : `mapping ${mapping} ${now}${paused ? ': its runs and wakes are held until `hookrelay resume ' + mapping + '`' : ': what it held is carried out, in order'}\n`);
   } finally {
     await control.close();

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { configOption, toLimit } from './arguments.js';
-import { load } from './config.js';
+import { loadStore } from './config.js';
 import { orExitAsync } from './exit.js';
 import { printableModule, storeModule } from './modules.js';
 
@@ -25,7 +25,7 @@ export function requestsCommand(program: Command): void {
 }
 
 async function requestsAction(opts: RequestsOptions): Promise<void> {
-  const loaded = await load(opts.config);
+  const loaded = await loadStore(opts.config);
   const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
   const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
   try {

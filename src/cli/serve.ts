@@ -30,7 +30,7 @@ async function serveAction(opts: ServeOptions): Promise<void> {
   // then the listener's load while the config compiles (mostly waiting for those workers).
   await Promise.all([configLoader(), compileModule()]);
   const modules = Promise.all([logModule(), tokenModule(), serveModule()]);
-  const { loaded, engine, from } = await compile(opts.config, { host: opts.host, port: opts.port }, opts.fallbackConfig);
+  const { loaded, engine, from } = await compile(opts.config, { overrides: { host: opts.host, port: opts.port }, fallback: opts.fallbackConfig });
   const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
   const [{ createLogger }, { ensureToken }, { serve }] = await modules;
   const log = createLogger(level, undefined, { bufferBytes: loaded.config.log.bufferBytes });

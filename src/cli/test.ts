@@ -58,6 +58,9 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
     const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date() }, { acceptStatus: loaded.config.hooks.acceptStatus });
+    const { tokenWarning } = await fixturesModule();
+    const warning = tokenWarning({ mappings: loaded.config.hooks.mappings, hooksPath: loaded.config.hooks.path }, name, method, out.mapping as string);
+    if (warning) out.warnings = [...((out.warnings as string[] | undefined) ?? []), warning];
     process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
@@ -99,6 +102,7 @@ async function fixturesAction(dir: string, config: string | undefined): Promise<
     const why = r.verdict === 'failed' ? ` — ${r.why}` : r.verdict === 'skipped' ? ` (skipped: ${r.why})` : '';
     // Names and values may come from a sender's payload (a fixture made from the request log).
     process.stdout.write(`${printable(`${MARKS[r.verdict]} ${r.name}${why}`)}\n`);
+    for (const w of r.warnings ?? []) process.stdout.write(`  warning: ${printable(w)}\n`);
   }
   const skipped = count('skipped');
   process.stdout.write(`${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}\n`);

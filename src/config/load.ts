@@ -5,7 +5,8 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import type { MappingValidator } from './presets.js';
 import { ajvProblems, dedupe } from './problems.js';
 import { isPlainObject, NOT_A_MAP, prepare, readConfigFile, type Env, type Obj } from './read.js';
-import { channelConflicts, checkMapping, checkRules } from './rules.js';
+import { channelConflicts, checkMapping, checkRules, urlProblems } from './rules.js';
+import { configSchema } from './schema.js';
 import { createShapeAjv, mappingListChecker, shapeChecker } from './shape.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 
@@ -47,7 +48,7 @@ export function configSource(flag?: string, env: Env = process.env, fallback?: s
 }
 
 /**
- * The config of the commands that only read or copy the store (`events`, `runs`, `store copy`):
+ * The config of the commands that only read or copy the store (`events`, `runs`, `requests`, `store copy`):
  * `dataDir` and `store` from the file, everything else at its defaults. They need nothing else,
  * so an unset `${VAR}` elsewhere (a webhook secret, the model's key) does not stop them.
  * @throws ConfigError when the file cannot be read, or dataDir or store has a problem.
@@ -56,6 +57,14 @@ export function loadStoreConfig(file: string, env: Env = process.env): LoadedCon
   const { dataDir, store } = readConfigFile(file);
   return configFromObject({ dataDir, store }, file, env);
 }
+
+/**
+ * Which YAML paths a command reads (`pause` the store and the mapping ids, `fixture` the
+ * mappings): an unset `${VAR}` at any other path is no problem for it — it expands to nothing,
+ * and that key's own rule is waived — since a webhook secret or the model's key it never uses
+ * should not stop it. Without one, every path is read (`check`, `serve`).
+ */
+export type Reads = (path: string) => boolean;
 
 /** Command-line settings that take precedence over the file's (`serve --host/--port`). */
 export interface ConfigOverrides {
@@ -67,8 +76,8 @@ export interface ConfigOverrides {
  * Reads, expands, validates and freezes a config file (`.json` as JSON, anything else as YAML).
  * @throws ConfigError listing every problem found, each with its YAML path.
  */
-export function loadConfig(file: string, env: Env = process.env, overrides: ConfigOverrides = {}): LoadedConfig {
-  return configFromObject(readConfig(file, overrides), file, env);
+export function loadConfig(file: string, env: Env = process.env, overrides: ConfigOverrides = {}, reads?: Reads): LoadedConfig {
+  return configFromObject(readConfig(file, overrides), file, env, reads);
 }
 
 /**
@@ -100,8 +109,8 @@ function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
  * after parsing; `file` only locates relative paths (`dataDir`, `hooks.transformsDir`…).
  * @throws ConfigError listing every problem found, each with its YAML path.
  */
-export function configFromObject(raw: unknown, file: string, env: Env = process.env): LoadedConfig {
-  const { problems, loaded } = inspectConfig(raw, file, env);
+export function configFromObject(raw: unknown, file: string, env: Env = process.env, reads?: Reads): LoadedConfig {
+  const { problems, loaded } = inspectConfig(raw, file, env, reads);
   if (!loaded) throw new ConfigError(problems);
   return loaded;
 }
@@ -124,7 +133,7 @@ export interface Inspected {
  * Validates a parsed document and collects every problem instead of stopping at the first
  * stage that has one. The document itself is not changed (a reload keeps it).
  */
-export function inspectConfig(raw: unknown, file: string, env: Env = process.env): Inspected {
+export function inspectConfig(raw: unknown, file: string, env: Env = process.env, reads?: Reads): Inspected {
   const abs = resolve(file);
   const baseDir = dirname(abs);
   if (raw !== null && raw !== undefined && !isPlainObject(raw)) {
@@ -132,23 +141,27 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   }
   const unset: ConfigProblem[] = [];
   const data = prepare(raw ?? {}, env, '', unset) as Obj;
-  const problems = [...unset, ...channelConflicts(data.hooks?.mappings, 'hooks.mappings')];
+  const needed = reads ? unset.filter((p) => reads(p.path)) : unset;
+  const problems = [...needed, ...channelConflicts(data.hooks?.mappings, 'hooks.mappings')];
   if (!validateShape(data)) problems.push(...ajvProblems(validateShape.errors, ''));
   const cfg = data as Config;
   checkRules(cfg, problems, validateMappings);
+  urlProblems(configSchema, cfg, raw, '', problems);
   if (typeof cfg.dataDir === 'string') cfg.dataDir = resolve(baseDir, cfg.dataDir);
   if (isPlainObject(cfg.hooks) && typeof cfg.hooks.transformsDir === 'string') cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
-  if (problems.length) return { problems: dedupe(withoutEchoes(problems, unset)), draft: data };
-  return { problems, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
+  const shown = dedupe(withoutEchoes(problems, unset, needed));
+  if (shown.length) return { problems: shown, draft: data };
+  return { problems: shown, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
 }
 
 /**
  * An unset `${VAR}` expands to nothing, so its key then also fails its own rule ("must not be
- * empty"): one problem reported twice. The unset variable is the one to fix; only it is kept.
+ * empty"): one problem reported twice. The unset variable is the one to fix; only it is kept
+ * (when the command reads it: `needed`).
  */
-function withoutEchoes(problems: ConfigProblem[], unset: ConfigProblem[]): ConfigProblem[] {
+function withoutEchoes(problems: ConfigProblem[], unset: ConfigProblem[], needed: ConfigProblem[]): ConfigProblem[] {
   const at = new Set(unset.map((p) => p.path));
-  return problems.filter((p) => unset.includes(p) || !at.has(p.path));
+  return problems.filter((p) => needed.includes(p) || !at.has(p.path));
 }
 
 /** Freezes a value and everything reachable from it; returns it. */

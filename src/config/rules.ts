@@ -8,6 +8,7 @@ import type { ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
 import { joinPath } from './problems.js';
 import { isPlainObject, type Obj } from './read.js';
+import type { SchemaNode } from '../schema-node.js';
 import { sessionKeyRule, unconfiguredProvider, wholeSeconds } from './schema.js';
 import type { Config } from './types.js';
 import { verifyProblems } from './verify.js';
@@ -230,8 +231,36 @@ function checkRuntime(cfg: Config, problems: ConfigProblem[]): void {
   if (!isForward(cfg) || !isPlainObject(cfg.runtime.forward)) return;
   const { url, token } = cfg.runtime.forward;
   if (url === undefined) problems.push({ path: 'runtime.forward.url', message: 'is required with runtime.kind: forward: the upstream\'s hooks base URL, e.g. http://127.0.0.1:18789/hooks' });
-  else if (typeof url === 'string' && !isHttpUrl(url)) problems.push({ path: 'runtime.forward.url', message: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:18789/hooks' });
   if (token === '') problems.push({ path: 'runtime.forward.token', message: 'is required with runtime.kind: forward: the upstream\'s hooks token' });
+}
+
+/**
+ * Every setting the schema marks `url` (agent.baseUrl, runtime.forward.url, the providers' base
+ * URLs, hooks.email.hookUrl) must be an http(s) URL: `localhost:11434` is a valid URL whose
+ * scheme is `localhost:`, which would pass as a string and fail every call after its retries.
+ * The problem suggests the value with `http://` when the file itself holds it; a value from a
+ * `${VAR}` is never echoed, since the variable may hold a credential (a webhook URL's token).
+ * `raw`: the same part of the file before `${VAR}` expansion. Empty values are the shape's (or
+ * an unset variable's) to report.
+ */
+export function urlProblems(node: SchemaNode, value: unknown, raw: unknown, path = '', problems: ConfigProblem[] = []): ConfigProblem[] {
+  if (node.url) {
+    if (typeof value === 'string' && value !== '' && !isHttpUrl(value)) {
+      const guess = `http://${value}`;
+      const literal = typeof raw === 'string' && !raw.includes('${');
+      const hint = literal && !value.includes('://') && isHttpUrl(guess) ? `: did you mean ${guess}?` : '';
+      problems.push({ path, message: `must be an http:// or https:// URL${hint}` });
+    }
+  } else if (Array.isArray(value)) {
+    if (node.items) value.forEach((v, i) => urlProblems(node.items!, v, Array.isArray(raw) ? raw[i] : undefined, `${path}[${i}]`, problems));
+  } else if (isPlainObject(value)) {
+    const rest = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const child = node.properties && Object.hasOwn(node.properties, k) ? node.properties[k] : rest;
+      if (child) urlProblems(child, v, isPlainObject(raw) && Object.hasOwn(raw, k) ? raw[k] : undefined, joinPath(path, k), problems);
+    }
+  }
+  return problems;
 }
 
 function isHttpUrl(text: string): boolean {

@@ -116,7 +116,7 @@ const emailSchema = obj('The e-mail companion (`hookrelay email run`): the IMAP 
     passwordFile: str('File holding the password (trailing newline ignored), relative to the config file. Give passwordEnv or passwordFile.', undefined, { minLength: 1 }),
   }, { required: ['host', 'user'] }),
   mailbox: str('Mailbox watched. A mailbox flagged \\Sent, \\Drafts, \\Junk or \\Trash (special-use, whatever its name) is refused.', 'INBOX', { minLength: 1 }),
-  hookUrl: { ...str('URL each message is posted to.', undefined, { pattern: '^https?://' }), defaultDoc: 'http://{server.host}:{server.port}{hooks.path}/email' },
+  hookUrl: { ...str('URL each message is posted to.', undefined, { url: true }), defaultDoc: 'http://{server.host}:{server.port}{hooks.path}/email' },
   bodyMaxChars: int('Message bodies are cut to this many characters (marked with …) before they are posted.', 8000, 200, 100000),
   snippetChars: int('Length of the snippet: the start of the body on one line.', 200, 20, 2000),
   pollSeconds: int('How often the mailbox is checked when the server has no IDLE (and how often IDLE is renewed when it has).', 60, 1, 1740),
@@ -257,7 +257,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
     email: emailSchema,
   }, { default: {} }),
   agent: obj('The built-in agent runtime (an OpenAI-compatible Chat Completions endpoint).', {
-    baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1 }),
+    baseUrl: str('Base URL of the Chat Completions API.', 'http://127.0.0.1:11434/v1', { minLength: 1, url: true }),
     id: str('The agent\'s id. An `/agent` body\'s `agentId` (OpenClaw clients send one) must name it, else 400 invalid_payload.', 'main', { minLength: 1 }),
     apiKey: secret('API key sent as Bearer token (empty for servers that need none).'),
     model: str('Model used when a run names none.', 'llama3.2', { minLength: 1 }),
@@ -287,7 +287,7 @@ export const configSchema: SchemaNode = obj('hookrelay configuration', {
   runtime: obj('Who carries out accepted actions: this gateway (`local`), or an upstream OpenClaw-compatible hooks gateway (`forward`). See "Forward mode".', {
     kind: choice(['local', 'forward'], '`local`: the built-in runtime (agent, heartbeat, providers). `forward`: every accepted action is stored, then sent through the outbox to runtime.forward.url; the model, the heartbeat and chat delivery are the upstream\'s, and agent (except allowedModels and aliases), heartbeat, session and providers are not used.', 'local'),
     forward: obj('The upstream hooks gateway (kind: forward).', {
-      url: str('Base URL of the upstream\'s hooks, http(s), e.g. `http://127.0.0.1:18789/hooks`: a wake goes to POST {url}/wake, an agent action to POST {url}/agent. Required with kind: forward.', undefined, { minLength: 1 }),
+      url: str('Base URL of the upstream\'s hooks, http(s), e.g. `http://127.0.0.1:18789/hooks`: a wake goes to POST {url}/wake, an agent action to POST {url}/agent. Required with kind: forward.', undefined, { minLength: 1, url: true }),
       token: secret('The upstream\'s hooks token, sent as `Authorization: Bearer <token>`. Required with kind: forward.'),
       timeoutSeconds: int('Time limit of one request to the upstream; past it the attempt counts as failed and is retried (as delivery.maxAttempts and delivery.maxDelaySeconds say).', 30, 1),
     }, { default: {} }),

@@ -5,7 +5,7 @@ import { configSchema, mappingSchema } from './schema.js';
 /**
  * The ajv that checks a config's shape and fills its defaults against schema.ts (load.ts).
  * coerceTypes lets `port: ${PORT:-8788}` and `to: 123456` work: after ${VAR} expansion every
- * such scalar is a string or a number. `defaultDoc` and `secret` are annotations (schema.ts).
+ * such scalar is a string or a number. `defaultDoc`, `secret` and `url` are annotations (schema.ts).
  * The build compiles `configSchema` with it ahead of time (scripts/build.mjs). ajv itself is
  * required here, when one is made, so that a start (which uses the build's checkers) does not
  * load it.
@@ -15,6 +15,7 @@ export function createShapeAjv(options: { code?: { source: boolean } } = {}): Aj
   const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: true, verbose: true, ...options });
   ajv.addKeyword('defaultDoc');
   ajv.addKeyword('secret');
+  ajv.addKeyword('url');
   return ajv;
 }
 

@@ -21,6 +21,6 @@ export interface ProviderSpec<N extends string = string> {
   required: readonly string[];
 }
 
-/** A base URL: trailing slashes are dropped at send time; without a default it must not be empty. */
+/** A base URL, http(s): trailing slashes are dropped at send time; without a default it must not be empty. */
 export const url = (description: string, dflt?: string): SchemaNode =>
-  str(description, dflt, dflt === undefined ? { minLength: 1 } : {});
+  str(description, dflt, { url: true, ...(dflt === undefined ? { minLength: 1 } : {}) });
