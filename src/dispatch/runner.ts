@@ -1,4 +1,5 @@
 import type { ClaimRules, RunRecord } from '../store/records.js';
+import { StoreError } from '../store/store.js';
 import { executeRun, finishRun, type RunnerDeps } from './agent-run.js';
 
 /** Catches runs queued by another path (another process sharing the store, a missed kick). */
@@ -151,7 +152,16 @@ async function recoverOnce(loop: Loop): Promise<number> {
     if (deliveries > 0) deps.onEnqueued();
     if (orphans.size === 0) return ended;
     for (const run of [...orphans.values()]) {
-      await finishRun(deps, run, { status: 'failed', error: INTERRUPTED_ERROR });
+      try {
+        await finishRun(deps, run, { status: 'failed', error: INTERRUPTED_ERROR });
+      } catch (err) {
+        if (!(err instanceof StoreError && err.code === 'run_not_running')) throw err;
+        // Ended meanwhile — by its own instance, back after its lease ran out, or by an earlier
+        // attempt of ours whose commit landed though its answer was lost: nothing is left to do.
+        orphans.delete(run.runId);
+        deps.log.debug({ runId: run.runId }, 'a gone instance\'s run had already ended');
+        continue;
+      }
       orphans.delete(run.runId);
       ended++;
       deps.log.warn({ runId: run.runId }, 'run interrupted by a crash marked failed');
