@@ -1,3 +1,5 @@
+import { StoreError } from '../store/store.js';
+
 /**
  * The retry rules both kinds of upstream share — the model server (model.ts) and the chat
  * providers (providers/http.ts): which HTTP answers are worth trying again, and how long a
@@ -16,4 +18,9 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** A store failure that passes (a full disk, PostgreSQL restarting): the store logs it itself (store/commit-health.ts). */
+export function isStoreDown(err: unknown): boolean {
+  return err instanceof StoreError && err.code === 'unavailable';
 }
