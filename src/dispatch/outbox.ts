@@ -152,7 +152,8 @@ function launch(loop: Loop, d: DeliveryRecord): void {
   const ctl = new AbortController();
   const done = attemptRow(loop.row, d, ctl.signal)
     .catch((err) => {
-      // A store failure: the row stays pending under its lease and is tried again after it.
+      // Its progress could not be stored (refused for good, or stopping while the store was
+      // down): the row stays pending under its lease and is tried again after it.
       loop.row.deps.log.error({ err, deliveryId: d.id }, 'delivery bookkeeping failed; it is retried later');
     })
     .finally(() => {

@@ -123,7 +123,8 @@ function launch(loop: Loop, run: RunRecord): void {
   loop.active.set(run.runId, entry);
   entry.done = executeRun(loop.deps, run, entry.modelCtl.signal)
     .catch((err) => {
-      // A store failure: the run stays `running` and start() marks it failed after a restart.
+      // Its end could not be stored (the store refused it for good, or it was stopping while
+      // the store was down): the run stays `running` and the next start marks it failed.
       loop.deps.log.error({ err, runId: run.runId }, 'run could not be completed');
     })
     .finally(() => {
