@@ -21,13 +21,13 @@ const healthz = (gw: Pick<Gateway, 'base'>) => call(`${gw.base}/healthz`);
 /** The log lines at error level or above from offset `from` of the output. */
 const errorLines = (gw: Gateway, from: number) => gw.output().slice(from).split('\n').filter((l) => /"level":(50|60)\b/.test(l));
 
-/** Mounts a tmpfs of `size` on `dir`; false where mounting is not possible (not root, no mount). */
-function mountTmpfs(dir: string, size: string): boolean {
+/** Mounts a tmpfs of `size` on `dir`; where mounting is not possible (not root, no mount), why not. */
+function mountTmpfs(dir: string, size: string): string | undefined {
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    return undefined;
+  } catch (err) {
+    return String((err as { stderr?: Buffer }).stderr ?? '').trim() || (err as Error).message;
   }
 }
 
@@ -68,7 +68,12 @@ describe('store outages: runs and deliveries end once the store is back, without
     const dir = tmpDir();
     const dataDir = path.join(dir, 'data');
     fs.mkdirSync(dataDir);
-    if (!mountTmpfs(dataDir, '8m')) this.skip(); // mounting a tmpfs needs root (CI runs as root); elsewhere this case cannot be made
+    const cannot = mountTmpfs(dataDir, '8m');
+    if (cannot !== undefined) {
+      // Only a disk of its own can be filled up: mounting a tmpfs needs root (CI runs as root).
+      this.test!.title += ` — skipped: cannot mount a tmpfs for the data directory (${cannot})`;
+      this.skip();
+    }
     mounted = dataDir;
     const filler = path.join(dataDir, 'filler');
     model = await startFakeModel([{ match: 'hold', reply: 'the held reply', delayMs: HOLD_MS }]);
