@@ -5,6 +5,7 @@ import { resolveTarget } from './delivery.js';
 import { forModel } from './fence.js';
 import { getLastRecipient, isHeartbeatOk, type MainSessionDeps } from './main-session.js';
 import { modelTurn } from './model-turn.js';
+import { untilStored } from './retry.js';
 import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.js';
 
 // Carrying out one claimed agent run (runner.ts claims them): the model turn, where the reply
@@ -25,6 +26,9 @@ export interface RunnerDeps extends Omit<MainSessionDeps, 'onTurn'> {
 /**
  * The model turn of a claimed run, then its end: requeued when `stop` aborted the turn (it
  * resumes on the next start), else finished — the reply into the outbox, or the run's outcome.
+ * A store that cannot take the history read or the end now is tried again until it does
+ * (CONTRACT.md §8), the outcome kept meanwhile: the run never stays `running` for want of a
+ * restart, and it holds its place under `agent.maxConcurrent` until its end has landed.
  */
 export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSignal): Promise<void> {
   const { store, log, config: { agent } } = deps;
@@ -33,7 +37,8 @@ export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSi
   // turn does not become part of the session's conversation (finishQueued, finishRun).
   const isolated = run.sessionMode === 'isolated';
   log.info({ runId: run.runId, sessionKey: logValue(run.sessionKey) }, 'run started');
-  const result = await modelTurn({ store, model: deps.model, log }, {
+  const stored = <T>(msg: string, write: () => Promise<T>) => untilStored(write, stop, log, { msg, runId: run.runId });
+  const result = await stored("the run's history", () => modelTurn({ store, model: deps.model, log }, {
     sessionKey: run.sessionKey,
     historyTurns: isolated ? 0 : agent.historyTurns,
     system: agent.systemPrompt,
@@ -42,22 +47,24 @@ export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSi
     thinking: run.thinking,
     timeoutSeconds: run.timeoutSeconds ?? agent.timeoutSeconds,
     stop,
-  });
+  }));
   switch (result.kind) {
     case 'stopped':
       await store.requeueRuns([run.runId]);
       log.info({ runId: run.runId }, 'run requeued at shutdown; it resumes on next start');
       return;
     case 'timed_out':
-      return finishRun(deps, run, { status: 'timed_out', afterSeconds: result.afterSeconds });
+      return stored("the run's end", () => finishRun(deps, run, { status: 'timed_out', afterSeconds: result.afterSeconds }));
     case 'failed':
       log.warn({ runId: run.runId, errorCode: result.error.code, error: result.error.message }, 'run failed');
-      return finishRun(deps, run, { status: 'failed', error: result.error });
+      return stored("the run's end", () => finishRun(deps, run, { status: 'failed', error: result.error }));
     case 'reply': {
-      const plan = await planDelivery(deps, run, result.reply);
       const turns = isolated ? undefined : result.turns;
-      if ('parts' in plan) return finishQueued(deps, run, result.reply, plan, turns);
-      return finishRun(deps, run, { status: 'succeeded', reply: result.reply, delivery: plan }, turns);
+      return stored("the run's end", async () => {
+        const plan = await planDelivery(deps, run, result.reply);
+        if ('parts' in plan) return finishQueued(deps, run, result.reply, plan, turns);
+        return finishRun(deps, run, { status: 'succeeded', reply: result.reply, delivery: plan }, turns);
+      });
     }
   }
 }

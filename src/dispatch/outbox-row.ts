@@ -5,6 +5,7 @@ import { DeliveryError, retryDelayMs, type BackoffPolicy } from './delivery.js';
 import type { ForwardAck } from './forward.js';
 import { LAST_RECIPIENT_KEY } from './main-session.js';
 import type { OutboxDeps } from './outbox.js';
+import { untilStored } from './retry.js';
 import { buildSummary } from './summary.js';
 
 // One claimed row of the outbox (outbox.ts claims them): its parts sent in order, then a
@@ -31,11 +32,15 @@ const now = (): string => new Date().toISOString();
  * Sends the row's parts from the first not yet acknowledged, committing each acknowledgement
  * before the next part goes, so that neither a retry nor a restart sends one again; then
  * settles the row, or puts it back for a retry. Aborted by `signal` (shutdown): the row stays
- * pending and resumes at the unacknowledged part after a restart.
+ * pending and resumes at the unacknowledged part after a restart. A store that cannot take
+ * the row's progress now is tried again until it does (CONTRACT.md §8), so the row never
+ * stays pending for want of a restart.
  */
 export async function attemptRow(ctx: RowContext, d: DeliveryRecord, signal: AbortSignal): Promise<void> {
+  const stored = (write: () => Promise<void>) =>
+    untilStored(write, signal, ctx.deps.log, { msg: "the delivery's progress", deliveryId: d.id, runId: d.runId });
   const send = senderOf(ctx, d);
-  if ('problem' in send) return settle(ctx, d, { status: 'failed', at: now(), error: send.problem });
+  if ('problem' in send) return stored(() => settle(ctx, d, { status: 'failed', at: now(), error: send.problem }));
   let ack: ForwardAck | void = undefined;
   for (let i = d.partsSent; i < d.parts.length; i++) {
     try {
@@ -45,11 +50,11 @@ export async function attemptRow(ctx: RowContext, d: DeliveryRecord, signal: Abo
         ctx.deps.log.info({ deliveryId: d.id, part: i + 1 }, 'delivery interrupted by shutdown; it resumes at this part after a restart');
         return;
       }
-      return failed(ctx, d, i, err);
+      return failed(ctx, d, i, err, stored);
     }
-    await ctx.deps.store.ackPart(d.id, i);
+    await stored(() => ctx.deps.store.ackPart(d.id, i));
   }
-  return settle(ctx, d, { status: 'delivered', at: now() }, ack);
+  return stored(() => settle(ctx, d, { status: 'delivered', at: now() }, ack));
 }
 
 /** Who takes a row's parts: its provider, or (forward rows) the upstream; `problem`: nobody. */
@@ -71,7 +76,7 @@ function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSende
 }
 
 /** A part failed: retried with back-off when the provider may accept it later, up to `delivery.maxAttempts`; else the row fails. */
-async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unknown): Promise<void> {
+async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unknown, stored: (write: () => Promise<void>) => Promise<void>): Promise<void> {
   const { deps } = ctx;
   const e = err instanceof DeliveryError ? err : undefined;
   if (!e) deps.log.error({ err, deliveryId: d.id }, 'unexpected delivery error');
@@ -80,13 +85,13 @@ async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unk
   const fields = { deliveryId: d.id, runId: d.runId, target: logValue(d.target), attempt: d.attempts, error: logValue(message) };
   if (e?.retryable && d.attempts < deps.config.delivery.maxAttempts) {
     const wait = retryDelayMs(d.attempts, e.retryAfterMs, ctx.policy);
-    await deps.store.retryDelivery(d.id, new Date(Date.now() + wait).toISOString(), message);
+    await stored(() => deps.store.retryDelivery(d.id, new Date(Date.now() + wait).toISOString(), message));
     deps.onOutcome?.(labelOf(d), 'retried');
     deps.log.warn({ ...fields, retryInMs: wait }, 'delivery attempt failed; retrying');
     return;
   }
   const error = e?.retryable ? `${message} (gave up after ${d.attempts} attempts)` : message;
-  return settle(ctx, d, { status: 'failed', at: now(), error });
+  return stored(() => settle(ctx, d, { status: 'failed', at: now(), error }));
 }
 
 /** Settles a row: its effects committed with it, then the outcome counted and logged, then (a summary that wakes now) a heartbeat. */

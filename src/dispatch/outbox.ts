@@ -8,6 +8,7 @@ import type { Delivery } from './delivery.js';
 import type { Forwarder } from './forward.js';
 import { stopWithGrace } from './grace.js';
 import { attemptRow, type RowContext } from './outbox-row.js';
+import { isStoreDown } from './retry.js';
 
 /** Deliveries sent at once (each its parts in order); the rest wait their turn in the store. */
 const MAX_IN_FLIGHT = 16;
@@ -135,7 +136,9 @@ async function pump(loop: Loop): Promise<void> {
   try {
     claimed = await store.claimDeliveries(new Date(now).toISOString(), free, new Date(now + loop.leaseMs).toISOString());
   } catch (err) {
-    log.error({ err }, 'claiming deliveries failed; retrying shortly');
+    // A store that is down says so itself, once a few seconds (store/commit-health.ts).
+    if (isStoreDown(err)) log.debug({ err }, 'claiming deliveries failed; retrying shortly');
+    else log.error({ err }, 'claiming deliveries failed; retrying shortly');
     sleepUntil(loop, now + STORE_RETRY_MS);
     return;
   }
@@ -149,7 +152,8 @@ function launch(loop: Loop, d: DeliveryRecord): void {
   const ctl = new AbortController();
   const done = attemptRow(loop.row, d, ctl.signal)
     .catch((err) => {
-      // A store failure: the row stays pending under its lease and is tried again after it.
+      // Its progress could not be stored (refused for good, or stopping while the store was
+      // down): the row stays pending under its lease and is tried again after it.
       loop.row.deps.log.error({ err, deliveryId: d.id }, 'delivery bookkeeping failed; it is retried later');
     })
     .finally(() => {

@@ -1,5 +1,7 @@
 import type { ClaimRules, RunRecord } from '../store/records.js';
+import { StoreError } from '../store/store.js';
 import { executeRun, finishRun, type RunnerDeps } from './agent-run.js';
+import { isStoreDown } from './retry.js';
 
 /** Catches runs queued by another path (another process sharing the store, a missed kick). */
 const SAFETY_POLL_MS = 2_000;
@@ -101,7 +103,9 @@ async function claim(loop: Loop, free: number): Promise<void> {
   try {
     runs = await store.claimRuns(free, clock().toISOString(), loop.rules());
   } catch (err) {
-    log.error({ err }, 'claiming runs failed; the safety poll retries');
+    // A store that is down says so itself, once a few seconds (store/commit-health.ts).
+    if (isStoreDown(err)) log.debug({ err }, 'claiming runs failed; the safety poll retries');
+    else log.error({ err }, 'claiming runs failed; the safety poll retries');
     return;
   }
   if (loop.stopped && runs.length > 0) {
@@ -119,7 +123,8 @@ function launch(loop: Loop, run: RunRecord): void {
   loop.active.set(run.runId, entry);
   entry.done = executeRun(loop.deps, run, entry.modelCtl.signal)
     .catch((err) => {
-      // A store failure: the run stays `running` and start() marks it failed after a restart.
+      // Its end could not be stored (the store refused it for good, or it was stopping while
+      // the store was down): the run stays `running` and the next start marks it failed.
       loop.deps.log.error({ err, runId: run.runId }, 'run could not be completed');
     })
     .finally(() => {
@@ -151,7 +156,16 @@ async function recoverOnce(loop: Loop): Promise<number> {
     if (deliveries > 0) deps.onEnqueued();
     if (orphans.size === 0) return ended;
     for (const run of [...orphans.values()]) {
-      await finishRun(deps, run, { status: 'failed', error: INTERRUPTED_ERROR });
+      try {
+        await finishRun(deps, run, { status: 'failed', error: INTERRUPTED_ERROR });
+      } catch (err) {
+        if (!(err instanceof StoreError && err.code === 'run_not_running')) throw err;
+        // Ended meanwhile — by its own instance, back after its lease ran out, or by an earlier
+        // attempt of ours whose commit landed though its answer was lost: nothing is left to do.
+        orphans.delete(run.runId);
+        deps.log.debug({ runId: run.runId }, 'a gone instance\'s run had already ended');
+        continue;
+      }
       orphans.delete(run.runId);
       ended++;
       deps.log.warn({ runId: run.runId }, 'run interrupted by a crash marked failed');
@@ -166,7 +180,11 @@ function start(loop: Loop): void {
   loop.poll.unref();
   loop.sweep = setInterval(() => {
     if (loop.stopped) return;
-    recover(loop).catch((err) => loop.deps.log.error({ err }, 'ending the runs of a gone instance failed; retrying later'));
+    recover(loop).catch((err) => {
+      // A store that is down says so itself, once a few seconds (store/commit-health.ts).
+      if (isStoreDown(err)) loop.deps.log.debug({ err }, 'ending the runs of a gone instance failed; retrying later');
+      else loop.deps.log.error({ err }, 'ending the runs of a gone instance failed; retrying later');
+    });
   }, (loop.deps.config.store.leaseSeconds * 1000) / 3);
   loop.sweep.unref();
   kick(loop);

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { DefaultState, Middleware } from 'koa';
 import type { Logger } from '../log.js';
+import { StoreError, type Store } from '../store/store.js';
 import { answerJson } from './answer.js';
 import { errorHandler } from './error-handler.js';
 import { bodyParser } from './body.js';
@@ -38,6 +39,8 @@ import { sendHandlers, type RouteDeps } from './routes.js';
 
 /** The app's own deps besides the routes'. */
 export interface AppDeps extends RouteDeps {
+  /** The routes' store; `commitProblem`: /healthz and the 503 answers name why commits fail. */
+  store: RouteDeps['store'] & Pick<Store, 'commitProblem'>;
   maxBodyBytes: number;
   /** The body limit of a route (body-limits.ts); default hooks.maxBodyBytes everywhere. */
   bodyLimit?: BodyLimits;
@@ -52,7 +55,7 @@ export type AppHandler = (ex: Exchange) => Promise<void>;
 
 /** The part of one config that serves the requests the gate let through. */
 export function createApp(deps: AppDeps): AppHandler {
-  const guard = errorHandler(deps.log);
+  const guard = errorHandler(deps.log, () => deps.store.commitProblem());
   const readBody = bodyParser(deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] }), deps.bodyTimeoutMs, deps.signatures);
   const send = sendHandlers(deps);
   let admin: Promise<ReturnType<Koa['callback']>> | undefined;
@@ -61,8 +64,8 @@ export function createApp(deps: AppDeps): AppHandler {
     // What Koa's request handling did: a request nothing answered (its client left first) closes as 404.
     ex.res.statusCode = 404;
     const failed = (err: unknown) => failedAnswering(ex, err, deps.log);
-    // GET /healthz (CONTRACT.md §5).
-    if (kind === 'health') return guard(ex, async () => answerJson(ex, 200, HEALTHY)).catch(failed);
+    // GET /healthz (CONTRACT.md §5): 503 while the store's commits fail (§8).
+    if (kind === 'health') return guard(ex, async () => health(ex, deps.store.commitProblem())).catch(failed);
     if (kind !== 'wake' && kind !== 'agent' && kind !== 'mapped') {
       admin ??= import('koa').then((m) => koaApp(m.default, deps, guard).callback());
       return admin.then((serve) => serve(ex.req, ex.res)).catch(failed);
@@ -73,6 +76,12 @@ export function createApp(deps: AppDeps): AppHandler {
 }
 
 const HEALTHY = JSON.stringify({ ok: true });
+
+/** 200, or while the store's commits fail the 503 that senders get then (error-handler.ts). */
+function health(ex: Exchange, problem: string | undefined): void {
+  if (problem !== undefined) throw new StoreError('unavailable', problem);
+  answerJson(ex, 200, HEALTHY);
+}
 
 /** The Koa app for the admin reads and the console; `Koa`: the class, loaded on the first request it serves. */
 function koaApp(Koa: typeof import('koa'), deps: AppDeps, guard: ReturnType<typeof errorHandler>): Koa<DefaultState, ExchangeContext> {

@@ -17,7 +17,7 @@ export const STORE_RETRY_AFTER_SECONDS = 5;
  * app does not serve, so this is a guard, not a route) gets 404 rather than a connection left
  * waiting: Koa does not respond in this app (app.ts).
  */
-export function errorHandler(log: Logger) {
+export function errorHandler(log: Logger, storeProblem: () => string | undefined) {
   return async function handleErrors(ex: Exchange, next: () => Promise<unknown>): Promise<void> {
     try {
       await next();
@@ -27,11 +27,13 @@ export function errorHandler(log: Logger) {
         log.info({ route: ex.label }, 'client closed the connection before its body was complete');
         return;
       }
-      const err = caught instanceof StoreError ? storeUnavailable(caught) : caught;
+      const err = caught instanceof StoreError ? storeUnavailable(storeProblem(), caught) : caught;
       const e = err instanceof HookError ? err : undefined;
       const code = e?.code ?? 'internal_error';
       const status = ERRORS[code].status;
-      if (status >= 500) {
+      // A store that cannot commit fails every request at once: the store's own log line says
+      // so once every few seconds with a count (store/commit-health.ts), not one per request.
+      if (status >= 500 && !(caught instanceof StoreError && caught.code === 'unavailable')) {
         // A transform's or template's error can quote the payload: its text is logged at
         // debug level only; the error level gets what failed and where.
         const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
@@ -39,7 +41,9 @@ export function errorHandler(log: Logger) {
         log.debug({ code, route: ex.label, err: cause }, 'request failed: cause');
       }
       // An answer already begun (a stream) cannot be replaced: it is left as it is.
-      if (!ex.answered) refuse(ex, code, status < 500 && e ? e.message : ERRORS[code].summary, e?.headers);
+      // The store's 503 names its cause (storeUnavailable): words made for senders, no payload.
+      const said = (status < 500 || caught instanceof StoreError) && e ? e.message : ERRORS[code].summary;
+      if (!ex.answered) refuse(ex, code, said, e?.headers);
     }
   };
 }
@@ -47,10 +51,11 @@ export function errorHandler(log: Logger) {
 /**
  * A store that failed (disk full, read-only or removed data directory, writer gone) did not
  * commit the request: 503 with Retry-After tells the sender to send it again, where a 500
- * would say the request itself is at fault.
+ * would say the request itself is at fault. `problem`: why its commits fail, when they do
+ * (Store.commitProblem): the sender and /healthz read the same words (CONTRACT.md §8).
  */
-function storeUnavailable(err: StoreError): HookError {
-  const e = new HookError('unavailable', 'the store cannot take requests right now; retry later', {
+function storeUnavailable(problem: string | undefined, err: StoreError): HookError {
+  const e = new HookError('unavailable', `the store cannot take requests right now${problem ? `: ${problem}` : ''}; retry later`, {
     'retry-after': String(STORE_RETRY_AFTER_SECONDS),
   });
   e.cause = err;

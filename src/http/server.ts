@@ -42,7 +42,7 @@ export interface Listener {
 
 /** What the routes need besides the config's own settings; the request log's store side and buffer (store/request-log.ts). */
 export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'maxWaitSeconds' | 'signatures' | 'store'> & {
-  store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
+  store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState' | 'commitProblem'>;
   requestLog: RequestLogBuffer;
   /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
   console?: ConsoleFactory;

@@ -194,7 +194,7 @@ export interface CommitStats {
  * sqlite-writer.ts). A connection or database failure rejects the whole batch `unavailable`:
  * nothing in it is answered 2xx unless its COMMIT succeeded.
  */
-export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchMax: number, onCommit?: (accepts: number) => void) {
+export function acceptBatcher(tx: <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>, expiredBefore: () => string, batchMax: number, onCommit?: (accepts: number) => void) {
   const queue: Pending[] = [];
   let inFlight: Promise<void> | undefined;
   let scheduled = false;
@@ -222,10 +222,10 @@ export function acceptBatcher(pool: pg.Pool, expiredBefore: () => string, batchM
     try {
       let outcome: ({ held?: number[] } | { error: StoreError })[];
       try {
-        outcome = await inTransaction(pool, async (c) => (await writeAccepts(c, batch.map((p) => p.op), before)).map((held) => ({ held })));
+        outcome = await tx(async (c) => (await writeAccepts(c, batch.map((p) => p.op), before)).map((held) => ({ held })));
       } catch (err) {
         if (!opLevel((err as Error).cause ?? err)) throw err;
-        outcome = await inTransaction(pool, (c) => isolated(c, batch, before));
+        outcome = await tx((c) => isolated(c, batch, before));
       }
       stats.commits++;
       stats.ops += batch.length;

@@ -8,6 +8,7 @@ import { pgLimit, pgReads } from './postgres-reader.js';
 import * as ops from './postgres-ops.js';
 import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
 import { toFlowState, toHeldCounts } from './flow-rows.js';
+import { commitHealth } from './commit-health.js';
 import { acceptBatcher, inTransaction, insertRequests, pgText, releaseWakes, type CommitStats } from './postgres-writer.js';
 import type {
   ClaimRules, DeliveryOutcomeRecord, FlowState, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward, NewKey,
@@ -73,16 +74,18 @@ export class PostgresStore implements Store {
   private otherCommits = 0;
   private readonly calls = new Set<Promise<unknown>>();
   private leaderships = new Set<Leadership>();
+  private readonly health;
 
   private constructor(
     private readonly pool: pg.Pool, private readonly opts: PostgresStoreOptions,
     /** This instance's id: a new one each open, so a restart is a new instance (see close()). */
     readonly instanceId: string,
   ) {
+    this.health = commitHealth(opts.log);
     this.reads = pgReads(pool);
     this.maintenance = startMaintenance(this.purgePort(), opts);
     ({ purgeExpired: this.purgeExpired, purgeRequestLog: this.purgeRequestLog, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
-    this.batcher = acceptBatcher(pool, () => this.maintenance.keysSince(), opts.batchMax ?? BATCH_MAX, opts.onCommit);
+    this.batcher = acceptBatcher((fn) => this.tx(fn), () => this.maintenance.keysSince(), opts.batchMax ?? BATCH_MAX, opts.onCommit);
     this.lease = keepLease((fn) => this.tx(fn), instanceId, opts.leaseSeconds, opts.log, () => this.state === 'open');
   }
 
@@ -269,6 +272,10 @@ export class PostgresStore implements Store {
     return this.guard(() => this.tx((c) => ops.settleDelivery(c, id, outcome, effects)));
   }
 
+  commitProblem(): string | undefined {
+    return this.health.problem();
+  }
+
   /** Commit counters since open: accept batches, plus retention's and the request log's short transactions. */
   stats(): CommitStats {
     const s = this.batcher.stats;
@@ -328,7 +335,27 @@ export class PostgresStore implements Store {
     return p;
   }
 
-  private tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, fn);
+  /** One transaction on the pool; whether it committed is the store's health (commit-health.ts). */
+  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      const value = await inTransaction(this.pool, fn);
+      this.health.committed();
+      return value;
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'unavailable') this.health.failed(err, pgProblem(err));
+      throw err;
+    }
   }
+}
+
+/**
+ * A transaction's failure as the senders and /healthz may read it: its cause in words, never
+ * the URL (SQLSTATE classes: https://www.postgresql.org/docs/current/errcodes-appendix.html).
+ */
+function pgProblem(err: StoreError): string {
+  const code = String((err.cause as { code?: unknown } | undefined)?.code ?? '');
+  if (/^57P0[123]$/.test(code)) return 'PostgreSQL is shutting down or restarting';
+  if (code === '53100') return "no space left on PostgreSQL's disk";
+  if (code.startsWith('53')) return `PostgreSQL is out of resources (SQLSTATE ${code})`;
+  return 'PostgreSQL cannot be reached';
 }

@@ -8,13 +8,15 @@
  * If the writer thread dies, queued and later writes reject with `unavailable`. If the
  * database file or its WAL is removed or replaced under the running store, the writer notices
  * after the next commit: that batch and every later call reject with `unavailable` until a
- * restart, and one error line says so. An idle writer does not keep the process alive.
+ * restart, and one error line says so. While commits fail, {@link WriteQueue.problem} says
+ * why (commit-health.ts). An idle writer does not keep the process alive.
  */
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.js';
+import { commitHealth, type CommitHealth } from './commit-health.js';
 import type { WriteOp } from './sqlite-ops.js';
 import { toStoreError } from './sqlite-reader.js';
-import { STORE_GONE, type FromWriter } from './sqlite-writer.js';
+import { STORE_GONE, type FromWriter, type WireError } from './sqlite-writer.js';
 import { StoreError } from './store.js';
 
 const SLOW_COMMIT_MS = 1000;
@@ -43,6 +45,8 @@ export interface WriteQueue {
   gone(): StoreError | undefined;
   /** Set once the writer thread has stopped by itself: writes reject with it. */
   broken(): StoreError | undefined;
+  /** Why commits fail, while they do (CONTRACT.md §8): until one succeeds. */
+  problem(): string | undefined;
   /** Resolves once nothing is queued or in flight (or nothing more can be written). */
   idle(): Promise<void>;
   /** Stops the writer thread (unless it already stopped): it closes its connection and exits. */
@@ -63,6 +67,7 @@ interface Queue {
   readonly batchMax: number;
   readonly onCommit: ((accepts: number) => void) | undefined;
   readonly counters: SqliteStoreStats;
+  readonly health: CommitHealth;
   readonly waiting: Pending[];
   inFlight: Pending[] | undefined;
   scheduled: boolean;
@@ -86,7 +91,7 @@ export interface QueueOptions {
 export function startQueue(worker: Worker, opts: QueueOptions): WriteQueue {
   const q: Queue = {
     worker, log: opts.log, batchMax: opts.batchMax, onCommit: opts.onCommit,
-    counters: { commits: 0, ops: 0, largestBatch: 0, commitMs: 0, writerStartMs: opts.writerStartMs },
+    counters: { commits: 0, ops: 0, largestBatch: 0, commitMs: 0, writerStartMs: opts.writerStartMs }, health: commitHealth(opts.log),
     waiting: [], inFlight: undefined, scheduled: false, idleWaiters: [],
     writerError: undefined, goneError: undefined, lastWorkerError: undefined, stopping: false,
   };
@@ -98,6 +103,9 @@ export function startQueue(worker: Worker, opts: QueueOptions): WriteQueue {
     write: <T>(op: WriteOp) => enqueue<T>(q, op),
     gone: () => q.goneError,
     broken: () => q.writerError,
+    // Gone and stopped last until a restart, and have said so in their own one line.
+    problem: () => (q.goneError ? 'the database file is no longer the one opened; restart hookrelay'
+      : q.writerError ? 'the store writer stopped; restart hookrelay' : q.health.problem()),
     idle: () => new Promise<void>((resolve) => {
       q.idleWaiters.push(resolve);
       notifyIdle(q);
@@ -169,19 +177,27 @@ function onReply(q: Queue, msg: FromWriter): void {
     q.counters.largestBatch = Math.max(q.counters.largestBatch, batch.length);
     const failed = msg.failed && new Map(msg.failed);
     let accepts = 0;
+    let down: [StoreError, WireError] | undefined;
     for (let i = 0; i < batch.length; i++) {
       const error = failed?.get(i);
       if (batch[i]!.op.kind === 'accept') accepts++;
-      if (error) batch[i]!.reject(toStoreError(error));
-      else batch[i]!.resolve(msg.values?.[i]);
+      if (!error) batch[i]!.resolve(msg.values?.[i]);
+      else {
+        const err = toStoreError(error);
+        if (err.code === 'unavailable') down = [err, error];
+        batch[i]!.reject(err);
+      }
     }
+    if (down) q.health.failed(down[0], sqliteProblem(down[1]));
+    else q.health.committed();
     // Commits of other ops only (claims, acks, purges) would crowd the histogram with zeros.
     if (accepts > 0) q.onCommit?.(accepts);
   } else if (msg.error.code === STORE_GONE) {
     storeGone(q, msg.error.message, batch);
   } else {
+    // The whole batch is rolled back; the store's health says so (not once per batch).
     const err = toStoreError(msg.error, 'unavailable');
-    q.log.error({ err, ops: batch.length }, 'store commit failed; the whole batch is rolled back');
+    q.health.failed(err, sqliteProblem(msg.error));
     for (const p of batch) p.reject(err);
   }
   q.counters.commitMs += msg.ms;
@@ -206,6 +222,18 @@ function storeGone(q: Queue, what: string, batch: Pending[]): void {
     'store database file removed or replaced under the running server: requests that need the store get 503 from now on; stop hookrelay, put the file back from a backup if you have one, and start it again (a start without it creates an empty store)',
   );
   for (const p of [...batch, ...q.waiting.splice(0)]) p.reject(q.goneError);
+}
+
+/**
+ * A commit's failure as the senders and /healthz may read it: its cause in words, without
+ * paths or payload text (SQLite's result codes: https://www.sqlite.org/rescode.html).
+ */
+function sqliteProblem(e: WireError): string {
+  const code = e.code ?? '';
+  if (code.startsWith('SQLITE_FULL')) return "no space left on the data directory's disk";
+  if (code.startsWith('SQLITE_READONLY')) return 'the data directory cannot be written (read-only)';
+  if (code.startsWith('SQLITE_IOERR')) return "the data directory's disk failed a write (I/O error)";
+  return `the database cannot be written (${code || 'unknown error'})`;
 }
 
 function onExit(q: Queue, code: number): void {

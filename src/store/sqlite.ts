@@ -254,6 +254,10 @@ export class SqliteStore implements Store {
     return this.write({ kind: 'inspect' });
   }
 
+  commitProblem(): string | undefined {
+    return this.queue.problem();
+  }
+
   /** Group-commit counters since open. */
   stats(): SqliteStoreStats {
     return this.queue.stats();

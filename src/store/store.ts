@@ -202,6 +202,13 @@ export interface Store {
    */
   lead(handlers: LeaderHandlers): Promise<Leadership>;
 
+  /**
+   * Why commits fail, while they do (CONTRACT.md §8): from a commit that failed for want of
+   * the backend (a full disk, PostgreSQL restarting) until one succeeds; undefined otherwise.
+   * Words for senders and /healthz: the cause, never a path, URL or payload text.
+   */
+  commitProblem(): string | undefined;
+
   /** Flushes pending commits and closes (releasing the data directory); later calls reject. */
   close(): Promise<void>;
 }

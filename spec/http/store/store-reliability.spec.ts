@@ -84,7 +84,7 @@ describe('store reliability (real server processes)', function () {
     expect((await call(`${again.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN })).data.run.status).to.equal('succeeded');
   });
 
-  it('a removed database: 503 unavailable with Retry-After for writes and reads, the process keeps running, one clear log line', async () => {
+  it('a removed database: 503 unavailable with Retry-After for writes, reads and /healthz, naming it; the process keeps running, one clear log line', async () => {
     const dir = tmpDir();
     const gw = await startGateway(configFor(dir, await freePort()), { dir });
     gateways.push(gw);
@@ -92,19 +92,19 @@ describe('store reliability (real server processes)', function () {
     const dataDir = path.join(dir, 'data');
     for (const f of fs.readdirSync(dataDir)) if (f.startsWith('hookrelay.db')) fs.rmSync(path.join(dataDir, f));
 
-    for (const r of [await wake(gw, 'after'), await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN }), await wake(gw, 'later')]) {
+    for (const r of [await wake(gw, 'after'), await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN }), await wake(gw, 'later'), await call(`${gw.base}/healthz`)]) {
       expect(r.status, r.text).to.equal(503);
       expect(r.data.error.code).to.equal('unavailable');
+      expect(r.data.error.message).to.include('restart hookrelay');
       expect(r.headers.get('retry-after')).to.match(/^\d+$/);
     }
-    expect((await call(`${gw.base}/healthz`)).status).to.equal(200);
     expect(gw.proc.exitCode).to.equal(null);
     const lines = gw.output().split('\n').filter((l) => l.includes('removed or replaced'));
     expect(lines, 'one line about the removed database').to.have.length(1);
     expect(lines[0]).to.include('hookrelay.db was removed').and.include('start it again');
   });
 
-  it('a full disk (file-size limit): 503 unavailable with Retry-After, /healthz still up, and every 200 is there after a restart', async () => {
+  it('a full disk (file-size limit): 503 unavailable with Retry-After, /healthz 503 with the same cause, and every 200 is there after a restart', async () => {
     const dir = tmpDir();
     const config = configFor(dir, await freePort());
     const file = path.join(dir, 'hookrelay.json');
@@ -136,7 +136,9 @@ describe('store reliability (real server processes)', function () {
     expect(refused!.status, refused!.text).to.equal(503);
     expect(refused!.data.error.code).to.equal('unavailable');
     expect(refused!.headers.get('retry-after')).to.match(/^\d+$/);
-    expect((await call(`${gw.base}/healthz`)).status).to.equal(200);
+    const health = await call(`${gw.base}/healthz`);
+    expect(health.status, health.text).to.equal(503);
+    expect(health.data.error).to.deep.equal(refused!.data.error);
     expect(proc.exitCode).to.equal(null);
 
     proc.kill('SIGKILL');

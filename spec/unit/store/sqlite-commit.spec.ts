@@ -71,6 +71,7 @@ describe('store/sqlite: group commit', () => {
       expect(e?.code).to.equal('unavailable');
       expect(String(e)).to.match(/writer thread stopped/);
     }
+    expect(store.commitProblem(), 'what /healthz and the 503 answers say').to.equal('the store writer stopped; restart hookrelay');
     expect((await store.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['before']);
     await store.close();
     store = await open();

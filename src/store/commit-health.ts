@@ -1,0 +1,48 @@
+import type { Logger } from '../log.js';
+import type { StoreError } from './store.js';
+
+/** How often, at most, the log says that commits are still failing. */
+const LOG_EVERY_MS = 5_000;
+
+/**
+ * Whether a store's commits land (CONTRACT.md §8): from a commit that failed because the
+ * backend cannot write until the next one that succeeds, `problem()` says why — for /healthz
+ * and the 503 answers — and the log says so once every few seconds with a count of the
+ * failures, not once per request (an outage fails every request at once).
+ */
+export interface CommitHealth {
+  /** A commit failed for want of the backend (`unavailable`); `problem`: why, for the senders. */
+  failed(err: StoreError, problem: string): void;
+  /** A commit succeeded: the store is well again. */
+  committed(): void;
+  /** Why commits fail, while they do; undefined once one succeeded. */
+  problem(): string | undefined;
+}
+
+/** See {@link CommitHealth}. */
+export function commitHealth(log: Logger): CommitHealth {
+  let problem: string | undefined;
+  let failures = 0;
+  let unlogged = 0;
+  let loggedAt = 0;
+  return {
+    failed(err, why) {
+      failures++;
+      unlogged++;
+      const now = Date.now();
+      if (problem !== undefined && why === problem && now - loggedAt < LOG_EVERY_MS) return;
+      // The first line of an outage carries the error itself; the later ones only count.
+      log.error({ ...(problem === undefined ? { err } : {}), failures: unlogged }, `store commits are failing: ${why}`);
+      problem = why;
+      loggedAt = now;
+      unlogged = 0;
+    },
+    committed() {
+      if (problem === undefined) return;
+      log.info({ failures }, 'store commits succeed again');
+      problem = undefined;
+      failures = unlogged = 0;
+    },
+    problem: () => problem,
+  };
+}
