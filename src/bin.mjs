@@ -13,6 +13,9 @@
 //   how cheap collections have been): under load the gateway's live heap is ~21 MiB, and
 //   with V8's factor its garbage piled up to ~65 MiB between collections (RSS peaks 150–180
 //   MiB against 120–130 with the cap; its CPU cost: docs/performance.md).
+// `npm start` runs it with `exec` (package.json): npm runs a script under `sh -c`, and a
+// supervisor's SIGTERM, which npm passes on to that shell, would end the shell and leave the
+// gateway running, holding its port and data directory, never drained.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildProblem } from './build-state.mjs';

@@ -1,15 +1,22 @@
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { compileConfig } from './compile-config.js';
 import { ConfigError } from './config/errors.js';
-import { inspectConfig, readConfig } from './config/load.js';
-import { isPlainObject } from './config/read.js';
+import { inspectConfig } from './config/load.js';
+import { isPlainObject, parseConfigText, readConfigText } from './config/read.js';
 import type { Config, LoadedConfig } from './config/types.js';
 import type { Engine } from './engine/engine.js';
 import type { Logger } from './log.js';
 
 /** Editors write a file several times (truncate, write, rename): one reload after they settle. */
 const DEBOUNCE_MS = 200;
+/**
+ * A changed config file is taken once two reads this far apart agree (CONTRACT.md §8): a save
+ * still being written, whose first part may itself parse as a config with fewer mappings, is
+ * never served.
+ */
+const STABLE_MS = 100;
 
 /**
  * The settings a running gateway cannot change (README "Reloading the config"): the listener's
@@ -28,6 +35,8 @@ export interface ReloadOptions {
   /** Serves the new config and engine; resolves once requests begun on the old ones are done. */
   swap(next: LoadedConfig, engine: Engine): Promise<void>;
   log: Logger;
+  /** Waits between two reads of the config file (default: a timer; specs inject it). */
+  wait?: (ms: number) => Promise<void>;
 }
 
 export interface Reloader {
@@ -50,6 +59,7 @@ export interface Reloader {
 export function createReloader(opts: ReloadOptions): Reloader {
   const { log } = opts;
   const env = opts.env ?? process.env;
+  const wait = opts.wait ?? ((ms: number) => sleep(ms));
   let running = opts.loaded;
   let busy: Promise<boolean> | undefined;
   let again = false;
@@ -61,7 +71,9 @@ export function createReloader(opts: ReloadOptions): Reloader {
   async function once(): Promise<boolean> {
     let next: { loaded: LoadedConfig; engine: Engine };
     try {
-      const raw = readConfig(running.file);
+      const text = await stableText();
+      if (text === undefined) return false;
+      const raw = parseConfigText(text, running.file);
       for (const key of restartOnlyChanges(running.config, inspectConfig(raw, running.file, env).draft)) {
         log.warn({ key }, `config reload: ${key} changed, which needs a restart; keeping the running value`);
       }
@@ -84,6 +96,18 @@ export function createReloader(opts: ReloadOptions): Reloader {
     return true;
   }
 
+  /** The config file's text once two reads {@link STABLE_MS} apart agree; undefined when closed meanwhile. */
+  async function stableText(): Promise<string | undefined> {
+    let text = readConfigText(running.file);
+    for (;;) {
+      await wait(STABLE_MS);
+      if (closed) return undefined;
+      const again = readConfigText(running.file);
+      if (again === text) return text;
+      text = again;
+    }
+  }
+
   function reload(): Promise<boolean> {
     if (busy) {
       again = true;
@@ -104,11 +128,16 @@ export function createReloader(opts: ReloadOptions): Reloader {
     timer = setTimeout(() => void reload().catch((err) => log.error({ err }, 'config reload failed')), DEBOUNCE_MS);
   }
 
-  /** A directory watch survives editors that replace the file (write a copy, rename it over). */
-  function watchDir(dir: string, recursive: boolean, wanted: (name: string) => boolean): FSWatcher | undefined {
+  /**
+   * A directory watch survives editors that replace the file (write a copy, rename it over:
+   * sed -i, vim, JetBrains' safe write). Not recursive: Node 20's recursive watch on Linux is
+   * built in JavaScript from a watch per file it found (https://github.com/nodejs/node/issues/48437),
+   * and a file replaced by a rename is never reported again.
+   */
+  function watchDir(dir: string, wanted: (name: string) => boolean): FSWatcher | undefined {
     try {
-      const w = watch(dir, { recursive, persistent: false }, (_event, name) => {
-        if (name !== null && wanted(path.normalize(name.toString()))) soon();
+      const w = watch(dir, { persistent: false }, (_event, name) => {
+        if (name !== null && wanted(name.toString())) soon();
       });
       w.on('error', (err) => log.warn({ err, dir }, 'config reload: stopped watching a directory'));
       return w;
@@ -118,19 +147,25 @@ export function createReloader(opts: ReloadOptions): Reloader {
     }
   }
 
+  /** One watch per folder that holds a transform module the running config names. */
   function watchTransforms(): void {
     for (const w of transformWatchers) w.close();
     const { hooks } = running.config;
-    const modules = new Set(hooks.mappings.flatMap((m) => (m.transform ? [path.normalize(m.transform.module)] : [])));
-    const w = modules.size ? watchDir(hooks.transformsDir, true, (name) => modules.has(name)) : undefined;
-    transformWatchers = w ? [w] : [];
+    const byDir = new Map<string, Set<string>>();
+    for (const m of hooks.mappings) {
+      if (!m.transform) continue;
+      const file = path.join(hooks.transformsDir, m.transform.module);
+      const names = byDir.get(path.dirname(file)) ?? new Set<string>();
+      byDir.set(path.dirname(file), names.add(path.basename(file)));
+    }
+    transformWatchers = [...byDir].flatMap(([dir, names]) => watchDir(dir, (name) => names.has(name)) ?? []);
   }
 
   return {
     reload,
     watch() {
       const file = path.basename(running.file);
-      const w = watchDir(path.dirname(running.file), false, (name) => name === file);
+      const w = watchDir(path.dirname(running.file), (name) => name === file);
       watchers = w ? [w] : [];
       watchTransforms();
     },

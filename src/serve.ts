@@ -12,6 +12,7 @@ import { consoleFactory } from './console/console.js';
 import type { AdminTokenAt } from './console/pages.js';
 import { healthzAnswers } from './ready-check.js';
 import { uuidv7 } from './ids.js';
+import { compileHostRule } from './callback-url.js';
 
 export interface Running {
   listener: Listener;
@@ -44,7 +45,9 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   // Made before the store, which reports its commits to it; it reads the store only when scraped.
   const metrics = config.server.metrics ? createMetrics(() => store.countRuns(), () => logDropped(log), () => store.countHeld()) : undefined;
   const store = await openStore(config, log, metrics, opts.instanceId);
-  const runtime = createRuntime({ config, store, log, metrics });
+  // The callback hosts a reload serves: a callback queued before the list was narrowed is checked against the new one.
+  let callbackHosts = compileHostRule(config.hooks.callbackHosts);
+  const runtime = createRuntime({ config, store, log, metrics, callbackHosts: () => callbackHosts });
   await runtime.start();
   // Rows of requests that no accept committed, written off the request path (store/request-log.ts).
   const requestLog = createRequestLog(store, { log, onDropped: metrics && ((rows) => metrics.requestLogDropped(rows)) });
@@ -82,6 +85,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
       const old = engine;
       engine = nextEngine;
       current = next;
+      callbackHosts = compileHostRule(next.config.hooks.callbackHosts);
       const done = listener.swap(next.config, deps(nextEngine)).then(() => old.close());
       retiring.add(done);
       await done.finally(() => retiring.delete(done));

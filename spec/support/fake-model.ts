@@ -32,6 +32,8 @@ export interface ModelRule {
   reply?: string;
   /** Wait this long before answering; a client that hangs up meanwhile gets nothing. */
   delayMs?: number;
+  /** Answer only once this settles (a spec changes something while the run is in flight). */
+  held?: Promise<unknown>;
   /** Non-200: answers `{error:{message, type, param, code}}` with this status. */
   status?: number;
   error?: { message?: string; type?: string; param?: string | null; code?: string | null };
@@ -89,6 +91,7 @@ export async function startFakeModel(rules: ModelRule[] = []): Promise<FakeModel
       });
       if (gone) return;
     }
+    if (rule?.held) await rule.held;
     const headers = { 'content-type': 'application/json', ...rule?.headers };
     if (rule?.status && rule.status !== 200) {
       const error = { message: 'fake model error', type: 'invalid_request_error', param: null, code: null, ...rule.error };

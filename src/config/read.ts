@@ -28,13 +28,27 @@ export const NOT_A_MAP = 'the config must be a map of keys (server, hooks, agent
  * @throws ConfigError when the file cannot be read or parsed, or holds no map.
  */
 export function readConfigFile(file: string): Obj {
-  let text: string;
+  return parseConfigText(readConfigText(file), file);
+}
+
+/**
+ * The config file's text.
+ * @throws ConfigError when it cannot be read.
+ */
+export function readConfigText(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file (give --config or set HOOKRELAY_CONFIG)' : (e as Error).message;
     throw new ConfigError([{ path: file, message: `cannot read the config file: ${why}` }]);
   }
+}
+
+/**
+ * The config file's text parsed (`file` names the format and locates errors).
+ * @throws ConfigError when it cannot be parsed, or holds no map.
+ */
+export function parseConfigText(text: string, file: string): Obj {
   const raw = extname(file).toLowerCase() === '.json' ? parseJson(text, file) : parseYaml(text, file);
   // YAML reads an empty file, one of only comments, or `~` as null. Taken for "no settings",
   // it served defaults: on a reload every mapping went, a new token was generated and later

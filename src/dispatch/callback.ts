@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { callbackUrlProblem, type HostRule } from '../callback-url.js';
 import type { NewCallback, RunEnd, RunRecord } from '../store/records.js';
 import { classify, failure, request } from './providers/http.js';
 
@@ -42,10 +43,15 @@ export function signCallback(secret: string, id: string, timestamp: number, body
  * `webhook-id` — the run id — so that a receiver that saw an attempt whose answer was lost
  * recognises the retry. A redirect is not followed (it fails the callback, as a 3xx): the
  * receiver's host was checked against hooks.callbackHosts, the redirect's would not be.
+ * `allowed` is the hooks.callbackHosts being served now, asked at every attempt: an operator
+ * who narrows the list (a reload, a restart) stops the callbacks already queued to a host it
+ * no longer lists — such an attempt fails for good, naming the setting.
  */
-export function createCallbackSender(secret: string, timeoutMs: number, fetchImpl: typeof fetch = fetch): CallbackSender {
+export function createCallbackSender(secret: string, timeoutMs: number, allowed: () => HostRule, fetchImpl: typeof fetch = fetch): CallbackSender {
   const secrets = [secret];
   return async (url, id, body, signal) => {
+    const problem = callbackUrlProblem(url, allowed());
+    if (problem) throw failure('callback', `the URL ${problem}`, secrets, { retryable: false });
     const timestamp = Math.floor(Date.now() / 1000);
     const answer = await request(fetchImpl, 'callback', url, {
       headers: {

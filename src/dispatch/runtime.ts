@@ -1,4 +1,5 @@
 import { uuidv7 } from '../ids.js';
+import { compileHostRule, type HostRule } from '../callback-url.js';
 import type { Config } from '../config/types.js';
 import { actionIds, type Accepted, type Action } from '../action.js';
 import type { Logger } from '../log.js';
@@ -65,6 +66,8 @@ export interface RuntimeOptions {
   random?: () => number;
   /** Where delivery outcomes and heartbeat turns are counted (src/metrics.ts); absent: nowhere. */
   metrics?: Pick<Metrics, 'delivery' | 'heartbeat'>;
+  /** hooks.callbackHosts as served now, asked at each callback attempt (a reload may narrow it); default: `config`'s. */
+  callbackHosts?: () => HostRule;
 }
 
 /**
@@ -131,7 +134,9 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   // Another instance may end a run: a wait looks again this often (a run ended here wakes it at once).
   const waiter = createRunWaiter(store, config.store.kind === 'postgres' ? 250 : 1000);
   const onRunChanged = (runId: string) => waiter.notify(runId);
-  const callbacks = config.hooks.callbackSecret ? createCallbackSender(config.hooks.callbackSecret, config.delivery.timeoutSeconds * 1000, opts.fetch) : undefined;
+  const startHosts = compileHostRule(config.hooks.callbackHosts);
+  const callbackHosts = opts.callbackHosts ?? (() => startHosts);
+  const callbacks = config.hooks.callbackSecret ? createCallbackSender(config.hooks.callbackSecret, config.delivery.timeoutSeconds * 1000, callbackHosts, opts.fetch) : undefined;
   const outbox = createOutbox({
     store, config, delivery, forwarder, callbacks, onRunChanged, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary,
     onOutcome: metrics && ((provider, outcome) => metrics.delivery(provider, outcome)),

@@ -120,7 +120,7 @@ export async function readMail(source: Buffer, place: MailPlace, limits: MailLim
 /**
  * A Message-ID as an id the preset can key on: readable when it is printable ASCII without
  * spaces and short enough for `hook:email:<id>` to stay within the 200-character session key
- * (and `email:<id>` within the 255-character idempotency key); else `sha256:<base64url>` of
+ * (and `email:id:<id>` within the 255-character idempotency key); else `sha256:<base64url>` of
  * it, so that a mail with a long, spaced, control- or bidi-character id still runs, and every
  * mention of that id (References, In-Reply-To) maps to the same key.
  */

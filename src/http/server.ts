@@ -140,6 +140,12 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   // never starts sending its body.
   server.on('checkContinue', (req, res) => handle(req, res, true));
   server.on('clientError', onClientError);
+  // The open connections, for a stop (close below).
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   server.maxConnections = config.server.maxConnections;
   capPerAddress(server, config.server.maxConnectionsPerAddress, isProxy, log);
 
@@ -162,7 +168,17 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
         closing = true;
         deps.console?.close(); // open event streams would hold their connections forever
         server.close(() => resolve());
-        server.closeIdleConnections();
+        // Node closes the connections idle at this moment, and stops timing out the rest
+        // (lib/_http_server.js httpServerPreClose clears the headersTimeout check): a connection
+        // that has begun no request, or one kept alive after the answer still under way, would
+        // hold the stop open for as long as its client likes. The drain ends with the last answer.
+        for (const socket of sockets) {
+          const last = (socket as Tracked)[LAST];
+          if (last === undefined) socket.destroy();
+          else if (last === REFUSED) continue; // its refusal closes it
+          else if (!last.res.headersSent) last.res.setHeader('connection', 'close');
+          else if (!last.res.writableFinished) last.res.once('finish', () => socket.destroySoon());
+        }
       }),
     swap(next, nextDeps) {
       const before = current;

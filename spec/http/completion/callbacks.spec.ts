@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, runOf, startGateway, tmpDir, until, waitRun, type Gateway } from '../../support/gateway.js';
+import { ADMIN_TOKEN, BIN, ROOT, call, freePort, runOf, startGateway, tmpDir, until, waitRun, withAdminToken, type Gateway } from '../../support/gateway.js';
 import { startCallbackReceiver, type CallbackReceiver } from './callback-receiver.js';
 
 /**
@@ -113,6 +114,53 @@ describe('http: run callbacks (real bin)', function () {
     expect(receiver.acknowledged().map((h) => h.payload)).to.deep.equal([{ runId: r.data.runId, sessionKey: r.data.sessionKey, status: 'succeeded', reply: 'the answer' }]);
   });
 
+  describe('hooks.callbackHosts is checked again at each attempt: a callback accepted before the list was narrowed is not sent', () => {
+    const NARROWED = ['hooks.example.com'];
+    const REFUSED = /^callback: the URL has a host that hooks\.callbackHosts does not allow \(127\.0\.0\.1\)/;
+
+    it('narrowed by a reload while the run is in flight: the callback fails at once, naming the setting, and the receiver gets nothing', async () => {
+      let release!: () => void;
+      model.rules.unshift({ match: 'held', held: new Promise<void>((r) => { release = r; }) });
+      const { dir, config: cfg } = await config({ callbackHosts: ['127.0.0.1'] });
+      gw = await startGateway(cfg, { dir });
+      const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'held', deliver: false, callbackUrl: receiver.url } });
+      expect(r.status, JSON.stringify(r.data)).to.equal(202);
+      await model.waitForRequests(1);
+      // As an editor saves: a copy renamed over the file, which the gateway's watch reloads.
+      const narrowed = withAdminToken({ ...cfg, hooks: { ...cfg.hooks, callbackHosts: NARROWED } });
+      fs.writeFileSync(`${gw.configFile}.tmp`, JSON.stringify(narrowed));
+      fs.renameSync(`${gw.configFile}.tmp`, gw.configFile);
+      await until(() => `the reload:\n${gw!.output().slice(-2000)}`, () => gw!.output().includes('config reloaded'));
+      release();
+      const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback refused');
+      expect(run.status).to.equal('succeeded');
+      expect(run.callback.error).to.match(REFUSED);
+      expect(receiver.hits).to.have.length(0);
+    });
+
+    it('narrowed across a restart on the same data directory: the pending callback is not retried, and fails naming the setting', async () => {
+      const { dir, config: cfg } = await config({ callbackHosts: ['127.0.0.1'] });
+      gw = await startGateway(cfg, { dir });
+      const first = gw;
+      // The first attempt is refused for now (retry in 1 s), and the gateway is stopped while it
+      // is under way: the callback is left pending in the store.
+      receiver.answer = () => {
+        first.proc.kill('SIGTERM');
+        return { status: 503, headers: { 'retry-after': '1' } };
+      };
+      const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'report', deliver: false, callbackUrl: receiver.url } });
+      expect(r.status, JSON.stringify(r.data)).to.equal(202);
+      await until('the gateway to stop after the first attempt', () => first.proc.exitCode !== null);
+      expect(first.proc.exitCode, first.output().slice(-2000)).to.equal(0);
+      expect(receiver.hits).to.have.length(1);
+
+      gw = await startGateway({ ...cfg, hooks: { ...cfg.hooks, callbackHosts: NARROWED } }, { dir });
+      const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback refused');
+      expect(run.callback.error).to.match(REFUSED);
+      expect(receiver.hits, 'no attempt after the list was narrowed').to.have.length(1);
+    });
+  });
+
   describe('a callback URL is checked before anything is accepted', () => {
     let checked: Gateway;
     let quiet: FakeModel;
@@ -171,7 +219,7 @@ describe('http: run callbacks (real bin)', function () {
       mappings: [{ id: 'ci', match: { path: 'ci' }, messageTemplate: 'x', callback: { url: 'ftp://x.example/' } }],
     });
     const file = `${dir}/hookrelay.json`;
-    (await import('node:fs')).writeFileSync(file, JSON.stringify(cfg));
+    fs.writeFileSync(file, JSON.stringify(cfg));
     const out = await promisify(execFile)(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT }).then(() => ({ code: 0, stderr: '', stdout: '' }), (e) => e);
     expect(out.code).to.equal(1);
     const text = `${out.stdout}${out.stderr}`;

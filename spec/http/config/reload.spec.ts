@@ -121,6 +121,25 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     await until('the reload line', () => g.output().includes('config reloaded'));
   });
 
+  it('a transform saved by rename with a syntax error is refused; fixed by another rename, the fix is picked up and logged', async () => {
+    const g = await start([{ id: 't', match: { path: 't' }, action: 'wake', wakeMode: 'next-heartbeat', transform: { module: 'pick.ts' } }], {
+      'pick.ts': 'export default () => ({ text: "v1" });\n',
+    });
+    const module = path.join(path.dirname(g.configFile), 'transforms', 'pick.ts');
+    // As sed -i, vim and JetBrains' safe write save: a new file renamed over the old one.
+    const save = (text: string) => {
+      fs.writeFileSync(`${module}.tmp`, text);
+      fs.renameSync(`${module}.tmp`, module);
+    };
+    save('export default () => ({ text: "v2" );\n');
+    await until('the refusal', () => g.output().includes('config reload refused'));
+    expect(count(g, 'config reloaded')).to.equal(0);
+    save('export default () => ({ text: "v2" });\n');
+    await until('the fix reloaded', () => g.output().includes('config reloaded'));
+    const r = await call(`${g.hooks}/t`, { token: TOKEN, json: {} });
+    expect(await eventText(g, r.data.eventId)).to.equal('v2');
+  });
+
   it('a request in flight across a reload finishes on the config it started with (its transform pool outlives the swap)', async () => {
     const g = await start([{ id: 's', match: { path: 's' }, action: 'wake', wakeMode: 'next-heartbeat', transform: { module: 'slow.ts' } }], {
       'slow.ts': 'export default async () => { await new Promise((r) => setTimeout(r, 2000)); return { text: "old" }; };\n',

@@ -48,6 +48,15 @@ describe('the e-mail preset takes what senders send (CONTRACT.md §7, issue 32)'
     expect(a.sessionKey).not.to.equal(b.sessionKey);
   });
 
+  it("a mail's uid and another mail's Message-ID never share a key, even when their text is the same", async () => {
+    const byId = await post(gw, 'email', { messages: [{ id: '9:123', from: 'a@x', body: 'one' }] });
+    expect(byId.status, JSON.stringify(byId.data)).to.equal(202);
+    const byUid = await post(gw, 'email', { messages: [{ uid: '9:123', from: 'b@x', body: 'two' }] });
+    expect(byUid.status, JSON.stringify(byUid.data)).to.equal(202);
+    expect(byUid.headers.get('idempotent-replayed')).to.equal(null);
+    expect(byUid.data.runId).not.to.equal(byId.data.runId);
+  });
+
   it('still refuses a mail without a sender, naming the field', async () => {
     const res = await post(gw, 'email', { messages: [{ subject: 'no from' }] });
     expect(res.status).to.equal(400);

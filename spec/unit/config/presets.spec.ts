@@ -20,7 +20,7 @@ describe('config/presets', () => {
         sessionKey: 'threadId ? "hook:email:" & threadId : id ? "hook:email:" & id : "hook:" & $uuid()', engine: 'jsonata', wakeMode: 'now', provider: 'last',
       });
       // What the message says is in spec/cases/presets (rendered, not as template text).
-      expect(email.idempotencyKey).to.equal('uid ? "email:" & uid : id ? "email:" & id : ""');
+      expect(email.idempotencyKey).to.equal('uid ? "email:uid:" & uid : id ? "email:id:" & id : ""');
       expect(email.deliver).to.equal(undefined);
       expect(email.match.source).to.equal(undefined); // a payload without source:"email" still matches
     });
