@@ -56,10 +56,12 @@ describe('dispatch: a taken-over run that its own instance ended meanwhile', fun
     const own = slow;
     let takenOver = 0;
     let sweeps = 0;
+    // Its renewals are late: each time the survivor looks, its lease has run out.
     const racing: Store = Object.create(survivor, {
       takeOver: {
         value: async (limit: number) => {
           sweeps++;
+          await expireInstance(url, own.instanceId);
           const got = await survivor!.takeOver(limit);
           for (const run of got.runs) {
             takenOver++;
@@ -73,11 +75,7 @@ describe('dispatch: a taken-over run that its own instance ended meanwhile', fun
     const log = createLogger('info', { write: (s: string) => void lines.push(s) });
     runtime = createRuntime({ config, store: racing, log });
     await runtime.start();
-    // Its renewals are late: each time the survivor looks, its lease has run out.
-    await until('the run taken over', async () => {
-      await expireInstance(url, own.instanceId);
-      return takenOver === 1;
-    }, 5000, 200);
+    await until('the run taken over', () => takenOver === 1, 10_000);
     // Two sweeps more (every store.leaseSeconds / 3): a run kept as still to end is tried at each.
     const seen = sweeps;
     await until('two sweeps more', () => sweeps >= seen + 2, 5000);
