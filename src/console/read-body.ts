@@ -1,22 +1,45 @@
 import type { IncomingMessage } from 'node:http';
 import { HookError } from '../errors.js';
+import { ClientClosedError } from '../http/body.js';
 
 /**
  * Reads a console POST body (sign-in form, playground request) up to `limit` bytes: past it,
  * 413. Not the hooks body reader (http/body.ts): no content codings or signatures here, and
- * these bodies never become payloads of a hook.
+ * these bodies never become payloads of a hook. Past the limit the request is paused, not
+ * destroyed (as `for await` over it would on a throw: destroying an unfinished request
+ * destroys its socket), so that the 413 is read like the hooks' are (answer.ts, CONTRACT.md §8).
  */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw new HookError('payload_too_large', `the body is larger than ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new HookError('payload_too_large', `the body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = () => new HookError('payload_too_large', `the body is larger than ${limit} bytes`);
+  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      stop();
+      req.pause();
+      reject(tooLarge());
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    };
+    // A client that hangs up mid-body: 'error' with ECONNRESET (http/body.ts).
+    const onError = (err: NodeJS.ErrnoException) => {
+      stop();
+      reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
+    };
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }
 
 /** One field of an `application/x-www-form-urlencoded` body. */

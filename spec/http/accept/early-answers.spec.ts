@@ -163,6 +163,47 @@ describe('http: a sender can always read its refusal', function () {
     expect(x.answer?.status, JSON.stringify(x.received.slice(0, 200))).to.equal(413);
   });
 
+  // The console reads its own bodies (console/read-body.ts), and its answers follow the same rule.
+  /** A console POST as its own pages send it (CSRF: the same Origin, hosts.ts), with the session `cookie` if given. */
+  const consoleHead = (path: string, cookie?: string) =>
+    `POST /console/${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\n${cookie ? `Cookie: ${cookie}\r\n` : ''}Transfer-Encoding: chunked\r\n\r\n`;
+
+  /** The console's 413, read whole, with no reset on the client's side. */
+  function expectConsoleReadable(x: Sent, what: string, limit: number): void {
+    expect(x.error, `${what}: the client met ${x.error} (it read ${JSON.stringify(x.received.slice(0, 80))})`).to.equal(undefined);
+    expect(x.answer?.status, `${what}: ${JSON.stringify(x.received.slice(0, 200))}`).to.equal(413);
+    expect(x.answer!.headers.connection, what).to.equal('close');
+    expect(JSON.parse(x.answer!.body).error, what).to.deep.equal({ code: 'payload_too_large', message: `the body is larger than ${limit} bytes` });
+    expect(x.cutOff, `${what}: the client could send its whole body`).to.equal(false);
+  }
+
+  it('console: a chunked sign-in form of 256 KiB past its 4 KiB, sent slow: the client reads the whole 413, 20 times out of 20', async () => {
+    for (let i = 0; i < 20; i++) {
+      expectConsoleReadable(await send(port, consoleHead('login'), chunks(16, 16 * 1024, 't'), 'slow'), `try ${i + 1}`, 4096);
+    }
+  });
+
+  it('console: a chunked playground request of 256 KiB past its limit, sent slow: the client reads the whole 413, 20 times out of 20', async () => {
+    const signedIn = await fetch(`${gw.base}/console/login`, {
+      method: 'POST', redirect: 'manual', body: new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+      headers: { origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(signedIn.status).to.equal(303);
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    for (let i = 0; i < 20; i++) {
+      // The playground takes a payload of hooks.maxBodyBytes, escaped, and 16 KiB more (playground.ts).
+      expectConsoleReadable(await send(port, consoleHead('playground', cookie), chunks(16, 16 * 1024), 'slow'), `try ${i + 1}`, LIMIT * 2 + 16 * 1024);
+    }
+  });
+
+  it('console: a chunked body to a POST that does not read it (no session): the client reads its 401', async () => {
+    for (const path of ['logout', 'pause/sendgrid', 'replay/1', 'playground']) {
+      const x = await send(port, consoleHead(path), chunks(16, 16 * 1024), 'slow');
+      expect(x.error, `${path}: the client met ${x.error}`).to.equal(undefined);
+      expect([x.answer?.status, x.cutOff], path).to.deep.equal([401, false]);
+    }
+  });
+
   it('the gateway lives on, and what it accepted before is still there', async () => {
     const r = await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'accepted after the refusals', mode: 'next-heartbeat' } });
     expect(r.status, r.text).to.equal(200);
