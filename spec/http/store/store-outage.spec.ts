@@ -64,28 +64,39 @@ describe('store outages: runs and deliveries end once the store is back, without
     cluster = undefined;
   });
 
-  it('a full data-directory disk (tmpfs): /healthz 503 naming it, senders told the same, one log line a few seconds with a count; the held run and its delivery end once space is back', async function () {
+  /** A gateway on the fake model and Telegram with its store `at`: one run at a time, heartbeats only when triggered, `more` config added. */
+  async function start(dir: string, at: { dataDir: string; store?: object }, more: object = {}): Promise<Gateway> {
+    return startGateway({
+      server: { host: '127.0.0.1', port: await freePort() },
+      ...at,
+      hooks: { token: TOKEN },
+      agent: { baseUrl: model!.baseUrl, model: 'fake', maxConcurrent: 1 },
+      providers: { telegram: fake!.config },
+      heartbeat: { everySeconds: 3600 },
+      ...more,
+    }, { dir });
+  }
+
+  /** A data directory on a tmpfs of its own, `filler` the file that fills it; skips `test` where none can be mounted. */
+  function smallDisk(test: Mocha.Context): { dir: string; dataDir: string; filler: string } {
     const dir = tmpDir();
     const dataDir = path.join(dir, 'data');
     fs.mkdirSync(dataDir);
     const cannot = mountTmpfs(dataDir, '8m');
     if (cannot !== undefined) {
       // Only a disk of its own can be filled up: mounting a tmpfs needs root (CI runs as root).
-      this.test!.title += ` — skipped: cannot mount a tmpfs for the data directory (${cannot})`;
-      this.skip();
+      test.test!.title += ` — skipped: cannot mount a tmpfs for the data directory (${cannot})`;
+      test.skip();
     }
     mounted = dataDir;
-    const filler = path.join(dataDir, 'filler');
+    return { dir, dataDir, filler: path.join(dataDir, 'filler') };
+  }
+
+  it('a full data-directory disk (tmpfs): /healthz 503 naming it, senders told the same, one log line a few seconds with a count; the held run and its delivery end once space is back', async function () {
+    const { dir, dataDir, filler } = smallDisk(this);
     model = await startFakeModel([{ match: 'hold', reply: 'the held reply', delayMs: HOLD_MS }]);
     fake = await startFakeProvider('telegram');
-    gw = await startGateway({
-      server: { host: '127.0.0.1', port: await freePort() },
-      dataDir,
-      hooks: { token: TOKEN },
-      agent: { baseUrl: model.baseUrl, model: 'fake', maxConcurrent: 1 },
-      providers: { telegram: fake.config },
-      heartbeat: { everySeconds: 3600 },
-    }, { dir });
+    gw = await start(dir, { dataDir });
 
     // A run whose model answers while the disk is full: its end cannot be written then.
     const a = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hold this', deliver: true, channel: 'telegram', to: fake.to } });
@@ -160,15 +171,7 @@ describe('store outages: runs and deliveries end once the store is back, without
     model = await startFakeModel([{ match: 'hold', reply: 'the held reply', delayMs: HOLD_MS }]);
     fake = await startFakeProvider('telegram');
     const dir = tmpDir('hookrelay-pg-');
-    gw = await startGateway({
-      server: { host: '127.0.0.1', port: await freePort() },
-      dataDir: path.join(dir, 'data'),
-      store: { kind: 'postgres', url: withDatabase(cluster.url, 'postgres') },
-      hooks: { token: TOKEN },
-      agent: { baseUrl: model.baseUrl, model: 'fake', maxConcurrent: 1 },
-      providers: { telegram: fake.config },
-      heartbeat: { everySeconds: 3600 },
-    }, { dir });
+    gw = await start(dir, { dataDir: path.join(dir, 'data'), store: { kind: 'postgres', url: withDatabase(cluster.url, 'postgres') } });
 
     const a = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hold this', deliver: true, channel: 'telegram', to: fake.to } });
     expect(a.status, a.text).to.equal(202);
