@@ -7,6 +7,7 @@ import type { Delivery, DeliveryTarget } from './delivery.js';
 import { forModel } from './fence.js';
 import type { ModelClient } from './model.js';
 import { modelTurn } from './model-turn.js';
+import { untilStored } from './retry.js';
 
 /** The main session's conversation key in the store. */
 const MAIN_SESSION_KEY = 'main';
@@ -106,7 +107,7 @@ export async function hasPendingEvents(store: Store): Promise<boolean> {
  * the last recipient (both unless it is {@link HEARTBEAT_OK}) in one `appendHistory`: the
  * outbox sends it from there (src/dispatch/outbox.ts), so a crash neither loses the reply nor
  * sends it twice. A model failure leaves the cursor where it was, so the next trigger retries
- * the same events.
+ * the same events; a store that cannot take the turn now gets it again until it does.
  *
  * @returns `more` when events beyond {@link MAX_EVENTS_PER_TURN} are still waiting.
  */
@@ -143,8 +144,15 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
     // The model's own text, stored as it came (unsafe: it is not listener text to fence).
     { id: uuidv7(), kind: 'reply', text: reply, source: REPLY_SOURCE, at: deps.clock().toISOString(), unsafe: true },
   ];
-  const delivery = ack ? undefined : await replyDelivery(deps, reply);
-  await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, delivery);
+  // The reply is kept and written again until it lands (CONTRACT.md §8): a turn given up here
+  // would have the next trigger ask the model again about the same events. The scheduler
+  // starts no other turn meanwhile (heartbeat.ts); `stop` (shutdown, or the leadership lost)
+  // ends the wait: a new leader may then take the same events.
+  const delivery = await untilStored(async () => {
+    const d = ack ? undefined : await replyDelivery(deps, reply);
+    await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, d);
+    return d;
+  }, stop, log, { msg: "the heartbeat turn's reply", cursor });
   log.info({ events: events.length, cursor, ack, queued: delivery !== undefined }, 'heartbeat turn done');
   if (delivery) deps.onEnqueued();
   return { more: pending.length > MAX_EVENTS_PER_TURN };

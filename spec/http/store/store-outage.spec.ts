@@ -7,9 +7,9 @@ import { startFakeProvider, type FakeProvider } from '../../support/fake-provide
 import { ADMIN_TOKEN, call, freePort, runOf, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 import { startCluster, withDatabase, type Cluster } from '../../support/postgres.js';
 
-// CONTRACT.md §8: what the store cannot take is never left half done. A run or delivery whose
-// closing write fails is written again until it lands, without a restart; /healthz and the
-// senders' 503 name the cause meanwhile, and the log says it once a few seconds with a count.
+// CONTRACT.md §8: what the store cannot take is never left half done. A run, heartbeat turn or
+// delivery whose closing write fails is written again until it lands, without a restart; /healthz
+// and the senders' 503 name the cause meanwhile, and the log says it once a few seconds with a count.
 
 const TOKEN = 'store-outage-token';
 /** The model holds each reply this long: time to make the store fail before the run's end is written. */
@@ -44,7 +44,7 @@ function fillDisk(filler: string): void {
   }
 }
 
-describe('store outages: runs and deliveries end once the store is back, without a restart (real servers)', function () {
+describe('store outages: runs, heartbeat turns and deliveries end once the store is back, without a restart (real servers)', function () {
   this.timeout(120_000);
   let model: FakeModel | undefined;
   let fake: FakeProvider | undefined;
@@ -64,28 +64,39 @@ describe('store outages: runs and deliveries end once the store is back, without
     cluster = undefined;
   });
 
-  it('a full data-directory disk (tmpfs): /healthz 503 naming it, senders told the same, one log line a few seconds with a count; the held run and its delivery end once space is back', async function () {
+  /** A gateway on the fake model and Telegram with its store `at`: one run at a time, heartbeats only when triggered, `more` config added. */
+  async function start(dir: string, at: { dataDir: string; store?: object }, more: object = {}): Promise<Gateway> {
+    return startGateway({
+      server: { host: '127.0.0.1', port: await freePort() },
+      ...at,
+      hooks: { token: TOKEN },
+      agent: { baseUrl: model!.baseUrl, model: 'fake', maxConcurrent: 1 },
+      providers: { telegram: fake!.config },
+      heartbeat: { everySeconds: 3600 },
+      ...more,
+    }, { dir });
+  }
+
+  /** A data directory on a tmpfs of its own, `filler` the file that fills it; skips `test` where none can be mounted. */
+  function smallDisk(test: Mocha.Context): { dir: string; dataDir: string; filler: string } {
     const dir = tmpDir();
     const dataDir = path.join(dir, 'data');
     fs.mkdirSync(dataDir);
     const cannot = mountTmpfs(dataDir, '8m');
     if (cannot !== undefined) {
       // Only a disk of its own can be filled up: mounting a tmpfs needs root (CI runs as root).
-      this.test!.title += ` — skipped: cannot mount a tmpfs for the data directory (${cannot})`;
-      this.skip();
+      test.test!.title += ` — skipped: cannot mount a tmpfs for the data directory (${cannot})`;
+      test.skip();
     }
     mounted = dataDir;
-    const filler = path.join(dataDir, 'filler');
+    return { dir, dataDir, filler: path.join(dataDir, 'filler') };
+  }
+
+  it('a full data-directory disk (tmpfs): /healthz 503 naming it, senders told the same, one log line a few seconds with a count; the held run and its delivery end once space is back', async function () {
+    const { dir, dataDir, filler } = smallDisk(this);
     model = await startFakeModel([{ match: 'hold', reply: 'the held reply', delayMs: HOLD_MS }]);
     fake = await startFakeProvider('telegram');
-    gw = await startGateway({
-      server: { host: '127.0.0.1', port: await freePort() },
-      dataDir,
-      hooks: { token: TOKEN },
-      agent: { baseUrl: model.baseUrl, model: 'fake', maxConcurrent: 1 },
-      providers: { telegram: fake.config },
-      heartbeat: { everySeconds: 3600 },
-    }, { dir });
+    gw = await start(dir, { dataDir });
 
     // A run whose model answers while the disk is full: its end cannot be written then.
     const a = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hold this', deliver: true, channel: 'telegram', to: fake.to } });
@@ -155,20 +166,46 @@ describe('store outages: runs and deliveries end once the store is back, without
     expect(fake.texts, 'sent once').to.deep.equal(['the held reply', 'ok']);
     expect((await healthz(gw)).status).to.equal(200);
   });
+  it('a full disk while a heartbeat turn ends (tmpfs): its reply is stored and delivered once space is back, and the model is not asked again about the same events', async function () {
+    const { dir, dataDir, filler } = smallDisk(this);
+    const later = 'after the outage';
+    // The later wake's rule first: a turn asked about both events answers as for the later one.
+    model = await startFakeModel([{ match: later, reply: 'welcome back' }, { match: 'hold', reply: 'the held reply', delayMs: HOLD_MS }]);
+    fake = await startFakeProvider('telegram');
+    gw = await start(dir, { dataDir }, { session: { provider: 'telegram', to: fake.to } });
+    const held = 'hold: the nightly deploy is stuck';
+
+    // A heartbeat whose model answers while the disk is full: its turn cannot be written then.
+    const w = await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: held, mode: 'now' } });
+    expect(w.status, w.text).to.equal(200);
+    await model.waitForRequests(1);
+    const from = gw.output().length;
+    fillDisk(filler);
+    await until('a write refused for lack of space', async () => (await wake(gw!, `fill ${'x'.repeat(8000)}`)).status === 503);
+    await until('the model to have answered', () => model!.requests[0]!.endedAt !== undefined);
+    await until(() => `the heartbeat turn's write to fail for lack of space:\n${gw!.output().slice(from).slice(-3000)}`,
+      () => /heartbeat turn failed|heartbeat turn's reply waits for the store/.test(gw!.output().slice(from)));
+
+    // Space is back; a later wake asks for a heartbeat of its own.
+    fs.rmSync(filler);
+    await until('a wake accepted again', async () => (await call(`${gw!.hooks}/wake`, { token: TOKEN, json: { text: later, mode: 'now' } })).status === 200, 30_000);
+    let replies: any[] = [];
+    await until(() => `the later wake's reply to be stored and every reply sent: ${JSON.stringify(replies)} sent ${JSON.stringify(fake!.texts)}`, async () => {
+      const r = await call(`${gw!.hooks}/events`, { token: ADMIN_TOKEN });
+      replies = r.data.events.filter((e: any) => e.kind === 'reply');
+      return replies.some((e) => e.text === 'welcome back') && fake!.texts.length === replies.length;
+    }, 30_000);
+    const askedAbout = model.requests.filter((r) => r.user.includes(held));
+    expect(askedAbout.length, 'the model was asked once about the held event').to.equal(1);
+    expect(replies.map((e) => e.text), 'each turn stored its reply').to.deep.equal(['the held reply', 'welcome back']);
+    expect(fake.texts, 'each sent once').to.deep.equal(['the held reply', 'welcome back']);
+  });
   it('PostgreSQL restarted (fast) mid-run: /healthz 503 naming it meanwhile; the run and its delivery end once it is back, without a restart', async () => {
     cluster = await startCluster(); // a cluster of its own: this one is stopped and started
     model = await startFakeModel([{ match: 'hold', reply: 'the held reply', delayMs: HOLD_MS }]);
     fake = await startFakeProvider('telegram');
     const dir = tmpDir('hookrelay-pg-');
-    gw = await startGateway({
-      server: { host: '127.0.0.1', port: await freePort() },
-      dataDir: path.join(dir, 'data'),
-      store: { kind: 'postgres', url: withDatabase(cluster.url, 'postgres') },
-      hooks: { token: TOKEN },
-      agent: { baseUrl: model.baseUrl, model: 'fake', maxConcurrent: 1 },
-      providers: { telegram: fake.config },
-      heartbeat: { everySeconds: 3600 },
-    }, { dir });
+    gw = await start(dir, { dataDir: path.join(dir, 'data'), store: { kind: 'postgres', url: withDatabase(cluster.url, 'postgres') } });
 
     const a = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hold this', deliver: true, channel: 'telegram', to: fake.to } });
     expect(a.status, a.text).to.equal(202);
