@@ -1,22 +1,20 @@
 import type { ConfigOverrides, Reads } from '../config/load.js';
+import { isAtOrBelow } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
 import { orExit, orExitAsync } from './exit.js';
 import { compileModule, configLoader } from './modules.js';
 
 // The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
 
-/** Whether the YAML path `path` is `key` or lies below it (`hooks.mappings[0].id` is below `hooks.mappings`). */
-const isUnder = (path: string, key: string): boolean => path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`);
-
 /**
  * What `fixture` reads: the store, and the mappings it runs (their secrets sign a `sign: true`
  * request) — not the hooks tokens nor the e-mail companion's account, which no dry run uses.
  */
-export const FIXTURE_READS: Reads = (path) => isUnder(path, 'dataDir') || isUnder(path, 'store')
-  || (isUnder(path, 'hooks') && !['hooks.token', 'hooks.tokens', 'hooks.email'].some((key) => isUnder(path, key)));
+export const FIXTURE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store')
+  || (isAtOrBelow(path, 'hooks') && !['hooks.token', 'hooks.tokens', 'hooks.email'].some((key) => isAtOrBelow(path, key)));
 
 /** What `pause` and `resume` read: the store, and the mapping ids they check the name against. */
-export const PAUSE_READS: Reads = (path) => isUnder(path, 'dataDir') || isUnder(path, 'store') || /^hooks\.mappings\[\d+\]\.id$/.test(path);
+export const PAUSE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store') || /^hooks\.mappings\[\d+\]\.id$/.test(path);
 
 /** How {@link compile} reads: `serve`'s overrides and fallback file; `reads` when the command reads only part of the config. */
 interface CompileOptions {

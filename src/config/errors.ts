@@ -4,6 +4,11 @@ export interface ConfigProblem {
   message: string;
 }
 
+/** Whether the YAML path `path` is `key` or lies below it (`hooks.mappings[0].id` is below `hooks.mappings`). */
+export function isAtOrBelow(path: string, key: string): boolean {
+  return path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`);
+}
+
 /**
  * Thrown at load when the configuration (or a template, preset or transform it names) is
  * invalid. The server never starts half-valid: every problem found is listed, each with

@@ -8,7 +8,7 @@ import type { Delivery } from './delivery.js';
 import type { Forwarder } from './forward.js';
 import { stopWithGrace } from './grace.js';
 import { attemptRow, type RowContext } from './outbox-row.js';
-import { isStoreDown } from './retry.js';
+import { logStoreFailure } from './retry.js';
 
 /** Deliveries sent at once (each its parts in order); the rest wait their turn in the store. */
 const MAX_IN_FLIGHT = 16;
@@ -136,9 +136,7 @@ async function pump(loop: Loop): Promise<void> {
   try {
     claimed = await store.claimDeliveries(new Date(now).toISOString(), free, new Date(now + loop.leaseMs).toISOString());
   } catch (err) {
-    // A store that is down says so itself, once a few seconds (store/commit-health.ts).
-    if (isStoreDown(err)) log.debug({ err }, 'claiming deliveries failed; retrying shortly');
-    else log.error({ err }, 'claiming deliveries failed; retrying shortly');
+    logStoreFailure(log, err, 'claiming deliveries failed; retrying shortly');
     sleepUntil(loop, now + STORE_RETRY_MS);
     return;
   }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.js';
-import { StoreError } from '../store/store.js';
+import { isStoreDown } from '../store/store.js';
 
 /**
  * The retry rules both kinds of upstream share — the model server (model.ts) and the chat
@@ -22,9 +22,14 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** A store failure that passes (a full disk, PostgreSQL restarting): the store logs it itself (store/commit-health.ts). */
-export function isStoreDown(err: unknown): boolean {
-  return err instanceof StoreError && err.code === 'unavailable';
+/**
+ * A store read or write of a polling loop failed (it tries again on its own): an error line,
+ * unless the store is down, which the store says itself once every few seconds
+ * (store/commit-health.ts) — not once per loop turn.
+ */
+export function logStoreFailure(log: Logger, err: unknown, msg: string): void {
+  if (isStoreDown(err)) log.debug({ err }, msg);
+  else log.error({ err }, msg);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ClaimRules, RunRecord } from '../store/records.js';
 import { StoreError } from '../store/store.js';
 import { executeRun, finishRun, type RunnerDeps } from './agent-run.js';
-import { isStoreDown } from './retry.js';
+import { logStoreFailure } from './retry.js';
 
 /** Catches runs queued by another path (another process sharing the store, a missed kick). */
 const SAFETY_POLL_MS = 2_000;
@@ -103,9 +103,7 @@ async function claim(loop: Loop, free: number): Promise<void> {
   try {
     runs = await store.claimRuns(free, clock().toISOString(), loop.rules());
   } catch (err) {
-    // A store that is down says so itself, once a few seconds (store/commit-health.ts).
-    if (isStoreDown(err)) log.debug({ err }, 'claiming runs failed; the safety poll retries');
-    else log.error({ err }, 'claiming runs failed; the safety poll retries');
+    logStoreFailure(log, err, 'claiming runs failed; the safety poll retries');
     return;
   }
   if (loop.stopped && runs.length > 0) {
@@ -180,11 +178,7 @@ function start(loop: Loop): void {
   loop.poll.unref();
   loop.sweep = setInterval(() => {
     if (loop.stopped) return;
-    recover(loop).catch((err) => {
-      // A store that is down says so itself, once a few seconds (store/commit-health.ts).
-      if (isStoreDown(err)) loop.deps.log.debug({ err }, 'ending the runs of a gone instance failed; retrying later');
-      else loop.deps.log.error({ err }, 'ending the runs of a gone instance failed; retrying later');
-    });
+    recover(loop).catch((err) => logStoreFailure(loop.deps.log, err, 'ending the runs of a gone instance failed; retrying later'));
   }, (loop.deps.config.store.leaseSeconds * 1000) / 3);
   loop.sweep.unref();
   kick(loop);

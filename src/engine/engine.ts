@@ -1,4 +1,4 @@
-import { ConfigError, type ConfigProblem } from '../config/errors.js';
+import { ConfigError, isAtOrBelow, type ConfigProblem } from '../config/errors.js';
 import type { Config, MappingConfig } from '../config/types.js';
 import type { Action, AgentAction, WakeAction } from '../action.js';
 import type { HookRequest, MapResult } from './mapping-step.js';
@@ -220,7 +220,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
 export async function compileProblems(draft: Record<string, any>, loaderProblems: readonly ConfigProblem[], opts: EngineOptions = {}): Promise<ConfigProblem[]> {
   const hooks = draft.hooks;
   if (hooks === null || typeof hooks !== 'object' || !Array.isArray(hooks.mappings)) return [];
-  const broken = (path: string) => loaderProblems.some((p) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`));
+  const broken = (path: string) => loaderProblems.some((p) => isAtOrBelow(p.path, path));
   // Transforms need a usable transformsDir and pool settings; a mapping that is not a map has nothing to compile.
   const settingsBroken = ['hooks.transformsDir', 'hooks.transformPoolSize', 'hooks.transformTimeoutMs', 'hooks.transformMaxMemoryMb', 'hooks.maxTextLength'].some(broken);
   const skip = (path: string) => broken(path) || (settingsBroken && path.endsWith('.transform'));

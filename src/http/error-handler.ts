@@ -1,6 +1,6 @@
 import { ERRORS, HookError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { StoreError } from '../store/store.js';
+import { isStoreDown, StoreError } from '../store/store.js';
 import { refuse } from './answer.js';
 import { ClientClosedError } from './body.js';
 import type { Exchange } from './exchange.js';
@@ -33,7 +33,7 @@ export function errorHandler(log: Logger, storeProblem: () => string | undefined
       const status = ERRORS[code].status;
       // A store that cannot commit fails every request at once: the store's own log line says
       // so once every few seconds with a count (store/commit-health.ts), not one per request.
-      if (status >= 500 && !(caught instanceof StoreError && caught.code === 'unavailable')) {
+      if (status >= 500 && !isStoreDown(caught)) {
         // A transform's or template's error can quote the payload: its text is logged at
         // debug level only; the error level gets what failed and where.
         const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;

@@ -16,7 +16,7 @@ import type {
 } from './records.js';
 import { toRun, type RunRow } from './rows.js';
 import * as sql from './sql/index.js';
-import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
+import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
 
 /** Options of {@link PostgresStore.open}: the common ones (options.ts) and where the data is. */
 export interface PostgresStoreOptions extends StoreOptions {
@@ -342,7 +342,7 @@ export class PostgresStore implements Store {
       this.health.committed();
       return value;
     } catch (err) {
-      if (err instanceof StoreError && err.code === 'unavailable') this.health.failed(err, pgProblem(err));
+      if (isStoreDown(err)) this.health.failed(err, pgProblem(err));
       throw err;
     }
   }

@@ -17,7 +17,7 @@ import { commitHealth, type CommitHealth } from './commit-health.js';
 import type { WriteOp } from './sqlite-ops.js';
 import { toStoreError } from './sqlite-reader.js';
 import { STORE_GONE, type FromWriter, type WireError } from './sqlite-writer.js';
-import { StoreError } from './store.js';
+import { isStoreDown, StoreError } from './store.js';
 
 const SLOW_COMMIT_MS = 1000;
 
@@ -184,7 +184,7 @@ function onReply(q: Queue, msg: FromWriter): void {
       if (!error) batch[i]!.resolve(msg.values?.[i]);
       else {
         const err = toStoreError(error);
-        if (err.code === 'unavailable') down = [err, error];
+        if (isStoreDown(err)) down = [err, error];
         batch[i]!.reject(err);
       }
     }

@@ -258,3 +258,11 @@ export class StoreError extends Error {
 }
 
 export type StoreErrorCode = 'closed' | 'unavailable' | 'locked' | 'constraint' | 'run_not_running' | 'failed';
+
+/**
+ * A store failure that passes (a full disk, PostgreSQL restarting): the write may be tried
+ * again, and the store says so itself, once every few seconds (commit-health.ts).
+ */
+export function isStoreDown(err: unknown): err is StoreError {
+  return err instanceof StoreError && err.code === 'unavailable';
+}
