@@ -8,33 +8,22 @@ import { modelTurn } from './model-turn.js';
 import { untilStored } from './retry.js';
 import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.js';
 
-// Carrying out one claimed agent run (runner.ts claims them): the model turn, where the reply
-// goes, and the run's end with its summary.
-
-/**
- * What the runner (runner.ts) and the work of one run need: what a heartbeat turn needs
- * (`onEnqueued` also wakes the sender when a gone instance's rows were released), and
- * `onSummary`.
- */
 export interface RunnerDeps extends Omit<MainSessionDeps, 'onTurn'> {
-  /** Called after a run with `wakeMode: now` posted its summary: triggers a heartbeat. */
+  /** A run with `wakeMode: now` posted its summary. */
   onSummary: () => void;
-  /** Called once a run's end is committed: for those waiting on it (`?wait`, waitForCompletion). */
+  /** A run's end is committed: for those waiting on it. */
   onRunEnded?: (runId: string) => void;
 }
 
 /**
- * The model turn of a claimed run, then its end: requeued when `stop` aborted the turn (it
- * resumes on the next start), else finished — the reply into the outbox, or the run's outcome.
- * A store that cannot take the history read or the end now is tried again until it does
- * (CONTRACT.md §8), the outcome kept meanwhile: the run never stays `running` for want of a
- * restart, and it holds its place under `agent.maxConcurrent` until its end has landed.
+ * The model turn of a claimed run, then its end: requeued when `stop` aborted the turn, else
+ * finished. A store that cannot take the end now is tried again until it does (CONTRACT.md §8),
+ * so the run holds its place under `agent.maxConcurrent` until its end has landed.
  */
 export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSignal): Promise<void> {
   const { store, log, config: { agent } } = deps;
   const user = forModel(run.message, run.source, run.unsafe);
-  // sessionMode isolated (OpenClaw's "fresh run session"): no earlier turn is sent, and this
-  // turn does not become part of the session's conversation (finishQueued, finishRun).
+  // Isolated (OpenClaw's "fresh run session"): no earlier turn is sent and this one is not kept.
   const isolated = run.sessionMode === 'isolated';
   log.info({ runId: run.runId, sessionKey: logValue(run.sessionKey) }, 'run started');
   const stored = <T>(msg: string, write: () => Promise<T>) => untilStored(write, stop, log, { msg, runId: run.runId });
@@ -69,10 +58,7 @@ export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSi
   }
 }
 
-/**
- * Where the reply goes: into the outbox (resolved here, once: `resolveTarget` decides what
- * `last` means at the moment the run ends), or nowhere, and why.
- */
+/** `last` is resolved once, at the moment the run ends. */
 async function planDelivery({ store, config, log, delivery, clock }: RunnerDeps, run: RunRecord, reply: string): Promise<NewDelivery | DeliveryOutcome> {
   if (!run.deliver) return { kind: 'not_requested' };
   if (isHeartbeatOk(reply)) return { kind: 'heartbeat_ok' };
@@ -86,11 +72,7 @@ async function planDelivery({ store, config, log, delivery, clock }: RunnerDeps,
   return { kind: 'run', provider, to, parts: delivery.split(provider, reply), createdAt: clock().toISOString() };
 }
 
-/**
- * Ends a succeeded run whose reply is to be delivered: the run and its outbox row in one
- * commit. Its summary waits for the delivery to settle (src/dispatch/outbox-row.ts), so that it
- * says what really happened.
- */
+/** The run and its outbox row in one commit; its summary waits for the delivery to settle, so that it says what really happened. */
 async function finishQueued(deps: RunnerDeps, run: RunRecord, reply: string, delivery: NewDelivery, turns: HistoryMessage[] | undefined): Promise<void> {
   const end: RunEnd = { status: 'succeeded', endedAt: deps.clock().toISOString(), reply };
   await deps.store.finishRun(run.runId, end, { history: turns, delivery, callback: callbackOf(run, end) });
@@ -99,7 +81,6 @@ async function finishQueued(deps: RunnerDeps, run: RunRecord, reply: string, del
   deps.onRunEnded?.(run.runId);
 }
 
-/** One `finishRun`: the end, the summary (per hooks.mainSummary) and, on success, the turn. */
 export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOutcome, turns?: HistoryMessage[]): Promise<void> {
   const endedAt = deps.clock().toISOString();
   const end: RunEnd = { status: outcome.status, endedAt };
@@ -118,7 +99,6 @@ export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOu
   }
   const summary = buildSummary(run, outcome, endedAt, deps.config.hooks.mainSummary);
   if (summary && run.wakeMode === 'now') summary.wakesNow = true;
-  // The callback row is committed with the end it reports (docs/callbacks.md).
   const callback = callbackOf(run, end);
   await deps.store.finishRun(run.runId, end, { summary, history: turns, callback });
   deps.log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');

@@ -3,21 +3,11 @@ import { callbackUrlProblem, type HostRule } from '../callback-url.js';
 import type { NewCallback, RunEnd, RunRecord } from '../store/records.js';
 import { classify, failure, request } from './providers/http.js';
 
-/**
- * Run callbacks (CONTRACT.md §14, docs/callbacks.md): what a callback row carries
- * ({@link callbackOf}) and ONE signed attempt to POST it ({@link createCallbackSender}).
- * Retries, back-off, Retry-After and "never again once acknowledged" are the outbox's, as for
- * replies (outbox-row.ts): a callback is one more kind of outbox row.
- */
+/** Run callbacks (CONTRACT.md §14): one more kind of outbox row, whose retries are the outbox's. */
 
-/** One attempt: resolves on a 2xx; rejects with a DeliveryError classed like a provider's. */
 export type CallbackSender = (url: string, id: string, body: string, signal: AbortSignal) => Promise<void>;
 
-/**
- * The callback row of a run that ends with `end`, committed with that end (Store.finishRun):
- * `{runId, sessionKey, status, reply?, error?, errorCode?}`; undefined when the run asked for
- * none.
- */
+/** The callback row committed with a run's end; undefined when the run asked for none. */
 export function callbackOf(run: RunRecord, end: RunEnd): NewCallback | undefined {
   if (run.callbackUrl === undefined) return undefined;
   const body: Record<string, unknown> = { runId: run.runId, sessionKey: run.sessionKey, status: end.status };
@@ -28,9 +18,8 @@ export function callbackOf(run: RunRecord, end: RunEnd): NewCallback | undefined
 }
 
 /**
- * `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the base64 after `whsec_`
- * (Standard Webhooks, https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
- * "Signature scheme"); what a receiver's standard-webhooks library verifies.
+ * Standard Webhooks' signature scheme, what a receiver's library verifies:
+ * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
  */
 export function signCallback(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
@@ -38,14 +27,10 @@ export function signCallback(secret: string, id: string, timestamp: number, body
 }
 
 /**
- * Builds the sender of callback rows. Each attempt is signed afresh (`webhook-timestamp` is the
- * attempt's time, so a receiver's tolerance check passes on a late retry) under the same
- * `webhook-id` — the run id — so that a receiver that saw an attempt whose answer was lost
- * recognises the retry. A redirect is not followed (it fails the callback, as a 3xx): the
- * receiver's host was checked against hooks.callbackHosts, the redirect's would not be.
- * `allowed` is the hooks.callbackHosts being served now, asked at every attempt: an operator
- * who narrows the list (a reload, a restart) stops the callbacks already queued to a host it
- * no longer lists — such an attempt fails for good, naming the setting.
+ * Each attempt is signed afresh (a late retry passes the receiver's tolerance check) under the
+ * same `webhook-id`, the run id, so a receiver recognises a retry. Redirects are not followed:
+ * their host was never checked against `allowed`, which is asked at every attempt so that a
+ * reload narrowing hooks.callbackHosts stops callbacks already queued.
  */
 export function createCallbackSender(secret: string, timeoutMs: number, allowed: () => HostRule, fetchImpl: typeof fetch = fetch): CallbackSender {
   const secrets = [secret];

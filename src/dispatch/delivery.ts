@@ -6,29 +6,23 @@ import { splitText } from './providers/split.js';
 
 export { DeliveryError };
 
-/** A concrete recipient: provider plus its kind of address. */
 export interface DeliveryTarget {
   provider: Provider;
   to: string;
 }
 
-/** One provider's sending seam and its message size limit. */
 export interface ProviderSender {
   send: Sender;
   limit: number;
 }
 
-/**
- * The delivery providers built from `config.providers`: the {@link Sender} of each configured
- * provider; `problem` says why a provider has none (what to configure).
- */
+/** `problem` says why a provider has no sender (what to configure). */
 export interface Delivery {
   sender(provider: Provider): ProviderSender | { problem: string };
-  /** The reply split into parts by the provider's limit (CONTRACT.md §9), in order. */
+  /** In order, by the provider's limit (CONTRACT.md §9). */
   split(provider: Provider, text: string): string[];
 }
 
-/** Builds the registry: one sender per configured provider (CONTRACT.md §3's table). */
 export function createDelivery(providers: Config['providers'], fetchImpl: typeof fetch = fetch): Delivery {
   const senders = new Map<Provider, ProviderSender>();
   const limits = new Map<Provider, number>();
@@ -47,19 +41,15 @@ export function createDelivery(providers: Config['providers'], fetchImpl: typeof
   };
 }
 
-/** The back-off rule's inputs (`delivery.*`), and the jitter source (injectable for specs). */
 export interface BackoffPolicy {
   maxDelayMs: number;
-  /** Uniform in [0, 1). */
   random?: () => number;
 }
 
 /**
- * How long to wait before retry `n` (1-based: after the n-th failed attempt), CONTRACT.md §9:
- * min(2^(n−1) s, maxDelay) plus 0–20 % jitter — so that many deliveries failing together do
- * not all come back at the same instant — unless the provider asked for longer
- * (`retryAfterMs`: Retry-After, Telegram's retry_after), which is waited out in full, even
- * beyond the cap: sending earlier would only be refused again.
+ * The wait before retry `n` (CONTRACT.md §9): capped exponential plus 0–20 % jitter, so failures
+ * together do not come back together; a provider's Retry-After is waited out in full, even past
+ * the cap, since sending earlier would only be refused again.
  */
 export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy: BackoffPolicy): number {
   const base = Math.min(2 ** Math.max(0, n - 1) * 1000, policy.maxDelayMs);
@@ -67,14 +57,11 @@ export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy
   return retryAfterMs !== undefined && retryAfterMs > delay ? retryAfterMs : delay;
 }
 
-/** Where a run's reply goes, or why it cannot go anywhere. */
 export type TargetResolution = { target: DeliveryTarget } | { problem: string };
 
 /**
  * Resolves a run's `provider`/`to` (CONTRACT.md §5): `last` is the main session's last
- * recipient, with the run's `to` overriding the address; with no known last recipient, a
- * run that came from a mapping (`source` `mapping:<id>`) falls back to `whatsapp`. An explicit
- * provider without `to` borrows the last recipient's address only when it is the same provider.
+ * recipient; with none, a mapping's run falls back to `whatsapp`.
  */
 export function resolveTarget(
   run: { provider: ProviderOrLast; to?: string; source: string },

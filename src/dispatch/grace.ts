@@ -1,8 +1,4 @@
-/**
- * The shutdown rule the runner and the heartbeat share: wait for `work` (what is under way)
- * for up to `graceMs`; if it is not done by then, call `late` (which aborts what may still be
- * aborted — deliveries) and wait for it to settle.
- */
+/** Waits for `work` up to `graceMs`, then calls `late` (abort what may be aborted) and waits for it to settle. */
 export async function stopWithGrace(work: Promise<unknown>, graceMs: number, late: () => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const grace = new Promise<'late'>((resolve) => {

@@ -9,11 +9,10 @@ import type { ModelClient } from './model.js';
 import { modelTurn } from './model-turn.js';
 import { untilStored } from './retry.js';
 
-/** The main session's conversation key in the store. */
 const MAIN_SESSION_KEY = 'main';
-/** State key: seq of the last event a heartbeat turn has consumed (absent: 0). */
+/** State key: seq of the last event a heartbeat turn has consumed. */
 export const HEARTBEAT_CURSOR_KEY = 'heartbeat.cursor';
-/** State key: JSON `{provider, to}` of the main session's last recipient (absent: `session` config). */
+/** State key: JSON `{provider, to}` of the main session's last recipient. */
 export const LAST_RECIPIENT_KEY = 'main.lastRecipient';
 /** The heartbeat acknowledgment: a reply that is only this is never delivered. */
 export const HEARTBEAT_OK = 'HEARTBEAT_OK';
@@ -28,29 +27,21 @@ const HEARTBEAT_INSTRUCTIONS = [
   'Otherwise answer with the message to send to the user.',
 ].join('\n');
 
-/** What a heartbeat turn needs; built once by the runtime. */
 export interface MainSessionDeps {
   store: Store;
   config: Readonly<Config>;
   log: Logger;
   model: ModelClient;
   delivery: Delivery;
-  /** Time of the `reply` events. */
   clock: () => Date;
-  /** Called after a reply was put into the outbox: wakes the sender. */
   onEnqueued: () => void;
-  /** Called when a turn asked the model (whatever it answered; not when stopped by shutdown): metrics. */
+  /** Called when a turn asked the model, whatever it answered. */
   onTurn?: () => void;
 }
 
-/** Source of the main session's `reply` events. */
 const REPLY_SOURCE = 'heartbeat';
 
-/**
- * True when a reply is only the acknowledgment. Light markdown or punctuation around it
- * (`**HEARTBEAT_OK**`, `HEARTBEAT_OK.`) still counts: models add it, and such a reply has
- * nothing else to say.
- */
+/** Light markdown or punctuation around the acknowledgment still counts: models add it. */
 export function isHeartbeatOk(reply: string): boolean {
   return /^[\s*_`"'.]*HEARTBEAT_OK[\s*_`"'.!]*$/.test(reply);
 }
@@ -70,10 +61,7 @@ export async function getLastRecipient(store: Store, config: Readonly<Config>): 
   return provider && to ? { provider, to } : undefined;
 }
 
-/**
- * The heartbeat's user message: each event with its seq, time and source; listener text
- * fenced unless it was accepted as unsafe; summaries (our own text) as they are.
- */
+/** Listener text fenced unless accepted as unsafe; summaries (our own text) as they are. */
 function formatEvents(events: EventRecord[]): string {
   const blocks = events.map((e) => {
     const text = e.kind === 'wake' ? forModel(e.text, e.source, e.unsafe) : e.text;
@@ -86,30 +74,20 @@ async function readCursor(store: Store): Promise<number> {
   return Number((await store.getState(HEARTBEAT_CURSOR_KEY)) ?? '0') || 0;
 }
 
-/**
- * A heartbeat's own `reply` events are the main session's output, not system events queued
- * for it: the heartbeat passes over them (they are committed after the cursor of their turn,
- * so it reads them once more) and never hands them back to the model.
- */
+/** A heartbeat's own `reply` events are its output, committed after its cursor: passed over, never handed back to the model. */
 function isQueued(e: EventRecord): boolean {
   return e.kind !== 'reply';
 }
 
-/** True when system events wait after the heartbeat cursor. */
 export async function hasPendingEvents(store: Store): Promise<boolean> {
   // Replies after the cursor: at most one per turn still to come, each after that turn's events.
   return (await store.listEvents(await readCursor(store), MAX_EVENTS_PER_TURN + 1)).some(isQueued);
 }
 
 /**
- * One heartbeat turn: reads system events after the cursor (none: no turn), asks the model,
- * and stores the exchange, the new cursor, the reply as a `reply` event and its delivery to
- * the last recipient (both unless it is {@link HEARTBEAT_OK}) in one `appendHistory`: the
- * outbox sends it from there (src/dispatch/outbox.ts), so a crash neither loses the reply nor
- * sends it twice. A model failure leaves the cursor where it was, so the next trigger retries
- * the same events; a store that cannot take the turn now gets it again until it does.
- *
- * @returns `more` when events beyond {@link MAX_EVENTS_PER_TURN} are still waiting.
+ * One heartbeat turn. The exchange, the new cursor, the reply event and its delivery are stored
+ * in one `appendHistory`, so a crash neither loses the reply nor sends it twice; a model failure
+ * leaves the cursor, so the next trigger retries the same events.
  */
 export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): Promise<{ more: boolean }> {
   const { store, config, log } = deps;
@@ -141,13 +119,11 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
   const cursor = consumed[consumed.length - 1]!.seq;
   const ack = isHeartbeatOk(reply);
   const replyEvents: NewEvent[] = ack ? [] : [
-    // The model's own text, stored as it came (unsafe: it is not listener text to fence).
+      // unsafe: the model's own text, not listener text to fence.
     { id: uuidv7(), kind: 'reply', text: reply, source: REPLY_SOURCE, at: deps.clock().toISOString(), unsafe: true },
   ];
-  // The reply is kept and written again until it lands (CONTRACT.md §8): a turn given up here
-  // would have the next trigger ask the model again about the same events. The scheduler
-  // starts no other turn meanwhile (heartbeat.ts); `stop` (shutdown, or the leadership lost)
-  // ends the wait: a new leader may then take the same events.
+  // Kept and written again until it lands (CONTRACT.md §8), else the next trigger would ask the
+  // model again; `stop` (shutdown or leadership lost) ends the wait.
   const delivery = await untilStored(async () => {
     const d = ack ? undefined : await replyDelivery(deps, reply);
     await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, d);
@@ -158,7 +134,6 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
   return { more: pending.length > MAX_EVENTS_PER_TURN };
 }
 
-/** The outbox row of a heartbeat reply, to the main session's last recipient (none known: none). */
 async function replyDelivery(deps: MainSessionDeps, reply: string): Promise<NewDelivery | undefined> {
   const target = await getLastRecipient(deps.store, deps.config);
   if (!target) {

@@ -6,33 +6,27 @@ import type { HistoryMessage } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { ModelClient } from './model.js';
 
-/** One model turn of a session: what the heartbeat and the runner ask for. */
 export interface TurnRequest {
   /** Its last `historyTurns` turns are sent before `user`. */
   sessionKey: string;
   historyTurns: number;
   system?: string;
-  /** The new user message, as the model sees it (fenced already where it must be). */
+  /** As the model sees it: fenced already where it must be. */
   user: string;
   model: string;
   thinking?: Thinking;
   timeoutSeconds: number;
-  /** Aborts the call without it counting as a failure (shutdown). */
   stop: AbortSignal;
 }
 
-/** How the turn ended. `turns` is what to append to the session once the reply is stored. */
+/** `turns` is what to append to the session once the reply is stored. */
 export type TurnResult =
   | { kind: 'reply'; reply: string; turns: HistoryMessage[] }
   | { kind: 'stopped' }
   | { kind: 'timed_out'; afterSeconds: number; error: RunError }
   | { kind: 'failed'; error: RunError };
 
-/**
- * The one place a model call is put together: the session's history, the messages, the time
- * limit (retries included: the model client retries within it) and the stop signal. Never
- * rejects for a model failure — it says what happened; only a store failure rejects.
- */
+/** The one place a model call is put together; a model failure resolves with what happened, only a store failure rejects. */
 export async function modelTurn(deps: { store: Store; model: ModelClient; log: Logger }, req: TurnRequest): Promise<TurnResult> {
   const history = await deps.store.history(req.sessionKey, req.historyTurns * 2);
   const messages: ChatCompletionMessageParam[] = [

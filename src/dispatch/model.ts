@@ -9,62 +9,38 @@ import { isRetryableStatus, parseRetryAfter } from './retry.js';
 const SDK_TIMEOUT_SLACK_MS = 1_000;
 
 type Sdk = typeof OpenAI;
-/**
- * The SDK is loaded at the first model call, not at start-up: it is ~10 MiB and ~0.1 s of
- * loading that a gateway which has not run an agent turn yet does not need (start-up time and
- * resident memory are benchmark figures). No SDK error can exist before it is loaded.
- */
+/** Loaded at the first model call: a gateway that has not run an agent turn does not need it. */
 let sdk: Sdk | undefined;
 async function loadSdk(): Promise<Sdk> {
   sdk ??= (await import('openai')).default;
   return sdk;
 }
 
-/** One Chat Completions call of the built-in runtime. */
 export interface ModelRequest {
   model: string;
   messages: ChatCompletionMessageParam[];
-  /** `off` or absent: no `reasoning_effort` is sent. */
   thinking?: Thinking;
-  /** Aborts the call (timeout or shutdown); the promise then rejects at once. */
   signal: AbortSignal;
-  /**
-   * The caller's time limit, which `signal` enforces. The SDK's own per-attempt timer is set
-   * a little later, so that a slow call ends as the caller's timeout (`timed_out`), not as an
-   * SDK connection error.
-   */
+  /** The caller's limit, which `signal` enforces; the SDK's timer is set a little later so a slow call ends as `timed_out`. */
   timeoutMs: number;
 }
 
-/** The model seam used by the heartbeat and the runner (through `model-turn.ts`). */
 export interface ModelClient {
-  /**
-   * Resolves with the assistant's text. Connection errors, 408, 429 and 5xx are retried with
-   * exponential backoff (a server's Retry-After is waited out) until `signal` aborts or the
-   * attempts are used up; rejects on any other failure (see {@link ModelClient.explain}).
-   */
+  /** Resolves with the assistant's text; retries connection errors, 408, 429 and 5xx until `signal` aborts or attempts run out. */
   complete(req: ModelRequest): Promise<string>;
-  /**
-   * A failure as a run shows it: a stable code and a short text naming the model server by
-   * host (from `agent.baseUrl`) — never the API key, the URL's query, or the server's own
-   * message (it may quote the prompt); its path only for a 404, with what to check.
-   */
+  /** A failure as a run shows it: a stable code, the server by host — never the key, query or the server's message (it may quote the prompt). */
   explain(err: unknown): RunError;
 }
 
-/** How failed model calls are retried. */
 export interface RetryPolicy {
-  /** Calls at most, the first included. */
   attempts: number;
-  /** The first retry waits this long, each next one twice as long (plus 0–20 % jitter)… */
+  /** The first retry's wait, doubled each time (plus 0–20 % jitter) up to `maxMs`, unless Retry-After asks for longer. */
   baseMs: number;
-  /** …but at most this long, unless the server's Retry-After asks for longer. */
   maxMs: number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 500, maxMs: 30_000 };
 
-/** Failures that are ours rather than the server's (empty reply, refusal). */
 class ModelReplyError extends Error {
   constructor(readonly code: 'model_empty_reply' | 'model_refused', message: string) {
     super(message);
@@ -72,13 +48,8 @@ class ModelReplyError extends Error {
   }
 }
 
-/**
- * Creates the one OpenAI client of the process (official `openai` package, pointed at
- * `agent.baseUrl`, so any OpenAI-compatible server works: Ollama, vLLM, LM Studio, …).
- */
+/** The process's one OpenAI client, at `agent.baseUrl`: any OpenAI-compatible server works. */
 export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: typeof fetch, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
-  // Only the host names the server in errors (the URL's userinfo, path or query may hold
-  // secrets) — except a 404 of the endpoint itself, where the path is what to fix.
   const host = hostOf(agent.baseUrl);
   const endpoint = endpointOf(agent.baseUrl);
   let client: OpenAI | undefined;
@@ -87,7 +58,7 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
       baseURL: agent.baseUrl,
       // Local servers take no key, but the SDK refuses to start without one.
       apiKey: agent.apiKey || 'none',
-      // Retries are ours (below): bounded by the caller's signal, and a Retry-After is honoured.
+      // Ours instead: bounded by the caller's signal, and Retry-After is honoured.
       maxRetries: 0,
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     }));
@@ -110,8 +81,7 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
     try {
       return await call(req, withEffort);
     } catch (err) {
-      // "thinking … where the model takes it": servers and models that do not know the
-      // parameter answer 400 naming it; retry once without, and remember the model.
+      // Servers that do not know the parameter answer 400 naming it: retry once without it.
       if (withEffort && !req.signal.aborted && rejectsReasoningEffort(err)) {
         noReasoning.add(req.model);
         log.info({ model: logValue(req.model) }, 'model does not take reasoning_effort; retrying without it');
@@ -133,14 +103,14 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
           const wait = attempt < retry.attempts && !req.signal.aborted ? retryDelay(err, attempt, retry) : undefined;
           if (wait === undefined) throw err;
           log.info({ attempt, waitMs: Math.round(wait), error: explain(err).message }, 'model call failed; retrying');
-          await sleep(wait, req.signal); // the caller's time limit ends the wait too
+          await sleep(wait, req.signal);
         }
       }
     },
   };
 }
 
-/** The URL the SDK posts to, `{agent.baseUrl}/chat/completions`, without userinfo, query or fragment. */
+/** `{agent.baseUrl}/chat/completions` without userinfo, query or fragment (they may hold secrets). */
 function endpointOf(baseUrl: string): string {
   try {
     const u = new URL(baseUrl);
@@ -150,7 +120,6 @@ function endpointOf(baseUrl: string): string {
   }
 }
 
-/** `agent.baseUrl`'s host (and port), for messages. */
 function hostOf(baseUrl: string): string {
   try {
     return new URL(baseUrl).host || 'agent.baseUrl';
@@ -160,11 +129,8 @@ function hostOf(baseUrl: string): string {
 }
 
 /**
- * How long to wait before retrying a failed call, or undefined when it is not worth retrying:
- * connection failures, 408, 429 and 5xx are (the server may come back, or asked us to slow
- * down); any other answer would be the same again. A Retry-After (`retry-after-ms`, seconds or
- * an HTTP date, RFC 9110 §10.2.3) is waited out in full, even past `maxMs`: the caller's time
- * limit still ends the wait.
+ * The wait before a retry, or undefined when the same answer would come again. A Retry-After
+ * (RFC 9110 §10.2.3) is waited out in full, even past `maxMs`: the caller's limit still ends it.
  */
 function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number | undefined {
   if (!sdk || !(err instanceof sdk.APIError)) return undefined;
@@ -177,14 +143,13 @@ function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number 
   return backoff * (1 + Math.random() * 0.2);
 }
 
-/** OpenAI's `retry-after-ms`, else the standard `Retry-After`. */
+/** OpenAI's `retry-after-ms`, else `Retry-After`. */
 function retryAfterMs(headers: Headers | undefined): number | undefined {
   const ms = Number(headers?.get('retry-after-ms') ?? NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
   return parseRetryAfter(headers?.get('retry-after'));
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return abortable(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
 }
@@ -194,11 +159,7 @@ function rejectsReasoningEffort(err: unknown): boolean {
   return /reasoning[_ ]?effort/i.test(`${err.param ?? ''} ${err.message}`);
 }
 
-/**
- * Settles as soon as `signal` aborts. The SDK's retry back-off is a plain sleep that ignores
- * the signal, so without this a timeout or shutdown could wait for it (up to a server's
- * Retry-After).
- */
+/** The SDK's back-off sleep ignores the signal, so a timeout or shutdown could otherwise wait out a Retry-After. */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => undefined);
@@ -214,11 +175,7 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/**
- * What to check after an answer that says the request went to the wrong place: a 404 with
- * OpenAI's `model_not_found` names the model; any other 404 is the endpoint itself, most often
- * a base URL without `/v1` (the SDK appends only `/chat/completions`); 401/403 the key.
- */
+/** A 404 other than `model_not_found` is most often a base URL without `/v1` (the SDK appends only `/chat/completions`). */
 function hint(status: number, code: unknown, endpoint: string): string {
   if (status === 404 && code === 'model_not_found') return ': check agent.model (or the mapping\'s model)';
   if (status === 404) return ` at ${endpoint}: check agent.baseUrl — OpenAI-compatible servers usually end in /v1`;
@@ -226,10 +183,6 @@ function hint(status: number, code: unknown, endpoint: string): string {
   return '';
 }
 
-/**
- * A model failure as a run shows it (see {@link ModelClient.explain}): the HTTP status and the
- * server's error code, never the server's message nor the API key.
- */
 function explainModelError(err: unknown, host: string, endpoint: string): RunError {
   if (err instanceof ModelReplyError) return { code: err.code, message: err.message };
   if (sdk && err instanceof sdk.APIConnectionTimeoutError) return { code: 'model_unreachable', message: `the model server at ${host} did not answer in time` };

@@ -8,33 +8,23 @@ import type { OutboxDeps } from './outbox.js';
 import { untilStored } from './retry.js';
 import { buildSummary } from './summary.js';
 
-// One claimed row of the outbox (outbox.ts claims them): its parts sent in order, then a
-// retry or its settlement, with what settling means for its kind.
-
-/** What every attempt at a row needs: the outbox's deps and its delivery limits. */
 export interface RowContext {
   deps: OutboxDeps;
-  /** delivery.timeoutSeconds, in ms: one provider request. */
+  /** One provider request. */
   timeoutMs: number;
-  /** The back-off of a retry ({@link retryDelayMs}). */
   policy: BackoffPolicy;
 }
 
-/** One attempt at one part of a row; a forward resolves with the upstream's answer. */
 type PartSender = (part: string, signal: AbortSignal) => Promise<ForwardAck | void>;
 
-/** The metrics label of a row: its provider, or `forward`, or `callback`. */
 const labelOf = (d: DeliveryRecord): Provider | 'forward' | 'callback' => (d.kind === 'forward' || d.kind === 'callback' ? d.kind : d.provider);
 
 const now = (): string => new Date().toISOString();
 
 /**
- * Sends the row's parts from the first not yet acknowledged, committing each acknowledgement
- * before the next part goes, so that neither a retry nor a restart sends one again; then
- * settles the row, or puts it back for a retry. Aborted by `signal` (shutdown): the row stays
- * pending and resumes at the unacknowledged part after a restart. A store that cannot take
- * the row's progress now is tried again until it does (CONTRACT.md §8), so the row never
- * stays pending for want of a restart.
+ * Sends the parts from the first not yet acknowledged, committing each acknowledgement before
+ * the next, so neither a retry nor a restart sends one again; an abort (shutdown) leaves the row
+ * pending. Progress the store cannot take now is written again until it lands (CONTRACT.md §8).
  */
 export async function attemptRow(ctx: RowContext, d: DeliveryRecord, signal: AbortSignal): Promise<void> {
   const stored = (write: () => Promise<void>) =>
@@ -57,7 +47,6 @@ export async function attemptRow(ctx: RowContext, d: DeliveryRecord, signal: Abo
   return stored(() => settle(ctx, d, { status: 'delivered', at: now() }, ack));
 }
 
-/** Who takes a row's parts: its provider, or (forward rows) the upstream; `problem`: nobody. */
 function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSender | { problem: string } {
   if (d.kind === 'forward') {
     const forward = deps.forwarder;
@@ -67,7 +56,6 @@ function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSende
   if (d.kind === 'callback') {
     const callback = deps.callbacks;
     if (!callback) return { problem: 'hooks.callbackSecret is not set: there is nothing to sign the callback with' };
-    // webhook-id: the run id, the same on every attempt (docs/callbacks.md).
     return (part, signal) => callback(d.url, d.runId ?? String(d.id), part, signal);
   }
   const sender = deps.delivery.sender(d.provider);
@@ -75,7 +63,6 @@ function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSende
   return (part, signal) => sender.send(d.to, part, { signal, timeoutMs });
 }
 
-/** A part failed: retried with back-off when the provider may accept it later, up to `delivery.maxAttempts`; else the row fails. */
 async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unknown, stored: (write: () => Promise<void>) => Promise<void>): Promise<void> {
   const { deps } = ctx;
   const e = err instanceof DeliveryError ? err : undefined;
@@ -94,7 +81,6 @@ async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unk
   return stored(() => settle(ctx, d, { status: 'failed', at: now(), error }));
 }
 
-/** Settles a row: its effects committed with it, then the outcome counted and logged, then (a summary that wakes now) a heartbeat. */
 async function settle({ deps }: RowContext, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<void> {
   const { effects, wake } = await settleEffects(deps, d, outcome, ack);
   await deps.store.settleDelivery(d.id, outcome, effects);
@@ -104,12 +90,7 @@ async function settle({ deps }: RowContext, d: DeliveryRecord, outcome: Delivery
   if (wake) deps.onSummary();
 }
 
-/**
- * What settling means for a row's kind: `forward` ends its run (forward mode: the run is never
- * claimed here) with the upstream's answer or why it was refused; `heartbeat` moves the main
- * session's last recipient; `run` records the delivery and posts the summary. `wake`: that
- * summary wakes the main session now.
- */
+/** `forward` ends its run (never claimed here); `heartbeat` moves the last recipient; `run` records the delivery and posts the summary. */
 async function settleEffects(deps: OutboxDeps, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<{ effects: SettleEffects; wake: boolean }> {
   const delivered = outcome.status === 'delivered';
   const effects: SettleEffects = {};
@@ -118,8 +99,7 @@ async function settleEffects(deps: OutboxDeps, d: DeliveryRecord, outcome: Deliv
     // A callback reports on a run that has ended: settling it changes nothing else.
   } else if (d.kind === 'forward') {
     if (d.runId !== undefined) {
-      // No ack: a restart found the part acknowledged but the row not settled (a crash in
-      // between); it succeeded, but the upstream's answer was not kept.
+      // No ack: a crash came between the acknowledgement and the settlement; the answer was not kept.
       effects.run = outcome.status === 'delivered'
         ? { status: 'succeeded', endedAt: outcome.at, ...(ack ? { forwarded: ack } : {}) }
         : { status: 'failed', endedAt: outcome.at, error: `forward failed: ${outcome.error}`, errorCode: 'forward_failed' };

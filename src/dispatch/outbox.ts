@@ -10,83 +10,58 @@ import { stopWithGrace } from './grace.js';
 import { attemptRow, type RowContext } from './outbox-row.js';
 import { logStoreFailure } from './retry.js';
 
-/** Deliveries sent at once (each its parts in order); the rest wait their turn in the store. */
+/** Deliveries sent at once; the rest wait their turn in the store. */
 const MAX_IN_FLIGHT = 16;
 /** The longest a timer sleeps before looking again (setTimeout caps at 2^31 − 1 ms). */
 const MAX_SLEEP_MS = 60 * 60 * 1000;
-/** After a store failure, the loop looks again this much later. */
 const STORE_RETRY_MS = 5_000;
 
-/** What the outbox's loop and the work of one row (outbox-row.ts) need. */
 export interface OutboxDeps {
   store: Store;
   config: Readonly<Config>;
   log: Logger;
   delivery: Delivery;
-  /** Forward mode: the sender of `forward` rows (undefined: such rows fail, there is no upstream). */
+  /** Forward mode's sender of `forward` rows; absent, such rows fail. */
   forwarder?: Forwarder;
-  /** The sender of `callback` rows (undefined: hooks.callbackSecret is not set; such rows fail). */
+  /** The sender of `callback` rows; absent (no hooks.callbackSecret), such rows fail. */
   callbacks?: CallbackSender;
-  /** A row of this run settled (its delivery, forward or callback): for those waiting on the run. */
+  /** A row of this run settled: for those waiting on the run. */
   onRunChanged?: (runId: string) => void;
-  /** Time of the summary events. Due times use real time (they drive timers). */
+  /** Time of the summary events; due times use real time (they drive timers). */
   clock: () => Date;
-  /** Jitter source, uniform in [0, 1) (specs inject it). */
   random?: () => number;
-  /** Called after a summary of a run with `wakeMode: now` was posted: triggers a heartbeat. */
+  /** A summary of a run with `wakeMode: now` was posted. */
   onSummary: () => void;
-  /**
-   * Called with each row's outcome once committed: settled, or put back for a retry (metrics).
-   * `provider`: the reply's provider, or `forward` for a forward row (forward mode).
-   */
   onOutcome?: (provider: Provider | 'forward' | 'callback', outcome: DeliveryOutcome) => void;
 }
 
 /** The sender loop of the durable outbox (CONTRACT.md §9). */
 export interface Outbox {
-  /** Starts working off what is due (pending rows of an earlier process included). */
   start(): void;
   /** Something was enqueued or finished: look for due rows now. Cheap to call often. */
   kick(): void;
-  /**
-   * Stops claiming; deliveries under way get `graceMs` to finish, then their request is
-   * aborted. An aborted part was not acknowledged: it is sent again after a restart.
-   */
+  /** Stops claiming; deliveries under way get `graceMs`, then are aborted and sent again after a restart. */
   stop(graceMs: number): Promise<void>;
 }
 
-/** The loop's state, shared by the functions below. */
 interface Loop {
   row: RowContext;
-  /** How long a claim holds a row. */
   leaseMs: number;
   inFlight: Map<number, { ctl: AbortController; done: Promise<void> }>;
   stopped: boolean;
-  /** Wakes the loop when the next row falls due. */
   timer: NodeJS.Timeout | undefined;
-  /** The claim under way, if any. */
   pumping: Promise<void> | undefined;
   /** Kicked while a claim was under way: claim again when it ends. */
   again: boolean;
 }
 
-/**
- * Works off the outbox, off the request path. A woken loop, not a poll: it claims the due rows
- * when kicked (a reply enqueued, a delivery finished) and sleeps on one timer until the next
- * row falls due. Each row's parts go out in order from the first not yet acknowledged, and each
- * acknowledgement is committed before the next part is sent, so that neither a retry nor a
- * restart sends an acknowledged part again (outbox-row.ts). A failure is retried with back-off
- * when the provider may accept it later, up to `delivery.maxAttempts`; otherwise the row settles
- * as failed. Settling commits the row's effects with it: the run's `deliveredTo` or error and
- * its one summary, or (heartbeat replies) the main session's last recipient.
- */
+/** A woken loop, not a poll: claims due rows when kicked, then sleeps on one timer until the next falls due. */
 export function createOutbox(deps: OutboxDeps): Outbox {
   const { config } = deps;
   const timeoutMs = config.delivery.timeoutSeconds * 1000;
   const loop: Loop = {
     row: { deps, timeoutMs, policy: { maxDelayMs: config.delivery.maxDelaySeconds * 1000, random: deps.random } },
-    // A claim holds a row for longer than any attempt at it can take; a restart clears it (the
-    // store), so only another instance sharing the store ever waits it out.
+    // Longer than any attempt can take; a restart clears it, so only another instance waits it out.
     leaseMs: 5 * 60_000 + 4 * Math.max(timeoutMs, config.runtime.forward.timeoutSeconds * 1000),
     inFlight: new Map(),
     stopped: true,
@@ -126,7 +101,6 @@ function sleepUntil(loop: Loop, at: number): void {
   loop.timer.unref();
 }
 
-/** Claims the due rows there is room for, starts each, and sleeps until the next falls due. */
 async function pump(loop: Loop): Promise<void> {
   const { store, log } = loop.row.deps;
   const free = MAX_IN_FLIGHT - loop.inFlight.size;
@@ -150,8 +124,7 @@ function launch(loop: Loop, d: DeliveryRecord): void {
   const ctl = new AbortController();
   const done = attemptRow(loop.row, d, ctl.signal)
     .catch((err) => {
-      // Its progress could not be stored (refused for good, or stopping while the store was
-      // down): the row stays pending under its lease and is tried again after it.
+      // Progress could not be stored: the row stays pending under its lease and is tried again after it.
       loop.row.deps.log.error({ err, deliveryId: d.id }, 'delivery bookkeeping failed; it is retried later');
     })
     .finally(() => {

@@ -2,25 +2,17 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
 import { mappingSource, type FlowRules } from './flow.js';
 
-/** How often each gateway reads the paused mappings: a pause takes effect within about this (CONTRACT.md §14: a second). */
+/** A pause takes effect within about this (CONTRACT.md §14: a second). */
 export const PAUSE_POLL_MS = 500;
 
 /**
- * Keeps this gateway's paused set (flow.ts) in step with the store, where `hookrelay pause`,
- * `resume` and the console write it — another process, or another instance. A poll of two tiny
- * tables, not NOTIFY: the SQLite CLI writes the file beside the gateway, where no channel
- * exists, and one mechanism for both stores is one to test. The accept path reads only the set
- * in memory: pausing costs no request a store read.
- *
- * Each poll also releases the wakes held for mappings no longer paused (those of a resume, and
- * any a request committed as held just before this gateway saw the resume), and on a resume
- * `onResumed` kicks the runner and the heartbeat: the held runs were queued all along, oldest
- * first, so they are claimed in order as slots allow.
+ * Keeps the paused set (flow.ts) in step with the store, where the CLI and the console write it.
+ * A poll, not NOTIFY: the SQLite CLI writes a file where no channel exists, and one mechanism
+ * for both stores is one to test. Each poll also releases the wakes held for mappings no longer
+ * paused; the held runs were queued all along, so they are claimed in order.
  */
 export interface PauseWatch {
-  /** Reads the state once (before anything is claimed or accepted), then polls. */
   start(): Promise<void>;
-  /** Reads the state now (after the console paused or resumed). */
   refresh(): Promise<void>;
   stop(): void;
 }
@@ -46,7 +38,6 @@ export function watchPauses(deps: { store: Store; flow: FlowRules; log: Logger; 
     if (resumed.length > 0 || released > 0) deps.onResumed();
   }
 
-  /** One poll at a time; a call during one shares it. */
   const refresh = () => (running ??= poll().finally(() => (running = undefined)));
 
   return {

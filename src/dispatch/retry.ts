@@ -2,12 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { isStoreDown } from '../store/store.js';
 
-/**
- * The retry rules both kinds of upstream share — the model server (model.ts) and the chat
- * providers (providers/http.ts): which HTTP answers are worth trying again, and how long a
- * server asked to be left alone; and the store's writes, tried until they land.
- */
-
 /** 408, 429 and 5xx: the server may come back, or asked us to slow down; any other answer would be the same again. */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
@@ -22,22 +16,16 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/**
- * A store read or write of a polling loop failed (it tries again on its own): an error line,
- * unless the store is down, which the store says itself once every few seconds
- * (store/commit-health.ts) — not once per loop turn.
- */
+/** A down store says so itself every few seconds (store/commit-health.ts), so a loop logs it at debug, not once per turn. */
 export function logStoreFailure(log: Logger, err: unknown, msg: string): void {
   if (isStoreDown(err)) log.debug({ err }, msg);
   else log.error({ err }, msg);
 }
 
 /**
- * `write` until it lands (CONTRACT.md §8): a store that cannot commit now is tried again, after
- * 0.25 s doubling to 5 s, for as long as the process lives — so an outcome (a run's end, a
- * delivery's progress) is never left half written until a restart. Gives up, rejecting with
- * the store's error, once `stop` is aborted (shutdown: the next start ends what was left), or
- * at once on any other error. `what` names the write in the one warning of a write that had to wait.
+ * `write` until it lands (CONTRACT.md §8), so an outcome is never left half written until a
+ * restart; gives up once `stop` aborts (the next start ends what was left) or on any error but
+ * a down store.
  */
 export async function untilStored<T>(write: () => Promise<T>, stop: AbortSignal, log: Logger, what: { msg: string } & Record<string, unknown>): Promise<T> {
   for (let n = 0; ; n++) {

@@ -2,12 +2,8 @@ import type { RunRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
 /**
- * Waiting for a run to end (`POST {path}/agent?wait=S`, `waitForCompletion`; CONTRACT.md §14).
- * A wait reads the run from the store, and again whenever this process ends the run or settles
- * one of its outbox rows ({@link RunWaiter.notify}: at once), and every `pollMs` besides — with
- * several instances on one PostgreSQL database the run may end on another instance, which this
- * one hears nothing of. A wait holds a timer and a closure, nothing else: it blocks no other
- * request, and {@link RunWaiter.end} (shutdown) resolves every wait at once.
+ * Waiting for a run to end (CONTRACT.md §14). Notified at once when this process ends the run,
+ * and polled besides: with several instances the run may end on another one.
  */
 export interface RunWaiter {
   /** Resolves with the run once `done(run)` holds, or undefined after `ms`, at {@link end}, or when the store cannot be read. */
@@ -18,9 +14,7 @@ export interface RunWaiter {
   end(): void;
 }
 
-/** See {@link RunWaiter}. */
 export function createRunWaiter(store: Pick<Store, 'getRun'>, pollMs: number): RunWaiter {
-  /** The wake-up of each wait's current sleep, by run id. */
   const sleepers = new Map<string, Set<() => void>>();
   let ended = false;
 

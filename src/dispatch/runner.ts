@@ -5,34 +5,20 @@ import { logStoreFailure } from './retry.js';
 
 /** Catches runs queued by another path (another process sharing the store, a missed kick). */
 const SAFETY_POLL_MS = 2_000;
-/** The error of runs found `running` at start (see {@link Runner.recover}). */
 export const INTERRUPTED = 'interrupted: the gateway stopped while this run was in progress';
 const INTERRUPTED_ERROR = { code: 'interrupted', message: INTERRUPTED } as const;
 
-/** The agent runner: claims queued runs and carries each out (model call, finish, reply into the outbox). */
 export interface Runner {
-  /**
-   * Marks runs left `running` by a crash as failed (those the store hands over:
-   * `takeOver`, the runs of a gone instance) and kicks the outbox when the deliveries it
-   * had leased were released; returns how many runs. Call before {@link start};
-   * start() repeats it every third of `store.leaseSeconds` (another instance may die).
-   */
+  /** Marks runs left `running` by a crash (or by a gone instance) failed; returns how many. Call before {@link start}. */
   recover(): Promise<number>;
-  /** Starts the safety poll, the periodic recovery, and claims what is queued. */
   start(): void;
   /**
-   * Claims queued runs up to `agent.maxConcurrent` running at once; cheap to call often.
-   * `sessions`: the sessions of the runs just queued — when this runner is already running
-   * a run in each of them, none of those runs can start yet (one turn at a time per session)
-   * and no claim is made: a burst into one busy session would otherwise claim per request,
-   * each claim walking that session's whole queue. The run that ends kicks again.
+   * Claims queued runs up to `agent.maxConcurrent`. `sessions`: those of the runs just queued;
+   * when each already runs here none can start yet (one turn at a time per session), so no
+   * claim walks that session's queue again. The run that ends kicks again.
    */
   kick(sessions?: readonly string[]): void;
-  /**
-   * Stops claiming; aborts model calls in flight and requeues those runs (resumed on next
-   * start); a run whose model already answered finishes. Resolves when no run of this process
-   * is `running` any more.
-   */
+  /** Stops claiming; aborts model calls in flight and requeues those runs; a run whose model already answered finishes. */
   stop(): Promise<void>;
 }
 
@@ -42,25 +28,21 @@ interface Active {
   done: Promise<void>;
 }
 
-/** The runner's state, shared by the functions below. */
 interface Loop {
   deps: RunnerDeps;
-  /** The runs this process carries out, by run id. */
   active: Map<string, Active>;
   stopped: boolean;
   poll: NodeJS.Timeout | undefined;
   sweep: NodeJS.Timeout | undefined;
   recovering: Promise<number> | undefined;
-  /** Taken over but not yet ended (the store failed meanwhile): they are ours now, so only we retry them. */
+  /** Taken over but not yet ended (the store failed meanwhile): only we retry them. */
   orphans: Map<string, RunRecord>;
   claiming: Promise<void> | undefined;
-  /** Kicked while a claim was under way: claim again when it ends. */
   kickAgain: boolean;
-  /** Flow control's rules of each claim (dispatch/flow.ts); undefined: none. */
   rules: () => ClaimRules | undefined;
 }
 
-/** Creates the runner; nothing happens until {@link Runner.start}. `rules`: flow control's, read at each claim. */
+/** `rules`: flow control's, read at each claim. */
 export function createRunner(deps: RunnerDeps, rules: () => ClaimRules | undefined = () => undefined): Runner {
   const loop: Loop = {
     deps, active: new Map(), stopped: true, poll: undefined, sweep: undefined,
@@ -107,7 +89,6 @@ async function claim(loop: Loop, free: number): Promise<void> {
     return;
   }
   if (loop.stopped && runs.length > 0) {
-    // stop() arrived while the claim was in flight: hand them straight back.
     await store.requeueRuns(runs.map((r) => r.runId)).catch((err) => {
       log.error({ err }, 'requeueing runs claimed during stop failed; the next start marks them failed');
     });
@@ -121,8 +102,7 @@ function launch(loop: Loop, run: RunRecord): void {
   loop.active.set(run.runId, entry);
   entry.done = executeRun(loop.deps, run, entry.modelCtl.signal)
     .catch((err) => {
-      // Its end could not be stored (the store refused it for good, or it was stopping while
-      // the store was down): the run stays `running` and the next start marks it failed.
+      // Its end could not be stored: the run stays `running` and the next start marks it failed.
       loop.deps.log.error({ err, runId: run.runId }, 'run could not be completed');
     })
     .finally(() => {
@@ -131,26 +111,20 @@ function launch(loop: Loop, run: RunRecord): void {
     });
 }
 
-/** One recovery at a time: a call during one shares it. */
 function recover(loop: Loop): Promise<number> {
   loop.recovering ??= recoverOnce(loop).finally(() => (loop.recovering = undefined));
   return loop.recovering;
 }
 
 async function recoverOnce(loop: Loop): Promise<number> {
-  // Why failed rather than re-run: the crash may have come after the model answered or
-  // even after the reply was delivered, so running it again could message the user twice.
-  // Failing it posts a summary, which tells the main session (and so the user) what was
-  // lost; the sender can retry deliberately. Queued runs never started, so they simply
-  // resume, and stop() requeues what it interrupts, so only a crash leads here.
+  // Failed rather than re-run: the crash may have come after the reply was delivered, so a
+  // re-run could message the user twice; the summary says what was lost (docs/design.md).
   const { deps, orphans } = loop;
   let ended = 0;
   for (;;) {
     const { runs, deliveries } = await deps.store.takeOver(100);
     for (const run of runs) orphans.set(run.runId, run);
-    // Released leases: our outbox sleeps until its next known due time, which these rows
-    // (due since, and leased far beyond it) never set. Without this they waited out the
-    // gone instance's lease: minutes.
+    // Released leases are due already, but our outbox sleeps until its own next due time.
     if (deliveries > 0) deps.onEnqueued();
     if (orphans.size === 0) return ended;
     for (const run of [...orphans.values()]) {
@@ -158,8 +132,7 @@ async function recoverOnce(loop: Loop): Promise<number> {
         await finishRun(deps, run, { status: 'failed', error: INTERRUPTED_ERROR });
       } catch (err) {
         if (!(err instanceof StoreError && err.code === 'run_not_running')) throw err;
-        // Ended meanwhile — by its own instance, back after its lease ran out, or by an earlier
-        // attempt of ours whose commit landed though its answer was lost: nothing is left to do.
+        // Ended meanwhile (by its own instance, or by an earlier attempt whose answer was lost).
         orphans.delete(run.runId);
         deps.log.debug({ runId: run.runId }, 'a gone instance\'s run had already ended');
         continue;

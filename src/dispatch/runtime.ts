@@ -19,15 +19,10 @@ import { watchPauses } from './pause-watch.js';
 import { createRunner } from './runner.js';
 import { createRunWaiter } from './run-waiter.js';
 
-/** How long stop() lets a delivery request already under way finish before aborting it (it is then sent again after a restart). */
+/** How long stop() lets a delivery under way finish before aborting it; it is sent again after a restart. */
 export const STOP_GRACE_MS = 3_000;
 
-/**
- * An idempotency key to commit with some of the actions (CONTRACT.md §8): `key` and
- * `requestHash` as the store keeps them (src/idempotency-key.ts), `actions` the indexes of the
- * actions it guards, `status` and `body` the first answer to store for it — made by the caller
- * from what {@link Runtime.prepare} accepted, before the commit.
- */
+/** An idempotency key committed in the transaction of the actions it guards (CONTRACT.md §8), with its first answer. */
 export interface KeyClaim {
   key: string;
   requestHash: string;
@@ -36,11 +31,7 @@ export interface KeyClaim {
   body: string;
 }
 
-/**
- * Actions made ready to commit ({@link Runtime.prepare}): their ids drawn and their records
- * built, nothing stored yet. `accepted` is what the caller answers for them, in the order of
- * the actions; the rest is handed back to {@link Runtime.commit} as it is.
- */
+/** Actions with their ids drawn and their records built, nothing stored yet. */
 export interface Prepared {
   readonly accepted: Accepted[];
   readonly at: string;
@@ -48,7 +39,6 @@ export interface Prepared {
   readonly runs: NewRun[];
   /** Forward mode: each action's outbox row, committed with it (CONTRACT.md §9). */
   readonly forwards: NewForward[] | undefined;
-  /** A `now` wake is among them: the heartbeat is triggered once they are committed. */
   readonly wakeNow: boolean;
 }
 
@@ -56,71 +46,41 @@ export interface RuntimeOptions {
   config: Readonly<Config>;
   store: Store;
   log: Logger;
-  /** Time of records (`at`, `createdAt`, `startedAt`, `endedAt`); timers use real time. */
+  /** Time of records; timers use real time. */
   clock?: () => Date;
-  /** For the model client and delivery; defaults to the global fetch. */
   fetch?: typeof fetch;
-  /** How failed model calls are retried (default {@link DEFAULT_RETRY}). */
   modelRetry?: RetryPolicy;
-  /** Jitter of delivery retries, uniform in [0, 1) (default Math.random). */
+  /** Jitter of delivery retries, uniform in [0, 1). */
   random?: () => number;
-  /** Where delivery outcomes and heartbeat turns are counted (src/metrics.ts); absent: nowhere. */
   metrics?: Pick<Metrics, 'delivery' | 'heartbeat'>;
-  /** hooks.callbackHosts as served now, asked at each callback attempt (a reload may narrow it); default: `config`'s. */
+  /** Asked at each callback attempt: a reload may narrow hooks.callbackHosts. */
   callbackHosts?: () => HostRule;
 }
 
 /**
- * The built-in runtime: dispatcher, main session + heartbeat, agent runner, delivery outbox.
- * In forward mode (`runtime.kind: forward`) only the dispatcher and the outbox: every accepted
- * action is committed with its forward row and sent upstream; no run is claimed here and no
- * heartbeat runs (the upstream does both).
+ * Dispatcher, main session + heartbeat, agent runner and delivery outbox. In forward mode only
+ * the dispatcher and the outbox: the upstream runs the actions and the heartbeat (CONTRACT.md §9).
  */
 export interface Runtime {
-  /**
-   * Commits every action in ONE `store.accept` call and resolves once it is durable (the
-   * caller answers 2xx after that); then, off the request path, triggers the heartbeat for
-   * `now` wakes and kicks the runner. Before start() or after stop(), records are only stored.
-   * {@link prepare} and {@link commit} in one.
-   */
+  /** {@link prepare} and {@link commit} in one; resolves once the actions are durable (the caller answers 2xx after). */
   dispatch(actions: Action[]): Promise<Accepted[]>;
-  /**
-   * The first half of a dispatch, synchronous: draws the actions' ids and builds their
-   * records. The caller makes from `accepted` what it commits with them — the idempotency
-   * keys' first answers and the request log's row — and hands it all to {@link commit}: the
-   * dispatcher takes that data, it never calls back into the listener.
-   */
+  /** Draws the actions' ids and builds their records; the caller adds its keys and request-log row and hands it all to {@link commit}. */
   prepare(actions: Action[]): Prepared;
   /**
-   * Commits prepared actions in ONE `store.accept` call with their idempotency keys (each in
-   * the same transaction as the actions it guards) and the request log's row `request`, and
-   * resolves once it is durable, with the indexes of the claims whose key was already held: a
-   * held key is not acted on again — its actions are left out of the commit (their `accepted`
-   * entries were never stored), and so is the row (Store.accept). Then as {@link dispatch}.
+   * One `store.accept`, each key in its actions' transaction; resolves with the indexes of the
+   * claims whose key was already held: their actions and the request-log row are left out.
    */
   commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]>;
-  /**
-   * Recovery (runs left `running` by a crash are marked failed), then timers and claiming;
-   * pending deliveries resume.
-   */
+  /** Marks runs left `running` by a crash failed, then starts timers and claiming. */
   start(): Promise<void>;
-  /**
-   * Graceful stop: no more claims or heartbeats; model calls in flight are aborted and their
-   * runs requeued; delivery requests under way get {@link STOP_GRACE_MS} (then they stay
-   * pending, for the next start). Leaves no run `running`.
-   * The store stays open (the caller closes it).
-   */
+  /** No more claims or heartbeats; model calls in flight are requeued; deliveries get {@link STOP_GRACE_MS}. The store stays open. */
   stop(): Promise<void>;
-  /**
-   * Waits for a run (`?wait`, waitForCompletion; run-waiter.ts): resolves with it once
-   * `done(run)` holds, else undefined after `ms` or once waits are ended.
-   */
+  /** Resolves with the run once `done(run)` holds, else undefined after `ms` or {@link endWaits}. */
   waitRun(runId: string, ms: number, done: (run: RunRecord) => boolean): Promise<RunRecord | undefined>;
-  /** Ends every wait now (shutdown, before the listener drains): each answers what it would without waiting. */
+  /** Ends every wait now (shutdown, before the listener drains). */
   endWaits(): void;
 }
 
-/** Wires the runtime; nothing runs until {@link Runtime.start}. */
 export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, store } = opts;
   const clock = opts.clock ?? (() => new Date());
@@ -131,7 +91,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const forwarder = forwarding ? createForwarder(config.runtime.forward, opts.fetch) : undefined;
   const onSummary = () => heartbeat.trigger();
   const metrics = opts.metrics;
-  // Another instance may end a run: a wait looks again this often (a run ended here wakes it at once).
+  // Another instance may end a run, so a wait polls; a run ended here wakes it at once.
   const waiter = createRunWaiter(store, config.store.kind === 'postgres' ? 250 : 1000);
   const onRunChanged = (runId: string) => waiter.notify(runId);
   const startHosts = compileHostRule(config.hooks.callbackHosts);
@@ -156,15 +116,10 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
   let leadership: Leadership | undefined;
-  /** Leadership changes, one after the other: a heartbeat stops completely before it starts again. */
+  /** Leadership changes in order: a heartbeat stops completely before it starts again. */
   let leading: Promise<void> = Promise.resolve();
 
-  /**
-   * Only the heartbeat leader runs heartbeats (one at a time across instances; SQLite: this
-   * process, at once). A new leader first catches up: events may wait that the last leader
-   * never took (it died, or this is a restart) — checked before anything new is accepted at
-   * start, so that a next-heartbeat wake arriving later still waits.
-   */
+  /** A new leader first catches up on events the last one never took, before anything new is accepted at start. */
   function onLeader(on: boolean): void {
     leading = leading.then(async () => {
       if (!on) return heartbeat.stop();
@@ -191,8 +146,6 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       outbox.kick();
       return held;
     }
-    // Both are non-blocking: a timer, and a claim whose errors the runner logs. (Actions left
-    // out for a held key at most cost a heartbeat check or a claim that finds nothing.)
     if (prepared.wakeNow) heartbeat.trigger();
     if (runs.length > 0) runner.kick(runs.map((r) => r.sessionKey));
     return held;
@@ -219,11 +172,8 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         log.info({ interrupted, upstream: logValue(new URL(config.runtime.forward.url!).origin) }, 'runtime started in forward mode');
         return;
       }
-      // Events already waiting were accepted before a crash or stop, and their heartbeat may
-      // never have run (the store does not keep a wake's mode): the first heartbeat after a
-      // restart (or a change of leader) is "the next heartbeat" for all of them, recovery
-      // summaries included (onLeader).
-      // The paused mappings before anything is claimed or accepted: a pause lasts across restarts.
+      // A wake's mode is not stored, so the first heartbeat after a restart is "the next
+      // heartbeat" for waiting events. Pauses are read first: a pause lasts across restarts.
       await pauses.start();
       leadership = await store.lead({ onLeader, onTrigger: () => heartbeat.trigger() });
       await leading;
@@ -236,7 +186,6 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
       state = 'stopped';
       waiter.end();
       pauses.stop();
-      // The runner and the heartbeat first: a reply they commit meanwhile is simply left pending.
       // Leadership first (a follower takes over), then the heartbeat it may have started.
       const stopHeartbeat = async () => {
         await leadership?.stop();
@@ -251,10 +200,6 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   };
 }
 
-/**
- * Draws the ids and builds the rows of `actions`, accepted at `at`, without touching the store
- * ({@link Runtime.prepare}); in forward mode each also gets its outbox row for the upstream.
- */
 function prepareActions(actions: Action[], at: string, forwarding: boolean, flow: Pick<FlowRules, 'isHeld'>): Prepared {
   const events: NewEvent[] = [];
   const runs: NewRun[] = [];
@@ -265,13 +210,11 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean, flow
     if (a.kind === 'wake') {
       const id = uuidv7();
       accepted.push({ action: 'wake', eventId: id });
-      // A paused mapping's wake is committed but held out of the events (CONTRACT.md §14); its
-      // release triggers the heartbeat (pause-watch.ts). Forward mode holds nothing: the upstream runs it.
+      // A paused mapping's wake is committed but held (CONTRACT.md §14); forward mode holds nothing.
       if (!forwarding && flow.isHeld(a.source)) {
         events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe, held: true });
         continue;
       }
-      // wakesNow: with several instances, the store tells the heartbeat leader on commit.
       events.push({ id, kind: 'wake', text: a.text, source: a.source, at, unsafe: a.unsafe, ...(a.mode === 'now' && !forwarding ? { wakesNow: true } : {}) });
       forwards?.push(wakeForward(id, a.text, a.mode, at));
       wakeNow ||= a.mode === 'now';

@@ -4,17 +4,14 @@ import type { RunError } from '../run-errors.js';
 import type { NewEvent, RunRecord } from '../store/records.js';
 import { neutralise } from './fence.js';
 
-/** Characters of the reply quoted in a summary. */
 const EXCERPT_CHARS = 300;
 
-/** What happened to a run's reply after the model call. */
 export type DeliveryOutcome =
   | { kind: 'delivered'; to: string }
   | { kind: 'failed'; to?: string; error: RunError }
   | { kind: 'not_requested' }
   | { kind: 'heartbeat_ok' };
 
-/** How a run ended, as the summary tells it. */
 export type RunOutcome =
   | { status: 'succeeded'; reply: string; delivery: DeliveryOutcome }
   | { status: 'failed'; error: RunError }
@@ -23,10 +20,8 @@ export type RunOutcome =
 type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name'>;
 
 /**
- * The summary line posted to the main session when a run ends, or — when its reply went into
- * the outbox — when that delivery settles (CONTRACT.md §5 "Summary", §9):
- * `[name] ` when the run has a name, how it ended, a short excerpt of the reply, and to whom
- * it was delivered — so that the heartbeat does not send it again — or why delivery failed.
+ * The summary posted to the main session (CONTRACT.md §5 "Summary"); it says to whom a reply
+ * was delivered so that the heartbeat does not send it again.
  */
 function summaryText(run: SummaryRun, outcome: RunOutcome): string {
   const prefix = run.name ? `[${oneLine(run.name, 80)}] ` : '';

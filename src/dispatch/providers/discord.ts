@@ -3,15 +3,9 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { discord as spec } from '../../providers/discord.js';
 import { base, classify, failure, pathSegment, request, secretsOf } from './http.js';
 
-/** `providers.discord`. */
 export type DiscordConfig = NonNullable<ProvidersConfig['discord']>;
 
-/**
- * Discord bot: `POST {apiBase}/api/v10/channels/{to}/messages`, `Authorization: Bot …`,
- * `{content}` (https://discord.com/developers/docs/resources/message#create-message). An
- * error is `{code, message}`; a 429 carries `retry_after` in seconds (a float) in its body
- * (https://discord.com/developers/docs/topics/rate-limits).
- */
+/** https://discord.com/developers/docs/resources/message#create-message; a 429's body carries `retry_after` in seconds (https://discord.com/developers/docs/topics/rate-limits). */
 export const discord: ProviderDescriptor<DiscordConfig> = {
   ...spec,
   create(cfg, fetchImpl) {

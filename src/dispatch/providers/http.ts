@@ -1,21 +1,18 @@
 import { isRetryableStatus, parseRetryAfter } from '../retry.js';
 import { DeliveryError, type RetryClass, type SendOptions } from './sender.js';
 
-/** A provider's answer: status, headers and the body parsed as JSON (undefined when it is not). */
+/** A provider's answer; `body` parsed as JSON, undefined when it is not. */
 export interface Answer {
   status: number;
   headers: Headers;
   body: any;
 }
 
-/** Longest provider reason kept in an error: enough for a description, short enough for a summary. */
 const MAX_REASON = 200;
 
 /**
- * One HTTP request to a provider, under the attempt's time-out and abort signal. Only a
- * failure to get an answer throws (network error, time-out, abort: all retryable); any HTTP
- * status is returned for the provider to read. `secrets` are the credentials (and the message
- * text) that must never appear in an error.
+ * One request under the attempt's time-out and signal. Only getting no answer throws (always
+ * retryable); `secrets` (credentials, message text) never appear in an error.
  */
 export async function request(
   fetchImpl: typeof fetch,
@@ -47,11 +44,7 @@ export async function request(
   }
 }
 
-/**
- * The retry class of an HTTP failure (CONTRACT.md §9): 408, 429 and 5xx are retryable, any
- * other status is not. `retryAfterSeconds` (a provider's own body field) wins over the
- * `Retry-After` header (seconds or an HTTP date, RFC 9110 §10.2.3).
- */
+/** 408, 429 and 5xx are retryable (CONTRACT.md §9); a provider's own `retryAfterSeconds` wins over `Retry-After` (RFC 9110 §10.2.3). */
 export function classify(answer: Answer, retryAfterSeconds?: unknown): RetryClass {
   const { status } = answer;
   const retryable = isRetryableStatus(status);
@@ -61,17 +54,12 @@ export function classify(answer: Answer, retryAfterSeconds?: unknown): RetryClas
   return retryAfterMs === undefined ? { retryable } : { retryable, retryAfterMs };
 }
 
-/** A failed attempt as a {@link DeliveryError} `provider: reason`, the reason made safe. */
 export function failure(provider: string, reason: unknown, secrets: readonly string[], retry: RetryClass): DeliveryError {
   const text = typeof reason === 'string' && reason.trim() ? reason : 'unexpected answer';
   return new DeliveryError(`${provider}: ${safeReason(text, secrets)}`, retry);
 }
 
-/**
- * A provider's own words made safe to store and show: every credential (also URL-encoded)
- * replaced, capped. A secret is redacted before the cap so that a cut cannot leave part of one
- * behind. Control characters stay, as in every stored text: logs escape them (printable.ts).
- */
+/** Redacted before the cap, so a cut cannot leave part of a secret behind; logs escape control characters (printable.ts). */
 export function safeReason(reason: string, secrets: readonly string[]): string {
   let out = reason;
   for (const s of secrets) {
@@ -85,12 +73,9 @@ export function safeReason(reason: string, secrets: readonly string[]): string {
 }
 
 /**
- * `to` as exactly one segment of a URL path, for the providers whose API puts the recipient
- * in the path (Discord's channel, Teams' conversation). encodeURIComponent escapes `/`, `?`,
- * `#` and `%`, but not dots, and a URL parser resolves a `.` or `..` segment (WHATWG URL
- * §4.4, "single-dot"/"double-dot" segments — fetch does it before sending): `to: ".."` sent
- * the Discord bot token to /api/v10/messages (issue 30). Those, and an empty `to`, name no
- * recipient: refused for good. (`%2e%2e` is safe: its `%` is escaped.)
+ * `to` as exactly one path segment. encodeURIComponent leaves dots, and a URL parser resolves
+ * `.` and `..` segments (WHATWG URL §4.4) — `..` would send a bot token to another endpoint —
+ * so those and an empty `to` are refused for good.
  */
 export function pathSegment(provider: string, to: string, what: string): string {
   if (to === '' || to === '.' || to === '..') {
@@ -99,15 +84,11 @@ export function pathSegment(provider: string, to: string, what: string): string 
   return encodeURIComponent(to);
 }
 
-/** `apiBase` without trailing slashes, so that paths can be appended. */
 export function base(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-/**
- * The secrets of one attempt: the credentials, and the message text when it is long enough
- * that a provider quoting it back would leak the reply (short texts would garble reasons).
- */
+/** The message text counts as a secret when long enough that a provider quoting it back would leak the reply. */
 export function secretsOf(credentials: readonly string[], text: string): string[] {
   return text.length >= 16 ? [...credentials, text] : [...credentials];
 }

@@ -4,15 +4,11 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { imessage as spec } from '../../providers/imessage.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/** `providers.imessage`. */
 export type IMessageConfig = NonNullable<ProvidersConfig['imessage']>;
 
 /**
- * A BlueBubbles server (https://docs.bluebubbles.app/server/developer-guides/rest-api-and-webhooks):
- * `POST {apiBase}/api/v1/message/text?password=…` `{chatGuid, tempGuid, message, method}`.
- * The password travels in the query, so no URL ever goes into an error. An error is
- * `{status, message, error: {type, message}}`. `tempGuid` is unique per message: BlueBubbles
- * uses it to match the sent message, and drops a duplicate.
+ * BlueBubbles (https://docs.bluebubbles.app/server/developer-guides/rest-api-and-webhooks): the
+ * password travels in the query, so no URL goes into an error; `tempGuid` lets it drop duplicates.
  */
 export const imessage: ProviderDescriptor<IMessageConfig> = {
   ...spec,

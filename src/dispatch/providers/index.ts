@@ -10,8 +10,5 @@ import type { ProviderDescriptor } from './descriptor.js';
 
 export type { ProviderDescriptor };
 
-/**
- * Every delivery provider with its sender (`delivery.ts` builds them from this list), in the
- * order of src/providers/index.ts, whose specs the config schema and the docs read.
- */
+/** In the order of src/providers/index.ts. */
 export const PROVIDER_DESCRIPTORS: readonly ProviderDescriptor[] = [whatsapp, telegram, signal, imessage, discord, slack, msteams];

@@ -4,20 +4,16 @@ import { msteams as spec } from '../../providers/msteams.js';
 import { base, classify, failure, pathSegment, request, secretsOf } from './http.js';
 import type { SendOptions } from './sender.js';
 
-/** `providers.msteams`. */
 export type TeamsConfig = NonNullable<ProvidersConfig['msteams']>;
 
 /** The Bot Connector's audience (https://learn.microsoft.com/azure/bot-service/rest-api/bot-framework-rest-connector-authentication). */
 const SCOPE = 'https://api.botframework.com/.default';
-/** A cached token is renewed this long before it expires (at most half its lifetime). */
+/** Renewed this long before it expires (at most half its lifetime). */
 const MARGIN_MS = 5 * 60_000;
 
 /**
- * Microsoft Teams through the Bot Framework: a client-credentials token from `tokenUrl`
- * (cached until shortly before it expires; concurrent sends share one request), then
- * `POST {serviceUrl}/v3/conversations/{to}/activities`, Bearer, `{type: "message", text}`.
- * A 401 on the activity drops the cached token and is retryable: the next attempt fetches a
- * new one (a rejected client secret fails at the token endpoint instead, for good).
+ * Microsoft Teams through the Bot Framework's client-credentials token. A 401 on the activity
+ * drops the cached token and is retryable; a rejected client secret fails at the token endpoint.
  */
 export const msteams: ProviderDescriptor<TeamsConfig> = {
   ...spec,
@@ -50,7 +46,7 @@ export const msteams: ProviderDescriptor<TeamsConfig> = {
     }
 
     return async (to, text, opts) => {
-      const conversation = pathSegment('msteams', to, 'conversation id'); // before a token is fetched for nothing
+      const conversation = pathSegment('msteams', to, 'conversation id');
       const bearer = await token(opts);
       const secrets = secretsOf([cfg.appPassword, bearer], text);
       const answer = await request(fetchImpl, 'msteams', `${root}${conversation}/activities`, {

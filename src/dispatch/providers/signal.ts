@@ -3,14 +3,9 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { signal as spec } from '../../providers/signal.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/** `providers.signal`. */
 export type SignalConfig = NonNullable<ProvidersConfig['signal']>;
 
-/**
- * A signal-cli REST API (https://github.com/bbernhard/signal-cli-rest-api):
- * `POST {apiBase}/v2/send` `{message, number, recipients: [to]}`, answered 201 `{timestamp}`;
- * an error is `{error}`. It has no credential of its own: keep it on a private network.
- */
+/** signal-cli REST API (https://github.com/bbernhard/signal-cli-rest-api); it has no credential of its own. */
 export const signal: ProviderDescriptor<SignalConfig> = {
   ...spec,
   create(cfg, fetchImpl) {

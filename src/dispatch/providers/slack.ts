@@ -4,15 +4,11 @@ import { slack as spec } from '../../providers/slack.js';
 import { parseRetryAfter } from '../retry.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/** `providers.slack`. */
 export type SlackConfig = NonNullable<ProvidersConfig['slack']>;
 
 /**
- * Slack Web API: `POST {apiBase}/api/chat.postMessage`, Bearer, `{channel, text}`
- * (https://api.slack.com/methods/chat.postMessage). Slack answers HTTP 200 with `ok: false`
- * and an error code for most failures: that is a failure too. `ratelimited` (also sent as an
- * HTTP 429) comes with `Retry-After` (https://api.slack.com/apis/rate-limits); Slack's own
- * trouble codes are worth a retry, everything else (channel_not_found, invalid_auth…) is not.
+ * https://api.slack.com/methods/chat.postMessage answers HTTP 200 with `ok: false` for most
+ * failures; only Slack's own trouble codes are worth a retry (https://api.slack.com/apis/rate-limits).
  */
 const TRANSIENT = new Set(['ratelimited', 'rate_limited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 

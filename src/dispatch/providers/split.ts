@@ -1,8 +1,6 @@
 /**
- * Splits `text` into parts of at most `limit` UTF-16 units (what the providers count),
- * preferring the last newline, else the last space, in the second half of a part; a hard cut
- * never splits a surrogate pair. The newline or space at a split is dropped; blank parts are
- * left out. Used for every provider (CONTRACT.md §9: split in order at line or word boundaries).
+ * Parts of at most `limit` UTF-16 units (what providers count), cut at the last newline or space
+ * in the second half of a part (CONTRACT.md §9); a hard cut never splits a surrogate pair.
  */
 export function splitText(text: string, limit: number): string[] {
   const parts: string[] = [];

@@ -3,14 +3,11 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { telegram as spec } from '../../providers/telegram.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/** `providers.telegram`. */
 export type TelegramConfig = NonNullable<ProvidersConfig['telegram']>;
 
 /**
- * Telegram Bot API: `POST {apiBase}/bot{botToken}/sendMessage` with `{chat_id, text}`, plain
- * text (no parse_mode, so model output cannot break Markdown/HTML parsing). An error is
- * Telegram's `description`; flood control answers 429 with `parameters.retry_after`
- * (https://core.telegram.org/bots/api#responseparameters). The token is in the URL: never in an error.
+ * Plain text (no parse_mode), so model output cannot break Markdown/HTML parsing; flood control
+ * sends `parameters.retry_after` (https://core.telegram.org/bots/api#responseparameters).
  */
 export const telegram: ProviderDescriptor<TelegramConfig> = {
   ...spec,

@@ -3,14 +3,9 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { whatsapp as spec } from '../../providers/whatsapp.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/** `providers.whatsapp`. */
 export type WhatsAppConfig = NonNullable<ProvidersConfig['whatsapp']>;
 
-/**
- * WhatsApp Cloud API: `POST {apiBase}/{apiVersion}/{phoneNumberId}/messages`, Bearer, a text
- * message (https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages). An
- * error is Graph's `{error: {message, code}}`.
- */
+/** https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages */
 export const whatsapp: ProviderDescriptor<WhatsAppConfig> = {
   ...spec,
   create(cfg, fetchImpl) {
