@@ -1,11 +1,6 @@
 import { int, obj, str, type SchemaNode } from '../schema-node.js';
 
-/*
- * The config schema of a mapping's own answers (CONTRACT.md §12), beside the mapping schema
- * (schema.ts) that uses them; answer-rules.ts checks what JSON Schema cannot say.
- */
-
-const template = (description: string): SchemaNode => str(`Template. ${description}.`, undefined, { minLength: 1 });
+export const template = (description: string): SchemaNode => str(`Template. ${description}.`, undefined, { minLength: 1 });
 
 /** `respond` of an `action: respond` mapping (CONTRACT.md §12); config/answer-rules.ts checks what the schema cannot. */
 export const respondSchema = obj('What an `action: respond` mapping answers, with no action: e.g. `{status: 204}` to acknowledge and ignore, or a handshake\'s echo. See "Answering senders" in docs/mappings.md.', {

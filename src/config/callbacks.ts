@@ -3,12 +3,7 @@ import type { ConfigProblem } from './errors.js';
 import { isPlainObject } from './read.js';
 import type { Config } from './types.js';
 
-/**
- * The rules of run callbacks in a config (docs/callbacks.md): every `hooks.callbackHosts` entry
- * compiles, and a mapping's `callback` has a secret to be signed with, a URL the same rules
- * allow as a request's `callbackUrl` (src/callback-url.ts), an agent run to report on, and a
- * local runtime (in forward mode the run is carried out upstream, so it never ends here).
- */
+/** A mapping's `callback` needs a secret, a URL a request's `callbackUrl` could name, an agent run, and a local runtime (in forward mode the run never ends here). */
 export function callbackProblems(cfg: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (!isPlainObject(cfg.hooks)) return problems;

@@ -1,17 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { configReference, errorCatalog, providersGuide, runErrorCatalog } from './docs.js';
 
-/**
- * Where `npm run docs` writes each generated section: the file under `docs/` and the markers
- * (`<!-- NAME:start -->` … `<!-- NAME:end -->`) around it. The README is for users and holds
- * none of them (it links to these files). docs-cli.ts rewrites the sections; the specs that
- * keep the docs current read them back through {@link generatedSectionText}, so moving a
- * section is a change to this table alone.
- */
+/** Where `npm run docs` writes each generated section, between `<!-- NAME:start -->` and `<!-- NAME:end -->`; the docs specs read them back from here. */
 export interface GeneratedSection {
-  /** The marker name. */
   readonly name: string;
-  /** The file that carries the section, relative to the repository root. */
+  /** Relative to the repository root. */
   readonly file: string;
   /** Renders the section's text from the code (docs.ts). */
   readonly render: () => string;

@@ -1,10 +1,4 @@
-/**
- * `npm run docs`: regenerates the generated sections of the docs in place — the configuration
- * reference (from the schema) in docs/configuration.md, the error catalog (from src/errors.ts)
- * and the run error catalog (from src/run-errors.ts) in docs/errors.md, and the delivery
- * provider guide (from src/providers/) in docs/providers.md; doc-sections.ts says
- * which goes where. Specs check that the files match, so the docs cannot drift from the code.
- */
+/** `npm run docs`: regenerates the generated sections of docs/ (doc-sections.ts); specs check the files match, so the docs cannot drift. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { GENERATED_SECTIONS, repoFile, withSection } from './doc-sections.js';
 

@@ -9,11 +9,7 @@ export function isAtOrBelow(path: string, key: string): boolean {
   return path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`);
 }
 
-/**
- * Thrown at load when the configuration (or a template, preset or transform it names) is
- * invalid. The server never starts half-valid: every problem found is listed, each with
- * its path, and `hookrelay check` prints them one per line.
- */
+/** The server never starts half-valid: every problem found is listed, each with its path. */
 export class ConfigError extends Error {
   readonly problems: ConfigProblem[];
 

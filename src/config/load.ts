@@ -10,34 +10,18 @@ import { configSchema } from './schema.js';
 import { createShapeAjv, mappingListChecker, shapeChecker } from './shape.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 
-/**
- * Loading a config, in the order of its jobs: read the file and expand `${VAR}` (read.ts),
- * check the shape and fill the defaults (ajv, against schema.ts), check the hand-written rules
- * (rules.ts), word every problem with its YAML path (problems.ts), then freeze. Every problem
- * of every stage is collected, so one run lists them all.
- */
-
-// Compiled once at module load (STYLE.md §2), or by the build (shape.ts).
+// Every problem of every stage is collected, so one run lists them all.
 let ajv: Ajv | undefined;
 const shapeAjv = () => (ajv ??= createShapeAjv());
 const validateShape = shapeChecker(shapeAjv);
-// Only preset files need it: loaded (or, from the sources, compiled) on first use.
 let validateMappingList: ValidateFunction | undefined;
 
-/**
- * The config file to use (CONTRACT.md §2): `--config`, else `$HOOKRELAY_CONFIG`, else
- * `./hookrelay.yaml`. `fallback` (what `npm start` passes: the example config) is used only
- * when none of those was given and `./hookrelay.yaml` does not exist, so a user's own file
- * always wins over the example.
- */
+/** CONTRACT.md §2; `fallback` (the example config of `npm start`) only when none was given and `./hookrelay.yaml` does not exist. */
 export function resolveConfigPath(flag?: string, env: Env = process.env, fallback?: string): string {
   return configSource(flag, env, fallback).file;
 }
 
-/**
- * {@link resolveConfigPath}, and why that file: `serve` says it at start, since `npm start`
- * may pick any of four files.
- */
+/** {@link resolveConfigPath}, and why that file: `npm start` may pick any of four files. */
 export function configSource(flag?: string, env: Env = process.env, fallback?: string): { file: string; from: string } {
   if (flag) return { file: flag, from: '--config' };
   if (env.HOOKRELAY_CONFIG) return { file: env.HOOKRELAY_CONFIG, from: '$HOOKRELAY_CONFIG' };
@@ -47,55 +31,34 @@ export function configSource(flag?: string, env: Env = process.env, fallback?: s
   return { file: './hookrelay.yaml', from: 'the default: no --config and no $HOOKRELAY_CONFIG' };
 }
 
-/**
- * The config of the commands that only read or copy the store (`events`, `runs`, `requests`, `store copy`):
- * `dataDir` and `store` from the file, everything else at its defaults. They need nothing else,
- * so an unset `${VAR}` elsewhere (a webhook secret, the model's key) does not stop them.
- * @throws ConfigError when the file cannot be read, or dataDir or store has a problem.
- */
+/** `dataDir` and `store` only, for the commands that read or copy the store, so an unset `${VAR}` elsewhere does not stop them. */
 export function loadStoreConfig(file: string, env: Env = process.env): LoadedConfig {
   const { dataDir, store } = readConfigFile(file);
   return configFromObject({ dataDir, store }, file, env);
 }
 
-/**
- * Which YAML paths a command reads (`pause` the store and the mapping ids, `fixture` the
- * mappings): an unset `${VAR}` at any other path is no problem for it — it expands to nothing,
- * and that key's own rule is waived — since a webhook secret or the model's key it never uses
- * should not stop it. Without one, every path is read (`check`, `serve`).
- */
+/** The YAML paths a command reads: an unset `${VAR}` elsewhere expands to nothing, its key's rule waived. Absent: every path. */
 export type Reads = (path: string) => boolean;
 
-/** Command-line settings that take precedence over the file's (`serve --host/--port`). */
 export interface ConfigOverrides {
   host?: string;
   port?: number;
 }
 
-/**
- * Reads, expands, validates and freezes a config file (`.json` as JSON, anything else as YAML).
- * @throws ConfigError listing every problem found, each with its YAML path.
- */
+/** `.json` as JSON, anything else as YAML. @throws ConfigError listing every problem with its YAML path. */
 export function loadConfig(file: string, env: Env = process.env, overrides: ConfigOverrides = {}, reads?: Reads): LoadedConfig {
   return configFromObject(readConfig(file, overrides), file, env, reads);
 }
 
-/**
- * The parsed config file with the command-line overrides applied, before `${VAR}` expansion
- * and validation: what a reload starts from (and what it takes the restart-only keys from).
- * @throws ConfigError when the file cannot be read or parsed.
- */
+/** The parsed file with the overrides, before expansion and validation: what a reload starts from. */
 export function readConfig(file: string, overrides: ConfigOverrides = {}): unknown {
   return withOverrides(readConfigFile(file), overrides);
 }
 
-/**
- * The overrides applied to the parsed file, before validation: `--port 0` or `--host 0.0.0.0`
- * are checked like the file's own values (a non-loopback host still needs a token).
- */
+/** Applied before validation, so `--host 0.0.0.0` is checked like the file's own value (a non-loopback host needs a token). */
 function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
   if (host === undefined && port === undefined) return raw;
-  if (raw !== null && raw !== undefined && !isPlainObject(raw)) return raw; // reported by configFromObject
+  if (raw !== null && raw !== undefined && !isPlainObject(raw)) return raw;
   const doc = { ...(raw as Obj | undefined) };
   const server = isPlainObject(doc.server) ? { ...doc.server } : {};
   if (host !== undefined) server.host = host;
@@ -104,35 +67,21 @@ function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
   return doc;
 }
 
-/**
- * Builds a {@link LoadedConfig} from an already parsed document, as {@link loadConfig} does
- * after parsing; `file` only locates relative paths (`dataDir`, `hooks.transformsDir`…).
- * @throws ConfigError listing every problem found, each with its YAML path.
- */
+/** `file` only locates relative paths. @throws ConfigError listing every problem with its YAML path. */
 export function configFromObject(raw: unknown, file: string, env: Env = process.env, reads?: Reads): LoadedConfig {
   const { problems, loaded } = inspectConfig(raw, file, env, reads);
   if (!loaded) throw new ConfigError(problems);
   return loaded;
 }
 
-/** What {@link inspectConfig} found. */
 export interface Inspected {
-  /** Every problem of shape and static rules, each with its YAML path. */
   problems: ConfigProblem[];
-  /** The frozen config, when there are no problems. */
   loaded?: LoadedConfig;
-  /**
-   * The config as far as it could be read (defaults applied, mappings normalised, presets
-   * appended, paths resolved) even when it has problems, so that the parts whose own shape
-   * is right can still be compiled and their problems reported in the same pass.
-   */
+  /** The config as far as it could be read, so the parts whose shape is right can still be compiled and report in the same pass. */
   draft: Obj;
 }
 
-/**
- * Validates a parsed document and collects every problem instead of stopping at the first
- * stage that has one. The document itself is not changed (a reload keeps it).
- */
+/** Collects every problem instead of stopping at the first stage; the document itself is not changed (a reload keeps it). */
 export function inspectConfig(raw: unknown, file: string, env: Env = process.env, reads?: Reads): Inspected {
   const abs = resolve(file);
   const baseDir = dirname(abs);
@@ -154,17 +103,12 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   return { problems: shown, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
 }
 
-/**
- * An unset `${VAR}` expands to nothing, so its key then also fails its own rule ("must not be
- * empty"): one problem reported twice. The unset variable is the one to fix; only it is kept
- * (when the command reads it: `needed`).
- */
+/** An unset `${VAR}` also fails its key's own rule: only the unset variable, the one to fix, is kept. */
 function withoutEchoes(problems: ConfigProblem[], unset: ConfigProblem[], needed: ConfigProblem[]): ConfigProblem[] {
   const at = new Set(unset.map((p) => p.path));
   return problems.filter((p) => needed.includes(p) || !at.has(p.path));
 }
 
-/** Freezes a value and everything reachable from it; returns it. */
 export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -173,7 +117,6 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Validates and normalises a list of mappings (the presets use it too). */
 const validateMappings: MappingValidator = (raw, path, idPrefix) => {
   const list = prepare(raw, null); // shipped files: no ${VAR}
   const problems = channelConflicts(list, path);

@@ -14,19 +14,10 @@ import type { Config } from './types.js';
 import { verifyProblems } from './verify.js';
 import { answerProblems } from './answer-rules.js';
 
-/**
- * The hand-written rules of a config: what JSON Schema cannot say (one key against another,
- * a path the gate could never route to, a provider that cannot deliver), checked after the
- * shape (load.ts). Some also normalise what they check (`hooks.path`, `match.path`,
- * `match.headers`, `channel`), and the presets' mappings are appended here.
- */
+/** What JSON Schema cannot say (one key against another, an unroutable path, a provider that cannot deliver); some rules also normalise what they check. */
 
 const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
-/**
- * Every rule over the whole (already shaped) config, in the order its problems are listed;
- * `validateMappings` checks the presets' mapping lists as `hooks.mappings` is checked.
- */
 export function checkRules(cfg: Config, problems: ConfigProblem[], validateMappings: MappingValidator): void {
   if (isPlainObject(cfg.agent) && typeof cfg.agent.timeoutSeconds === 'number') cfg.agent.timeoutSeconds = wholeSeconds(cfg.agent.timeoutSeconds);
   checkHooks(cfg, problems, validateMappings);
@@ -38,7 +29,6 @@ export function checkRules(cfg: Config, problems: ConfigProblem[], validateMappi
   checkServer(cfg, problems);
 }
 
-/** The store and the listener: what one key asks of another, and `server.trustedProxies`' entries. */
 function checkServer(cfg: Config, problems: ConfigProblem[]): void {
   if (isPlainObject(cfg.store) && cfg.store.kind === 'postgres' && !cfg.store.url) {
     problems.push({ path: 'store.url', message: 'is required with store.kind: postgres, e.g. postgres://user:${PGPASSWORD}@host:5432/hookrelay' });
@@ -59,10 +49,6 @@ function checkServer(cfg: Config, problems: ConfigProblem[]): void {
   }
 }
 
-/**
- * `hooks`: its base path, the session-key rules, every mapping's own rules and unique ids, then
- * the presets' mappings appended after the user's.
- */
 function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: MappingValidator): void {
   const hooks = cfg.hooks as Obj;
   if (!isPlainObject(hooks)) return;
@@ -77,8 +63,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
   const prefixes: string[] | undefined = Array.isArray(hooks.allowedSessionKeyPrefixes)
     ? hooks.allowedSessionKeyPrefixes.filter((p: unknown) => typeof p === 'string').map((p: string) => p.toLowerCase())
     : undefined;
-  // The same rule as a session key in a request (CONTRACT.md §5); the prefix check below
-  // quotes the key, so it only runs on a key that passed this one.
+  // The session-key rule of a request (CONTRACT.md §5) first: the prefix check below quotes the key.
   const keyRule = typeof hooks.defaultSessionKey === 'string' && hooks.defaultSessionKey ? sessionKeyRule(hooks.defaultSessionKey) : undefined;
   if (keyRule) problems.push({ path: 'hooks.defaultSessionKey', message: keyRule });
   if (hooks.tokens !== undefined && hooks.token) problems.push({ path: 'hooks.tokens', message: 'give hooks.token or hooks.tokens (a list, for rotation), not both' });
@@ -125,7 +110,6 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
   }
 }
 
-/** Mapping-level checks and normalisation: ids, `channel`, `match.path`, `forEach`, templates. */
 export function checkMapping(m: Obj, path: string, defaultId: string, problems: ConfigProblem[]): void {
   m.id ??= defaultId;
   if (typeof m.timeoutSeconds === 'number') m.timeoutSeconds = wholeSeconds(m.timeoutSeconds);
@@ -139,13 +123,11 @@ export function checkMapping(m: Obj, path: string, defaultId: string, problems: 
     if (!m.match.path) problems.push({ path: `${path}.match.path`, message: 'must name the hook, e.g. github for POST {hooks.path}/github' });
     // The gate decodes percent-escapes and drops empty and dot segments before matching.
     else if (normal !== m.match.path) problems.push({ path: `${path}.match.path`, message: `requests are matched on their normalised path, so this never matches: write it as "${normal ?? ''}"` });
-    // The names the gate routes to the built-in endpoints (README: reserved names), whose
-    // mapping could never be reached: wake, agent, events, runs and runs/ID.
+    // The gate routes these names to the built-in endpoints, so such a mapping could never be reached.
     else if (routeKind(m.match.path) !== 'mapped') problems.push({ path: `${path}.match.path`, message: `"${m.match.path}" is a built-in endpoint ({hooks.path}/${m.match.path}); choose another name` });
   }
   if (isPlainObject(m.match) && isPlainObject(m.match.headers)) m.match.headers = headerConditions(m.match.headers, `${path}.match.headers`, problems);
-  // A reply for an explicit provider needs its recipient; only a transform could still give
-  // one, per request (`last` finds its own, CONTRACT.md §5).
+  // A reply for an explicit provider needs its recipient; `last` finds its own (CONTRACT.md §5).
   if (m.deliver === true && typeof m.provider === 'string' && m.provider !== 'last' && m.to === undefined && m.transform === undefined) {
     problems.push({ path: `${path}.to`, message: `is required with deliver: true and provider: ${m.provider} (or use provider: last, or a transform that returns to)` });
   }
@@ -169,11 +151,7 @@ export function checkMapping(m: Obj, path: string, defaultId: string, problems: 
   }
 }
 
-/**
- * `match.headers` with lower-case names, as requests carry them. Two spellings of one name are
- * a problem. A credential header may be named: it is matched on the request as it came, though
- * no template sees it (engine/context.ts requestHeaders).
- */
+/** Lower-case names, as requests carry them; a credential header is matched on the request as it came, though no template sees it. */
 function headerConditions(headers: Obj, path: string, problems: ConfigProblem[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -190,15 +168,11 @@ function normalPath(path: string): string | undefined {
   return target && target.query === '' ? target.path : undefined;
 }
 
-/**
- * A handlebars sessionKey whose literal start no allowed prefix can match would fail on every
- * request; say so at load instead.
- */
+/** A handlebars sessionKey whose literal start no allowed prefix can match would fail on every request: say so at load. */
 function sessionKeyNeverAllowed(m: Obj, prefixes: string[], preset: boolean): boolean {
   if (typeof m.sessionKey !== 'string') return false;
   const starts = m.engine === 'handlebars' ? [m.sessionKey.split('{{')[0]]
-    // A preset's JSONata key (ours, written so): each branch starts with a string literal
-    // joined on with `&` (the e-mail preset: `"hook:email:" & threadId`, `"hook:" & $uuid()`).
+    // A preset's JSONata key: each branch starts with a string literal (`"hook:email:" & threadId`).
     : preset && m.engine === 'jsonata' ? [...m.sessionKey.matchAll(/(?:^|[?:(])\s*"([^"]*)"\s*&/g)].map((g) => g[1]!)
       : [];
   if (starts.length === 0) return false;
@@ -206,11 +180,7 @@ function sessionKeyNeverAllowed(m: Obj, prefixes: string[], preset: boolean): bo
 }
 
 
-/**
- * A provider named in the config itself must be able to deliver (CONTRACT.md §9): a mapping's
- * `provider` (or `channel`, folded into it by now) and `session.provider`. `last` is decided
- * per run and is not checked here.
- */
+/** A provider named in the config itself must be able to deliver (CONTRACT.md §9); `last` is decided per run. */
 function checkProviders(cfg: Config, problems: ConfigProblem[]): void {
   const providers = isPlainObject(cfg.providers) ? cfg.providers : {};
   const check = (name: unknown, path: string) => {
@@ -226,7 +196,6 @@ function isForward(cfg: Config): boolean {
   return isPlainObject(cfg.runtime) && cfg.runtime.kind === 'forward';
 }
 
-/** Forward mode needs an upstream to forward to (CONTRACT.md §9): an http(s) URL and its token. */
 function checkRuntime(cfg: Config, problems: ConfigProblem[]): void {
   if (!isForward(cfg) || !isPlainObject(cfg.runtime.forward)) return;
   const { url, token } = cfg.runtime.forward;
@@ -235,13 +204,8 @@ function checkRuntime(cfg: Config, problems: ConfigProblem[]): void {
 }
 
 /**
- * Every setting the schema marks `url` (agent.baseUrl, runtime.forward.url, the providers' base
- * URLs, hooks.email.hookUrl) must be an http(s) URL: `localhost:11434` is a valid URL whose
- * scheme is `localhost:`, which would pass as a string and fail every call after its retries.
- * The problem suggests the value with `http://` when the file itself holds it; a value from a
- * `${VAR}` is never echoed, since the variable may hold a credential (a webhook URL's token).
- * `raw`: the same part of the file before `${VAR}` expansion. Empty values are the shape's (or
- * an unset variable's) to report.
+ * `localhost:11434` is a valid URL whose scheme is `localhost:`: it would fail every call after
+ * its retries. A value from a `${VAR}` is never echoed: the variable may hold a credential.
  */
 export function urlProblems(node: SchemaNode, value: unknown, raw: unknown, path = '', problems: ConfigProblem[] = []): ConfigProblem[] {
   if (node.url) {

@@ -6,7 +6,6 @@ import { ConfigError } from './errors.js';
 import { deepFreeze } from './load.js';
 import type { Config, HooksConfig, LoadedConfig } from './types.js';
 
-/** The slice of a pino logger this file uses. */
 export interface TokenLog {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
@@ -14,14 +13,11 @@ export interface TokenLog {
 
 export interface EnsureTokenOptions {
   log?: TokenLog;
-  /** `hookrelay check`: apply the rules (refuse a non-loopback host) but read and write nothing. */
+  /** `hookrelay check`: apply the rules but read and write nothing. */
   dryRun?: boolean;
 }
 
-/**
- * True for addresses that only this machine can reach: 127.0.0.0/8 (also as `::ffff:127.x`),
- * `::1` (any spelling, with or without brackets) and `localhost`.
- */
+/** 127.0.0.0/8 (also as `::ffff:127.x`), `::1` in any spelling, and `localhost`. */
 export function isLoopback(host: string): boolean {
   let h = host.trim().toLowerCase();
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
@@ -33,31 +29,23 @@ export function isLoopback(host: string): boolean {
   return false;
 }
 
-/** A `hooks.tokens` entry as the listener uses it: the token, and for a scoped one its sender and routes. */
 export interface HookCredential {
   token: string;
   name?: string;
-  /** The send routes it reaches (`wake`, `agent`, mapping ids); unset: every one. */
   routes?: readonly string[];
 }
 
-/** The hooks tokens of a config, `hooks.tokens` or the one `hooks.token`, each as a {@link HookCredential}. */
 export function hookCredentials(hooks: Readonly<HooksConfig>): HookCredential[] {
   return (hooks.tokens ?? [hooks.token]).map((e) => (typeof e === 'string' ? { token: e } : e));
 }
 
-/** The admin tokens of a config, `server.adminTokens` or the one `server.adminToken` (none when it is empty). */
 export function adminCredentials(server: Readonly<Config['server']>): string[] {
   return server.adminTokens ? [...server.adminTokens] : server.adminToken ? [server.adminToken] : [];
 }
 
 /**
- * The first-use credentials (CONTRACT.md §3, §4), both through {@link tokenFile}: the hooks
- * token when the hooks are enabled and none is configured (`{dataDir}/token`), and the admin
- * token when none is configured (`{dataDir}/admin-token`). The returned config carries them,
- * with `generatedTokenFile` / `generatedAdminTokenFile` naming the files (whether just written or
- * reused); otherwise the config is returned unchanged.
- * @throws ConfigError at `hooks.token` or `server.adminToken` on a non-loopback host without one.
+ * The first-use tokens (CONTRACT.md §3, §4) in `{dataDir}/token` and `{dataDir}/admin-token`.
+ * @throws ConfigError on a non-loopback host without a configured token.
  */
 export function ensureToken(loaded: LoadedConfig, options: EnsureTokenOptions = {}): LoadedConfig {
   const { hooks, server } = loaded.config;
@@ -98,10 +86,7 @@ export function ensureToken(loaded: LoadedConfig, options: EnsureTokenOptions = 
   return deepFreeze(out);
 }
 
-/**
- * `{dataDir}/{name}`: the token it holds, or a new one (32 random bytes, base64url) written
- * into it with mode 0600 (the data directory made 0700 when missing).
- */
+/** 32 random bytes, base64url, mode 0600. */
 function tokenFile(dataDir: string, name: string, what: string, log?: TokenLog): { file: string; token: string } {
   const file = join(dataDir, name);
   let token = readToken(file, log);
@@ -115,7 +100,6 @@ function tokenFile(dataDir: string, name: string, what: string, log?: TokenLog):
   return { file, token };
 }
 
-/** The stored token, or undefined when there is none yet. */
 function readToken(file: string, log?: TokenLog): string | undefined {
   let text: string;
   try {

@@ -1,25 +1,18 @@
-/**
- * The validated, defaulted and frozen configuration. `schema.ts` is the source of truth
- * (defaults and descriptions live there); these types mirror it for the compiler.
- */
+/** The validated, defaulted and frozen configuration; mirrors `schema.ts`, the source of truth. */
 export type Provider = 'whatsapp' | 'telegram' | 'signal' | 'imessage' | 'discord' | 'slack' | 'msteams';
 export type ProviderOrLast = Provider | 'last';
 export type WakeMode = 'now' | 'next-heartbeat';
 export type Thinking = 'off' | 'minimal' | 'low' | 'medium' | 'high';
-/** A mapping's template language (`engine:` in the config). */
 export type TemplateLanguage = 'handlebars' | 'jsonata';
 
 export interface MappingConfig {
   id: string;
   /** `headers` names are lower-case after load. */
   match: { path?: string; source?: string; headers?: Record<string, string>; method?: 'GET' | 'POST'; when?: string };
-  /** A JSON Schema (draft 2020-12) the payload must satisfy. */
   schema?: Record<string, unknown>;
   forEach?: string;
   action: 'wake' | 'agent' | 'respond';
-  /** What an `action: respond` mapping answers (CONTRACT.md §12). */
   respond?: RespondConfig;
-  /** Replaces a wake or agent mapping's success answer. */
   response?: ResponseConfig;
   wakeMode: WakeMode;
   engine: TemplateLanguage;
@@ -33,7 +26,6 @@ export interface MappingConfig {
   provider?: ProviderOrLast;
   to?: string;
   model?: string;
-  /** Template of the idempotency key (per item under forEach). */
   idempotencyKey?: string;
   thinking?: Thinking;
   timeoutSeconds?: number;
@@ -49,11 +41,9 @@ export interface MappingConfig {
   callback?: { url: string };
   /** Flow control (CONTRACT.md §14): at most this many of its agent runs running at once. */
   concurrency?: number;
-  /** Flow control: at most this many accepted requests in any sliding 60 s. */
   ratePerMinute?: number;
 }
 
-/** `respond` of a mapping: defaults filled at load. */
 export interface RespondConfig {
   status: number;
   contentType: string;
@@ -61,7 +51,6 @@ export interface RespondConfig {
   headers?: Record<string, string>;
 }
 
-/** `response` of a wake or agent mapping. */
 export interface ResponseConfig {
   status?: number;
   contentType?: string;
@@ -99,37 +88,27 @@ export interface HooksConfig {
   mainSummary: 'always' | 'undelivered';
   allowUnsafeExternalContent: boolean;
   idempotencyWindowSeconds: number;
-  /** Days the request log keeps request bodies (README "Console"); 0: never. */
   keepBodies: number;
   maxFanOut: number;
   presets: string[];
   transformsDir: string;
   transformTimeoutMs: number;
-  /** Transform worker processes; unset: min(2, available CPUs). */
   transformPoolSize?: number;
-  /** Heap limit (MB) of each transform worker process. */
   transformMaxMemoryMb: number;
-  /** Longest string field of an action, in characters (CONTRACT.md §8). */
   maxTextLength: number;
   /** `whsec_…`: signs run callbacks (docs/callbacks.md); empty: callbacks are refused. */
   callbackSecret: string;
   /** Hosts a callback URL may name (src/callback-url.ts); empty: any. */
   callbackHosts: string[];
-  /** Longest wait of `waitForCompletion: true`, in seconds. */
   maxWaitSeconds: number;
-  /** User mappings first, then the enabled presets' mappings (first match wins). */
+  /** User mappings first, then the enabled presets' (first match wins). */
   mappings: MappingConfig[];
-  /** The e-mail companion's settings (`hookrelay email setup` / `email run`, CONTRACT.md §7). */
   email?: EmailConfig;
 }
 
-/**
- * An entry of `hooks.tokens`: a token, or a scoped one (CONTRACT.md §4) that reaches only
- * `routes` (`wake`, `agent`, mapping ids; unset: every send route) and names its sender.
- */
+/** A token, or a scoped one (CONTRACT.md §4). */
 export type HookTokenEntry = string | { token: string; name?: string; routes?: string[] };
 
-/** `hooks.email` (schema.ts has the descriptions). */
 export interface EmailConfig {
   imap: {
     host: string;
@@ -193,7 +172,6 @@ export interface Config {
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; bufferBytes: number };
 }
 
-/** `delivery`: how the outbox sends replies (CONTRACT.md §9). */
 export interface DeliveryConfig {
   maxAttempts: number;
   maxDelaySeconds: number;
@@ -206,7 +184,6 @@ export interface RuntimeConfig {
   forward: ForwardConfig;
 }
 
-/** `runtime.forward`: the upstream hooks gateway. */
 export interface ForwardConfig {
   url?: string;
   token: string;
@@ -225,7 +202,6 @@ export interface ProvidersConfig {
   [name: string]: Record<string, unknown> | undefined;
 }
 
-/** Where a config came from: the file (for resolving relative paths) and the frozen value. */
 export interface LoadedConfig {
   file: string;
   /** Directory of the config file: relative `dataDir` and `transformsDir` resolve against it. */
