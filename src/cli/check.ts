@@ -27,10 +27,7 @@ async function checkAction(opts: { config?: string }): Promise<void> {
   process.stdout.write(`${servedAt(loaded.config)}\n`);
 }
 
-/**
- * What `serve` will answer where, for `check`: the hooks, the console and `/metrics` (both
- * behind the hooks token, README "Console" and "Metrics"), or that they are off.
- */
+/** What `serve` will answer where: the hooks, the console and `/metrics` (behind the admin token), or that they are off. */
 function servedAt(config: Config): string {
   const { host, port } = config.server;
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -11,12 +11,7 @@ import { serveCommand } from './serve.js';
 import { storeCommand } from './store.js';
 import { testCommand } from './test.js';
 
-/**
- * The command line, and the only reader of argv and the environment (STYLE.md): one file per
- * command in this folder, each adding itself to the program; this file lists them in the order
- * `--help` shows them. Every command has --help; config problems print one per line with their
- * YAML path (exit.ts).
- */
+/** The only reader of argv and the environment (STYLE.md); one file per command, listed in `--help` order. */
 export async function main(argv: string[]): Promise<void> {
   const program = new Command()
     .name('hookrelay')

@@ -3,14 +3,9 @@ import { configOption } from './arguments.js';
 import { load, PAUSE_READS } from './config.js';
 import { fail, orExitAsync } from './exit.js';
 
-// Loaded when the command runs (modules.ts says why; a local loader keeps that shared file untouched).
 const pauseControlModule = () => import('../store/pause-control.js');
 
-/**
- * `hookrelay pause MAPPING` / `hookrelay resume MAPPING` (CONTRACT.md §14, docs/flow-control.md):
- * hold or release a mapping's runs and wakes. Written straight into the store, beside a running
- * gateway, which sees it within a second; no token (like `events` and `runs`).
- */
+/** CONTRACT.md §14: written straight into the store; a running gateway sees it within a second. */
 export function pauseCommands(program: Command): void {
   program
     .command('pause')

@@ -15,11 +15,7 @@ interface TestOptions {
   pretty?: boolean;
 }
 
-/**
- * `hookrelay test NAME`: the dry run — the action POST {path}/NAME would produce, as JSON;
- * dispatches nothing. `hookrelay test --fixtures DIR`: every fixture in DIR through the same
- * dry run (CONTRACT.md §13).
- */
+/** `hookrelay test NAME` and `test --fixtures DIR`: the dry run, dispatching nothing (CONTRACT.md §13). */
 export function testCommand(program: Command): void {
   program
     .command('test')
@@ -64,9 +60,8 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
     process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
-    // The author's own tool: the cause of a failing template or transform, stack and
-    // all, is what they need (the listener only logs it, at debug level). JSONata throws
-    // plain objects with a code and a message.
+    // The author's own tool: the cause, stack and all, is what they need (the listener only logs it).
+    // JSONata throws plain objects with a code and a message.
     for (let cause = e.cause; cause !== undefined; cause = (cause as Error)?.cause) {
       const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
       const coded = typeof code === 'string' ? `${code}: ` : '';
