@@ -2,12 +2,7 @@ import { createHash } from 'node:crypto';
 import { convert } from 'html-to-text';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 
-/**
- * One mail as the e-mail preset takes it (CONTRACT.md §7): `{id, uid, from, subject, snippet,
- * body, parseError?}`, from the raw RFC 5322 source. mailparser decodes the MIME structure,
- * transfer encodings and charsets (ISO-8859-1, Shift_JIS… through iconv-lite). `threadId` is
- * not decided here: the watcher gives it only to a thread's participants (threads.ts).
- */
+/** One mail as the e-mail preset takes it (CONTRACT.md §7); `threadId` is decided by the watcher (threads.ts). */
 export interface MailFields {
   id: string;
   uid: string;
@@ -20,14 +15,11 @@ export interface MailFields {
   parseError?: string;
 }
 
-/** A mail read for posting, with what the watcher needs to decide its thread. */
 export interface ReadMail {
   fields: MailFields;
   /** The thread ids it names, References first then In-Reply-To, each as safe as `id`. */
   threadIds: string[];
-  /** The bare From address, lower-case (undefined when it has none). */
   sender?: string;
-  /** The bare From, To and Cc addresses, lower-case. */
   addresses: string[];
 }
 
@@ -36,7 +28,7 @@ export interface MailLimits {
   snippetChars: number;
 }
 
-/** Where the mail sits: `uid` is `<UIDVALIDITY>:<UID>`, the id of a mail without a Message-ID. */
+/** `uid` is `<UIDVALIDITY>:<UID>`, the id of a mail without a Message-ID. */
 export interface MailPlace {
   uidValidity: bigint | number | string;
   uid: number;
@@ -44,34 +36,22 @@ export interface MailPlace {
   size?: number;
 }
 
-/**
- * The most of a mail the watcher fetches (IMAP partial fetch, `BODY.PEEK[]<0.N>`): 25 MiB, about
- * the largest mail the big providers accept. A larger one is read from its start, with parseError.
- */
+/** A partial fetch (`BODY.PEEK[]<0.N>`) of about the largest mail the big providers accept. */
 export const SOURCE_MAX_BYTES = 25 * 1024 * 1024;
 
-/**
- * HTML past this many characters is cut before it is parsed: htmlparser2 slows down
- * more than linearly with nesting (100,000 nested `<div>`s took 10 s to parse and overflowed
- * html-to-text's stack), and the text of the first 128 Ki characters fills any body we post.
- * Measured worst case at this size (50,000 nested `<b>`): about 1 s.
- */
+/** htmlparser2 slows more than linearly with nesting, and the first 128 Ki characters fill any body we post. */
 const HTML_MAX_CHARS = 128 * 1024;
 /** html-to-text's own guards (its `limits` option): nesting and children walked per element. */
 const HTML_LIMITS = { maxDepth: 64, maxChildNodes: 2000, ellipsis: '…' };
 /** Thread ids and addresses taken from one mail: a stranger's long References list stays a list of 50. */
 const MAX_THREAD_IDS = 50;
 const MAX_ADDRESSES = 50;
-/** Header lines kept for the fallback read, and the characters of each. */
 const FALLBACK_HEADERS = /^(from|to|cc|subject|message-id|references|in-reply-to|date|mime-version)$/i;
 const FALLBACK_VALUE_MAX = 4096;
 
 /**
- * Parses `source` into the preset's fields. The body is the text part, else the HTML part
- * turned into text; attachments are left out. `id` is the Message-ID without angle brackets
- * (see {@link safeId}), else `<UIDVALIDITY>:<UID>`. Never throws: a mail mailparser refuses
- * (mailsplit's limits: header size, child nodes) is read again from its main headers only and
- * carries `parseError`, so that it is posted like any other and cannot hold back the next one.
+ * The body is the text part, else the HTML turned into text. Never throws: a mail mailparser
+ * refuses is read from its main headers only and carries `parseError`, so it cannot hold back the next.
  */
 export async function readMail(source: Buffer, place: MailPlace, limits: MailLimits): Promise<ReadMail> {
   const uid = `${place.uidValidity}:${place.uid}`;
@@ -118,21 +98,14 @@ export async function readMail(source: Buffer, place: MailPlace, limits: MailLim
 }
 
 /**
- * A Message-ID as an id the preset can key on: readable when it is printable ASCII without
- * spaces and short enough for `hook:email:<id>` to stay within the 200-character session key
- * (and `email:id:<id>` within the 255-character idempotency key); else `sha256:<base64url>` of
- * it, so that a mail with a long, spaced, control- or bidi-character id still runs, and every
- * mention of that id (References, In-Reply-To) maps to the same key.
+ * Readable when printable ASCII, without spaces and short enough for the session and idempotency
+ * keys; else `sha256:<base64url>`, so every mention of that id maps to the same key.
  */
 export function safeId(id: string): string {
   return /^[\x21-\x7e]{1,180}$/.test(id) ? id : `sha256:${createHash('sha256').update(id).digest('base64url')}`;
 }
 
-/**
- * The main headers of a mail mailparser refused, as a mail of its own: each wanted header's
- * first occurrence (unfolded, cut to 4 KiB), so the read is linear in the header block and
- * bounded whatever the mail holds.
- */
+/** First occurrence of each wanted header, unfolded and cut, so the read is linear and bounded whatever the mail holds. */
 function mainHeaders(source: Buffer): Buffer {
   const end = source.indexOf('\r\n\r\n');
   const block = source.subarray(0, end < 0 ? source.length : end).toString('latin1');
@@ -166,7 +139,6 @@ function htmlText(html: string): string {
   });
 }
 
-/** `"Name" <addr>` as the mail gives it (mailparser decodes encoded words). */
 function sender(from: AddressObject | undefined): string {
   return (from?.text ?? '').trim();
 }
@@ -206,7 +178,6 @@ function bare(id: string | undefined): string | undefined {
   return s || undefined;
 }
 
-/** Unix line ends, no trailing spaces, at most one blank line in a row. */
 function tidy(text: string): string {
   return text.replace(/\r\n?/g, '\n').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
 }

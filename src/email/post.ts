@@ -1,11 +1,7 @@
 import type { Logger } from '../log.js';
 import type { MailFields } from './message.js';
 
-/**
- * Posting one mail to the e-mail hook (CONTRACT.md §7) until the listener has taken it or
- * refused it for good. One mail per request: its progress is recorded after its own 2xx, and a
- * mail the listener refuses cannot hold back the ones after it.
- */
+/** One mail per request: its progress is recorded after its own 2xx, and a refused mail cannot hold back the next (CONTRACT.md §7). */
 
 export interface HookTarget {
   url: string;
@@ -15,7 +11,6 @@ export interface HookTarget {
 /** `accepted`: a 2xx (a replay too); `refused`: a 4xx that no retry can change (400, 413, 422). */
 export type PostOutcome = { outcome: 'accepted' | 'refused'; status: number; code?: string };
 
-/** Waits before the n-th retry: 1 s, 2 s, 4 s … capped at 30 s, plus 0–20 % jitter. */
 export function retryDelayMs(n: number): number {
   return Math.min(2 ** (n - 1), 30) * 1000 * (1 + Math.random() * 0.2);
 }
@@ -24,11 +19,7 @@ export function retryDelayMs(n: number): number {
 // they are retried, so that nothing is lost while the user fixes the config.
 const RETRIED = (status: number) => status === 408 || status === 429 || status >= 500 || [401, 403, 404].includes(status);
 
-/**
- * POSTs `{source: "email", messages: [mail]}` with the token and `Idempotency-Key: key`,
- * retrying network errors, 408, 429, 5xx (and the config statuses above) with back-off until
- * `signal` aborts (then it throws the abort reason).
- */
+/** Retries network errors, 408, 429, 5xx and the config statuses with back-off until `signal` aborts. */
 export async function postMail(target: HookTarget, mail: MailFields, key: string, uid: number, log: Logger, signal: AbortSignal): Promise<PostOutcome> {
   const body = JSON.stringify({ source: 'email', messages: [mail] });
   for (let attempt = 1; ; attempt++) {
@@ -74,7 +65,6 @@ function errorCode(text: string): string | undefined {
   }
 }
 
-/** Resolves after `ms`, or rejects with the abort reason as soon as `signal` aborts. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);

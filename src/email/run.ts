@@ -8,12 +8,7 @@ import { openProgress } from './progress.js';
 import { openThreads } from './threads.js';
 import { watch, type ImapAccount } from './watcher.js';
 
-/**
- * `hookrelay email run`: the watcher set up from `hooks.email` (CONTRACT.md §7). The config
- * must already carry the hooks token (the CLI runs ensureToken first, which reads the one
- * `serve` generated).
- * @throws ConfigError when `hooks.email` is missing or the password cannot be found.
- */
+/** The config must carry the hooks token already (the CLI runs ensureToken first). @throws ConfigError when `hooks.email` is missing or the password cannot be found. */
 export async function runEmail(loaded: LoadedConfig, env: NodeJS.ProcessEnv, log: Logger, signal: AbortSignal, backfill = 0): Promise<void> {
   const { hooks, server, dataDir } = loaded.config;
   const email = hooks.email;

@@ -5,14 +5,8 @@ import { ConfigError, type ConfigProblem } from '../config/errors.js';
 import { EMAIL_TLS } from '../config/schema.js';
 import { spliceHooksKeys } from './yaml-edit.js';
 
-/**
- * `hookrelay email setup` (CONTRACT.md §7): writes `hooks.email` and adds `email` to
- * `hooks.presets`, editing the config file in place through yaml's Document API so that the
- * user's comments, key order and formatting survive. It never sees the password, only where
- * the companion will find it.
- */
+/** `hookrelay email setup` (CONTRACT.md §7): edits the config in place, keeping the user's comments and formatting; never sees the password. */
 
-/** The command's options, as commander hands them over (text). */
 export interface SetupOptions {
   imapHost?: string;
   imapPort?: string;
@@ -24,18 +18,13 @@ export interface SetupOptions {
   hookUrl?: string;
 }
 
-/** What `hooks.email` will hold, in the order it is written. */
 interface EmailSettings {
   imap: Record<string, string | number>;
   mailbox: string;
   hookUrl?: string;
 }
 
-/**
- * Checks the options and edits `file` (created when missing). Returns whether the file
- * changed: a second run with the same options writes nothing.
- * @throws ConfigError naming each bad option (`--imap-port: …`).
- */
+/** Returns whether the file changed. @throws ConfigError naming each bad option. */
 export function emailSetup(file: string, options: SetupOptions): { changed: boolean } {
   const settings = checkOptions(options);
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
@@ -130,11 +119,7 @@ function editYaml(text: string, file: string, settings: EmailSettings): string {
   return changed ? spliceHooksKeys(text, doc, ['presets', 'email']) : text;
 }
 
-/**
- * Sets `path` to `value` only where they differ, so that a key the user already had keeps
- * its comment and place; returns whether anything changed. An object is set key by key; a
- * password option given now removes the other one (exactly one is allowed).
- */
+/** Only where they differ, so a key the user had keeps its comment and place; a password option given now removes the other. */
 function setChanged(doc: Document, path: string[], value: unknown): boolean {
   if (value !== null && typeof value === 'object') {
     let changed = false;

@@ -4,16 +4,9 @@ import { join } from 'node:path';
 import { writeAtomic } from './progress.js';
 
 /**
- * Who took part in which thread (CONTRACT.md §7), kept in `{dataDir}/email-threads.json` so a
- * restart remembers it. A mail continues a thread's session only when its sender was in From,
- * To or Cc of a mail of that thread already posted: a References header is chosen by whoever
- * sends the mail, and without this a stranger who quotes a Message-ID would join the thread's
- * session and read its earlier mail through the agent.
- *
- * Bounded, since strangers add to it: at most {@link MAX_THREADS} threads (the one used longest
- * ago is forgotten first) and {@link MAX_PARTICIPANTS} addresses per thread (the first ones
- * stay: a later Cc list cannot push out those who started the thread). Thread ids and
- * addresses are kept as truncated SHA-256 hashes: fixed size, and no addresses in clear at rest.
+ * Who took part in which thread (CONTRACT.md §7): a References header is the sender's choice, so
+ * only a participant continues a thread's session — else a stranger quoting a Message-ID would
+ * read its earlier mail through the agent. Bounded, since strangers add to it; kept as hashes.
  */
 export const MAX_THREADS = 1000;
 export const MAX_PARTICIPANTS = 20;
@@ -27,11 +20,9 @@ export interface Threads {
   record(threadId: string, addresses: string[]): void;
 }
 
-/** [thread hash, participant hashes], oldest use first. */
 type ThreadList = [string, string[]][];
 type ThreadsFile = Record<string, ThreadList>;
 
-/** The threads of mailbox `key` (account and mailbox) in `dataDir`. */
 export function openThreads(dataDir: string, key: string): Threads {
   const file = join(dataDir, 'email-threads.json');
   let all: ThreadsFile;
@@ -41,7 +32,6 @@ export function openThreads(dataDir: string, key: string): Threads {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} cannot be read (${(e as Error).message}); move it away to forget the threads (replies then start sessions of their own)`);
     all = {};
   }
-  // A Map keeps insertion order: delete + set moves a thread to the newest end.
   const threads = new Map<string, string[]>(Object.prototype.hasOwnProperty.call(all, key) ? all[key] : []);
   return {
     continued(threadIds, sender) {

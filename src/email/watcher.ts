@@ -6,12 +6,7 @@ import { postMail, retryDelayMs, sleep, type HookTarget } from './post.js';
 import type { MailboxProgress, Progress } from './progress.js';
 import type { Threads } from './threads.js';
 
-/**
- * The IMAP side of `hookrelay email run` (CONTRACT.md §7): one connection to one mailbox,
- * IDLE (imapflow polls with NOOP when the server has no IDLE), each mail above the recorded
- * UID posted in UID order, progress recorded after each 2xx, a reconnect with back-off after a
- * dropped connection.
- */
+/** The IMAP side of `hookrelay email run` (CONTRACT.md §7): one connection, IDLE, mails posted in UID order. */
 
 export interface ImapAccount {
   host: string;
@@ -19,7 +14,6 @@ export interface ImapAccount {
   tls: 'implicit' | 'starttls' | 'none';
   user: string;
   pass: string;
-  /** Where the password came from, for the message of a refused login. */
   passwordFrom: string;
 }
 
@@ -56,13 +50,11 @@ export async function watch(o: WatchOptions): Promise<void> {
       auth: { user: account.user, pass: account.pass },
       logger: false,
       maxIdleTime: o.pollSeconds * 1000,
-      // IDLE as soon as a pass is done (imapflow waits 15 s by default): new mail is posted
-      // within about a second instead of after the next poll.
+      // imapflow waits 15 s before IDLE by default; at once, new mail is posted within about a second.
       autoIdleDelay: 200,
       connectionTimeout: 30_000,
     });
-    // A connection error after connect() also arrives as 'close'; without a listener,
-    // 'error' would throw.
+    // Without a listener, 'error' would throw; a connection error also arrives as 'close'.
     client.on('error', () => {});
     try {
       await client.connect();
@@ -86,7 +78,6 @@ export async function watch(o: WatchOptions): Promise<void> {
   }
 }
 
-/** One connected session: resolves when `signal` aborts, rejects when the connection drops. */
 async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
   const boxes = await client.list();
   const wanted = o.mailbox.toUpperCase() === 'INBOX' ? 'INBOX' : o.mailbox;
@@ -100,7 +91,6 @@ async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
   await begin(client, o, uidValidity, opened.uidNext);
   o.log.info({ mailbox: box.path, uidValidity, after: o.progress.get()!.lastUid }, 'watching');
 
-  // New mail (EXISTS) wakes the loop; a dropped connection (close) ends the session.
   let wake: () => void = () => {};
   let more = true;
   client.on('exists', () => {
@@ -113,8 +103,7 @@ async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
   while (!o.signal.aborted) {
     if (more) {
       more = false;
-      // Not raced against `closed`: a drop fails catchUp's next IMAP command, and a post in
-      // flight finishes (and is recorded) before the session ends.
+      // Not raced against `closed`: a post in flight finishes and is recorded before the session ends.
       await catchUp(client, o, uidValidity);
       continue;
     }
@@ -123,13 +112,9 @@ async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
 }
 
 /**
- * Where this run starts. First run: from now (UIDNEXT), or `--backfill N` mails back.
- * Another UIDVALIDITY than the recorded one means the server renumbered the mailbox: the old
- * UIDs say nothing, so the place is found again by INTERNALDATE — the mails newer than the
- * newest one handled (and, in its second, those not handled yet by their header fingerprint).
- * A renumbered mail that was posted already is then either left out here or, at worst, posted
- * again: the preset keys it by its new uid, so it would run again — the UIDs are the only key
- * a stranger cannot choose (CONTRACT.md §7).
+ * Another UIDVALIDITY means the server renumbered the mailbox: the place is found again by
+ * INTERNALDATE and header fingerprint. At worst a mail is posted again under its new uid, the
+ * only key a stranger cannot choose (CONTRACT.md §7).
  */
 async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uidNext: number): Promise<void> {
   const p = o.progress.get();
@@ -168,7 +153,6 @@ async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uid
   o.progress.set({ ...p, uidValidity, lastUid });
 }
 
-/** Posts every mail above the recorded UID, in UID order, recording each after its 2xx. */
 async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): Promise<void> {
   let p = o.progress.get()!;
   const found = (await client.search({ uid: `${p.lastUid + 1}:*` }, { uid: true })) || [];
@@ -177,15 +161,13 @@ async function catchUp(client: ImapFlow, o: WatchOptions, uidValidity: string): 
   for (const uid of uids) {
     const m = await client.fetchOne(String(uid), { uid: true, source: { maxLength: SOURCE_MAX_BYTES }, size: true, internalDate: true }, { uid: true });
     if (m && m.source) {
-      // readMail never throws: a mail the parser refuses is posted with parseError, so that it
-      // is not taken for a lost connection and fetched again forever (issue 30).
+      // readMail never throws, so a refused mail is not taken for a lost connection and fetched forever.
       const read = await readMail(m.source, { uidValidity, uid, size: m.size }, o.limits);
       if (read.fields.parseError) o.log.warn({ uid, parseError: read.fields.parseError }, 'the mail could not be parsed whole; posting what could be read');
       const threadId = o.threads.continued(read.threadIds, read.sender);
       let mail = threadId ? { ...read.fields, threadId } : read.fields;
-      // A Message-ID is the sender's choice: a mail that copies the id of a thread its sender
-      // took no part in would share that thread's session (and read it, or be read in it).
-      // It is keyed as a mail without Message-ID instead, by where it sits.
+      // A Message-ID is the sender's choice: one copied from a thread its sender took no part in
+      // would share that thread's session, so it is keyed by where it sits instead.
       if (!threadId && o.threads.takenFrom(mail.id, read.sender)) mail = { ...mail, id: mail.uid };
       const r = await postMail(o.target, mail, `email:${uidValidity}:${uid}`, uid, o.log, o.signal);
       if (r.outcome === 'refused') o.log.error({ uid, status: r.status, code: r.code }, 'the hook refused the mail for good; skipped');
@@ -218,7 +200,6 @@ function seconds(date: Date | string | undefined): number {
   return date ? Math.floor(new Date(date).getTime() / 1000) : 0;
 }
 
-/** The header block of a raw mail (up to the first blank line). */
 function headerBlock(source: Buffer): Buffer {
   const end = source.indexOf('\r\n\r\n');
   return end < 0 ? source : source.subarray(0, end + 4); // with the blank line, as BODY[HEADER]

@@ -1,12 +1,8 @@
 import { isMap, parseDocument, YAMLMap, Document, type Node, type Pair } from 'yaml';
 
 /**
- * Writes the keys `email setup` changed under `hooks` back into the user's YAML text, leaving
- * every other byte alone. yaml's `toString()` re-prints the whole document — `[a, b]` became
- * `[ a, b ]`, long strings were folded at 80 columns, comment spacing and indentation changed
- * (issue 32) — so only the `hooks.presets` and `hooks.email` pairs are printed anew and
- * spliced in where they were (or at the end of `hooks`). A document whose `hooks` is not a
- * block map (a flow map, or none at all in an empty file) is printed whole.
+ * yaml's `toString()` re-prints the whole document (spacing, folding, indentation), so only the
+ * `hooks.presets` and `hooks.email` pairs are printed anew and spliced in where they were.
  */
 export function spliceHooksKeys(text: string, edited: Document, keys: readonly string[]): string {
   const orig = parseDocument(text);
@@ -44,7 +40,6 @@ export function spliceHooksKeys(text: string, edited: Document, keys: readonly s
 // One line per value however long; `[a, b]` as the user writes it.
 const FORMAT = { lineWidth: 0, flowCollectionPadding: false, indent: 2 } as const;
 
-/** `keys` of the edited `hooks` as YAML lines, each line indented by `indent` (or under `wrap:`). */
 function render(edited: Document, keys: readonly string[], indent: string, wrap?: string): string {
   const part = new Document(new YAMLMap());
   for (const key of keys) part.set(key, edited.getIn(['hooks', key], true));
