@@ -1,7 +1,6 @@
 import { obj, secret } from '../schema-node.js';
 import { url, type ProviderSpec } from './spec.js';
 
-/** `providers.discord`: what it is configured with and how the docs describe it (the sender: dispatch/providers/discord.ts). */
 export const discord: ProviderSpec<'discord'> = {
   name: 'discord',
   schema: obj('Discord bot.', {

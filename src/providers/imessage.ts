@@ -1,7 +1,6 @@
 import { obj, secret } from '../schema-node.js';
 import { url, type ProviderSpec } from './spec.js';
 
-/** `providers.imessage`: what it is configured with and how the docs describe it (the sender: dispatch/providers/imessage.ts). */
 export const imessage: ProviderSpec<'imessage'> = {
   name: 'imessage',
   schema: obj('A BlueBubbles server (iMessage on a Mac).', {

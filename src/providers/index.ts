@@ -7,9 +7,5 @@ import { telegram } from './telegram.js';
 import { whatsapp } from './whatsapp.js';
 import type { ProviderSpec } from './spec.js';
 
-/**
- * Every delivery provider (CONTRACT.md §3), in the order of the docs. The config schema, the
- * "is it configured" rule and the README read this one list; dispatch/providers/index.ts
- * lists the same providers with their senders.
- */
+/** Every delivery provider (CONTRACT.md §3), in the order of the docs; dispatch/providers/index.ts adds their senders. */
 export const PROVIDER_SPECS: readonly ProviderSpec[] = [whatsapp, telegram, signal, imessage, discord, slack, msteams];

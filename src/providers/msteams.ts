@@ -1,7 +1,6 @@
 import { obj, secret, str } from '../schema-node.js';
 import { url, type ProviderSpec } from './spec.js';
 
-/** `providers.msteams`: what it is configured with and how the docs describe it (the sender: dispatch/providers/msteams.ts). */
 export const msteams: ProviderSpec<'msteams'> = {
   name: 'msteams',
   schema: obj('Microsoft Teams through the Bot Framework.', {

@@ -1,7 +1,6 @@
 import { obj, str } from '../schema-node.js';
 import { url, type ProviderSpec } from './spec.js';
 
-/** `providers.signal`: what it is configured with and how the docs describe it (the sender: dispatch/providers/signal.ts). */
 export const signal: ProviderSpec<'signal'> = {
   name: 'signal',
   schema: obj('A signal-cli REST API server.', {

@@ -1,7 +1,6 @@
 import { obj, secret } from '../schema-node.js';
 import { url, type ProviderSpec } from './spec.js';
 
-/** `providers.slack`: what it is configured with and how the docs describe it (the sender: dispatch/providers/slack.ts). */
 export const slack: ProviderSpec<'slack'> = {
   name: 'slack',
   schema: obj('Slack app.', {

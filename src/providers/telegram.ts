@@ -1,7 +1,6 @@
 import { obj, secret } from '../schema-node.js';
 import { url, type ProviderSpec } from './spec.js';
 
-/** `providers.telegram`: what it is configured with and how the docs describe it (the sender: dispatch/providers/telegram.ts). */
 export const telegram: ProviderSpec<'telegram'> = {
   name: 'telegram',
   schema: obj('Telegram Bot API.', {

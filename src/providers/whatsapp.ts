@@ -1,7 +1,6 @@
 import { obj, secret, str } from '../schema-node.js';
 import { url, type ProviderSpec } from './spec.js';
 
-/** `providers.whatsapp`: what it is configured with and how the docs describe it (the sender: dispatch/providers/whatsapp.ts). */
 export const whatsapp: ProviderSpec<'whatsapp'> = {
   name: 'whatsapp',
   schema: obj('WhatsApp Cloud API.', {
