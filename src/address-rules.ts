@@ -1,13 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
-/**
- * The address rules that the config loader and the listener both apply (STYLE.md #14): what a
- * `server.trustedProxies` entry may be, which addresses it covers, and one spelling per
- * address. Below both, so that config/ need not import http/; the listener's use of them, the
- * X-Forwarded-For walk, is http/client-address.ts.
- */
+/** The address rules the config loader and the listener both apply (STYLE.md #14). */
 
-/** True for an address (already folded) inside one of `server.trustedProxies`. */
 export function trustedBy(trustedProxies: readonly string[]): (address: string) => boolean {
   if (trustedProxies.length === 0) return () => false;
   const trusted = new BlockList();
@@ -15,11 +9,7 @@ export function trustedBy(trustedProxies: readonly string[]): (address: string) 
   return (a) => isIP(a) !== 0 && trusted.check(a, isIP(a) === 6 ? 'ipv6' : 'ipv4');
 }
 
-/**
- * Adds one `server.trustedProxies` entry (an address or CIDR range) to `list`; throws when it
- * is neither. The config loader checks entries with it too, so that what loads is what
- * the listener accepts (`::ffff:10.0.0.0/104` folds to IPv4 with a prefix too long).
- */
+/** The loader checks entries with it too, so that what loads is what the listener accepts. */
 export function addTrusted(list: BlockList, entry: string): void {
   const [addr, bits, extra] = entry.split('/');
   const a = fold(addr!);

@@ -2,26 +2,15 @@ import { BlockList, isIP } from 'node:net';
 import { addTrusted, fold } from './address-rules.js';
 
 /**
- * The rules of a callback URL (CONTRACT.md §14, docs/callbacks.md): what `callbackUrl` on
- * `POST {path}/agent` and a mapping's `callback.url` may be. A callback URL is an outbound
- * request whose target the sender chooses, so it is checked before anything is accepted:
- * http(s) only, no credentials in it, and — when the operator lists `hooks.callbackHosts` — a
- * host on that list (docs/security.md, "Callback URLs"). Below both users (STYLE.md #14): the
- * config loader checks a mapping's URL with it at load, the engine a request's at accept.
+ * A callback URL is an outbound request whose target the sender chooses, so it is checked before
+ * anything is accepted (CONTRACT.md §14, docs/security.md "Callback URLs").
  */
 
-/** Longest callback URL accepted: a URL is stored with its run. */
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 
-/** Whether a URL's host may be called back: compiled once from `hooks.callbackHosts`. */
 export type HostRule = (hostname: string) => boolean;
 
-/**
- * Compiles `hooks.callbackHosts`: empty allows any host; else an entry is a host name (exact,
- * case-insensitive), `*.example.com` (any name below example.com, not example.com itself), an
- * IP address or a CIDR range (matched against URLs whose host is that literal address — a name
- * is never resolved to be matched against a range). Throws on an entry that is none of these.
- */
+/** An address or CIDR entry matches only a literal address: a name is never resolved to be matched. */
 export function compileHostRule(entries: readonly string[]): HostRule {
   if (entries.length === 0) return () => true;
   const names = new Set<string>();
@@ -43,7 +32,6 @@ export function compileHostRule(entries: readonly string[]): HostRule {
   };
 }
 
-/** Host names as URLs carry them: labels of letters, digits and hyphens (punycode included). */
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
 
 function isAddressEntry(e: string): boolean {
@@ -54,10 +42,7 @@ function unbracket(h: string): string {
   return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
 }
 
-/**
- * Why `url` cannot be a callback URL under `allowed`, or undefined when it can. The message
- * says what to change; it never echoes the URL (it may carry a token in its query).
- */
+/** Never echoes the URL: it may carry a token in its query. */
 export function callbackUrlProblem(url: string, allowed: HostRule): string | undefined {
   if (url.length > MAX_CALLBACK_URL_LENGTH) return `must be at most ${MAX_CALLBACK_URL_LENGTH} characters`;
   let u: URL;

@@ -2,40 +2,24 @@ import { SECRET_HEADERS } from './config/schema.js';
 import type { MappingConfig } from './config/types.js';
 
 /**
- * The one rule of what in a request is a credential (CONTRACT.md §8), and of what is not the
- * request's own to send again. Everything a request shows past the gate goes through it: the
- * headers, query and url that templates, transforms and `match.when` see (engine/context.ts,
- * from the query the gate cleaned, http/gate.ts), the head the request log keeps
- * (http/request-log.ts, which the console shows), the fixtures made from it
- * (fixtures/from-request.ts) and the console's replay (http/replay.ts) — so that none of them
- * can let through what another drops.
+ * The one rule of what in a request is a credential (CONTRACT.md §8), applied to everything a
+ * request shows past the gate — templates, the request log, fixtures, replay — so that none can
+ * let through what another drops.
  */
 
-/**
- * Names that say they hold a credential: the hooks token's own (`x-hookrelay-token`, `?token=`),
- * API keys, secrets, signatures (`X-Hub-Signature-256`, `Stripe-Signature`, …; `hmac` for
- * `X-Shopify-Hmac-Sha256`-style headers), passwords, sessions, cookies and `Authorization`.
- */
+/** `hmac` catches `X-Shopify-Hmac-Sha256`-style headers. */
 const CREDENTIAL_NAME = /token|secret|signature|hmac|api[-_]?key|password|session|cookie|authorization/;
 const NAMED: ReadonlySet<string> = new Set(SECRET_HEADERS);
 
-/** Whether a header or query parameter name says it holds a credential (any case). */
 export function isCredentialName(name: string): boolean {
   const lower = name.toLowerCase();
   return NAMED.has(lower) || CREDENTIAL_NAME.test(lower);
 }
 
-/**
- * Headers a proxy or a client fills with the request's URL (or the page's), query included —
- * so with a `?token=` too. Lower case.
- */
+/** A proxy or client fills these with the request's URL, query (and so a `?token=`) included. */
 const URL_HEADERS: ReadonlySet<string> = new Set(['referer', 'x-forwarded-uri', 'x-original-url', 'x-original-uri', 'x-rewrite-url', 'x-envoy-original-path']);
 
-/**
- * The raw query string without any parameter {@link isCredentialName} names, however its name
- * is escaped (`to%6Ben`: names are decoded as URLSearchParams does). The gate applies it once
- * the token has been checked, so that no later layer sees a credential.
- */
+/** However a name is escaped (`to%6Ben`): names are decoded as URLSearchParams does. */
 export function withoutCredentialParams(rawQuery: string): string {
   if (rawQuery === '') return rawQuery;
   return rawQuery.split('&').filter((pair) => pair !== '' && !isCredentialParam(pair)).join('&');
@@ -46,11 +30,7 @@ function isCredentialParam(pair: string): boolean {
   return false;
 }
 
-/**
- * A header's value as it may be shown: that of a header that repeats a URL
- * ({@link URL_HEADERS}) without its credential parameters and fragment; any other as it is.
- * `name` lower case.
- */
+/** A header that repeats a URL without its credential parameters and fragment; any other as it is. */
 export function shownHeaderValue(name: string, value: string): string {
   if (!URL_HEADERS.has(name)) return value;
   const hash = value.indexOf('#');
@@ -61,34 +41,23 @@ export function shownHeaderValue(name: string, value: string): string {
   return query === '' ? url.slice(0, q) : `${url.slice(0, q)}?${query}`;
 }
 
-/** Hop-by-hop and size headers: the connection's, not the request's; a new request has its own. */
+/** The connection's, not the request's: a new request has its own. */
 const HOP_HEADERS = ['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive', 'te', 'trailer', 'upgrade', 'expect', 'content-encoding'];
 
-/** Headers kept per request at most (hooks.keepBodies), and their text (names and values) in bytes at most. */
 export const KEPT_HEADERS_MAX = 64;
 export const KEPT_HEAD_BYTES = 8 * 1024;
 
-/**
- * The header names never kept nor sent again besides those {@link isCredentialName} names: the
- * header of each mapping's `verify.header` (scheme `hmac`, which may be named anything), and the
- * hop-by-hop and size headers.
- */
+/** `verify.header` of scheme `hmac` may be named anything, so it is dropped by name. */
 export function credentialHeaders(mappings: readonly MappingConfig[]): Set<string> {
   const drop = new Set(HOP_HEADERS);
   for (const m of mappings) if (m.verify?.header) drop.add(m.verify.header.toLowerCase());
   return drop;
 }
 
-/** Whether a (lower-case) header is never kept: a credential, or one {@link credentialHeaders} names. */
 function dropped(name: string, drop: ReadonlySet<string>): boolean {
   return drop.has(name) || isCredentialName(name);
 }
 
-/**
- * A request's headers and query without a credential ({@link isCredentialName},
- * {@link credentialHeaders}), a URL repeated in a header without its credential parameters.
- * Header names lower case.
- */
 export function withoutCredentials(req: { headers?: Record<string, string>; query?: Record<string, string> }, mappings: readonly MappingConfig[]): { headers: Record<string, string>; query: Record<string, string> } {
   const drop = credentialHeaders(mappings);
   const headers: Record<string, string> = {};
@@ -100,13 +69,7 @@ export function withoutCredentials(req: { headers?: Record<string, string>; quer
   return { headers, query };
 }
 
-/**
- * What the request log keeps of a request's head beside its body: its headers but those
- * {@link dropped}, each whole or not at all (a URL repeated in a header without its credential
- * parameters), at most {@link KEPT_HEADERS_MAX} of them and {@link KEPT_HEAD_BYTES} of names,
- * values and query together (the query first, without credential parameters; one longer than
- * that is not kept), so a stranger's headers are never stored unbounded.
- */
+/** Each header whole or not at all, within a count and a byte budget, so a stranger's headers are never stored unbounded. */
 export function keptHead(given: Record<string, string | string[] | undefined>, query: string, drop: ReadonlySet<string>): { headers: Record<string, string>; query?: string } {
   let room = KEPT_HEAD_BYTES;
   const q = withoutCredentialParams(query);

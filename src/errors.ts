@@ -1,9 +1,4 @@
-/**
- * The one catalog of error codes hookrelay answers with (CONTRACT.md §5, §8).
- * A code is never reused for another meaning; `spec/unit/errors.spec.ts` checks that no
- * code is written twice here (a repeated key would silently replace the first) and that every
- * code is documented in the README.
- */
+/** The one catalog of error codes (CONTRACT.md §5, §8); a code is never reused, and spec/unit/errors.spec.ts checks it. */
 export const ERRORS = {
   invalid_json: { status: 400, summary: 'the body is not valid JSON (or form data on a mapped hook)' },
   invalid_path: { status: 400, summary: 'the request path cannot be read (a bad percent-escape or a control character)' },
@@ -31,14 +26,10 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/**
- * An error meant for the HTTP caller. 4xx messages say what to change; 5xx messages are
- * replaced by the code's summary before they leave the process (STYLE.md "expose or log").
- */
+/** 5xx messages are replaced by the code's summary before they leave the process (STYLE.md "expose or log"). */
 export class HookError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  /** Extra response headers, e.g. Allow on 405 or Retry-After on 429. */
   readonly headers?: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, headers?: Record<string, string>) {
@@ -49,7 +40,6 @@ export class HookError extends Error {
     this.headers = headers;
   }
 
-  /** True when the message may be shown to the caller (client errors only). */
   get expose(): boolean {
     return this.status < 500;
   }

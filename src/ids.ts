@@ -1,12 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 
 /**
- * Time-ordered ids: UUID version 7 (RFC 9562 §5.7) — 48 bits of Unix milliseconds, then a
- * 12-bit counter (§6.2 method 1) and 62 random bits. Event and run ids are the keys of
- * UNIQUE indexes: a random (v4) id lands on a random index page, so a commit of N inserts
- * rewrites up to N pages in the WAL; time-ordered ids all land on the last page, which about
- * halves the CPU of an insert (measured: see docs/performance.md).
- * Within one process the ids also sort in the order they were made.
+ * UUID version 7 (RFC 9562 §5.7) with a 12-bit counter (§6.2 method 1): time-ordered ids land
+ * on the last page of their unique index rather than a random one, and sort in creation order.
  */
 
 const POOL_IDS = 256;
@@ -30,8 +26,7 @@ export function uuidv7(now: number = Date.now()): string {
     // A random start with the top bit clear leaves room to count up within the millisecond.
     counter = ((pool[r]! << 8) | pool[r + 1]!) & 0x7ff;
   } else if (++counter > 0xfff) {
-    // 4096 ids in one millisecond (or the clock went back): borrow the next millisecond,
-    // as §6.2 allows, rather than lose the order.
+    // 4096 ids in one millisecond (or the clock went back): borrow the next one (§6.2).
     lastMs++;
     counter = 0;
   }

@@ -2,66 +2,42 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric
 import { RUN_STATUSES, type RunStatus } from './store/records.js';
 
 /**
- * The Prometheus metrics of CONTRACT.md §11, in a registry of our own (not prom-client's
- * global one), so that specs and several gateways in one process never collide. The layers
- * report through the small {@link Metrics} methods — http/ (requests), store/ (commits, as
- * a plain callback), dispatch/ (deliveries, heartbeats) — and nothing else imports
- * prom-client. README "Metrics" lists what each one means.
- *
- * Requests are the hot path: they are counted in plain numbers, a few array and Map lookups
- * and no allocation once a route/status pair has been seen, and handed to prom-client only
- * at scrape time. prom-client's own `inc`/`observe` build a label-key string and objects on
- * every call, which is fine for the rare events (a commit, a delivery) but not per request.
+ * The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so specs and several
+ * gateways in one process never collide. Requests are counted in plain numbers and handed to
+ * prom-client at scrape time: its `inc`/`observe` allocate per call (docs/design.md).
  */
 export interface Metrics {
-  /** `text/plain; version=0.0.4; charset=utf-8`. */
   readonly contentType: string;
-  /** The exposition text (runs are counted in the store at this moment). */
+  /** Runs are counted in the store at this moment. */
   render(): Promise<string>;
-  /** One answered request: its route label (src/http/route-label.ts), status and duration. */
   request(route: string, status: number, seconds: number): void;
-  /** One group commit that carried `accepts` accept calls. */
   commit(accepts: number): void;
-  /** One delivery outcome of an outbox row (see {@link DeliveryOutcome}). */
   delivery(provider: string, outcome: DeliveryOutcome): void;
-  /** One heartbeat turn that asked the model. */
   heartbeat(): void;
-  /** A request refused by its mapping's ratePerMinute (flow control). */
   rateLimited(mapping: string): void;
-  /** Request-log rows dropped (its buffer full, the store could not take a batch, or refusals past an address's budget: store/request-log.ts). */
+  /** Request-log rows dropped (store/request-log.ts). */
   requestLogDropped(rows: number): void;
 }
 
-/**
- * `delivered`: an outbox row settled delivered (every part accepted); `failed`: settled failed
- * (refused for good, attempts used up, provider not configured); `retried`: an attempt failed
- * and another is scheduled. A row counts once under `delivered` or `failed`, and under
- * `retried` once per retry before that.
- */
+/** A row counts once under `delivered` or `failed`, and under `retried` once per retry before that. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'retried';
 
-/** Seconds: from 100 µs (a refused request) to 10 s (a transform near its time limit). */
+/** Seconds: from a refused request to a transform near its time limit. */
 export const DURATION_BUCKETS: readonly number[] = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
-/** Accept calls per commit: 1 when idle, up to the store's batch limit (512) under load. */
+/** Accept calls per commit: 1 when idle, up to the store's batch limit under load. */
 const COMMIT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
-/** One route's request figures. */
 interface RouteCells {
-  /** Responses by status code. */
   byStatus: Map<number, number>;
-  /** Non-cumulative counts per bucket of {@link DURATION_BUCKETS}, the last one for +Inf. */
+  /** Non-cumulative, the last one for +Inf. */
   buckets: Float64Array;
   sum: number;
   count: number;
 }
 
-/**
- * `countRuns`: the store's {@link Store.countRuns}, called at each scrape; `logDropped`: the
- * log lines stderr's output has dropped so far (log.ts), read at each scrape; `countHeld` the
- * store's `countHeld` (flow control: held runs and wakes per source `mapping:<id>`), likewise.
- */
+/** Read at each scrape. */
 export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0, countHeld?: () => Promise<Record<string, number>>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -123,8 +99,7 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     registers: [registry],
   });
 
-  // Drops come in floods (a refusal per request once the buffer is full): counted in a plain
-  // number, handed to prom-client at scrape time like the request figures.
+  // Drops come in floods once the buffer is full: counted like the request figures.
   let dropped = 0;
   new Counter({
     name: 'hookrelay_request_log_dropped_total',
@@ -173,10 +148,8 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
 }
 
 /**
- * `hookrelay_request_duration_seconds`, read from the route cells at scrape time. prom-client
- * has no way to set a histogram's buckets, so this is a metric of our own: the registry takes
- * any object with a name and a `get()` giving the values to format (what its own metric
- * classes give), which is what the cast says.
+ * prom-client has no way to set a histogram's buckets, so this is a metric of our own: the
+ * registry takes any object with a name and a `get()` giving the values, as the cast says.
  */
 function requestDuration(routes: Map<string, RouteCells>): Metric {
   const name = 'hookrelay_request_duration_seconds';

@@ -1,11 +1,6 @@
 import http from 'node:http';
 
-/**
- * Asks the gateway's own `/healthz` over the network until it answers 200, so that `serve`
- * says "ready" only when a client would get an answer (issue 32: on a busy machine the line
- * came seconds before `/healthz` answered). A wildcard listen address is asked on loopback.
- * Resolves true once answered, false when `timeoutMs` passed first (`serve` then says so).
- */
+/** `serve` says "ready" only once its own `/healthz` answers a client; false when `timeoutMs` passed first. */
 export async function healthzAnswers(url: string, timeoutMs = 30_000): Promise<boolean> {
   const target = new URL('/healthz', url);
   if (target.hostname === '0.0.0.0') target.hostname = '127.0.0.1';

@@ -11,50 +11,34 @@ import type { Logger } from './log.js';
 
 /** Editors write a file several times (truncate, write, rename): one reload after they settle. */
 const DEBOUNCE_MS = 200;
-/**
- * A changed config file is taken once two reads this far apart agree (CONTRACT.md §8): a save
- * still being written, whose first part may itself parse as a config with fewer mappings, is
- * never served.
- */
+/** A save still being written may itself parse as a config with fewer mappings: taken once two reads this far apart agree (CONTRACT.md §8). */
 const STABLE_MS = 100;
 
-/**
- * The settings a running gateway cannot change (README "Reloading the config"): the listener's
- * address and socket limits, the store, and what the dispatcher was built with — every
- * top-level key but `hooks`, and `hooks.mainSummary`, which the dispatcher reads.
- */
+/** Every top-level key but `hooks`, and `hooks.mainSummary`, which the dispatcher was built with. */
 const RESTART_ONLY_HOOKS = ['mainSummary'] as const;
-/** The `server` keys a reload does take: the admin tokens (rotation and revocation need no restart). */
+/** Token rotation and revocation need no restart. */
 const RELOADED_SERVER = ['adminToken', 'adminTokens'] as const;
 
 export interface ReloadOptions {
   loaded: LoadedConfig;
   env?: Record<string, string | undefined>;
-  /** Last steps before a config is served (serve: the first-use token). */
   finish?: (loaded: LoadedConfig) => LoadedConfig;
-  /** Serves the new config and engine; resolves once requests begun on the old ones are done. */
+  /** Resolves once requests begun on the old config are done. */
   swap(next: LoadedConfig, engine: Engine): Promise<void>;
   log: Logger;
-  /** Waits between two reads of the config file (default: a timer; specs inject it). */
   wait?: (ms: number) => Promise<void>;
 }
 
 export interface Reloader {
-  /** Reads, validates and compiles the config file, and swaps it in; false when it was refused. */
+  /** False when the new config was refused. */
   reload(): Promise<boolean>;
-  /** Watches the config file and the transform modules its mappings name; a change reloads. */
   watch(): void;
-  /** Stops watching and waits for a reload under way. */
   close(): Promise<void>;
 }
 
 /**
- * Hot reload (CONTRACT.md §8): the new config is loaded, validated and compiled first —
- * templates, schemas, signature checks, transforms in a new worker pool — then swapped in at
- * once; an invalid one is refused with every problem logged, and the old one keeps serving.
- * Requests in flight finish on the engine they started with, which is closed (its workers,
- * and with them their module caches, end) only after they have. Reloads run one at a time; a
- * trigger during one asks for one more after it.
+ * Hot reload (CONTRACT.md §8): compiled first, then swapped in at once; an invalid config is
+ * refused and the old one keeps serving. The old engine is closed only after its requests finish.
  */
 export function createReloader(opts: ReloadOptions): Reloader {
   const { log } = opts;
@@ -96,7 +80,6 @@ export function createReloader(opts: ReloadOptions): Reloader {
     return true;
   }
 
-  /** The config file's text once two reads {@link STABLE_MS} apart agree; undefined when closed meanwhile. */
   async function stableText(): Promise<string | undefined> {
     let text = readConfigText(running.file);
     for (;;) {
@@ -129,10 +112,8 @@ export function createReloader(opts: ReloadOptions): Reloader {
   }
 
   /**
-   * A directory watch survives editors that replace the file (write a copy, rename it over:
-   * sed -i, vim, JetBrains' safe write). Not recursive: Node 20's recursive watch on Linux is
-   * built in JavaScript from a watch per file it found (https://github.com/nodejs/node/issues/48437),
-   * and a file replaced by a rename is never reported again.
+   * A directory watch survives editors that replace the file by a rename. Not recursive: Node 20's
+   * recursive watch on Linux misses a file replaced by a rename (https://github.com/nodejs/node/issues/48437).
    */
   function watchDir(dir: string, wanted: (name: string) => boolean): FSWatcher | undefined {
     try {
@@ -147,7 +128,6 @@ export function createReloader(opts: ReloadOptions): Reloader {
     }
   }
 
-  /** One watch per folder that holds a transform module the running config names. */
   function watchTransforms(): void {
     for (const w of transformWatchers) w.close();
     const { hooks } = running.config;
@@ -180,7 +160,6 @@ export function createReloader(opts: ReloadOptions): Reloader {
   };
 }
 
-/** The restart-only keys whose value the new config would change, as YAML paths. */
 function restartOnlyChanges(running: Readonly<Config>, next: Record<string, any>): string[] {
   const out: string[] = [];
   const keys = new Set([...Object.keys(running), ...Object.keys(next)]);
@@ -199,12 +178,7 @@ function diff(a: unknown, b: unknown, at: string, out: string[]): void {
   }
 }
 
-/**
- * The new document with every restart-only key set to the running value, so that the new
- * config is validated against what really runs (a mapping may not name a provider that only
- * a restart would configure). The running values are already expanded: `${` is escaped so
- * that they are not expanded again.
- */
+/** Restart-only keys set to the running values, so the new config is validated against what runs; `${` escaped as they are expanded already. */
 function keepRunning(raw: unknown, running: Readonly<Config>): unknown {
   if (!isPlainObject(raw)) return raw;
   const out: Record<string, unknown> = { ...raw };

@@ -1,15 +1,7 @@
-/**
- * How a request target is read, shared by the two places that must read it alike (STYLE.md
- * #13, #14): the gate routes every request on {@link parseTarget}'s path (http/routes-table.ts),
- * and the config loader refuses a `hooks.path` or `match.path` that no parsed path could ever
- * equal, or a mapping named like a built-in endpoint ({@link routeKind}). Below both, so that
- * config/ need not import http/.
- */
+/** How a request target is read, by the gate and by the config loader alike (STYLE.md #13, #14). */
 
-/** What the NAME in `{hooks.path}/NAME` names: a built-in endpoint, a mapped hook, or (empty) nothing. */
 export type HookRouteKind = 'wake' | 'agent' | 'events' | 'runs' | 'run' | 'mapped' | 'none';
 
-/** Classifies the NAME part of `{hooks.path}/NAME`; also how the loader finds reserved names. */
 export function routeKind(name: string): HookRouteKind {
   if (name === '') return 'none';
   if (name === 'wake') return 'wake';
@@ -20,7 +12,6 @@ export function routeKind(name: string): HookRouteKind {
   return 'mapped';
 }
 
-/** The path and query of a request target, normalised. */
 export interface Target {
   path: string;
   query: string;
@@ -28,18 +19,13 @@ export interface Target {
 
 // Absolute-form (RFC 9112 §3.2.2), which Node passes on as the raw URL: the authority is ignored.
 const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
-// What only the slow path handles: percent-escapes, backslashes, a fragment, empty or dot
-// segments, a trailing slash. Plain paths (nearly every request) skip all of it.
+// Only these need the full parse; plain paths skip it.
 const IRREGULAR = /[%\\#]|\/\/|\/\.\.?(?:\/|$)|.\/$/;
 const CONTROL = /\p{Cc}/u;
 
 /**
- * Parses a raw request target into a normalised path and the raw query, or undefined when it
- * cannot be one (not origin- or absolute-form, a bad percent-escape, a control character).
- * The path is percent-decoded once, `\` is read as `/` (as the WHATWG URL parser does for
- * http), empty and `.` segments are dropped and `..` removes its parent (RFC 3986 §5.2.4), so
- * every spelling of a path — `/hooks//wake`, `/x/../hooks/wake`, `/%68ooks/wake`,
- * `http://h/hooks/wake` — is decided on as the one path it names.
+ * Undefined when the target cannot be one. Percent-decoded once, `\` read as `/` (as WHATWG URL
+ * does for http), dot segments removed (RFC 3986 §5.2.4): every spelling is decided as one path.
  */
 export function parseTarget(url: string): Target | undefined {
   let rest = url;
@@ -55,8 +41,7 @@ export function parseTarget(url: string): Target | undefined {
   if (!IRREGULAR.test(raw) && !query.includes('#')) return { path: raw, query };
   const hash = rest.indexOf('#');
   if (hash !== -1) {
-    // A fragment is never part of the target (RFC 9110 §7.1); a client that sends one anyway
-    // means the path before it.
+    // A fragment is never part of the target (RFC 9110 §7.1).
     if (q === -1 || hash < q) [raw, query] = [rest.slice(0, hash), ''];
     else query = query.slice(0, query.indexOf('#'));
   }

@@ -1,10 +1,4 @@
-/**
- * The one catalog of the codes a run's `errorCode` takes (beside its human `error` text), for
- * scripts that act on why a run failed without parsing its message. Like `errors.ts` for HTTP
- * answers: a code is never reused for another meaning, and `spec/unit/run-errors.spec.ts`
- * checks that the README carries this table (`npm run docs`). The dispatcher sets them; the
- * store keeps them; below both, so that neither imports the other for it.
- */
+/** The codes a run's `errorCode` takes, for scripts that act on why a run failed; never reused, like errors.ts. */
 export const RUN_ERRORS = {
   interrupted: { status: 'failed', summary: 'the gateway stopped (crash, kill) while the run was in progress; it is not re-run, since its reply may already have gone out' },
   model_timeout: { status: 'timed_out', summary: 'the run\'s time limit (timeoutSeconds, else agent.timeoutSeconds) passed before the model answered, retries included' },

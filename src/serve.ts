@@ -16,48 +16,39 @@ import { compileHostRule } from './callback-url.js';
 
 export interface Running {
   listener: Listener;
-  /** Validates and compiles the config file again and swaps it in (README "Reloading the config"); false when refused. */
+  /** README "Reloading the config"; false when refused. */
   reload(): Promise<boolean>;
-  /** Reloads on a change of the config file or of a transform module it names (`serve` turns it on). */
   watch(): void;
-  /** Graceful stop: stop accepting, drain requests, persist or finish runs, close the store. */
+  /** Stop accepting, drain requests, persist or finish runs, close the store. */
   stop(): Promise<void>;
 }
 
 export interface StartOptions {
-  /** The engine already compiled from `loaded` (compile-config.ts); else it is compiled here. */
   engine?: Engine;
-  /** Last steps before a reloaded config is served (the first-use token). */
   finish?: (loaded: LoadedConfig) => LoadedConfig;
-  /** PostgreSQL: this instance's id (`serve` makes it first, so that every log line names it). */
+  /** PostgreSQL: made first, so that every log line names it. */
   instanceId?: string;
 }
 
 /**
- * The composition root: config → engine (compiled at load) → store → runtime → listener.
- * Startup order matters: the listener opens last, so nothing is accepted before the store
- * is open and interrupted runs are recovered. A reload replaces the engine and the listener's
- * hooks settings; the store and the runtime keep the config they started with.
+ * The composition root. The listener opens last, so nothing is accepted before the store is open
+ * and interrupted runs are recovered; a reload replaces only the engine and the hooks settings.
  */
 export async function start(loaded: LoadedConfig, log: Logger, opts: StartOptions = {}): Promise<Running> {
   const config = loaded.config;
   let engine = opts.engine ?? (await createEngine(config));
-  // Made before the store, which reports its commits to it; it reads the store only when scraped.
   const metrics = config.server.metrics ? createMetrics(() => store.countRuns(), () => logDropped(log), () => store.countHeld()) : undefined;
   const store = await openStore(config, log, metrics, opts.instanceId);
   // The callback hosts a reload serves: a callback queued before the list was narrowed is checked against the new one.
   let callbackHosts = compileHostRule(config.hooks.callbackHosts);
   const runtime = createRuntime({ config, store, log, metrics, callbackHosts: () => callbackHosts });
   await runtime.start();
-  // Rows of requests that no accept committed, written off the request path (store/request-log.ts).
   const requestLog = createRequestLog(store, { log, onDropped: metrics && ((rows) => metrics.requestLogDropped(rows)) });
-  // The web console is mounted on the listener, which does not import it (http/server.ts ConsoleFactory).
   let current = loaded; // the config being served: a reload may change where its admin token is
   const consoleMount = config.server.console ? consoleFactory(() => adminTokenAt(current)) : undefined;
   const deps = (current: Engine) => ({
     engine: current,
     console: consoleMount,
-    // The listener prepares its actions, builds from them what it commits, and hands that to commit (http/accept.ts).
     dispatch: runtime,
     store,
     metrics,
@@ -75,7 +66,6 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     await engine.close();
     throw listenProblem(err, config);
   });
-  // Old engines whose requests are still finishing; each closes once they have.
   const retiring = new Set<Promise<void>>();
   const reloader = createReloader({
     loaded,
@@ -111,13 +101,12 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   };
 }
 
-/** Where a served config's admin token is, for the console's sign-in page: the generated file, or the config key. */
 function adminTokenAt(l: LoadedConfig): AdminTokenAt {
   if (l.generatedAdminTokenFile) return { file: l.generatedAdminTokenFile };
   return { key: l.config.server.adminTokens ? 'server.adminTokens' : 'server.adminToken', configFile: l.file };
 }
 
-/** A port in use or not ours to take is a configuration problem: say which key to change. */
+/** A port in use or not ours to take: say which key to change. */
 function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Error {
   const where = `${config.server.host}:${config.server.port}`;
   if (err.code === 'EADDRINUSE') return new ConfigError([{ path: 'server.port', message: `${where} is already in use: stop the other process or choose another port` }]);
@@ -126,17 +115,14 @@ function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Er
   return err;
 }
 
-/** What `serve` adds to {@link StartOptions}. */
 export interface ServeOptions extends StartOptions {
-  /** Why this config file (cli: `--config`, `$HOOKRELAY_CONFIG`, the default, the fallback). */
   from?: string;
 }
 
-/** `hookrelay serve`: say which config, start, say where once `/healthz` answers, and stop cleanly on SIGINT/SIGTERM (exit 0). */
+/** Says which config, starts, says where once `/healthz` answers, stops cleanly on SIGINT/SIGTERM. */
 export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: ServeOptions = {}): Promise<void> {
   const t0 = performance.now();
-  // Several instances on one PostgreSQL database: every line of this one names it (a child
-  // logger's bindings are serialised once, not per line).
+  // Several instances on one PostgreSQL database: every line of this one names it.
   const instanceId = loaded.config.store.kind === 'postgres' ? uuidv7() : undefined;
   if (instanceId) log = log.child({ instance: instanceId });
   io.out(`hookrelay: config ${loaded.file}${opts.from ? ` (${opts.from})` : ''}${instanceId ? `; instance ${instanceId} on PostgreSQL` : ''}`);
@@ -154,7 +140,6 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
     running.stop().then(
       () => {
         log.info('stopped');
-        // Every line logged so far, unless stderr's reader has stopped reading (log-output.ts).
         void flushLog(log).then(() => process.exit(0));
       },
       (err) => {
@@ -165,7 +150,6 @@ export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line:
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  // SIGHUP, or a change of the config file or of a transform module it names: reload.
   process.on('SIGHUP', () => void running.reload().catch((err) => log.error({ err }, 'config reload failed')));
   running.watch();
 

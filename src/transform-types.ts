@@ -1,13 +1,7 @@
-/**
- * The transform contract as types, for transform authors (`import type { Transform } from
- * 'hookrelay'`, wired through package.json `exports`) and for the engine, which imports the
- * same definitions: one shape, so the documented keys and the applied keys cannot drift.
- * It sits below `engine/` like errors.ts, since the package's users import it too.
- */
+/** The transform contract for authors (`import type { Transform } from 'hookrelay'`) and the engine alike, so documented and applied keys cannot drift. */
 
 /** What a transform is called with (a copy: the transform runs in a worker process). Treat it as read-only. */
 export interface TransformInput {
-  /** The request body (a JSON object). */
   payload: Record<string, unknown>;
   /** Lower-case header names; the token-carrying ones are removed. */
   headers: Record<string, string>;
@@ -17,7 +11,6 @@ export interface TransformInput {
   path: string;
   /** The path the request was routed on and its query, without the token, e.g. `/hooks/github?x=1`. */
   url: string;
-  /** ISO time of the request. */
   now: string;
   /** Under `forEach`: the current item of the array. */
   item?: unknown;
@@ -25,13 +18,8 @@ export interface TransformInput {
   index?: number;
 }
 
-/**
- * The action fields a transform may set; each overrides the mapping's template result, and the
- * result is validated exactly like a direct `/wake` or `/agent` body. `undefined` (or a missing
- * key) keeps the template's value; `null` clears an optional field.
- */
+/** Each overrides the template result and is validated like a `/wake` or `/agent` body; `undefined` keeps the template's value, `null` clears it. */
 export interface TransformFields {
-  /** Switch the action kind. */
   kind?: 'wake' | 'agent';
   /** wake: the system event text. */
   text?: string;
@@ -58,13 +46,9 @@ export interface TransformFields {
 /** What a transform returns (or resolves to): an override, `null` to skip the request (204), or `undefined` to keep the template result. */
 export type TransformResult = TransformFields | null | undefined;
 
-/** A transform module's export: sync or async. */
 export type Transform = (input: TransformInput) => TransformResult | Promise<TransformResult>;
 
-/**
- * The keys the engine copies from a transform's result onto the action. `kind` (it picks the
- * templates) and `channel` (an alias) are handled on their own; see {@link OverrideKey}.
- */
+/** `kind` (it picks the templates) and `channel` (an alias) are handled on their own. */
 export const OVERRIDE_KEYS = [
   'text', 'mode', 'message', 'name', 'sessionKey', 'wakeMode', 'deliver',
   'provider', 'to', 'model', 'thinking', 'timeoutSeconds',
