@@ -3,10 +3,8 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { discord as spec } from '../../providers/discord.js';
 import { base, classify, failure, pathSegment, request, secretsOf } from './http.js';
 
-export type DiscordConfig = NonNullable<ProvidersConfig['discord']>;
-
 /** https://discord.com/developers/docs/resources/message#create-message; a 429's body carries `retry_after` in seconds (https://discord.com/developers/docs/topics/rate-limits). */
-export const discord: ProviderDescriptor<DiscordConfig> = {
+export const discord: ProviderDescriptor<NonNullable<ProvidersConfig['discord']>> = {
   ...spec,
   create(cfg, fetchImpl) {
     const root = `${base(cfg.apiBase)}/api/v10/channels/`;

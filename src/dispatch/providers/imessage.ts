@@ -4,13 +4,11 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { imessage as spec } from '../../providers/imessage.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-export type IMessageConfig = NonNullable<ProvidersConfig['imessage']>;
-
 /**
  * BlueBubbles (https://docs.bluebubbles.app/server/developer-guides/rest-api-and-webhooks): the
  * password travels in the query, so no URL goes into an error; `tempGuid` lets it drop duplicates.
  */
-export const imessage: ProviderDescriptor<IMessageConfig> = {
+export const imessage: ProviderDescriptor<NonNullable<ProvidersConfig['imessage']>> = {
   ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/api/v1/message/text?password=${encodeURIComponent(cfg.password)}`;

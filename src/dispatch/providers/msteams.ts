@@ -4,8 +4,6 @@ import { msteams as spec } from '../../providers/msteams.js';
 import { base, classify, failure, pathSegment, request, secretsOf } from './http.js';
 import type { SendOptions } from './sender.js';
 
-export type TeamsConfig = NonNullable<ProvidersConfig['msteams']>;
-
 /** The Bot Connector's audience (https://learn.microsoft.com/azure/bot-service/rest-api/bot-framework-rest-connector-authentication). */
 const SCOPE = 'https://api.botframework.com/.default';
 /** Renewed this long before it expires (at most half its lifetime). */
@@ -15,7 +13,7 @@ const MARGIN_MS = 5 * 60_000;
  * Microsoft Teams through the Bot Framework's client-credentials token. A 401 on the activity
  * drops the cached token and is retryable; a rejected client secret fails at the token endpoint.
  */
-export const msteams: ProviderDescriptor<TeamsConfig> = {
+export const msteams: ProviderDescriptor<NonNullable<ProvidersConfig['msteams']>> = {
   ...spec,
   create(cfg, fetchImpl) {
     const root = `${base(cfg.serviceUrl)}/v3/conversations/`;

@@ -3,10 +3,8 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { signal as spec } from '../../providers/signal.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-export type SignalConfig = NonNullable<ProvidersConfig['signal']>;
-
 /** signal-cli REST API (https://github.com/bbernhard/signal-cli-rest-api); it has no credential of its own. */
-export const signal: ProviderDescriptor<SignalConfig> = {
+export const signal: ProviderDescriptor<NonNullable<ProvidersConfig['signal']>> = {
   ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/v2/send`;

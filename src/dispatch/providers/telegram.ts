@@ -3,13 +3,11 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { telegram as spec } from '../../providers/telegram.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-export type TelegramConfig = NonNullable<ProvidersConfig['telegram']>;
-
 /**
  * Plain text (no parse_mode), so model output cannot break Markdown/HTML parsing; flood control
  * sends `parameters.retry_after` (https://core.telegram.org/bots/api#responseparameters).
  */
-export const telegram: ProviderDescriptor<TelegramConfig> = {
+export const telegram: ProviderDescriptor<NonNullable<ProvidersConfig['telegram']>> = {
   ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/bot${cfg.botToken}/sendMessage`;

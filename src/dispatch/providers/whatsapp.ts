@@ -3,10 +3,8 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { whatsapp as spec } from '../../providers/whatsapp.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-export type WhatsAppConfig = NonNullable<ProvidersConfig['whatsapp']>;
-
 /** https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages */
-export const whatsapp: ProviderDescriptor<WhatsAppConfig> = {
+export const whatsapp: ProviderDescriptor<NonNullable<ProvidersConfig['whatsapp']>> = {
   ...spec,
   create(cfg, fetchImpl) {
     const endpoint = `${base(cfg.apiBase)}/${encodeURIComponent(cfg.apiVersion)}/${encodeURIComponent(cfg.phoneNumberId)}/messages`;
