@@ -174,9 +174,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
   async function renderAsync(fields: Field[], context: Body, body: Body, budget: StepBudget): Promise<void> {
     for (const field of fields) {
       try {
-        // A JSONata field answers at once when it could (jsonata-fast.ts): no turn of the loop for it.
-        const text = field.render(context, budget);
-        body[field.key] = typeof text === 'string' ? text : await text;
+        body[field.key] = await field.render(context, budget);
       } catch (err) {
         throw stepFailed(id, field.label, err);
       }

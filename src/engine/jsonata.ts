@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { compileFast, literalOf, SLOW } from './jsonata-fast.js';
 import { BUDGET_BINDING, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { sequenceGuard } from './jsonata-sequence.js';
@@ -12,7 +11,7 @@ import { toText } from './to-text.js';
  * evaluation error). `budget`: the request's steps, shared by all its evaluations; without it
  * the evaluation has `maxSteps` of its own.
  */
-export type EvaluateText = (context: Record<string, unknown>, budget?: StepBudget) => string | Promise<string>;
+export type EvaluateText = (context: Record<string, unknown>, budget?: StepBudget) => Promise<string>;
 
 /** Guardrails for one evaluation (STYLE.md principle 8; JSONata's own `stack`/`sequence` options). */
 export interface JsonataLimits {
@@ -52,33 +51,14 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
  * refuses those keys, so own keys of those names never resolve by name either.
  */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
-  const { maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const { expression, evaluate } = guardedExpression(source, limits);
-  const render = (value: unknown): string => {
+  const { maxStringLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
+  const { evaluate } = guardedExpression(source, limits);
+  return async (context, budget) => {
+    const value = await evaluate(context, budget);
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
     const text = toText(value);
     if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
     return text;
-  };
-  // A literal (`name: '"Orders"'`) is its text for every request, as a Handlebars template
-  // without mustaches is: JSONata evaluates asynchronously, a promise per node.
-  const literal = literalOf(expression.ast());
-  if (literal !== undefined) {
-    const text = render(literal.value);
-    return () => text;
-  }
-  // The plain cases of a simple expression synchronously (jsonata-fast.ts), the rest on JSONata.
-  const fast = compileFast(expression.ast(), { maxStringLength, maxBuiltLength, maxSequenceLength });
-  const slow = async (context: Record<string, unknown>, budget?: StepBudget) => render(await evaluate(context, budget));
-  if (fast === undefined) return slow;
-  return (context, budget) => {
-    const value = fast(context);
-    if (value === SLOW) return slow(context, budget);
-    try {
-      return render(value);
-    } catch (err) {
-      return Promise.reject(err);
-    }
   };
 }
 
@@ -95,7 +75,6 @@ export function compileJsonataValue(source: string, limits: Partial<JsonataLimit
  * guards and our functions; `evaluate` spends `budget` (else a budget of its own).
  */
 function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
-  expression: jsonata.Expression;
   evaluate: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
 } {
   const { maxSteps, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
@@ -123,7 +102,7 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
   });
   const [entry, hook] = sequenceGuard(maxSequenceLength);
   expression.assign(entry as unknown as string, hook);
-  return { expression, evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }) };
+  return { evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }) };
 }
 
 /** JSONata's `$lookup` (same array semantics), refusing prototype keys. */
