@@ -1,6 +1,5 @@
 import Handlebars from 'handlebars';
-import { built, startRender, textOf } from './render-budget.js';
-import { flatParts, flatRender, scanFlat, SLOW, type Part } from './handlebars-flat.js';
+import { built, renderBudget, textOf, type RenderBudget } from './render-budget.js';
 import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
 
 /** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
@@ -9,27 +8,41 @@ export type RenderText = (context: Record<string, unknown>) => string;
 /** Name of the helper every mustache is routed through; no payload key can shadow a helper. */
 const TEXT_HELPER = '__hookrelay_text';
 
+// The render's budget rides in Handlebars' data frame under a symbol: no template path can
+// name it, and helpers reach it through `options.data` (createFrame keeps `_parent`).
+const BUDGET = Symbol('hookrelay.renderBudget');
+interface Data {
+  [BUDGET]?: RenderBudget;
+  _parent?: Data;
+}
+
+function budgetOf(data: Data | undefined): RenderBudget {
+  while (data && data[BUDGET] === undefined) data = data._parent;
+  return data![BUDGET]!;
+}
+
 // One isolated environment: nothing a user (or another library) registers globally on
 // Handlebars can change how hookrelay templates render.
 const env = Handlebars.create();
 // `{{log x}}` would write payload content to stdout, which `hookrelay test` reserves for JSON.
 env.unregisterHelper('log');
-env.registerHelper(TEXT_HELPER, textOf);
+env.registerHelper(TEXT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => textOf(budgetOf(options.data), value));
 env.registerHelper('lookup', safeLookup);
 const builtinEach = env.helpers.each!;
 env.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
-  // Every iteration is a step, and what it renders counts as built text (the budget).
+  // Every iteration is a step, and what it renders counts as built text.
+  const budget = budgetOf(options.data);
   const body = options.fn;
-  const fn = (item: unknown, opts?: Handlebars.RuntimeOptions) => built(body(item, opts));
+  const fn = (item: unknown, opts?: Handlebars.RuntimeOptions) => built(budget, body(item, opts));
   // `{{#each obj}}` walks own keys, which for a parsed payload may include `__proto__`.
   // (`{{#array}}…{{/array}}` iterates through this helper too: Handlebars' blockHelperMissing.)
   return builtinEach.call(this, withoutPrototypeKeys(context), { ...options, fn: fn as Handlebars.TemplateDelegate });
 });
 
-/** Runs one render with a fresh budget. */
+/** Runs one render with a budget of its own. */
 function budgeted(template: Handlebars.TemplateDelegate, context: unknown): string {
-  startRender();
-  return template(context, RUNTIME_OPTIONS);
+  // `root` given, so Handlebars uses this frame as the top one (runtime.js initData).
+  return template(context, { ...RUNTIME_OPTIONS, data: { root: context, [BUDGET]: renderBudget() } });
 }
 
 const COMPILE_OPTIONS = {
@@ -66,28 +79,7 @@ function safeLookup(target: unknown, key: unknown): unknown {
  * - A render has a budget of work (render-budget.ts): past it, it throws RenderBudgetError.
  */
 export function compileHandlebars(source: string): RenderText {
-  // Text and plain paths are read without Handlebars' parser (handlebars-flat.ts); a template
-  // the scan does not read is parsed, and may still turn out flat.
-  const scanned = scanFlat(source);
-  const ast = scanned === undefined ? parseTemplate(source) : undefined;
-  const parts = scanned ?? flatParts(ast!, TEXT_HELPER);
-  if (parts !== undefined) {
-    const text = staticText(parts);
-    if (text !== undefined) return () => text;
-    // Rendered directly; through Handlebars when a context is not plain JSON. A flat template
-    // has nothing Handlebars could refuse (text and paths, through the one known helper), so
-    // its Handlebars code — ~3–4 ms a template to generate and compile, most of a start with
-    // many mappings — is made only if a context ever needs it.
-    const flat = flatRender(parts);
-    let template: Handlebars.TemplateDelegate | undefined;
-    return (context) => {
-      const rendered = flat(context);
-      if (rendered !== SLOW) return rendered;
-      template ??= env.compile(ast ?? parseTemplate(source), COMPILE_OPTIONS);
-      return budgeted(template, context);
-    };
-  }
-  const template = env.compile(ast!, COMPILE_OPTIONS);
+  const template = env.compile(parseTemplate(source), COMPILE_OPTIONS);
   try {
     // Handlebars compiles lazily on the first call; force it now so errors surface at load.
     budgeted(template, {});
@@ -117,16 +109,6 @@ function parseTemplate(source: string): hbs.AST.Program {
 function withBraceHint(message: string): string {
   if (!/CLOSE_UNESCAPED|CLOSE_RAW_BLOCK|OPEN_RAW_BLOCK|OPEN_END_RAW_BLOCK/.test(message)) return message;
   return `${message} (Handlebars reads {{{ and }}} as a triple-stash: in a JSON template put a space between a mustache and a brace of the JSON, e.g. {"pong": {{hook_id}} })`;
-}
-
-/** The text of a flat template without mustaches (a constant needs no render call). */
-function staticText(parts: readonly Part[]): string | undefined {
-  let text = '';
-  for (const part of parts) {
-    if (typeof part !== 'string') return undefined;
-    text += part;
-  }
-  return text;
 }
 
 /** Handlebars error messages span lines (a caret diagram); `hookrelay check` prints one per problem. */

@@ -3,16 +3,6 @@
  * (CONTRACT.md §6), and parsed bodies lose them before they reach the engine.
  */
 
-/**
- * An object of JSON's kind: its prototype Object.prototype, or none. What the direct renderers
- * (jsonata-fast.ts, handlebars-flat.ts) take as data; anything else (a Date, a Map, a class
- * instance) goes to the engine itself.
- */
-export function hasPlainPrototype(value: object): boolean {
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
 /** True for the three keys that must never resolve: `__proto__`, `prototype`, `constructor`. */
 export function isPrototypeKey(key: unknown): boolean {
   return key === '__proto__' || key === 'prototype' || key === 'constructor';
