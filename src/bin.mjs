@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50 --enable-experimental-regexp-engine
 // The `hookrelay` bin. It runs the build of src/ in dist/ (scripts/build.mjs; `npm ci`,
 // `npm start`, `npm test` and `npm run bench` make it first): a bundle of plain JavaScript
 // loads in a fraction of the time tsx took to compile the sources at every start (measured:
