@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { SECRET_HEADERS, SECRET_KEYS } from './config/schema.js';
-import { createLogOutput, type LogOutput } from './log-output.js';
+import { stderrOutput, type LogOutput } from './log-output.js';
 
 /** `log.bufferBytes`' default (config/schema.ts), for loggers made before the config is read. */
 const DEFAULT_BUFFER_BYTES = 1 << 20;
@@ -17,8 +17,8 @@ const CENSOR = '[redacted]';
  * The logged object with every value whose key is a secret name — {@link SECRET_KEYS} from the
  * config schema and the {@link SECRET_HEADERS} — replaced by `[redacted]`, at any depth down to
  * {@link REDACT_DEPTH}, inside arrays and errors too. Copies only what it changes. One walk
- * with a set lookup per key: pino's path-based `redact` needs a wildcard path per name and
- * depth, which cost far more per written line (measured: see docs/performance.md).
+ * with a set lookup per key: pino's path-based `redact` would need a wildcard path per name
+ * and depth.
  */
 export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > REDACT_DEPTH) return value;
@@ -61,7 +61,7 @@ const OUTPUT = Symbol('hookrelay.logOutput');
  * debug level, and values that came with a request go through `logValue()` (printable.ts);
  * the redaction is a second line of defence for fields that carry a credential.
  * `destination`: where the lines go instead of stderr (specs capture them). Stderr is written
- * without blocking, through a buffer of `bufferBytes` (log-output.ts: `log.bufferBytes`).
+ * without blocking, through a buffer of `bufferBytes` (`log.bufferBytes`, log-output.ts).
  */
 export function createLogger(level: string = 'info', destination?: DestinationStream, o: { bufferBytes?: number } = {}): Logger {
   const options = {
@@ -71,11 +71,11 @@ export function createLogger(level: string = 'info', destination?: DestinationSt
   };
   if (destination) return pino(options, destination);
   let logger: Logger | undefined;
-  const output = createLogOutput(2, {
+  const output = stderrOutput({
     bufferBytes: o.bufferBytes ?? DEFAULT_BUFFER_BYTES,
     onCaughtUp: (dropped) => logger?.warn({ dropped }, 'log lines dropped: stderr was not read fast enough (hookrelay_log_dropped_total counts them)'),
   });
-  logger = pino(options, output.stream);
+  logger = pino(options, output.destination);
   Object.defineProperty(logger, OUTPUT, { value: output });
   return logger;
 }
