@@ -46,14 +46,22 @@ export function stderrOutput(o: { bufferBytes: number; onCaughtUp: (dropped: num
   destination.on('error', () => {
     broken = true;
   });
-  const stalled = () => broken || Date.now() - lastWrite > STALL_MS;
+  // Stalled: the event loop kept turning and still no write completed (a blocked loop is not the reader's fault).
+  let lastTurn = Date.now();
+  const turns = setInterval(() => {
+    lastTurn = Date.now();
+  }, FLUSH_MS).unref();
+  const stalled = () => broken || lastTurn - lastWrite > STALL_MS;
   // pino's exit hook writes what waits synchronously, which on a stalled reader never ends; it
   // skips a destroyed destination.
   const onExit = () => {
     if (stalled()) destination.destroy();
   };
   process.prependListener('exit', onExit);
-  destination.on('close', () => process.removeListener('exit', onExit));
+  destination.on('close', () => {
+    clearInterval(turns);
+    process.removeListener('exit', onExit);
+  });
   return {
     destination,
     dropped: () => dropped,
