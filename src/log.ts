@@ -1,12 +1,11 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { SECRET_HEADERS, SECRET_KEYS } from './config/schema.js';
-import { createLogOutput, type LogOutput } from './log-output.js';
+import { stderrOutput, type LogOutput } from './log-output.js';
 
 /** `log.bufferBytes`' default (config/schema.ts), for loggers made before the config is read. */
 const DEFAULT_BUFFER_BYTES = 1 << 20;
 
 export type { Logger };
-
 
 /** How many objects deep below the logged one a secret is still found. */
 const REDACT_DEPTH = 6;
@@ -14,11 +13,9 @@ const SECRET_NAMES: ReadonlySet<string> = new Set<string>([...SECRET_KEYS, ...SE
 const CENSOR = '[redacted]';
 
 /**
- * The logged object with every value whose key is a secret name — {@link SECRET_KEYS} from the
- * config schema and the {@link SECRET_HEADERS} — replaced by `[redacted]`, at any depth down to
- * {@link REDACT_DEPTH}, inside arrays and errors too. Copies only what it changes. One walk
- * with a set lookup per key: pino's path-based `redact` needs a wildcard path per name and
- * depth, which cost far more per written line (measured: see docs/performance.md).
+ * The logged object with every value under a secret name ({@link SECRET_KEYS}, {@link SECRET_HEADERS})
+ * replaced by `[redacted]`, inside arrays and errors too; copies only what it changes. pino's
+ * path-based `redact` would need a wildcard path per name and depth.
  */
 export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > REDACT_DEPTH) return value;
@@ -36,8 +33,7 @@ export function redact(value: unknown, depth = 0): unknown {
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
     const r = SECRET_NAMES.has(key) ? CENSOR : redact(v, depth + 1);
-    // An error is copied with its prototype, so pino's err serializer (which runs after this
-    // formatter) still sees an Error of its class.
+    // Copied with its prototype: pino's err serializer runs after this formatter.
     if (r !== v) (out ??= isError ? copyError(value as Error) : { ...value })[key] = r;
   }
   return out ?? value;
@@ -56,12 +52,9 @@ function isPlainObject(value: object): boolean {
 const OUTPUT = Symbol('hookrelay.logOutput');
 
 /**
- * One structured logger for the process (JSON lines on stderr, so stdout stays clean for
- * command output such as `hookrelay test`). Payloads and secrets are never logged above
- * debug level, and values that came with a request go through `logValue()` (printable.ts);
- * the redaction is a second line of defence for fields that carry a credential.
- * `destination`: where the lines go instead of stderr (specs capture them). Stderr is written
- * without blocking, through a buffer of `bufferBytes` (log-output.ts: `log.bufferBytes`).
+ * The process's logger: JSON lines on stderr (stdout stays for command output), written without
+ * blocking through at most `bufferBytes` (log-output.ts), or to `destination` (specs). The
+ * redaction is a second line of defence behind `logValue()` (printable.ts).
  */
 export function createLogger(level: string = 'info', destination?: DestinationStream, o: { bufferBytes?: number } = {}): Logger {
   const options = {
@@ -71,11 +64,11 @@ export function createLogger(level: string = 'info', destination?: DestinationSt
   };
   if (destination) return pino(options, destination);
   let logger: Logger | undefined;
-  const output = createLogOutput(2, {
+  const output = stderrOutput({
     bufferBytes: o.bufferBytes ?? DEFAULT_BUFFER_BYTES,
     onCaughtUp: (dropped) => logger?.warn({ dropped }, 'log lines dropped: stderr was not read fast enough (hookrelay_log_dropped_total counts them)'),
   });
-  logger = pino(options, output.stream);
+  logger = pino(options, output.destination);
   Object.defineProperty(logger, OUTPUT, { value: output });
   return logger;
 }
@@ -85,10 +78,7 @@ export function logDropped(log: Logger): number {
   return (log as Logger & { [OUTPUT]?: LogOutput })[OUTPUT]?.dropped() ?? 0;
 }
 
-/**
- * Resolves once the lines logged so far are written to stderr — or given up, when its reader
- * has stopped reading (log-output.ts): call it before `process.exit` on a graceful stop.
- */
+/** Resolves once the lines logged so far are written, or given up on a stalled reader: call it before `process.exit`. */
 export function flushLog(log: Logger): Promise<void> {
   return (log as Logger & { [OUTPUT]?: LogOutput })[OUTPUT]?.flush() ?? Promise.resolve();
 }

@@ -58,9 +58,9 @@ providers:
   function setup(text: string): string {
     const file = path.join(tmpDir(), 'hookrelay.yaml');
     fs.writeFileSync(file, text);
-    const r = spawnSync(process.execPath, [BIN, ...SETUP, '--config', file], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(BIN, [...SETUP, '--config', file], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status, r.stderr).to.equal(0);
-    const check = spawnSync(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT, encoding: 'utf8' });
+    const check = spawnSync(BIN, ['check', '--config', file], { cwd: ROOT, encoding: 'utf8' });
     expect(check.status, check.stderr).to.equal(0);
     return fs.readFileSync(file, 'utf8');
   }

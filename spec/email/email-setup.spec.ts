@@ -25,7 +25,7 @@ agent:
   const GMAIL = ['--imap-host', 'imap.gmail.com', '--imap-port', '993', '--tls', 'implicit', '--user', 'me@gmail.com', '--password-env', 'GMAIL_APP_PASSWORD'];
 
   function hookrelay(args: string[], env: Record<string, string> = {}) {
-    const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
+    const r = spawnSync(BIN, [...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
     return { code: r.status, out: r.stdout, err: r.stderr };
   }
   function configFile(text = ORIGINAL.replace('[github-like]', '[]')): string {

@@ -47,7 +47,7 @@ export interface Watcher {
 
 /** `hookrelay email run` as a user starts it. */
 export function startWatcher(configFile: string, args: string[] = [], password = IMAP_PASSWORD): Watcher {
-  const proc = spawn(process.execPath, [BIN, 'email', 'run', '--config', configFile, ...args], {
+  const proc = spawn(BIN, ['email', 'run', '--config', configFile, ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, IMAP_SPEC_PASSWORD: password },

@@ -115,7 +115,7 @@ describe('README: the quick start and the cookbook run as written', function () 
     const config = `server: { port: ${port} }\ndataDir: ./data\nproviders: { telegram: { botToken: "123:abc" } }\n${yamls.join('')}`;
     const env = { HOOKRELAY_CONFIG: '', HOOKRELAY_TOKEN: token, GITHUB_WEBHOOK_SECRET: 'gh-secret' };
     fs.writeFileSync(path.join(dir, 'hookrelay.yaml'), config.replace('hooks:\n', `hooks:\n  token: \${HOOKRELAY_TOKEN}\n`));
-    const cli = (...args: string[]) => run(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, ...env } });
+    const cli = (...args: string[]) => run(BIN, [...args], { cwd: dir, env: { ...process.env, ...env } });
 
     await cli('check');
 
@@ -141,7 +141,7 @@ describe('README: the quick start and the cookbook run as written', function () 
     const alerts = await tried('alerts', { host: 'db1', alerts: [{ title: 'disk' }, { title: 'cpu' }] });
     expect(alerts.actions.map((a: { text: string }) => a.text)).to.deep.equal(['Alert 0: disk on db1', 'Alert 1: cpu on db1']);
 
-    const proc = spawn(process.execPath, [BIN, 'serve'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(BIN, ['serve'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(proc);
     let out = '';
     proc.stderr!.on('data', (d) => { out += d; });
@@ -161,7 +161,7 @@ describe('README: the quick start and the cookbook run as written', function () 
     const env = { HOOKRELAY_CONFIG: '', HOOKRELAY_TOKEN: 'readme-answering-token-0123456789', GITHUB_WEBHOOK_SECRET: secret };
     const config = `server: { port: ${port} }\ndataDir: ./data\n${pushBlock!.replace('hooks:\n', 'hooks:\n  token: ${HOOKRELAY_TOKEN}\n')}${answering}`;
     fs.writeFileSync(path.join(dir, 'hookrelay.yaml'), config);
-    const proc = spawn(process.execPath, [BIN, 'serve'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(BIN, ['serve'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(proc);
     let out = '';
     proc.stderr!.on('data', (d) => { out += d; });

@@ -86,8 +86,8 @@ export async function startGateway(given: Record<string, any>, opts: { dir?: str
   // `file`: another name, e.g. hookrelay.yaml (JSON text is YAML too) for what only YAML can spell.
   const configFile = path.join(dir, opts.file ?? 'hookrelay.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const args = [BIN, 'serve', '--config', configFile];
-  const [cmd, argv] = opts.cpu ? ['taskset', ['-c', opts.cpu, process.execPath, ...args]] : [process.execPath, args];
+  const args = ['serve', '--config', configFile];
+  const [cmd, argv] = opts.cpu ? ['taskset', ['-c', opts.cpu, BIN, ...args]] : [BIN, args];
   const proc = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   let log = '';
   proc.stdout!.on('data', (d) => { log += d; });

@@ -8,7 +8,6 @@ export const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
 /** What an action's `sessionMode` may be. */
 export const SESSION_MODES = ['persistent', 'isolated'] as const;
 
-// Optional fields accept null as "not given": OpenClaw clients send explicit nulls.
 const NON_BLANK = '\\S';
 const nullableEnum = (values: readonly string[]) => ({ enum: [...values, null] });
 const nullableString = { type: ['string', 'null'] };
@@ -36,7 +35,7 @@ const AGENT_SCHEMA = {
     timeoutSeconds: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS },
     agentId: { type: ['string', 'null'], pattern: NON_BLANK },
     sessionMode: nullableEnum(SESSION_MODES),
-    // Current OpenClaw clients send it; waiting for the run is issue 33's (CONTRACT.md §14).
+    // OpenClaw clients send it; accepted and not acted on (CONTRACT.md §14).
     waitForCompletion: { type: ['boolean', 'null'] },
   },
 };
@@ -47,12 +46,7 @@ export interface ActionCheckers {
   agent: ValidateFunction;
 }
 
-/**
- * The ajv that compiles the two body schemas: the build's (with `code.source`, for ajv's
- * standalone code), or the specs' at load. Both check the schemas against JSON Schema's
- * meta-schema, which neither a start of the build nor a request pays for. ajv itself is
- * required here, so that a start does not load it.
- */
+/** The ajv that compiles the two body schemas: the build's (with `code.source`, for ajv's standalone code), or the specs' at load. */
 export function createActionAjv(options: { code?: { source: boolean } } = {}): Ajv {
   const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
   return new Ajv({ allErrors: false, allowUnionTypes: true, ...options });
@@ -66,11 +60,7 @@ export function compileActionSchemas(ajv: Ajv): ActionCheckers {
 /** The build's compiled checker of each schema, under dist/ (scripts/build.mjs writes them). */
 export const ACTION_CHECKERS: Readonly<Record<keyof ActionCheckers, string>> = { wake: 'engine/wake-body.cjs', agent: 'engine/agent-body.cjs' };
 
-/**
- * The checkers: the build's, or, run from the sources (the specs), compiled here (config/shape.ts
- * `prebuiltChecker`). Compiling them (an Ajv and its vocabularies, two schemas) took 30–80 ms
- * of every start (docs/performance.md).
- */
+/** The checkers: the build's, or, run from the sources (the specs), compiled here (config/shape.ts `prebuiltChecker`). */
 export function actionCheckers(): ActionCheckers {
   let compiled: ActionCheckers | undefined;
   const fromSources = () => (compiled ??= compileActionSchemas(createActionAjv()));

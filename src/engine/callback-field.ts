@@ -2,13 +2,7 @@ import { callbackUrlProblem, compileHostRule } from '../callback-url.js';
 import type { Config } from '../config/types.js';
 import { HookError } from '../errors.js';
 
-/**
- * Reads `callbackUrl` of a direct `POST {path}/agent` body (docs/callbacks.md): undefined when
- * absent or null; else the URL, once it passes src/callback-url.ts's rules under
- * `hooks.callbackHosts` — or 400 invalid_payload saying what to change. Refused outright
- * without `hooks.callbackSecret` (nothing to sign with) and in forward mode (the run is carried
- * out upstream and never ends here). Compiled once per config.
- */
+/** Reads `callbackUrl` of a direct `POST {path}/agent` body (docs/callbacks.md). */
 export function callbackField(config: Readonly<Config>): (body: unknown) => string | undefined {
   const allowed = compileHostRule(config.hooks.callbackHosts);
   const secret = config.hooks.callbackSecret !== '';

@@ -20,26 +20,16 @@ import { compileAnswerParts, renderRespond, renderResponse, type AnswerParts, ty
 export interface CompiledMapping {
   id: string;
   match: { path?: string; source?: string };
-  /** `match.method`: the one method it takes. */
   method: 'GET' | 'POST';
-  /** `match.when`, compiled: the JSONata value over `{payload, headers, query}` (mapping-answers.ts `whenHolds`). */
   when?: AnswerParts['when'];
-  /** `action: respond`: its answer for a request, in place of any action. */
   respond?: (req: HookRequest, now: string) => Promise<MappingAnswer>;
-  /** `response`: the answer for an accepted request, from its ids and the usual answer. */
   response?: (req: HookRequest, now: string, accepted: readonly Record<string, unknown>[], usual: { status: number; body: string }) => Promise<MappingAnswer>;
-  /** `match.headers` as [lower-case name, exact value] pairs; empty when none. */
   headers: readonly (readonly [string, string])[];
   forEach?: string;
-  /** True when the mapping renders its own idempotency key (then a header key is not used). */
   keyed: boolean;
   /** The mapping's `schema:`, checked before anything is rendered (CONTRACT.md §6). */
   checkPayload?: PayloadCheck;
-  /**
-   * One validated action for the request (`index` -1) or for item `index` of the forEach
-   * array, or null when the transform skipped it. Errors under forEach name the item. Its
-   * JSONata spends `budget`, the request's steps (every item's together).
-   */
+  /** One validated action for the request (`index` -1) or for item `index` of the forEach array, or null when the transform skipped it. */
   act(req: HookRequest, now: string, item: unknown, index: number, budget: StepBudget): Promise<Action | null>;
 }
 
@@ -64,21 +54,17 @@ export interface MappingParts {
   keyField?: Field;
   transform?: TransformFn;
   checkPayload?: PayloadCheck;
-  /** `match.when`, `respond.body`, `response.body`. */
   answers: AnswerParts;
 }
 
 type Body = Record<string, unknown>;
 
 interface Field {
-  /** The action field it fills. */
   key: string;
-  /** The config key it came from, named in errors. */
   label: string;
   render: Render;
 }
 
-/** Template fields per kind: [action field, config key]. */
 const AGENT_FIELDS = [
   ['message', 'messageTemplate'],
   ['name', 'name'],
@@ -88,14 +74,7 @@ const AGENT_FIELDS = [
 ] as const;
 const WAKE_FIELDS = [['text', 'textTemplate']] as const;
 
-/**
- * Compiles what one mapping needs compiling — templates, JSONata, its payload schema — and
- * loads its transform; problems go to `problems` with their YAML paths, and then it returns
- * undefined. The rules that need no compiling (required templates, `forEach`, the text of
- * `transform.module`) are the loader's (config/load.ts). `skip` names config paths the
- * loader already found wrong: those parts are not compiled (a one-pass check of a config
- * with problems, engine.ts `compileProblems`).
- */
+/** Compiles a mapping's templates, payload schema and transform; problems go to `problems` with their YAML paths. */
 export async function compileMapping(
   mapping: MappingConfig,
   at: string,
@@ -131,8 +110,6 @@ export async function compileMapping(
       problems.push({ path: `${at}.schema`, message: `not a usable JSON Schema (draft 2020-12): ${(err as Error).message}` });
     }
   }
-  // Awaited last, so that the rest compiles while the transform workers start; its problem
-  // keeps its place among the mapping's (after the schema's, before the answers').
   const loading = mapping.transform && !skip(`${at}.transform`) ? deps.loadTransform(mapping.transform) : undefined;
   const transformAt = problems.length;
   const answers = compileAnswerParts(mapping, at, compile, deps.jsonataLimits, problems, skip);
@@ -174,9 +151,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
   async function renderAsync(fields: Field[], context: Body, body: Body, budget: StepBudget): Promise<void> {
     for (const field of fields) {
       try {
-        // A JSONata field answers at once when it could (jsonata-fast.ts): no turn of the loop for it.
-        const text = field.render(context, budget);
-        body[field.key] = typeof text === 'string' ? text : await text;
+        body[field.key] = await field.render(context, budget);
       } catch (err) {
         throw stepFailed(id, field.label, err);
       }
@@ -184,7 +159,6 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
   }
 
   async function produce(req: HookRequest, now: string, item: unknown, index: number, budget: StepBudget): Promise<Action | null> {
-    // A respond mapping answers through `respond` and is never asked for an action (engine.ts).
     let kind = defaultKind as 'wake' | 'agent';
     let override: TransformOverride | null | undefined;
     if (transform) {
@@ -207,7 +181,6 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     }
     if (override) applyOverride(body, override);
     const action: Action = kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
-    // The mapping's callback (docs/callbacks.md), checked at load; a transform cannot set one.
     if (action.kind === 'agent' && mapping.callback) action.callbackUrl = mapping.callback.url;
     if (keyField) {
       context ??= index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
@@ -215,8 +188,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
       if (isAsync) await renderAsync([keyField], context, rendered, budget);
       else renderSync([keyField], context, rendered);
       const key = checkIdempotencyKey(String(rendered.idempotencyKey).trim(), 'idempotencyKey');
-      // Under forEach the item is what the key guards: a retried batch with more items is the
-      // same request for the items it repeats (CONTRACT.md §8).
+      // Under forEach the item is what the key guards (CONTRACT.md §8).
       if (key !== undefined) action.idempotency = index >= 0 ? { key, item: JSON.stringify(item) ?? 'null' } : { key };
     }
     return action;
@@ -244,21 +216,18 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
   };
 }
 
-/** Copies the keys a transform set (undefined means "not set"; null clears an optional field). */
 function applyOverride(body: Body, override: TransformOverride): void {
   for (const key of OVERRIDE_KEYS) {
     const value = override[key];
     if (value !== undefined && Object.hasOwn(override, key)) body[key] = value;
   }
-  // `channel` is an alias of `provider`: alone it replaces the mapping's provider; next to
-  // `provider` it is passed on so that a disagreement is reported.
+  // `channel` aliases `provider`; beside it, it is passed on so that a disagreement is reported.
   if (override.channel !== undefined && Object.hasOwn(override, 'channel')) {
     if (Object.hasOwn(override, 'provider') && override.provider !== undefined) body.channel = override.channel;
     else body.provider = override.channel;
   }
 }
 
-/** The same error, its message prefixed with the forEach item it concerns. */
 function atItem(err: unknown, index: number): unknown {
   if (!(err instanceof HookError)) return err;
   const located = new HookError(err.code, `item ${index}: ${err.message}`);

@@ -1,54 +1,56 @@
 import Handlebars from 'handlebars';
-import { built, startRender, textOf } from './render-budget.js';
-import { flatParts, flatRender, scanFlat, SLOW, type Part } from './handlebars-flat.js';
+import { built, renderBudget, textOf, type RenderBudget } from './render-budget.js';
 import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
 
 /** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
 export type RenderText = (context: Record<string, unknown>) => string;
 
-/** Name of the helper every mustache is routed through; no payload key can shadow a helper. */
 const TEXT_HELPER = '__hookrelay_text';
 
-// One isolated environment: nothing a user (or another library) registers globally on
-// Handlebars can change how hookrelay templates render.
+// The render's budget rides in Handlebars' data frame under a symbol no template path can name.
+const BUDGET = Symbol('hookrelay.renderBudget');
+interface Data {
+  [BUDGET]?: RenderBudget;
+  _parent?: Data;
+}
+
+function budgetOf(data: Data | undefined): RenderBudget {
+  while (data && data[BUDGET] === undefined) data = data._parent;
+  return data![BUDGET]!;
+}
+
+// An isolated environment: nothing registered globally on Handlebars changes these templates.
 const env = Handlebars.create();
-// `{{log x}}` would write payload content to stdout, which `hookrelay test` reserves for JSON.
-env.unregisterHelper('log');
-env.registerHelper(TEXT_HELPER, textOf);
+env.unregisterHelper('log'); // it would write payload content to stdout
+env.registerHelper(TEXT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => textOf(budgetOf(options.data), value));
 env.registerHelper('lookup', safeLookup);
 const builtinEach = env.helpers.each!;
 env.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
-  // Every iteration is a step, and what it renders counts as built text (the budget).
+  const budget = budgetOf(options.data);
   const body = options.fn;
-  const fn = (item: unknown, opts?: Handlebars.RuntimeOptions) => built(body(item, opts));
-  // `{{#each obj}}` walks own keys, which for a parsed payload may include `__proto__`.
-  // (`{{#array}}…{{/array}}` iterates through this helper too: Handlebars' blockHelperMissing.)
+  const fn = (item: unknown, opts?: Handlebars.RuntimeOptions) => built(budget, body(item, opts));
+  // `{{#array}}…{{/array}}` comes here too (Handlebars' blockHelperMissing).
   return builtinEach.call(this, withoutPrototypeKeys(context), { ...options, fn: fn as Handlebars.TemplateDelegate });
 });
 
-/** Runs one render with a fresh budget. */
 function budgeted(template: Handlebars.TemplateDelegate, context: unknown): string {
-  startRender();
-  return template(context, RUNTIME_OPTIONS);
+  return template(context, { ...RUNTIME_OPTIONS, data: { root: context, [BUDGET]: renderBudget() } });
 }
 
 const COMPILE_OPTIONS = {
   noEscape: true,
-  // Unknown helpers become compile errors (a config error at load) instead of a 500 later,
-  // and plain mustaches compile to direct property lookups.
+  // Unknown helpers are errors at load, not a 500 later.
   knownHelpersOnly: true,
   knownHelpers: { [TEXT_HELPER]: true, log: false },
   strict: false,
 };
 
-// Passing explicit `false` defaults stops Handlebars from logging a warning to the console
-// each time a template names an inherited property (proto-access.js `checkWhiteList`).
+// Explicit `false` keeps Handlebars from warning on the console per inherited name (proto-access.js).
 const RUNTIME_OPTIONS: Handlebars.RuntimeOptions = {
   allowProtoPropertiesByDefault: false,
   allowProtoMethodsByDefault: false,
 };
 
-/** Own properties only, and never a prototype key: the `lookup` helper of hookrelay templates. */
 function safeLookup(target: unknown, key: unknown): unknown {
   if (target === null || target === undefined || isPrototypeKey(key)) return undefined;
   if (typeof key !== 'string' && typeof key !== 'number') return undefined;
@@ -56,48 +58,20 @@ function safeLookup(target: unknown, key: unknown): unknown {
 }
 
 /**
- * Compiles a Handlebars template once (at load). Throws an Error with a one-line message on
- * a syntax error, an unknown helper, a partial or a decorator.
- *
- * - `a[0].b` works: rewritten to Handlebars' own `a.[0].b` inside mustaches only.
- * - Objects and arrays render as JSON, null/undefined as '' (every mustache goes through one helper).
- * - `__proto__`, `prototype` and `constructor` never resolve, in any path segment or via `lookup`.
- * - No HTML escaping.
- * - A render has a budget of work (render-budget.ts): past it, it throws RenderBudgetError.
+ * Compiles a Handlebars template once (at load); throws a one-line Error on a syntax error, an
+ * unknown helper, a partial or a decorator. `a[0].b` works; objects render as JSON, nothing as
+ * ''; prototype keys never resolve; no HTML escaping; a render has a budget (render-budget.ts).
  */
 export function compileHandlebars(source: string): RenderText {
-  // Text and plain paths are read without Handlebars' parser (handlebars-flat.ts); a template
-  // the scan does not read is parsed, and may still turn out flat.
-  const scanned = scanFlat(source);
-  const ast = scanned === undefined ? parseTemplate(source) : undefined;
-  const parts = scanned ?? flatParts(ast!, TEXT_HELPER);
-  if (parts !== undefined) {
-    const text = staticText(parts);
-    if (text !== undefined) return () => text;
-    // Rendered directly; through Handlebars when a context is not plain JSON. A flat template
-    // has nothing Handlebars could refuse (text and paths, through the one known helper), so
-    // its Handlebars code — ~3–4 ms a template to generate and compile, most of a start with
-    // many mappings — is made only if a context ever needs it.
-    const flat = flatRender(parts);
-    let template: Handlebars.TemplateDelegate | undefined;
-    return (context) => {
-      const rendered = flat(context);
-      if (rendered !== SLOW) return rendered;
-      template ??= env.compile(ast ?? parseTemplate(source), COMPILE_OPTIONS);
-      return budgeted(template, context);
-    };
-  }
-  const template = env.compile(ast!, COMPILE_OPTIONS);
+  const template = env.compile(parseTemplate(source), COMPILE_OPTIONS);
   try {
-    // Handlebars compiles lazily on the first call; force it now so errors surface at load.
-    budgeted(template, {});
+    budgeted(template, {}); // Handlebars compiles on the first call
   } catch (err) {
     throw new Error(oneLine(err));
   }
   return (context) => budgeted(template, context);
 }
 
-/** The template's AST, as hookrelay renders it: `a[0]` read as `a.[0]`, every mustache through the text helper (see below). */
 function parseTemplate(source: string): hbs.AST.Program {
   let ast: hbs.AST.Program;
   try {
@@ -119,34 +93,18 @@ function withBraceHint(message: string): string {
   return `${message} (Handlebars reads {{{ and }}} as a triple-stash: in a JSON template put a space between a mustache and a brace of the JSON, e.g. {"pong": {{hook_id}} })`;
 }
 
-/** The text of a flat template without mustaches (a constant needs no render call). */
-function staticText(parts: readonly Part[]): string | undefined {
-  let text = '';
-  for (const part of parts) {
-    if (typeof part !== 'string') return undefined;
-    text += part;
-  }
-  return text;
-}
-
-/** Handlebars error messages span lines (a caret diagram); `hookrelay check` prints one per problem. */
 function oneLine(err: unknown): string {
   const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((l) => l.trim()).filter(Boolean);
   if (lines.length <= 1) return lines[0] ?? 'invalid template';
-  // "Parse error on line 1:" / source excerpt / caret / "Expecting 'A', 'B', …, got 'EOF'"
   const got = /got '([^']*)'$/.exec(lines[lines.length - 1]!);
   if (got && lines.length >= 3) return `${lines[0]} unexpected ${got[1]} after "${lines[1]}"`;
   return `${lines[0]} ${lines[lines.length - 1]}`;
 }
 
-// Characters a Handlebars ID may end with (the lexer's ID class excludes whitespace and
-// !"#%&'()*+,./;<=>@[\]^`{|}~), plus `]` closing a previous segment: `a[0][1]`.
+// What a Handlebars ID may end with (its lexer's ID class), or `]` closing a segment.
 const ID_END = /[^\s!"#%&'()*+,./;<=>@[\\^`{|}~]/;
 
-/**
- * Rewrites `a[0].b` to `a.[0].b` inside mustaches, leaving text, comments, escaped
- * mustaches and string literals alone. Handlebars itself rejects `a[0]` as a parse error.
- */
+/** Rewrites `a[0].b` to `a.[0].b` inside mustaches, leaving text, comments, escaped mustaches and string literals alone. */
 export function rewriteIndexSyntax(source: string): string {
   if (!source.includes('[')) return source;
   let out = '';
@@ -174,7 +132,6 @@ export function rewriteIndexSyntax(source: string): string {
   }
 }
 
-/** One mustache starting at `open`, with `.` inserted before index brackets, and where it ends. */
 function rewriteMustache(source: string, open: number): { text: string; end: number } {
   let i = open + 2;
   let text = '{{';
@@ -197,11 +154,9 @@ function rewriteMustache(source: string, open: number): { text: string; end: num
   return { text, end: i };
 }
 
-// --- AST rewrite -------------------------------------------------------------------------
 
 type Expression = hbs.AST.Expression;
 
-/** A path that never resolves: a data variable (`@…`) hookrelay never sets. */
 function unresolvable(loc: hbs.AST.SourceLocation): hbs.AST.PathExpression {
   return { type: 'PathExpression', data: true, depth: 0, parts: ['hookrelayNever'], original: '@hookrelayNever', loc };
 }
@@ -223,7 +178,6 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
     case 'BlockStatement': {
       const block = statement as hbs.AST.BlockStatement;
       const isCall = block.params.length > 0 || block.hash !== undefined;
-      // `{{#each x}}`: the path names a helper; `{{#x}}`: the path is data and must be safe.
       if (!isCall) block.path = sanitize(block.path) as hbs.AST.PathExpression;
       block.params = block.params.map(sanitize);
       sanitizeHash(block.hash);
@@ -235,12 +189,10 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
     case 'CommentStatement':
       return;
     default:
-      // Partials would need registered templates, decorators run code: neither is offered.
       throw new Error(`${statement.type} is not supported in hookrelay templates (line ${statement.loc.start.line})`);
   }
 }
 
-/** `{{x}}` → `{{__hookrelay_text x}}`, `{{helper a}}` → `{{__hookrelay_text (helper a)}}`. */
 function routeThroughTextHelper(mustache: hbs.AST.MustacheStatement): void {
   const isCall = mustache.params.length > 0 || mustache.hash !== undefined;
   let value: Expression;

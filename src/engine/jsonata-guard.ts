@@ -2,16 +2,9 @@ import type jsonata from 'jsonata';
 import { linearRegExp } from './linear-regexp.js';
 import { isPrototypeKey } from './prototype-keys.js';
 
-/**
- * What the step budget (jsonata-budget.ts) and JSONata's own `stack` guardrail (jsonata 2.2,
- * checked by jsonata.js `evaluate()` on entering each step) do not cover: work done inside one step. A
- * built-in can build a string of any size or run a regex for seconds in a single step, and a
- * payload chooses the sizes. Here regexes run on a linear-time engine, the built-ins that can
- * amplify are sized before they build or replaced by linear ones, every step's string is
- * bounded and so is the sum of the strings one evaluation builds (a large payload string
- * copied once per array item would otherwise fill the heap within the time budget), and code
- * from payloads is refused.
- */
+// What the step budget (jsonata-budget.ts) and JSONata's `stack` option do not cover: work
+// inside one step, whose sizes a payload chooses (a built-in building a huge string, a regex
+// backtracking for seconds). STYLE.md principle 8.
 
 /** A guard trip: an ordinary evaluation error (500 transform_failed); never carries payload text. */
 export class JsonataGuardError extends Error {
@@ -28,11 +21,7 @@ export function tooLong(what: string, limit: number): JsonataGuardError {
   return new JsonataGuardError('string_too_long', `${what} would exceed maxStringLength (${limit} characters); bound the sizes the template builds from the payload`);
 }
 
-/**
- * JSONata's `RegexEngine` option: JSONata calls `new RegexEngine(regexLiteral)` at each
- * evaluation of a regex and then drives `lastIndex`/`exec`; this returns the same regex on
- * the linear-time engine. Every literal was checked at load (`inspectExpression`).
- */
+/** JSONata's `RegexEngine` option: the same regex on the linear-time engine. */
 export function LinearRegExp(pattern: RegExp): RegExp {
   return linearRegExp(pattern.source, pattern.flags);
 }
@@ -40,11 +29,7 @@ export function LinearRegExp(pattern: RegExp): RegExp {
 // Name steps are looked up with hasOwnProperty, so a Symbol key never matches any JSON data.
 const NEVER = Symbol('hookrelay.never');
 
-/**
- * The one load-time walk over a parsed expression: points name steps spelling a prototype key
- * at nothing, and refuses `$eval` and regexes that cannot run in linear time (throws an Error
- * saying what to change).
- */
+/** At load: name steps spelling a prototype key resolve to nothing; `$eval` and non-linear regexes are refused. */
 export function inspectExpression(root: unknown): void {
   const stack: unknown[] = [root];
   const seen = new Set<object>(); // the parent operator (`%`) shares nodes between branches
@@ -66,7 +51,6 @@ export function inspectExpression(root: unknown): void {
   }
 }
 
-/** Throws a config error naming why a regex literal cannot run on the linear-time engine. */
 function checkLinear(regex: RegExp, position: number | undefined): void {
   try {
     LinearRegExp(regex);
@@ -75,17 +59,10 @@ function checkLinear(regex: RegExp, position: number | undefined): void {
   }
 }
 
-// Characters of every string a step of one evaluation produced, kept on that evaluation's
-// own environment (JSONata makes a fresh `environment.base` per evaluate() and points every
-// frame of it there).
+// Characters built so far, on the evaluation's own environment (a fresh `base` per evaluate()).
 const BUILT = Symbol('hookrelay.built');
 
-/**
- * The check JSONata runs after every step (bound to `Symbol.for('jsonata.__evaluate_exit')`):
- * no string past `maxStringLength`, and no more than `maxBuiltLength` characters of strings in
- * one evaluation (strings a step only passes on count too, so the budget is generous).
- * Cheap next to the evaluation it guards (measured: see docs/performance.md).
- */
+/** Run after every step: no string past `maxStringLength`, no more than `maxBuiltLength` characters built in one evaluation. */
 export function stepCheck(maxStringLength: number, maxBuiltLength: number) {
   return (_expr: unknown, _input: unknown, environment: { base: { [BUILT]?: number } }, result: unknown): void => {
     if (typeof result !== 'string') return;
@@ -104,11 +81,6 @@ type NativeFunction = (this: Focus, ...args: any[]) => unknown;
 
 /** The built-ins that replace JSONata's own in every compiled expression, with their JSONata signatures. */
 export function guardedFunctions(maxStringLength: number): [string, NativeFunction, string][] {
-  /**
-   * JSONata's `$pad` (same results: positive width pads right, negative left, default
-   * padding ' ', widths in code points, a longer padding string cut to fit), refusing a width
-   * past the limit before building anything.
-   */
   function pad(str: string | undefined, width: number, char?: string): string | undefined {
     if (str === undefined) return undefined;
     const padding = char === undefined || char.length === 0 ? ' ' : char;
@@ -121,7 +93,6 @@ export function guardedFunctions(maxStringLength: number): [string, NativeFuncti
     return width > 0 ? str + built : built + str;
   }
 
-  /** JSONata's `$join`, refusing a result past the limit before building it. */
   function join(strs: string[] | undefined, separator?: string): string | undefined {
     if (strs === undefined) return undefined;
     const sep = separator ?? '';
@@ -131,7 +102,6 @@ export function guardedFunctions(maxStringLength: number): [string, NativeFuncti
     return strs.join(sep);
   }
 
-  /** JSONata's `$string` (same output), refusing JSON text past the limit before building it. */
   function string(arg: unknown, prettify = false): string | undefined {
     if (arg === undefined) return undefined;
     if (typeof arg === 'string') return arg;
@@ -149,12 +119,10 @@ export function guardedFunctions(maxStringLength: number): [string, NativeFuncti
     ['string', string, '<x-b?:s>'],
     ['distinct', distinct, '<x:x>'],
     ['sort', sort, '<af?:a>'],
-    // Refused at load already; this catches any indirect way to the name.
     ['eval', () => { throw new JsonataGuardError('eval_refused', '$eval is not allowed: payloads must never supply code'); }, '<sx?:x>'],
   ];
 }
 
-/** JSONata's `$string` replacer: numbers to 15 significant digits, functions as ''. */
 function jsonataReplacer(_key: string, val: unknown): unknown {
   if (typeof val === 'number') {
     if (Number.isNaN(val)) return val;
@@ -176,13 +144,7 @@ function codePointLength(str: string): number {
   return n;
 }
 
-/**
- * True when the JSON text of `value` (indented by `indent` when pretty) would be longer than
- * `limit`. Estimated from below (strings and keys by length, anything else by one
- * character) without building anything, and stopping as soon as it is past `limit`, so it
- * costs at most O(limit) even for a structure that shares one big string many times; the
- * text itself is checked again once built.
- */
+/** Whether `value`'s JSON text would pass `limit`: a lower estimate, O(limit) at most, nothing built. */
 export function jsonExceeds(value: unknown, limit: number, indent = 0): boolean {
   let size = 0;
   const values: unknown[] = [value];
@@ -211,16 +173,9 @@ export function jsonExceeds(value: unknown, limit: number, indent = 0): boolean 
   return false;
 }
 
-/**
- * JSONata's `$distinct` in linear time. JSONata compares each item with every kept one
- * (deepEquals, O(n²): 40 k items block for seconds). Same results for JSON values: two values
- * are equal when their ids from {@link valueIds} are; the first occurrence is kept, and a
- * sequence stays one.
- */
 function distinct(this: Focus, arr: unknown): unknown {
   if (arr === undefined) return undefined;
   if (!Array.isArray(arr) || arr.length <= 1) return arr;
-  // The focus of a native function carries createSequence (jsonata.js applyInner), untyped.
   const results = (arr as { sequence?: boolean }).sequence === true ? (this as unknown as { createSequence(): unknown[] }).createSequence() : [];
   const idOf = valueIds();
   const seen = new Set<number>();
@@ -233,13 +188,6 @@ function distinct(this: Focus, arr: unknown): unknown {
   return results;
 }
 
-/**
- * Numbers JSON values by deep equality: equal scalars (`===`; 0 and -0 alike) and arrays or
- * objects with equal members (object keys in any order) get one id. An array's or object's id
- * comes from its members' ids, computed once per object (memoised by identity, iteratively),
- * so a structure shared or repeated across the items costs nothing more and every key stays
- * short. Functions are equal only to themselves.
- */
 function valueIds(): (value: unknown) => number {
   const byKey = new Map<string, number>();
   const byObject = new Map<object, number>();
@@ -282,14 +230,7 @@ function valueIds(): (value: unknown) => number {
   };
 }
 
-/**
- * JSONata's `$sort` (same results: stable; without a comparator only all-number or all-string
- * arrays, ascending; with one, `comparator(a, b)` true puts b first), in O(n log n) time and
- * O(n) memory. JSONata's own merges by recursing on `array.slice(1)`: O(n²) memory, and with the
- * default comparator it never returns to the evaluator, so its guards never run — 40 k
- * numbers took 18 s and 3.4 GB. A comparator given by the template is a JSONata function, so
- * each call of it spends the step budget.
- */
+/** JSONata's `$sort` (same results, stable) in O(n log n) time and O(n) memory: JSONata's own recurses on `array.slice(1)` without returning to the evaluator, so no guard runs. */
 async function sort(arr: unknown[] | undefined, comparator?: (a: unknown, b: unknown) => unknown): Promise<unknown[] | undefined> {
   if (arr === undefined) return undefined;
   if (arr.length <= 1) return arr;
@@ -297,10 +238,8 @@ async function sort(arr: unknown[] | undefined, comparator?: (a: unknown, b: unk
     const numbers = arr.every((v) => typeof v === 'number' && !Number.isNaN(v));
     if (!numbers && !arr.every((v) => typeof v === 'string')) throw { code: 'D3070', index: 1, stack: new Error().stack };
     if (numbers && arr.some((v) => !Number.isFinite(v as number))) throw { code: 'D1001', value: arr.find((v) => !Number.isFinite(v as number)), stack: new Error().stack };
-    // Array.prototype.sort is stable (ES2019); JSONata keeps equal items in order too.
     return arr.slice().sort((a, b) => ((a as number) > (b as number) ? 1 : (a as number) < (b as number) ? -1 : 0));
   }
-  // Bottom-up merge sort over two buffers: a pair is swapped only when the comparator says so.
   let from = arr.slice();
   let to: unknown[] = new Array(arr.length);
   for (let width = 1; width < from.length; width *= 2) {

@@ -1,30 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { compileFast, literalOf, SLOW } from './jsonata-fast.js';
 import { BUDGET_BINDING, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
-/**
- * A compiled JSONata template field: context in, text out (rejects on a guard trip or an
- * evaluation error). `budget`: the request's steps, shared by all its evaluations; without it
- * the evaluation has `maxSteps` of its own.
- */
-export type EvaluateText = (context: Record<string, unknown>, budget?: StepBudget) => string | Promise<string>;
+/** A compiled JSONata template field: context in, text out. `budget`: the request's steps, shared by all its evaluations; without it the evaluation has `maxSteps` of its own. */
+export type EvaluateText = (context: Record<string, unknown>, budget?: StepBudget) => Promise<string>;
 
 /** Guardrails for one evaluation (STYLE.md principle 8; JSONata's own `stack`/`sequence` options). */
 export interface JsonataLimits {
-  /** Evaluation steps of all the JSONata one request evaluates (jsonata-budget.ts). */
   maxSteps: number;
-  /** Maximum nesting of JSONata's evaluator: stops non-tail recursion long before the JS stack. */
   maxDepth: number;
-  /** Longest string (as String.length counts) any step may build, and the longest rendered text. */
   maxStringLength: number;
-  /** Most characters of strings one evaluation may build in all (its steps' string results summed). */
   maxBuiltLength: number;
-  /** Longest sequence (JSONata's `sequence` option): stops `[1..1e6].[1..1e6]`-style explosions. */
   maxSequenceLength: number;
 }
 
@@ -37,65 +27,33 @@ export const DEFAULT_JSONATA_LIMITS: Readonly<JsonataLimits> = Object.freeze({
   maxSequenceLength: 1_000_000,
 });
 
-// JSONata calls the function bound to this symbol after every evaluation step, with the
-// result, and awaits what it returns.
+// JSONata calls the function bound to this symbol after every step and awaits what it returns.
 const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
 
 /**
  * Compiles a JSONata expression once (at load); throws an Error saying what to change on a
- * syntax error, on `$eval`, or on a regex that cannot run in linear time. Evaluations are
- * bounded in steps (jsonata-budget.ts) and depth (JSONata's guardrail) and, inside a step, by jsonata-guard.ts:
- * linear-time regexes, `$pad`/`$join`/`$string` sized before they build, a linear
- * `$distinct`, no string past `maxStringLength` and no more than `maxBuiltLength` built in all. JSONata only reads own properties, so
- * `constructor` and `prototype` never reach the prototype chain; in addition every name step
- * spelling `__proto__`, `prototype` or `constructor` is made unresolvable and `$lookup`
- * refuses those keys, so own keys of those names never resolve by name either.
+ * syntax error, on `$eval`, or on a regex that cannot run in linear time. Name steps spelling
+ * `__proto__`, `prototype` or `constructor` never resolve, and `$lookup` refuses those keys.
  */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
-  const { maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const { expression, evaluate } = guardedExpression(source, limits);
-  const render = (value: unknown): string => {
+  const { maxStringLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
+  const { evaluate } = guardedExpression(source, limits);
+  return async (context, budget) => {
+    const value = await evaluate(context, budget);
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
     const text = toText(value);
     if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
     return text;
   };
-  // A literal (`name: '"Orders"'`) is its text for every request, as a Handlebars template
-  // without mustaches is: JSONata evaluates asynchronously, a promise per node.
-  const literal = literalOf(expression.ast());
-  if (literal !== undefined) {
-    const text = render(literal.value);
-    return () => text;
-  }
-  // The plain cases of a simple expression synchronously (jsonata-fast.ts), the rest on JSONata.
-  const fast = compileFast(expression.ast(), { maxStringLength, maxBuiltLength, maxSequenceLength });
-  const slow = async (context: Record<string, unknown>, budget?: StepBudget) => render(await evaluate(context, budget));
-  if (fast === undefined) return slow;
-  return (context, budget) => {
-    const value = fast(context);
-    if (value === SLOW) return slow(context, budget);
-    try {
-      return render(value);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
 }
 
-/**
- * A JSONata expression compiled as {@link compileJsonata} does, under the same guards, that
- * gives its value rather than text (a mapping's `match.when`).
- */
+/** A JSONata expression compiled as {@link compileJsonata} does, under the same guards, that gives its value rather than text (a mapping's `match.when`). */
 export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown> {
   return guardedExpression(source, limits).evaluate;
 }
 
-/**
- * `source` parsed (a syntax error as one line with its position), inspected and given the
- * guards and our functions; `evaluate` spends `budget` (else a budget of its own).
- */
+/** `source` parsed (a syntax error as one line with its position), inspected and given the guards and our functions. */
 function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
-  expression: jsonata.Expression;
   evaluate: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
 } {
   const { maxSteps, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
@@ -112,8 +70,7 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
   }
   inspectExpression(expression.ast());
   expression.registerFunction('lookup', safeLookup, '<x-s:x>');
-  // A fresh random UUID per call: a session of its own for an item that names none (the
-  // e-mail preset's mail without threadId or id, CONTRACT.md §7).
+  // A fresh session per call for an item that names none (CONTRACT.md §7).
   expression.registerFunction('uuid', () => randomUUID(), '<:s>');
   for (const [name, fn, signature] of guardedFunctions(maxStringLength)) expression.registerFunction(name, fn, signature);
   const sizes = stepCheck(maxStringLength, maxBuiltLength);
@@ -123,14 +80,12 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
   });
   const [entry, hook] = sequenceGuard(maxSequenceLength);
   expression.assign(entry as unknown as string, hook);
-  return { expression, evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }) };
+  return { evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }) };
 }
 
-/** JSONata's `$lookup` (same array semantics), refusing prototype keys. */
 function safeLookup(this: jsonata.Focus, input: unknown, key: string): unknown {
   if (isPrototypeKey(key)) return undefined;
   if (Array.isArray(input)) {
-    // The focus of a native function carries createSequence (jsonata.js applyInner), untyped.
     const sequence = (this as unknown as { createSequence(): unknown[] }).createSequence();
     for (const entry of input) {
       const value = safeLookup.call(this, entry, key);

@@ -13,9 +13,7 @@ export type Render = (context: Record<string, unknown>, budget?: StepBudget) => 
 /** A `match.when` that could not be evaluated: the mapping counts as not matching (README "Answering senders"). */
 export interface WhenFailure {
   mappingId: string;
-  /** JSONata's error code (e.g. `T2002`; `too_many_steps` for the step budget), or `error`. */
   code: string;
-  /** JSONata's message: may quote payload values, so the listener logs only the code. */
   message: string;
 }
 
@@ -26,11 +24,7 @@ export interface AnswerParts {
   responseBody?: Render;
 }
 
-/**
- * Compiles a mapping's `match.when` (always JSONata, under the templates' guards) and the body
- * templates of `respond` and `response` (in the mapping's engine); problems go to `problems`
- * with their YAML paths.
- */
+/** Compiles `match.when` (always JSONata) and the `respond`/`response` bodies; problems go to `problems`. */
 export function compileAnswerParts(
   mapping: MappingConfig, at: string, compile: (source: string) => Render, limits: JsonataLimits,
   problems: ConfigProblem[], skip: (path: string) => boolean,
@@ -54,10 +48,7 @@ export function compileAnswerParts(
   return parts;
 }
 
-/**
- * Whether a request satisfies `when`: true or false, or the failure of an evaluation that
- * threw (a type error on an unexpected payload, a guard trip such as the step budget's).
- */
+/** Whether a request satisfies `when`, or the failure of an evaluation that threw. */
 export async function whenHolds(mappingId: string, when: NonNullable<AnswerParts['when']>, req: Pick<HookRequest, 'payload' | 'headers' | 'query'>): Promise<boolean | WhenFailure> {
   try {
     return truthy(await when({ payload: req.payload, headers: req.headers, query: req.query }));
@@ -90,13 +81,7 @@ export async function renderRespond(mapping: MappingConfig, body: Render | undef
   return answer;
 }
 
-/**
- * Renders a wake or agent mapping's `response` for what its request was accepted as
- * (`accepted`: each action's entry of the usual answer, `{action, eventId}` or `{action, runId,
- * sessionKey}`); `usual` is the status and JSON body the listener would have answered, which
- * fill what `response` leaves out. The body sees the first action's `eventId`, `runId` and
- * `sessionKey` (as the usual answer repeats them at its top level) and `actions`, the list.
- */
+/** Renders a mapping's `response` for what its request was accepted as; `usual` (the status and body the listener would answer) fills what `response` leaves out. */
 export async function renderResponse(
   mapping: MappingConfig, body: Render | undefined, req: HookRequest, now: string, accepted: readonly Record<string, unknown>[], usual: { status: number; body: string },
 ): Promise<MappingAnswer> {

@@ -1,33 +1,11 @@
-/**
- * Prototype safety. `__proto__`, `prototype` and `constructor` never resolve in templates
- * (CONTRACT.md §6), and parsed bodies lose them before they reach the engine.
- */
-
-/**
- * An object of JSON's kind: its prototype Object.prototype, or none. What the direct renderers
- * (jsonata-fast.ts, handlebars-flat.ts) take as data; anything else (a Date, a Map, a class
- * instance) goes to the engine itself.
- */
-export function hasPlainPrototype(value: object): boolean {
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
+/** Prototype safety. `__proto__`, `prototype` and `constructor` never resolve in templates (CONTRACT.md §6), and parsed bodies lose them before they reach the engine. */
 
 /** True for the three keys that must never resolve: `__proto__`, `prototype`, `constructor`. */
 export function isPrototypeKey(key: unknown): boolean {
   return key === '__proto__' || key === 'prototype' || key === 'constructor';
 }
 
-/**
- * Deletes own `__proto__`, `prototype` and `constructor` keys from a parsed JSON value, at
- * every depth, in place, and returns the value. `JSON.parse` creates `__proto__` as an own
- * data property, so such a payload is harmless until someone copies it with
- * `Object.assign` or a recursive merge — this removes the hazard at the door.
- *
- * The HTTP layer calls it only when the raw text may spell one of the words (literally or with
- * `\\u` escapes, payload.ts), so the common request pays nothing. Iterative, not recursive: a 256 KiB body can nest far deeper than
- * the call stack (`[[[[…`). Meant for acyclic data (anything `JSON.parse` returns).
- */
+/** Deletes own `__proto__`, `prototype` and `constructor` keys from a parsed JSON value, at every depth, in place, and returns the value. */
 export function dropPrototypeKeys<T>(value: T): T {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -38,7 +16,6 @@ export function dropPrototypeKeys<T>(value: T): T {
       continue;
     }
     const record = current as Record<string, unknown>;
-    // `delete` only touches own properties, so the accessor on Object.prototype is safe.
     if (Object.hasOwn(record, '__proto__')) delete record['__proto__'];
     if (Object.hasOwn(record, 'prototype')) delete record['prototype'];
     if (Object.hasOwn(record, 'constructor')) delete record['constructor'];
@@ -50,10 +27,7 @@ export function dropPrototypeKeys<T>(value: T): T {
   return value;
 }
 
-/**
- * A shallow copy of a plain object without prototype keys, or the value itself when it has
- * none (the usual case: three `hasOwn` checks, no allocation).
- */
+/** A shallow copy of a plain object without prototype keys, or the value itself when it has none (the usual case: three `hasOwn` checks, no allocation). */
 export function withoutPrototypeKeys(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   const record = value as Record<string, unknown>;
@@ -63,11 +37,7 @@ export function withoutPrototypeKeys(value: unknown): unknown {
   return copyWithoutPrototypeKeys(record);
 }
 
-/**
- * A shallow copy of `record` without prototype keys. A plain loop, not `{...record}`: V8
- * copies a spread fast, but adding keys to the clone afterwards (as the template context
- * does) costs far more per request than this loop (measured: see docs/performance.md).
- */
+/** A shallow copy of `record` without prototype keys. */
 export function copyWithoutPrototypeKeys(record: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   const keys = Object.keys(record);

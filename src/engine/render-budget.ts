@@ -1,16 +1,9 @@
-// The budget of one Handlebars render (handlebars.ts routes every #each iteration and every
-// mustache value through it).
-//
 import { jsonExceeds } from './jsonata-guard.js';
 import { toText } from './to-text.js';
 
-// Handlebars renders synchronously on the listener's thread, and a template multiplies the
-// payload: `#each` nested in `#each` over a 3,000-item array (14 KB) is 2.7·10¹⁰ iterations,
-// which blocked /healthz for seconds (issue 30). Like JSONata's guard (jsonata-guard.ts), a
-// render has a budget of work — steps and built characters, counted as it goes, the same for
-// the same template and payload on any machine — plus a clock as the last resort. The step
-// budget is sized to stay under the clock on the 2-core CI machine, even under load (measured:
-// see docs/performance.md), so the clock (100 ms) only trips first on a slower machine.
+// Handlebars renders synchronously on the listener's thread, and `#each` nested in `#each`
+// multiplies the payload: like JSONata's guard, a render has a budget of work (steps and
+// built characters, the same on any machine), with a clock as the last resort (CONTRACT.md §8).
 
 /** Block iterations plus values rendered, per render. */
 export const MAX_RENDER_STEPS = 20_000;
@@ -27,16 +20,23 @@ export class RenderBudgetError extends Error {
   }
 }
 
-// The render in progress (renders are synchronous and do not nest).
-let steps = 0;
-let chars = 0;
-let deadline = 0;
+/** The work one render has done so far. */
+export interface RenderBudget {
+  steps: number;
+  chars: number;
+  readonly deadline: number;
+}
 
-function step(): void {
-  if (++steps > MAX_RENDER_STEPS) {
+/** A fresh budget for one render. */
+export function renderBudget(): RenderBudget {
+  return { steps: 0, chars: 0, deadline: performance.now() + MAX_RENDER_MS };
+}
+
+function step(budget: RenderBudget): void {
+  if (++budget.steps > MAX_RENDER_STEPS) {
     throw new RenderBudgetError(`the template would take more than ${MAX_RENDER_STEPS} steps (block iterations and values) in one render: bound the loops over payload arrays, e.g. no #each nested in another over the same array`);
   }
-  if ((steps & 255) === 0 && performance.now() > deadline) {
+  if ((budget.steps & 255) === 0 && performance.now() > budget.deadline) {
     throw new RenderBudgetError(`the template render took more than ${MAX_RENDER_MS} ms: bound the loops over payload arrays`);
   }
 }
@@ -45,21 +45,15 @@ function tooMuchText(): RenderBudgetError {
   return new RenderBudgetError(`the template would build more than ${MAX_RENDER_CHARS} characters in one render: render fewer or smaller values per item`);
 }
 
-export function built(text: string): string {
-  step();
-  if ((chars += text.length) > MAX_RENDER_CHARS) throw tooMuchText();
+/** Counts `text` (a block's output) as a step and as built characters. */
+export function built(budget: RenderBudget, text: string): string {
+  step(budget);
+  if ((budget.chars += text.length) > MAX_RENDER_CHARS) throw tooMuchText();
   return text;
 }
 
-/** Every mustache's value as text, sized before a JSON text is built (O(budget) at most). */
-export function textOf(value: unknown): string {
-  if (value !== null && typeof value === 'object' && jsonExceeds(value, MAX_RENDER_CHARS - chars)) throw tooMuchText();
-  return built(toText(value));
-}
-
-/** Starts the budget of one render (handlebars.ts calls it before each). */
-export function startRender(): void {
-  steps = 0;
-  chars = 0;
-  deadline = performance.now() + MAX_RENDER_MS;
+/** A mustache's value as text, sized before a JSON text is built. */
+export function textOf(budget: RenderBudget, value: unknown): string {
+  if (value !== null && typeof value === 'object' && jsonExceeds(value, MAX_RENDER_CHARS - budget.chars)) throw tooMuchText();
+  return built(budget, toText(value));
 }

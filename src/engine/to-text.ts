@@ -8,6 +8,5 @@ export function toText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'object') return JSON.stringify(value) ?? '';
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  // Functions and symbols cannot come from JSON; render nothing rather than source code.
   return '';
 }

@@ -2,10 +2,7 @@ import { HookError } from '../errors.js';
 import type { TransformInput } from '../transform-types.js';
 import type { TransformFn } from './transform-module.js';
 
-/**
- * A transform's result as the engine receives it: any object, checked key by key when applied
- * (what `TransformFields` promises authors is not trusted); unknown keys are ignored.
- */
+/** A transform's result as the engine receives it. */
 export type TransformOverride = Record<string, unknown>;
 
 /**
@@ -19,12 +16,7 @@ export function stepFailed(mappingId: string, step: string, cause: unknown): Hoo
   return err;
 }
 
-/**
- * Calls a loaded transform (transform-pool.ts runs it in a worker, bounded by
- * `hooks.transformTimeoutMs`). Resolves to the override object, `null` (skip) or `undefined`
- * (no override: the template result stands); anything else, a throw, a rejection, a
- * time-out or a crash of its worker is `transform_failed`.
- */
+/** Calls a loaded transform (transform-pool.ts runs it in a worker, bounded by `hooks.transformTimeoutMs`). */
 export async function callTransform(fn: TransformFn, input: TransformInput, mappingId: string): Promise<TransformOverride | null | undefined> {
   let result: unknown;
   try {

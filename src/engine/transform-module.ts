@@ -5,21 +5,13 @@ import { pathToFileURL } from 'node:url';
 import type { TransformInput } from '../transform-types.js';
 import { TRANSFORM_EXTENSIONS } from '../transform-module-path.js';
 
-/**
- * A transform's callable export, as the engine sees it: may be async; returns a partial
- * action, `null` or `undefined` — or anything else, which callTransform refuses.
- */
+/** A transform's callable export: may be async; returns a partial action, `null` or `undefined`. */
 export type TransformFn = (input: TransformInput) => unknown;
 
 /** Either the resolved file or what the user should change. */
 export type Resolved = { file: string } | { problem: string };
 
-/**
- * Finds `transform.module` inside `transformsDir` (absolute) on disk: refuses a missing file
- * and anything whose real path leaves the real path of the directory. A symlink whose target
- * stays inside is fine. The rules on the text of the path (relative, no `..`, an extension
- * of {@link TRANSFORM_EXTENSIONS}) are the loader's (src/transform-module-path.ts).
- */
+/** Finds `transform.module` inside `transformsDir` (absolute) on disk: refuses a missing file and anything whose real path leaves the real path of the directory. */
 export async function resolveTransformModule(module: string, transformsDir: string): Promise<Resolved> {
   let realDir: string;
   try {
@@ -45,15 +37,10 @@ export async function resolveTransformModule(module: string, transformsDir: stri
   return { file: real };
 }
 
-/** TypeScript modules load through tsx's CommonJS hook (the worker's entry, transform-worker.mjs, installs it; `--import tsx` too). */
 const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);
 const requireModule = createRequire(import.meta.url);
 
-/**
- * Loads a module: TypeScript through `require` (tsx transpiles it), JavaScript with dynamic
- * `import()` of its file URL (native ESM or CommonJS, as its extension and package say).
- * Throws an Error whose one-line message says why it failed to load.
- */
+/** Loads a module: TypeScript through `require` (tsx), JavaScript through `import()`; throws a one-line Error. */
 export async function importModule(file: string, dir = path.dirname(file)): Promise<Record<string, unknown>> {
   try {
     if (TS_EXTENSIONS.has(path.extname(file).toLowerCase())) return requireModule(file) as Record<string, unknown>;
@@ -64,12 +51,6 @@ export async function importModule(file: string, dir = path.dirname(file)): Prom
   }
 }
 
-/**
- * esbuild's (through tsx) errors, each as `file:line:column: text`, file relative to `dir`
- * and column counted from 1 as editors do — or undefined for any other error. Its message is
- * "Transform failed with N error(s):" and then one line per error,
- * `/abs/file.ts:LINE:COL: ERROR: text` (COL from 0); that first line alone said nothing.
- */
 function compileErrors(message: string, dir: string): string | undefined {
   if (!/^(Transform|Build) failed with \d+ errors?:/.test(message)) return undefined;
   const found = message.split('\n').slice(1).map((line) => {
@@ -79,17 +60,12 @@ function compileErrors(message: string, dir: string): string | undefined {
   return found.length ? found.join('; ') : undefined;
 }
 
-/** A file as the user named it: relative to hooks.transformsDir when inside it. */
 function shortName(file: string, dir: string): string {
   const rel = path.relative(dir, file);
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
-/**
- * Picks the function to call: `exportName` if given, else `default`, else `transform`.
- * A CommonJS module (`module.exports = { transform }`) is searched too, through its
- * `default`. Own properties only, so `constructor` never finds Object's.
- */
+/** Picks the function to call: `exportName` if given, else `default`, else `transform`. */
 export function pickExport(mod: Record<string, unknown>, exportName?: string): { fn: TransformFn } | { problem: string } {
   const sources = [mod];
   const fallback = mod.default;

@@ -1,26 +1,11 @@
 import { importModule, pickExport, type LoadedTransform, type TransformFn } from './transform-module.js';
 import { carried, type WorkerSetup } from './transform-result.js';
 
-/**
- * One transform worker process (transform-pool.ts forks it; its setup arrives as argv[2]):
- * imports every configured transform module once, says which failed (`['loading', i]` before
- * each, so that a module that kills the process while loading is named), then `['ready',
- * problems]`. Then it takes batches `[spec, input, spec, input, …]` and runs the calls one at
- * a time, in order, answering each as soon as it is done (so that a later call that gets
- * stuck does not take the answers of earlier ones with it): `[seq, true, result]` (`[seq,
- * true]` for undefined) or `[seq, false, {name, message, stack}]`, `seq` counting calls from
- * 0. Only the fields an action uses cross back, as JSON, each string cut just past
- * `maxTextLength`; a result JSON cannot carry faithfully is an error like a throw
- * (transform-result.ts).
- */
 const send = process.send!.bind(process);
 const setup = JSON.parse(process.argv[2]!) as WorkerSetup;
 const { specs, maxTextLength, dir } = setup;
 
-// The gateway gone (killed, or it closed the channel): nothing left to answer to.
 process.on('disconnect', () => process.exit(0));
-// An error outside any call: say what it was (the pool fails the running call with it), then
-// die as Node would, so that the pool replaces this process.
 process.on('uncaughtException', (err) => {
   const message = err instanceof Error ? err.message : String(err);
   try {
@@ -31,7 +16,6 @@ process.on('uncaughtException', (err) => {
   setTimeout(() => process.exit(1), 1000).unref();
 });
 
-// Run from the sources it is required through tsx's CommonJS hook (transform-worker.mjs): no top-level await.
 const fns: (TransformFn | string)[] = [];
 void load().then((problems) => send(['ready', problems]));
 
@@ -62,8 +46,6 @@ async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | 
   return problems;
 }
 
-// One call at a time, in arrival order (transform-pool.ts relies on it: the calls behind a
-// stuck one have not started).
 let pending: unknown[] = [];
 let next = 0;
 let seq = 0;
@@ -82,7 +64,6 @@ async function run(): Promise<void> {
     const id = seq++;
     try {
       const fn = fns[spec];
-      // A replacement worker may find a module that changed on disk and no longer loads.
       if (typeof fn !== 'function') throw new Error(fn);
       let result = fn(input as never);
       if (isThenable(result)) result = await result;

@@ -4,11 +4,7 @@ import type { TransformInput } from '../transform-types.js';
 import type { LoadedTransform } from './transform-module.js';
 import type { WorkerSetup } from './transform-result.js';
 
-// The worker processes of a transform pool and the calls they run (transform-pool.ts has the
-// rules: one call at a time per worker, batches, time limits, replacement).
 
-// From this folder's parent: the build bundles this file into dist/chunks/ and puts the entry
-// in dist/engine/ (scripts/build.mjs); from src/ it is the same place.
 const ENTRY = fileURLToPath(new URL('../engine/transform-worker.mjs', import.meta.url));
 
 /** A spec's load problem as a worker reports it at `ready`, or null: it loaded. */
@@ -22,27 +18,16 @@ interface Call {
 }
 
 interface Slot {
-  /** Undefined while no worker runs in this slot (closed, or a replacement died loading). */
   worker: ChildProcess | undefined;
   ready: boolean;
-  /** Sent to the worker, in order, unanswered: the first is running (or about to), the others have not started. */
   calls: Call[];
-  /** The `seq` the worker gives its next answer (it counts its calls from 0). */
   seq: number;
-  /** When the first of `calls` became the first (performance.now()): its time limit counts from there. */
   since: number;
-  /** Checks the first call's time limit; re-armed only while calls are out (see `check`). */
   timer: NodeJS.Timeout | undefined;
 }
 
-/**
- * At most this many calls in one batch: a batch is run one call after the other, so the
- * calls at its end wait for those before it, even when another worker becomes free. About
- * one bench load (32 connections) shares a wake-up; more would not save much more.
- */
 const MAX_BATCH = 32;
 
-/** Ends a worker and everything it started (its own process group, see `spawn`), at once. */
 function kill(worker: ChildProcess): void {
   try {
     process.kill(-worker.pid!, 'SIGKILL');
@@ -51,27 +36,19 @@ function kill(worker: ChildProcess): void {
   }
 }
 
-/** The state the functions below share: one pool's workers, its waiting calls, its start-up. */
 interface Workers {
   setup: WorkerSetup;
-  /** The worker's argv: the setup, serialised once. */
   argv: string[];
   timeoutMs: number;
   loadTimeoutMs: number;
   maxMemoryMb: number;
   slots: Slot[];
-  /** Calls no worker has taken yet, in arrival order. */
   queue: Call[];
-  /** Every worker process not yet exited, stopped ones included (`close` waits for them). */
   living: Set<ChildProcess>;
   closed: boolean;
-  /** A `flush` is scheduled (setImmediate). */
   flushing: boolean;
-  /** Workers not yet ready at start-up; `started` resolves when none is left. */
   waiting: number;
-  /** The load problems the first ready worker reported (every worker loads the same modules). */
   firstProblems: Problem[] | undefined;
-  /** Resolves `started`; unset once a worker died loading at start-up. */
   first: { resolve(problems: Problem[]): void } | undefined;
 }
 
@@ -95,16 +72,10 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
   };
 }
 
-/** Starts a worker in `slot`: it loads the modules, says `ready` (with their problems), then answers calls. */
 function spawn(w: Workers, slot: Slot): void {
   const worker = fork(ENTRY, w.argv, {
-    // execArgv: only the heap limit; the worker installs its own TypeScript hook, whatever
-    // flags started us. detached: its own process group, so that `kill` also ends what a
-    // transform spawned (the `sleep` of an execSync).
+    // Its own process group (detached), so that a kill also ends what a transform spawned.
     execArgv: [`--max-old-space-size=${w.maxMemoryMb}`],
-    // JSON, not 'advanced' (V8's structured clone): inputs are JSON already and results are
-    // scalar fields (transform-result.ts), and it costs the listener's process less CPU a
-    // call (measured: see docs/performance.md).
     serialization: 'json',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     detached: true,
@@ -134,14 +105,12 @@ function spawn(w: Workers, slot: Slot): void {
       pump(w);
     }
   });
-  // An IPC write to a worker that just died (EPIPE): its exit says what happened.
   worker.on('error', () => {});
   worker.on('exit', (code, signal) => {
     w.living.delete(worker);
     clearTimeout(loadTimer);
     if (slot.worker !== worker) return; // stopped on purpose
     const why = crash !== undefined ? `crashed: ${crash}`
-      // V8 aborts a process past its heap limit ("FATAL ERROR: … heap out of memory" on stderr).
       : signal === 'SIGABRT' ? `was aborted, most likely out of memory (its heap limit is hooks.transformMaxMemoryMb, ${w.maxMemoryMb} MB)`
         : signal ? `was killed by ${signal}` : `exited with code ${code}`;
     if (!slot.ready) {
@@ -150,13 +119,11 @@ function spawn(w: Workers, slot: Slot): void {
     }
     replace(w, slot, new Error(`the transform worker ${why}; it was replaced`));
   });
-  // Before `ready`, `crash` is the only other message a worker sends on its own.
   worker.on('message', (msg: unknown) => {
     if (Array.isArray(msg) && msg[0] === 'crash' && typeof msg[1] === 'string') crash = msg[1];
   });
 }
 
-/** Only calls in flight keep the process alive: `send` refs the worker, the last answer unrefs it. */
 function idle(worker: ChildProcess): void {
   worker.unref();
   worker.channel?.unref();
@@ -174,25 +141,20 @@ function onStarted(w: Workers, problems: Problem[]): void {
 
 function onDiedLoading(w: Workers, loading: number, why: string): void {
   if (w.first && w.waiting > 0) {
-    // At start-up: a config problem of the module that was loading.
     const problems: Problem[] = w.setup.specs.map((_, i) => (i === loading ? { problem: `its worker ${why} while loading it`, key: 'module' } : null));
     void close(w);
     w.first.resolve(problems);
     w.first = undefined;
     return;
   }
-  // A replacement: nothing runs in this slot until the next call. Waiting calls fail
-  // only when no other worker is left to take them.
   if (w.slots.every((s) => s.worker === undefined)) {
     for (const call of w.queue.splice(0)) call.reject(new Error(`the transform worker ${why} while loading the transforms`));
   }
 }
 
 /**
- * One message of a ready worker: the answer `[seq, ok, value?]` to its first call (no value:
- * `undefined`, which JSON cannot carry), or — the
- * crash report aside — something a transform sent on its own (`process.send`), which is
- * never taken for an answer: the worker is stopped and its running call fails.
+ * One message of a ready worker: the answer `[seq, ok, value?]` to its first call, or something
+ * a transform sent on its own (`process.send`): then the worker is stopped and its call fails.
  */
 function onAnswer(w: Workers, slot: Slot, msg: unknown): void {
   if (Array.isArray(msg) && (msg.length === 2 || msg.length === 3) && msg[0] === slot.seq && typeof msg[1] === 'boolean' && slot.calls.length > 0) {
@@ -212,11 +174,6 @@ function onAnswer(w: Workers, slot: Slot, msg: unknown): void {
   replace(w, slot, new Error('the transform worker sent a message that is not an answer; it was stopped and replaced'));
 }
 
-/**
- * The one timer of a slot, armed when calls go out and not cleared when they are answered:
- * when it fires it re-arms itself for the first call's remaining time if calls are still
- * out, else it lapses. So a busy worker costs a timer per `timeoutMs`, not one per call.
- */
 function check(w: Workers, slot: Slot): void {
   slot.timer = undefined;
   if (slot.worker === undefined || slot.calls.length === 0) return;
@@ -226,11 +183,9 @@ function check(w: Workers, slot: Slot): void {
 }
 
 function arm(w: Workers, slot: Slot, ms: number): void {
-  // Unref'd: a worker with calls out keeps the process alive (see `send`).
   slot.timer = setTimeout(check, ms, w, slot).unref();
 }
 
-/** Kills the slot's worker: its first call fails with `err`, the calls behind it wait for another worker. */
 function replace(w: Workers, slot: Slot, err: Error): void {
   const worker = slot.worker!;
   slot.worker = undefined; // its exit is ours: not a crash
@@ -245,15 +200,13 @@ function replace(w: Workers, slot: Slot, err: Error): void {
 
 function send(w: Workers, slot: Slot, batch: Call[]): void {
   const worker = slot.worker!;
-  // Flat [spec, input, spec, input, …]: one clone, no array per call.
   const msg: unknown[] = [];
   for (const c of batch) msg.push(c.spec, c.input);
   let sent = batch;
   try {
     worker.send(msg);
   } catch {
-    // One input cannot be serialised (a BigInt, a cycle: the whole message is refused
-    // before anything is written): send call by call, and fail only the calls that cannot go.
+    // One input cannot be serialised (a BigInt, a cycle): send call by call, failing only those.
     sent = [];
     for (const c of batch) {
       try {
@@ -271,7 +224,6 @@ function send(w: Workers, slot: Slot, batch: Call[]): void {
   if (slot.timer === undefined) arm(w, slot, w.timeoutMs);
 }
 
-/** Gives the waiting calls to the idle workers, shared evenly, in batches. */
 function pump(w: Workers): void {
   let idleCount = 0;
   for (const s of w.slots) if (s.ready && s.worker !== undefined && s.calls.length === 0) idleCount++;
@@ -292,9 +244,6 @@ function call(w: Workers, spec: number, input: TransformInput): Promise<unknown>
   return new Promise((resolve, reject) => {
     w.queue.push({ spec, input, resolve, reject });
     for (const slot of w.slots) if (slot.worker === undefined) spawn(w, slot); // a replacement that died loading
-    // Requests read in the same turn of the event loop call in before it checks for
-    // more (setImmediate): they share one batch. A busy worker's next batch goes out
-    // when it has answered (onAnswer).
     if (!w.flushing) {
       w.flushing = true;
       setImmediate(flush, w);
@@ -302,7 +251,6 @@ function call(w: Workers, spec: number, input: TransformInput): Promise<unknown>
   });
 }
 
-/** Kills every worker (stopped ones included) and waits for their exits, which SIGKILL makes prompt. */
 async function close(w: Workers): Promise<void> {
   w.closed = true;
   const err = new Error('the transforms were closed');

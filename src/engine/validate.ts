@@ -8,7 +8,6 @@ import type { AgentAction, WakeAction } from '../action.js';
 
 /** Where an action's text came from and whether it may skip the untrusted-content fence. */
 export interface ActionOrigin {
-  /** `wake`, `agent` or `mapping:<id>`. */
   source: string;
   unsafe: boolean;
 }
@@ -19,13 +18,10 @@ export interface ActionOrigin {
  * or `session_key_not_allowed`.
  */
 export interface ActionValidator {
-  /** A `/wake` body `{text, mode?}`; unknown fields are ignored. */
   wake(body: unknown, origin: ActionOrigin): WakeAction;
-  /** An `/agent` body; `deliverDefault` is true on `/agent`, the mapping's `deliver` (default false) on mappings. */
   agent(body: unknown, origin: ActionOrigin, deliverDefault: boolean): AgentAction;
 }
 
-/** What to say about a field whose value has the wrong type or is not one of the allowed values. */
 const FIELD_RULES: Record<string, string> = {
   text: 'text must be a non-empty string',
   message: 'message must be a non-empty string',
@@ -45,7 +41,6 @@ const FIELD_RULES: Record<string, string> = {
   waitForCompletion: 'waitForCompletion must be true or false',
 };
 
-// Once per process: the schemas do not depend on the config. Compiled by the build (action-schemas.ts).
 const { wake: validateWakeBody, agent: validateAgentBody } = actionCheckers();
 
 interface WakeBody {
@@ -73,7 +68,6 @@ function invalid(message: string): HookError {
   return new HookError('invalid_payload', message);
 }
 
-/** The first schema error as one sentence naming the field (never the value). */
 function describe(error: ErrorObject, body: unknown): string {
   if (error.keyword === 'required') return `${String(error.params.missingProperty)} is required`;
   const field = error.instancePath.slice(1);
@@ -83,18 +77,15 @@ function describe(error: ErrorObject, body: unknown): string {
   return FIELD_RULES[field] ?? `${field} is invalid`;
 }
 
-/** Trimmed text, or undefined for absent, null and blank. */
 function optionalText(value: string | null | undefined): string | undefined {
   if (value === undefined || value === null) return undefined;
   const trimmed = value.trim();
   return trimmed === '' ? undefined : trimmed;
 }
 
-// The free-text fields hooks.maxTextLength bounds (sessionKey has its own 200).
 const WAKE_STRINGS = ['text'] as const;
 const AGENT_STRINGS = ['message', 'name', 'to', 'model'] as const;
 
-/** A session key or prefix as compared: NFKC, then lower case (what JavaScript has of a case fold). */
 function fold(text: string): string {
   return text.normalize('NFKC').toLowerCase();
 }
@@ -103,17 +94,14 @@ function fold(text: string): string {
 export function createValidator(config: Config, uuid: () => string = uuidv7): ActionValidator {
   const prefixes = config.hooks.allowedSessionKeyPrefixes.map(fold);
   const maxText = config.hooks.maxTextLength;
-  // Never empty: the loader refuses a list that admits no key at all.
   const prefixRule = `sessionKey must start with one of: ${config.hooks.allowedSessionKeyPrefixes.join(', ')}`;
   const defaultSessionKey = config.hooks.defaultSessionKey;
   const agentId = config.agent.id;
   const aliases = config.agent.aliases;
-  // An allowed alias admits its target too: `allowedModels: [fast]` with `fast: tiny-1b`
-  // allows asking for tiny-1b by name (README "agent.allowedModels").
+  // An allowed alias admits its target by name too (README "agent.allowedModels").
   const allowedModels = new Set(config.agent.allowedModels.flatMap((m) => (Object.hasOwn(aliases, m) ? [m, aliases[m]!] : [m])));
   const modelRule = `model is not in agent.allowedModels (allowed: ${config.agent.allowedModels.join(', ')})`;
   // A provider that cannot deliver is refused up front (CONTRACT.md §9), with what to configure.
-  // Not in forward mode: the upstream delivers, with its own providers (README "Forward mode").
   const providerRules = new Map<string, string>();
   if (config.runtime.kind === 'local') for (const p of PROVIDERS) {
     const problem = unconfiguredProvider(p, config.providers);
@@ -122,15 +110,10 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
 
   function sessionKeyOf(given: string | null | undefined): string {
     if (given === undefined || given === null) return defaultSessionKey || `hook:${uuid()}`;
-    // The key is kept in NFKC form: a Kelvin sign (U+212A) or a fullwidth letter becomes
-    // the letter it stands for, so the key that is stored is the key that was checked, and
-    // two spellings that look alike name one session (Unicode UAX #15, TR36 §2.10).
+    // Stored as checked: look-alike spellings name one session (Unicode UAX #15, TR36 §2.10).
     const key = given.trim().normalize('NFKC');
-    // Length and control characters first: such a key is malformed whatever its prefix.
     const rule = sessionKeyRule(key);
     if (rule) throw invalid(`sessionKey ${rule}`);
-    // Case-insensitive, on the key's own first characters: 'h\u0130x' lower-cases to
-    // 'hi\u0307x', which starts with "hi" though the key does not.
     for (const prefix of prefixes) if (fold(key.slice(0, prefix.length)) === prefix) return key;
     throw new HookError('session_key_not_allowed', prefixRule);
   }
@@ -145,7 +128,6 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
     return resolved;
   }
 
-  /** Every string field of the body within hooks.maxTextLength (direct requests, templates and transforms alike). */
   function checkLengths(body: Record<string, unknown>, fields: readonly string[]): void {
     for (const field of fields) {
       const value = body[field];
@@ -170,8 +152,6 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       if (b.provider != null && b.channel != null && b.provider !== b.channel) {
         throw invalid('provider and channel disagree: channel is an alias of provider, send one of them');
       }
-      // One agent here: an OpenClaw client naming another would reach the wrong one. Case-
-      // insensitive, as OpenClaw normalises agent ids to lower case.
       if (b.agentId != null && b.agentId.trim().toLowerCase() !== agentId.toLowerCase()) {
         throw invalid(`agentId names no agent here: the only agent is agent.id (${JSON.stringify(agentId)})`);
       }
@@ -181,10 +161,8 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       if (deliver && provider !== 'last' && to === undefined) {
         throw invalid(`to is required when deliver is true and provider is ${provider}`);
       }
-      // Only a reply that will be sent needs its provider (OpenClaw clients name one anyway).
       const providerRule = deliver ? providerRules.get(provider) : undefined;
       if (providerRule) throw invalid(providerRule);
-      // Built key by key so the JSON of `hookrelay test` reads in a stable, natural order.
       const action = { kind: 'agent', message: b.message.trim() } as AgentAction;
       const name = optionalText(b.name);
       if (name !== undefined) action.name = name;

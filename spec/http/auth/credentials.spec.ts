@@ -214,7 +214,7 @@ describe('cli: the admin token in check and serve (CONTRACT.md §4)', function (
     fs.writeFileSync(file, JSON.stringify(config));
     return file;
   };
-  const cli = (...args: string[]) => run(process.execPath, [BIN, ...args], { cwd: ROOT, timeout: 30000 }).then(
+  const cli = (...args: string[]) => run(BIN, [...args], { cwd: ROOT, timeout: 30000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
   );

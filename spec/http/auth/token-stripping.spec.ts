@@ -70,7 +70,7 @@ describe('http: the token never reaches a transform, whichever way it came', () 
     const payload = path.join(dir, 'payload.json');
     fs.writeFileSync(payload, '{}');
     const out = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, [BIN, 'test', 'spy', '--payload', payload, '--config', config, '-q', `token=${TOKEN}`, '-q', 'x=1', '-H', `Authorization=Bearer ${TOKEN}`], { cwd: ROOT }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+      execFile(BIN, ['test', 'spy', '--payload', payload, '--config', config, '-q', `token=${TOKEN}`, '-q', 'x=1', '-H', `Authorization=Bearer ${TOKEN}`], { cwd: ROOT }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
     });
     expect(out).to.not.include(TOKEN);
     const seenByTransform = JSON.parse(JSON.parse(out).text);

@@ -8,7 +8,7 @@ function check(config: unknown): Promise<{ code: number; stdout: string; stderr:
   const file = path.join(tmpDir(), 'hookrelay.json');
   fs.writeFileSync(file, JSON.stringify(config));
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) => {
+    execFile(BIN, ['check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });

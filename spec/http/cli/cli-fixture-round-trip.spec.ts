@@ -7,7 +7,7 @@ import { BIN, ROOT, freePort, startGateway, tmpDir, until, type Gateway } from '
 
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => {
+    execFile(BIN, [...args], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });

@@ -8,7 +8,7 @@ import { BIN, ROOT, call, freePort, startGateway, tmpDir } from '../../support/g
 /** Runs the bin; stdout as raw bytes (what reaches the terminal). */
 function run(args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'buffer', timeout: 30000 }, (err, stdout, stderr) => {
+    execFile(BIN, [...args], { cwd: ROOT, encoding: 'buffer', timeout: 30000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr: stderr.toString('utf8') });
     });
   });

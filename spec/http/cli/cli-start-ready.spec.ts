@@ -19,7 +19,7 @@ describe('serve: says which config it loaded, and "ready" only once /healthz ans
   async function startedOutput(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
     const out = path.join(cwd, `out-${Date.now()}.log`);
     const fd = fs.openSync(out, 'w');
-    const proc = spawn(process.execPath, [BIN, 'serve', ...args], { cwd, stdio: ['ignore', fd, fd], env: { ...process.env, HOOKRELAY_CONFIG: '', ...env } });
+    const proc = spawn(BIN, ['serve', ...args], { cwd, stdio: ['ignore', fd, fd], env: { ...process.env, HOOKRELAY_CONFIG: '', ...env } });
     fs.closeSync(fd);
     const exited = new Promise<void>((r) => proc.on('exit', () => r()));
     const read = () => fs.readFileSync(out, 'utf8');

@@ -19,7 +19,7 @@ describe('serve: config lookup and --host/--port', function () {
 
   /** Starts `serve ARGS` in `cwd` and resolves once one of `ports` answers /healthz. */
   async function serve(cwd: string, args: string[], ports: number[], env: Record<string, string> = {}): Promise<Started> {
-    const proc = spawn(process.execPath, [BIN, 'serve', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOOKRELAY_CONFIG: '', ...env } });
+    const proc = spawn(BIN, ['serve', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOOKRELAY_CONFIG: '', ...env } });
     let log = '';
     proc.stdout!.on('data', (d) => { log += d; });
     proc.stderr!.on('data', (d) => { log += d; });
@@ -89,7 +89,7 @@ describe('serve: config lookup and --host/--port', function () {
   /** Runs `serve ARGS` in `dir` on a config without a token, until it exits. */
   const runIn = (dir: string, args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolve) => {
     fs.writeFileSync(path.join(dir, 'hookrelay.yaml'), 'server: { port: 0 }\ndataDir: ./data\n');
-    const p = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: dir, env: { ...process.env, HOOKRELAY_CONFIG: '' } });
+    const p = spawn(BIN, ['serve', ...args], { cwd: dir, env: { ...process.env, HOOKRELAY_CONFIG: '' } });
     let stderr = '';
     p.stderr.on('data', (d) => { stderr += d; });
     p.on('exit', (code) => resolve({ code, stderr }));

@@ -9,7 +9,7 @@ function run(args: string[], unset: string[]): Promise<{ code: number; stdout: s
   const env = { ...process.env };
   for (const name of unset) delete env[name];
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env, timeout: 30000 }, (err, stdout, stderr) => {
+    execFile(BIN, [...args], { cwd: ROOT, env, timeout: 30000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });

@@ -11,7 +11,7 @@ describe('cli: the shipped fixtures pass against hookrelay.example.yaml', functi
 
   it('hookrelay test --fixtures fixtures --config hookrelay.example.yaml exits 0', async () => {
     const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, 'test', '--fixtures', 'fixtures', '--config', 'hookrelay.example.yaml'], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => {
+      execFile(BIN, ['test', '--fixtures', 'fixtures', '--config', 'hookrelay.example.yaml'], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => {
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
       });
     });

@@ -220,7 +220,7 @@ describe('http: run callbacks (real bin)', function () {
     });
     const file = `${dir}/hookrelay.json`;
     fs.writeFileSync(file, JSON.stringify(cfg));
-    const out = await promisify(execFile)(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT }).then(() => ({ code: 0, stderr: '', stdout: '' }), (e) => e);
+    const out = await promisify(execFile)(BIN, ['check', '--config', file], { cwd: ROOT }).then(() => ({ code: 0, stderr: '', stdout: '' }), (e) => e);
     expect(out.code).to.equal(1);
     const text = `${out.stdout}${out.stderr}`;
     expect(text).to.include('hooks.mappings[0].callback: needs hooks.callbackSecret');

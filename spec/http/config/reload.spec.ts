@@ -194,7 +194,7 @@ describe('cli: check lists every problem in one pass (CONTRACT.md §2)', functio
       const file = path.join(tmpDir(), 'hookrelay.yaml');
       fs.writeFileSync(file, text);
       const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
-        execFile(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
+        execFile(BIN, ['check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
           resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
         });
       });
@@ -213,7 +213,7 @@ describe('cli: check lists every problem in one pass (CONTRACT.md §2)', functio
       { match: { path: 'c' }, transform: { module: 'missing.ts' } },
     ] } }));
     const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
+      execFile(BIN, ['check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
       });
     });

@@ -47,11 +47,11 @@ describe('http: reply events from heartbeat turns', function () {
 
   it('hookrelay events prints it, --json and --follow too', async () => {
     const json = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [BIN, 'events', '--config', config, '--json'], { cwd: ROOT }, (err, out) => (err ? reject(err) : resolve(out))));
+      execFile(BIN, ['events', '--config', config, '--json'], { cwd: ROOT }, (err, out) => (err ? reject(err) : resolve(out))));
     const rows = json.trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.find((e) => e.kind === 'reply')).to.include({ text: 'The deploy finished.', source: 'heartbeat' });
 
-    const follow = spawn(process.execPath, [BIN, 'events', '--config', config, '--follow', '--after', String(rows[rows.length - 1].seq)], { cwd: ROOT });
+    const follow = spawn(BIN, ['events', '--config', config, '--follow', '--after', String(rows[rows.length - 1].seq)], { cwd: ROOT });
     try {
       let out = '';
       follow.stdout.on('data', (d) => (out += d));

@@ -64,7 +64,7 @@ describe('flow control: per-mapping concurrency', function () {
     const { BIN, ROOT } = await import('../../support/gateway.js');
     const file = `${dir}/hookrelay.json`;
     fs.writeFileSync(file, JSON.stringify({ hooks: { token: TOKEN, mappings: [{ id: 'a', match: { path: 'a' }, messageTemplate: 'x', concurrency: 0 }] } }));
-    const r = await new Promise<{ code: number; out: string }>((resolve) => execFile(process.execPath, [BIN, 'check', '--config', file], { cwd: ROOT }, (err, stdout, stderr) =>
+    const r = await new Promise<{ code: number; out: string }>((resolve) => execFile(BIN, ['check', '--config', file], { cwd: ROOT }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code) : 0, out: stdout + stderr })));
     expect(r.code).to.equal(1);
     expect(r.out).to.match(/hooks\.mappings\[0\]\.concurrency: must be >= 1/);

@@ -9,7 +9,7 @@ const TOKEN = 'flow-pause-token';
 /** The real bin: exit code and output. */
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) =>
+    execFile(BIN, [...args], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
   });
 }

@@ -42,7 +42,7 @@ async function startPiped(): Promise<Piped> {
     log: { level: 'info', bufferBytes: BUFFER },
   };
   fs.writeFileSync(path.join(dir, 'hookrelay.json'), JSON.stringify(config));
-  const proc = spawn(process.execPath, [BIN, 'serve', '--config', path.join(dir, 'hookrelay.json')], { cwd: ROOT, stdio: ['ignore', 'ignore', writeFd] });
+  const proc = spawn(BIN, ['serve', '--config', path.join(dir, 'hookrelay.json')], { cwd: ROOT, stdio: ['ignore', 'ignore', writeFd] });
   fs.closeSync(writeFd);
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   let text = '';

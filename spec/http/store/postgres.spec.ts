@@ -60,9 +60,9 @@ describe('http: the real bin on PostgreSQL (store.kind: postgres)', function () 
       expect(events[0]!.seq).to.be.below(events[1]!.seq);
 
       // The read-only commands, beside the running server.
-      const runs = await run(process.execPath, [BIN, 'runs', runId, '--config', gw.configFile], { cwd: ROOT });
+      const runs = await run(BIN, ['runs', runId, '--config', gw.configFile], { cwd: ROOT });
       expect(JSON.parse(runs.stdout)).to.include({ runId, status: 'succeeded' });
-      const ev = await run(process.execPath, [BIN, 'events', '--config', gw.configFile], { cwd: ROOT });
+      const ev = await run(BIN, ['events', '--config', gw.configFile], { cwd: ROOT });
       expect(ev.stdout).to.match(/^#\d+ \S+ wake wake: hello from pg$/m);
     } finally {
       await fake.close();

@@ -13,7 +13,7 @@ const TOKEN = 'store-copy-token';
 /** The real bin: exit code, stdout, stderr (a failure is an answer here, not an error). */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await exec(process.execPath, [BIN, ...args], { cwd: ROOT });
+    const r = await exec(BIN, [...args], { cwd: ROOT });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

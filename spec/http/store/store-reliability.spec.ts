@@ -59,7 +59,7 @@ describe('store reliability (real server processes)', function () {
     const second = path.join(dir, 'second.json');
     fs.writeFileSync(second, JSON.stringify({ ...config, server: { ...config.server, port: await freePort() } }));
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, 'serve', '--config', second], { cwd: ROOT, timeout: 15000 }, (err, _out, stderr) =>
+      execFile(BIN, ['serve', '--config', second], { cwd: ROOT, timeout: 15000 }, (err, _out, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr }));
     });
     expect(r.code, r.stderr).to.equal(1);
@@ -111,7 +111,7 @@ describe('store reliability (real server processes)', function () {
     fs.writeFileSync(file, JSON.stringify(config));
     // 2048 blocks of 512 bytes (dash's unit): 1 MiB per file. Node ignores SIGXFSZ, so a
     // write past it fails with EFBIG instead of killing the process.
-    const proc = spawn('sh', ['-c', 'ulimit -f 2048; exec "$0" "$@"', process.execPath, BIN, 'serve', '--config', file], {
+    const proc = spawn('sh', ['-c', 'ulimit -f 2048; exec "$0" "$@"', BIN, 'serve', '--config', file], {
       cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(proc);

@@ -59,7 +59,7 @@ function freePort() {
 function pass(file) {
   const rest = [...args];
   rest[at + 1] = file;
-  const p = spawn(process.execPath, [BIN, ...rest], { stdio: 'inherit' });
+  const p = spawn(BIN, [...rest], { stdio: 'inherit' });
   p.on('exit', (code, sig) => process.exit(code ?? (sig ? 1 : 0)));
 }
 
@@ -72,7 +72,7 @@ async function startInstance(name) {
     server: { ...c.server, port, trustedProxies: [...(c.server?.trustedProxies ?? []), '127.0.0.1'] },
     dataDir: `${c.dataDir ?? path.join(base, '.hookrelay')}-${name}`,
   }));
-  const proc = spawn(process.execPath, [BIN, 'serve', '--config', file], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const proc = spawn(BIN, ['serve', '--config', file], { stdio: ['ignore', 'inherit', 'inherit'] });
   started.push(proc);
   const exited = new Promise((r) => proc.on('exit', (code) => r(code)));
   const deadline = Date.now() + 40000;

@@ -67,7 +67,7 @@ describe('engine/handlebars', () => {
       expect(render('{{#__proto__}}leak{{else}}none{{/__proto__}}', ctx)).to.equal('none');
     });
 
-    it('returns constant text without calling Handlebars', () => {
+    it('renders constant text, without its comments', () => {
       expect(render('GitHub {{!-- note --}}', {})).to.equal('GitHub ');
     });
 
