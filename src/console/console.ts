@@ -33,7 +33,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export interface ConsoleDeps {
-  engine: Pick<Engine, 'map' | 'match' | 'fanOut' | 'response' | 'methods'>;
+  engine: Pick<Engine, 'decide' | 'methods'>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
   /** Replays a kept request through the listener (http/replay.ts). */
   replay: (row: RequestRecord) => Promise<Replayed>;
@@ -42,8 +42,6 @@ export interface ConsoleDeps {
   /** What a request's fixture download runs (fixtures/run-fixture.ts). */
   fixtures: FixtureContext;
   maxBodyBytes: number;
-  /** `hooks.acceptStatus`, for the playground's status. */
-  acceptStatus: number;
   auth: Auth;
   sessions: Sessions;
   clientAddress: (req: IncomingMessage) => string;
@@ -96,7 +94,7 @@ export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): C
       signedWith = adminTokens;
       const hooks = config.hooks;
       return createConsole({
-        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes, acceptStatus: hooks.acceptStatus,
+        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
         fixtures: fixtureContext(config, deps.engine, deps.now),
         auth, sessions, clientAddress, trustedPeer, log, now: deps.now, replay, adminTokenAt,
         servesHost: createHostCheck(config.server, trustedPeer),

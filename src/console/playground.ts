@@ -7,10 +7,8 @@ import { readBody } from './read-body.js';
 
 /** The playground: a payload rendered through the mappings as `hookrelay test` does; nothing is dispatched or stored. */
 export interface PlaygroundDeps {
-  engine: Pick<Engine, 'map' | 'match' | 'fanOut' | 'response' | 'methods'>;
+  engine: Pick<Engine, 'decide' | 'methods'>;
   hooksPath: string;
-  /** `hooks.acceptStatus`: the status the dry run says an accepted agent action gets. */
-  acceptStatus: number;
   maxBodyBytes: number;
   now: () => Date;
 }
@@ -40,7 +38,7 @@ export async function playground(deps: PlaygroundDeps, ex: Exchange): Promise<vo
       headers,
       query: text(input.query, 'query').replace(/^\?/, ''),
       now: deps.now(),
-    }, { acceptStatus: deps.acceptStatus });
+    });
     answerJson(ex, 200, { ok: true, output });
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;

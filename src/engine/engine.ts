@@ -12,6 +12,7 @@ import { callbackField, withCallback } from './callback-field.js';
 import { HookError } from '../errors.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
+import { decider, type Decision, type DecidePorts, type DecideRequest } from './decide.js';
 
 export type { WhenFailure };
 
@@ -35,6 +36,8 @@ export interface EngineOptions {
 export interface Engine {
   /** Mapping ids in match order (user mappings, then presets), for logs. */
   readonly mappings: readonly string[];
+  /** The one call per request (decide.ts): no match (and why), a fixed answer, a repeat, or the actions with their keys. */
+  decide(req: DecideRequest, ports?: DecidePorts): Promise<Decision>;
   /**
    * `POST {path}/NAME`: match → render/transform → validate. Throws HookError. `matched`: the
    * request's {@link match}, already made — it is mapped without matching again.
@@ -179,7 +182,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     return result;
   }
 
-  return {
+  const engine: Omit<Engine, 'decide'> = {
     mappings: Object.freeze(mappings.map((m) => m.id)),
     async map(req, matched) {
       const mapping = matched === undefined ? (await match(req)).mapping : byId.get(matched.mappingId);
@@ -208,6 +211,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     methods: (name) => methodsByName.get(name) ?? anyNameMethods,
     close: transforms.close,
   };
+  return { ...engine, decide: decider(engine, hooks) };
 }
 
 /**

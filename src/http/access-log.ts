@@ -51,10 +51,7 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
     requests?.closed(ex);
     // Its connection keeps the record until its next request (server.ts): not the body. (An
     // unanswered request's handler may still be at work: its client left, and so does the record.)
-    if (ex.answered) {
-      ex.raw = undefined;
-      ex.payload = undefined;
-    }
+    if (ex.answered) ex.raw = undefined;
     if (!logging) return;
     const url = ex.req.url ?? '';
     const q = url.indexOf('?');

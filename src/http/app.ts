@@ -8,7 +8,7 @@ import { bodyParser } from './body.js';
 import { createBodyLimits, type BodyLimits } from './body-limits.js';
 import { exchangeOf, type Exchange, type ExchangeContext } from './exchange.js';
 import { readRoutes } from './reads.js';
-import { sendHandlers, type RouteDeps } from './routes.js';
+import { sendHandler, type RouteDeps } from './routes.js';
 
 /*
  * Koa's role here, in STYLE.md's terms.
@@ -56,8 +56,9 @@ export type AppHandler = (ex: Exchange) => Promise<void>;
 /** The part of one config that serves the requests the gate let through. */
 export function createApp(deps: AppDeps): AppHandler {
   const guard = errorHandler(deps.log, () => deps.store.commitProblem());
-  const readBody = bodyParser(deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] }), deps.bodyTimeoutMs, deps.signatures);
-  const send = sendHandlers(deps);
+  const bodyLimit = deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] });
+  const readBody = bodyParser(bodyLimit, deps.bodyTimeoutMs);
+  const send = sendHandler(deps, bodyLimit);
   let admin: Promise<ReturnType<Koa['callback']>> | undefined;
   return function app(ex) {
     const kind = ex.route!.kind;
@@ -70,8 +71,7 @@ export function createApp(deps: AppDeps): AppHandler {
       admin ??= import('koa').then((m) => koaApp(m.default, deps, guard).callback());
       return admin.then((serve) => serve(ex.req, ex.res)).catch(failed);
     }
-    const handler = send[kind];
-    return guard(ex, () => readBody(ex).then(() => handler(ex))).catch(failed);
+    return guard(ex, () => readBody(ex).then(() => send(ex))).catch(failed);
   };
 }
 

@@ -7,34 +7,31 @@ import { exchangeOf, type Exchange } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { ROUTE_METHODS } from './routes-table.js';
-import type { Signatures } from './signatures.js';
 import type { BodyLimit, BodyLimits } from './body-limits.js';
 
 /**
- * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
- * streamed bodies; 408 past `bodyTimeoutMs`) and turns it into the payload (payload.ts: JSON
- * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`; multipart.ts:
- * a multipart form on mapped hooks), on the
- * request's record: `raw`, `signedBy`, `payload`. Only the send routes (POST) have a body to read.
+ * Reads the request body onto the request's record (`raw`): decoded; 413 past the route's body
+ * limit on the wire or decoded, also for streamed bodies; 408 past `bodyTimeoutMs`; 415 for an
+ * unknown Content-Encoding. Only the send routes have a body to read; it is parsed
+ * ({@link payloadOf}) once engine/decide.ts has checked its signature on these bytes, as
+ * senders sign before content-coding.
  */
-export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
-  return async function parseBody(ex: Exchange): Promise<void> {
+export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number) {
+  return async function readBody(ex: Exchange): Promise<void> {
     const route = ex.route!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return;
-    // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8); the
-    // request log keeps them under hooks.keepBodies.
-    const limit = bodyLimit(route);
-    const raw = await readLimited(ex, limit, bodyTimeoutMs);
-    ex.raw = raw;
-    // Signatures are checked on these bytes — the body after Content-Encoding is removed, as
-    // senders sign before content-coding — before anything is parsed (signatures.ts); a console
-    // replay's too: it goes with its route's checks (CONTRACT.md §11), and the request log keeps
-    // no signature headers, so the console does not offer one to a `verify` route.
-    ex.signedBy = signatures.check(ex, raw);
-    const type = ex.req.headers['content-type'];
-    // A form's fields and file list (multipart.ts), on mapped hooks only: /wake and /agent take JSON.
-    ex.payload = route.kind === 'mapped' && isMultipart(type) ? await parseMultipart(raw, type, limit.bytes) : parsePayload(raw, type, route.kind === 'mapped');
+    ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
   };
+}
+
+/**
+ * The body as a payload (payload.ts: JSON whatever the Content-Type, form data on mapped hooks,
+ * an empty body as `{}`; multipart.ts: a multipart form on mapped hooks; /wake and /agent take JSON).
+ */
+export function payloadOf(ex: Exchange, maxBytes: number): Record<string, unknown> | Promise<Record<string, unknown>> {
+  const type = ex.req.headers['content-type'];
+  const mapped = ex.route!.kind === 'mapped';
+  return mapped && isMultipart(type) ? parseMultipart(ex.raw!, type, maxBytes) : parsePayload(ex.raw!, type, mapped);
 }
 
 /**

@@ -4,7 +4,6 @@ import type { ErrorCode } from '../errors.js';
 import type { Sender } from './auth.js';
 import type { ReadState } from './body.js';
 import type { Route } from './routes-table.js';
-import type { SignedBy } from './signatures.js';
 
 const NO_HEADERS: ReadonlySet<string> = new Set();
 
@@ -45,12 +44,6 @@ export interface Exchange {
   reading: ReadState | undefined;
   /** The body's bytes as read (decoded): what a signature, an idempotency key and the request log see. */
   raw: Buffer | undefined;
-  /** The body as a payload (payload.ts). */
-  payload: Record<string, unknown> | undefined;
-  /** The mapping ids whose `verify` passed on the body (signatures.ts). */
-  signedBy: SignedBy | undefined;
-  /** The header holding the message id a valid signature covered: the request's idempotency key (idempotency.ts). */
-  signedKey: string | undefined;
   /** The error code it was refused or failed with. */
   error: ErrorCode | undefined;
   /** Answered with the stored first answer of its idempotency key (`Idempotent-Replayed`). */
@@ -85,9 +78,6 @@ export function openExchange(req: IncomingMessage, res: ServerResponse): Exchang
     replayOf: undefined,
     reading: undefined,
     raw: undefined,
-    payload: undefined,
-    signedBy: undefined,
-    signedKey: undefined,
     error: undefined,
     replayed: false,
     committed: false,

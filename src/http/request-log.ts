@@ -4,7 +4,6 @@ import { keptHead } from '../credentials.js';
 import { printable } from '../printable.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { NewRequestLog } from '../store/records.js';
-import type { Store } from '../store/store.js';
 import { createAddressCounts } from './address-counts.js';
 import type { Exchange } from './exchange.js';
 import { isMultipart } from './multipart.js';
@@ -127,14 +126,14 @@ export interface RequestLogger {
   closed(ex: Exchange): void;
   /**
    * Resolves once the row of the request with this X-Request-Id is stored, or after
-   * `timeoutMs`: a console replay waits for its own row. Only replays are waited for: their
-   * rows are written at once, not buffered.
+   * `timeoutMs`: a console replay waits for its own row. Only replays are waited for: the buffer
+   * is flushed at once for their rows.
    */
   stored(requestId: string, timeoutMs: number): Promise<void>;
 }
 
 /** `addressOf`: the listener's client address (trustedProxies-aware, client-address.ts), asked only of a refusal. */
-export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store, 'logRequests'>, addressOf: (req: IncomingMessage) => string): RequestLogger {
+export function createRequestLogger(buffer: RequestLogBuffer, addressOf: (req: IncomingMessage) => string): RequestLogger {
   const waiting = new Map<string, () => void>();
   const refusals = createAddressCounts(MINUTE_MS, REFUSING_ADDRESSES);
   const settle = (id: string | undefined) => {
@@ -156,9 +155,10 @@ export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store,
         buffer.offer(closedRow, ex);
         return;
       }
+      // A replay's row is written at once: the console waits for it (replay.ts).
       const done = () => settle(requestIdOf(ex));
-      if (ex.committed) done();
-      else store.logRequests([requestRow(ex, status)!]).then(done, done);
+      if (ex.committed || !buffer.offer(closedRow, ex)) done();
+      else buffer.flush().then(done, done);
     },
     stored(requestId, timeoutMs) {
       return new Promise<void>((resolve) => {

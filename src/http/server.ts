@@ -41,7 +41,7 @@ export interface Listener {
 }
 
 /** What the routes need besides the config's own settings; the request log's store side and buffer (store/request-log.ts). */
-export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'maxWaitSeconds' | 'signatures' | 'store'> & {
+export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'maxWaitSeconds' | 'signatures' | 'store' | 'clientAddress'> & {
   store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState' | 'commitProblem'>;
   requestLog: RequestLogBuffer;
   /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
@@ -106,7 +106,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   const clientAddress = createClientAddress(config.server.trustedProxies);
   const isProxy = trustedBy(config.server.trustedProxies);
   const trustedPeer = (req: http.IncomingMessage) => isProxy(fold(req.socket.remoteAddress ?? ''));
-  const requests = createRequestLogger(deps.requestLog, deps.store, clientAddress);
+  const requests = createRequestLogger(deps.requestLog, clientAddress);
   let url = '';
   const replayer = createReplayer(() => url, requests);
   let current = createHandler(config, deps, clientAddress, trustedPeer, log, replayer);
@@ -201,7 +201,7 @@ function createHandler(
   // Removing or changing a hooks.tokens entry makes a new Auth: it is refused from the next request on.
   const tokens = JSON.stringify([credentials, hooks.allowQueryToken]);
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
-  const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
+  const signatures = createSignatures(hooks.mappings, { auth });
   const bodyLimit = createBodyLimits(hooks);
   const handshakes = createHandshakes(hooks.mappings, { auth, clientAddress });
   // The console takes the admin token: it is there with or without the hooks.
@@ -211,7 +211,7 @@ function createHandler(
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     maxWaitSeconds: hooks.maxWaitSeconds,
-    rates: ratesOf(hooks.mappings),
+    clientAddress,
     maxBodyBytes: hooks.maxBodyBytes,
     bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
@@ -324,11 +324,4 @@ function capPerAddress(server: http.Server, cap: number, isProxy: (address: stri
       else open.set(address, left);
     });
   });
-}
-
-/** Mapping id → `ratePerMinute`, for the mappings that set one; undefined when none does (no lookup per request). */
-function ratesOf(mappings: Readonly<Config>['hooks']['mappings']): ReadonlyMap<string, number> | undefined {
-  const rates = new Map<string, number>();
-  for (const m of mappings) if (m.ratePerMinute !== undefined) rates.set(m.id, m.ratePerMinute);
-  return rates.size > 0 ? rates : undefined;
 }
