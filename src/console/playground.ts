@@ -13,11 +13,7 @@ export interface PlaygroundDeps {
   now: () => Date;
 }
 
-/**
- * POST `/console/playground`: `{name, method?, payload, headers, query}` in JSON → `{ok, output}`
- * or `{ok, problem}`; the output is `hookrelay test`'s, with the status the listener would
- * answer and a mapping's own `response`.
- */
+/** POST `/console/playground`: `{name, method?, payload, headers, query}` → `{ok, output}` (`hookrelay test`'s) or `{ok, problem}`. */
 export async function playground(deps: PlaygroundDeps, ex: Exchange): Promise<void> {
   // The body is a payload, headers and a query in JSON: room for a payload of maxBodyBytes, escaped.
   const raw = await readBody(ex.req, deps.maxBodyBytes * 2 + 16 * 1024);

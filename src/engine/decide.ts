@@ -1,7 +1,7 @@
 import type { Action } from '../action.js';
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
-import { IDEMPOTENCY_HEADERS, checkIdempotencyKey, requestHash, scopedKeyHash } from '../idempotency-key.js';
+import { bodyKey, checkSameRequest, headerKey, itemsOf, requestKey, type Item, type KeptAnswer, type KeyLookup, type RequestKey } from './request-keys.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import { requestHeaders, templateQuery, templateUrl } from './context.js';
 import type { Engine, WhenFailure } from './engine.js';
@@ -45,26 +45,13 @@ export interface Signed {
   signedKey?: string;
 }
 
-/** A first answer an idempotency key keeps (the store's row). */
-export interface KeptAnswer {
-  requestHash: string;
-  status: number;
-  body: string;
-}
-
-/** A key ready for the store: the scoped key's hash and the fingerprint of what it guards. */
-export interface RequestKey {
-  key: string;
-  requestHash: string;
-}
-
 /**
  * What decide() may ask outside the engine, injected like the clock: the first answers kept
  * for keys (absent: no key is read, as in a dry run), and the signature check of the body
  * (http/signatures.ts; absent: no signature is asked for).
  */
 export interface DecidePorts {
-  keys?: (hashes: string[]) => Promise<readonly (KeptAnswer | undefined)[]>;
+  keys?: KeyLookup;
   verify?: (body: Uint8Array) => Signed | undefined;
 }
 
@@ -73,12 +60,6 @@ export interface Rendered {
   status: number;
   body: string;
   own?: MappingAnswer;
-}
-
-/** A forEach item's key and, when it was acted on before, its first answer (`replayed: true`). */
-export interface Item {
-  key?: RequestKey;
-  replayed?: Record<string, unknown>;
 }
 
 /** The `?wait` of `/agent` (CONTRACT.md §14). */
@@ -247,24 +228,6 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
 }
 
 /**
- * forEach with an `idempotencyKey` template (CONTRACT.md §8): each item's key is looked up on
- * its own (one read for all), so a retried batch acts only on the items not acted on yet.
- */
-async function itemsOf(actions: readonly Action[], route: string, raw: Uint8Array, keys: DecidePorts['keys']): Promise<Item[]> {
-  const items: Item[] = actions.map((a) => (a.idempotency ? { key: requestKey(route, a.idempotency.key, a.idempotency.item ?? raw) } : {}));
-  const asked = items.flatMap((it, i) => (it.key ? [i] : []));
-  if (keys === undefined || asked.length === 0) return items;
-  const stored = await keys(asked.map((i) => items[i]!.key!.key));
-  asked.forEach((i, j) => {
-    const s = stored[j];
-    if (!s) return;
-    checkSameRequest(s, items[i]!.key!, `actions[${i}].idempotencyKey`);
-    items[i]!.replayed = { ...(JSON.parse(s.body) as Record<string, unknown>), replayed: true };
-  });
-  return items;
-}
-
-/**
  * Admission to a mapping, checked before its `match.when` (CONTRACT.md §12): a scoped hooks
  * token must reach it (§4: a valid credential, so 403); a request let through by signature must
  * have been signed for it, by a mapping that takes a signature in place of the token.
@@ -298,45 +261,6 @@ function noMapping(req: DecideRequest): HookError {
 }
 
 /**
- * The request's header key, checked; undefined when there is none. A message id the valid
- * signature covered (`webhook-id`, `svix-id`) is the key, whatever else was sent: an unsigned
- * header could be changed by anyone replaying a captured request (CONTRACT.md §8).
- */
-function headerKey(headers: DecideRequest['headers'], signed: string | undefined): string | undefined {
-  if (signed !== undefined) return checkIdempotencyKey(String(headers[signed]), `header ${signed}`);
-  for (const name of IDEMPOTENCY_HEADERS) {
-    const value = headers[name];
-    if (value === undefined || value === '') continue;
-    return checkIdempotencyKey(Array.isArray(value) ? value.join(', ') : value, `header ${name}`);
-  }
-  return undefined;
-}
-
-/**
- * An `/agent` body's own `idempotencyKey` (CONTRACT.md §8): OpenClaw clients send it there
- * (openclaw/openclaw src/gateway/hooks.ts `resolveHookIdempotencyKey`); a header key comes first.
- */
-function bodyKey(payload: Record<string, unknown>, raw: Uint8Array): RequestKey | undefined {
-  const given = payload.idempotencyKey;
-  if (given === undefined || given === null) return undefined;
-  if (typeof given !== 'string') throw new HookError('invalid_payload', 'idempotencyKey must be a string');
-  const key = checkIdempotencyKey(given.trim(), 'idempotencyKey');
-  return key === undefined ? undefined : requestKey('agent', key, raw);
-}
-
-/** `key` scoped to `route` (`wake`, `agent`, `mapping:<id>`), guarding `what` (the body bytes, or a forEach item's JSON). */
-export function requestKey(route: string, key: string, what: Uint8Array | string): RequestKey {
-  return { key: scopedKeyHash(route, key), requestHash: requestHash(route, what) };
-}
-
-/** Throws 422 `idempotency_key_reused` unless `stored` was kept for the same request. */
-export function checkSameRequest(stored: KeptAnswer, key: RequestKey, label: string): void {
-  if (stored.requestHash !== key.requestHash) {
-    throw new HookError('idempotency_key_reused', `${label}: this key was already used for a different request on this route; a repeat must send the same body, a new request needs a new key`);
-  }
-}
-
-/**
  * `?wait=S` waits for the run's end; OpenClaw's `"waitForCompletion": true` for its end and
  * its reply's delivery, up to `hooks.maxWaitSeconds` (CONTRACT.md §14, docs/callbacks.md).
  */
@@ -350,3 +274,5 @@ function agentWait(query: string, payload: Record<string, unknown>, maxWaitSecon
   }
   return { ms: Math.round(s * 1000), completion };
 }
+
+export type { Item, KeptAnswer, RequestKey };

@@ -1,6 +1,7 @@
 import { HookError } from '../errors.js';
 import type { KeyClaim, Runtime } from '../dispatch/runtime.js';
-import { checkSameRequest, type Act, type RequestKey } from '../engine/decide.js';
+import type { Act } from '../engine/decide.js';
+import { checkSameRequest, type RequestKey } from '../engine/request-keys.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { answerJson } from './answer.js';
@@ -11,13 +12,11 @@ import { requestRow } from './request-log.js';
 import { waitedAnswer } from './wait.js';
 
 /**
- * Carrying out the engine's `act` decision (engine/decide.ts): commit the actions with their
- * idempotency keys and the request log's row in one store commit, then answer — or, when a
- * concurrent request with the same key committed first, answer as its repeat. The dispatcher
- * draws the ids (`prepare`) and commits (`commit`); it never calls back into the listener.
+ * The engine's `act` decision carried out (engine/decide.ts): the actions, their keys and the
+ * request log's row in one commit, then the answer — or a repeat's, when a concurrent request
+ * with the same key committed first.
  */
 export interface AcceptDeps {
-  /** `hooks.acceptStatus`: the status of an accepted agent action. */
   acceptStatus: number;
   dispatch: Pick<Runtime, 'prepare' | 'commit' | 'waitRun'>;
   store: Pick<Store, 'findKeys' | 'takeRate' | 'returnRate'>;
@@ -36,11 +35,7 @@ function statusOf(deps: AcceptDeps, accepted: readonly Record<string, unknown>[]
   return accepted.some((a) => a.action === 'agent') ? deps.acceptStatus : 200;
 }
 
-/**
- * Commits every action under the request's key and answers. Resolves true when it acted on
- * nothing: a concurrent request with the key committed first, and this one was answered as its
- * replay. With a `wait`, the answer once the run ended replaces it; the key and the row keep the accept's.
- */
+/** Commits every action under the request's key and answers; true when a concurrent request's commit held the key. */
 async function acceptAll(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?: () => Promise<void>): Promise<boolean> {
   await beforeCommit?.();
   const prepared = deps.dispatch.prepare(d.actions);
@@ -63,7 +58,6 @@ async function acceptAll(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?: 
   return true;
 }
 
-/** The key's kept answer, read back: true when it was answered. */
 async function replayed(deps: AcceptDeps, ex: Exchange, key: RequestKey): Promise<boolean> {
   const [stored] = await deps.store.findKeys([key.key]);
   if (!stored) return false;
@@ -73,11 +67,9 @@ async function replayed(deps: AcceptDeps, ex: Exchange, key: RequestKey): Promis
 }
 
 /**
- * forEach with an `idempotencyKey` template (CONTRACT.md §8): the items the engine found no
- * first answer for are committed, each under its own key; the answer lists every item, those
- * acted on before with their first answers. A key taken meanwhile by a concurrent request (held
- * at commit) is read back. `beforeCommit` runs only when some item is new: a batch of replays is
- * not counted against the rate. Resolves true when that ran but nothing was acted on.
+ * forEach with an `idempotencyKey` template (CONTRACT.md §8): the items not acted on before are
+ * committed under their own keys; the answer lists every item. `beforeCommit` runs only when some
+ * item is new; true when it ran but concurrent requests took every new key first.
  */
 async function acceptItems(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?: () => Promise<void>): Promise<boolean> {
   const { actions } = d;
@@ -117,7 +109,6 @@ async function acceptItems(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?
   return actedOnNothing;
 }
 
-/** Fills in the kept answers of the held items; false when one of them is not kept. */
 async function readBack(deps: AcceptDeps, indexes: number[], items: Act['items'] & object, answers: Record<string, unknown>[]): Promise<boolean> {
   const stored = await deps.store.findKeys(indexes.map((i) => items[i]!.key!.key));
   return indexes.every((i, j) => {
@@ -129,11 +120,7 @@ async function readBack(deps: AcceptDeps, indexes: number[], items: Act['items']
   });
 }
 
-/**
- * A mapping's `ratePerMinute` (CONTRACT.md §14): counted in the mapping's sliding 60 s window,
- * or refused with 429 and `Retry-After` in whole seconds. Taken last before the commit, so that
- * refused, invalid and replayed requests never count.
- */
+/** A mapping's `ratePerMinute` (CONTRACT.md §14): taken last before the commit, so refused and replayed requests never count. */
 async function limitRate(deps: AcceptDeps, mappingId: string, perMinute: number): Promise<void> {
   const waitMs = await deps.store.takeRate(`mapping:${mappingId}`, perMinute);
   if (waitMs === 0) return;

@@ -13,11 +13,7 @@ import { mappingLabel } from './route-label.js';
 export interface Handshakes {
   /** True when NAME has a `meta` mapping: its GET (and HEAD) is Meta's verification request, not a 405. */
   takesGet(name: string): boolean;
-  /**
-   * Answers Meta's verification request to NAME, once the gate has checked the credential (or
-   * let it through `bySignature` for an `auth: signature` mapping: then `hub.verify_token` is
-   * the credential). https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
-   */
+  /** Answers Meta's verification GET once the gate checked the credential. https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests */
   answerMeta(ex: Exchange, name: string, query: string): void;
 }
 
@@ -27,7 +23,6 @@ interface MetaEntry {
   digest: Buffer;
 }
 
-/** The handshakes of a config's mappings, built once per config (server.ts). */
 export function createHandshakes(mappings: readonly MappingConfig[], deps: { auth: Auth; clientAddress: (req: IncomingMessage) => string }): Handshakes {
   const meta = new Map<string, MetaEntry[]>();
   for (const m of mappings) {
@@ -65,8 +60,7 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
       }
       const address = deps.clientAddress(ex.req);
       if (!match) {
-        // A wrong verify token is a failed attempt of its own kind (CONTRACT.md §4, §8): a right
-        // hooks token on the same request clears none of these.
+        // A failed attempt of its own kind (CONTRACT.md §4, §8).
         const verdict = deps.auth.failed(address, 'verifyToken');
         if (verdict.code === 'rate_limited') {
           refuse(ex, 'rate_limited', 'too many failed attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });

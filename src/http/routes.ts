@@ -16,18 +16,13 @@ import type { Store } from '../store/store.js';
 /** What the routes need: the engine, the dispatcher and the store's read side. */
 export interface RouteDeps extends AcceptDeps {
   hooksPath: string;
-  /** `hooks.maxWaitSeconds` (the engine reads a request's wait with its own config's). */
-  maxWaitSeconds: number;
   engine: Pick<Engine, 'decide' | 'methods'>;
   store: AcceptDeps['store'] & Pick<Store, 'getRun' | 'listEvents' | 'listRuns'>;
-  /** The mappings' signature checks, handed to the engine's decide(). */
   signatures: Pick<Signatures, 'check'>;
   now?: () => Date;
-  /** Logs what a mapping dropped past hooks.maxFanOut. */
   onDropped?: (mappingId: string, dropped: number) => void;
   /** Meta's verification GET (handshake.ts), answered by the gate. */
   handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
-  /** Logs a `match.when` that threw (counted as not matching). */
   onWhenFailed?: (failure: WhenFailure) => void;
   /** `GET /metrics` (absent: `server.metrics: false`, and the gate does not route it). */
   metrics?: Pick<Metrics, 'render' | 'contentType' | 'request' | 'rateLimited'>;

@@ -10,13 +10,9 @@ export interface Signatures {
   /** True when NAME has an `auth: signature` mapping taking `method`: the gate lets a request without the token through. */
   standsIn(name: string, method: string): boolean;
   /**
-   * Tries the `verify` of every mapping of NAME that takes the request's method on the raw
-   * bytes — only the `auth: signature` ones when the request came without the token
-   * (`bySignature`). Undefined when NAME has no such mapping; else the ids that verified, and
-   * the header of a message id the signature covered (standard-webhooks), which is then the
-   * request's idempotency key (CONTRACT.md §8). Throws 401 `invalid_signature` /
-   * `stale_signature` when none did (429 `rate_limited` past the failure budget, when the
-   * signature stood in for the token).
+   * Tries the `verify` of NAME's mappings for the method on the raw bytes (only `auth: signature`
+   * ones when `bySignature`): undefined when it has none, else the ids that verified. Throws 401
+   * `invalid_signature`/`stale_signature` (429 past the failure budget when it stood in for the token).
    */
   check(req: SignedRequest, body: Uint8Array): Signed | undefined;
 }
@@ -42,12 +38,7 @@ interface Entry {
   signedId: ((headers: IncomingMessage['headers']) => SignedIdHeader | undefined) | undefined;
 }
 
-/**
- * Compiles the `verify` of every mapping (secrets decoded once) into a table by NAME, built
- * when the listener is created. The loader guarantees that a mapping with `verify` has a
- * `match.path`: the signature is checked before the body is parsed, when only the path says
- * which mapping the request is for.
- */
+/** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
 export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; now?: () => number }): Signatures {
   const clock = deps.now ?? Date.now;
   const byName = new Map<string, Entry[]>();
@@ -82,8 +73,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
         const idHeader = e.signedId?.(req.headers);
         if (idHeader !== undefined) signed.signedKey = idHeader;
       }
-      // Standing in for the hooks token, a signature is the sender's credential: its failures
-      // and its passes are of the hooks token's kind (auth.ts FailureKind).
+      // Standing in for the hooks token, a signature counts as one (auth.ts FailureKind).
       if (req.bySignature) {
         if (signed) {
           deps.auth.passed(req.address(), 'hooks');
