@@ -53,7 +53,7 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   }
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
-    const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date() }, { acceptStatus: loaded.config.hooks.acceptStatus });
+    const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date() });
     const { tokenWarning } = await fixturesModule();
     const warning = tokenWarning({ mappings: loaded.config.hooks.mappings, hooksPath: loaded.config.hooks.path }, name, method, out.mapping as string);
     if (warning) out.warnings = [...((out.warnings as string[] | undefined) ?? []), warning];

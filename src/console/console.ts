@@ -18,12 +18,8 @@ import { adminCredentials } from '../config/token.js';
 import type { ConsoleFactory } from '../http/server.js';
 
 /**
- * Headers of every console answer. The CSP allows the console's own files and nothing else:
- * no inline script or style (payload text that slipped through as markup still could not
- * run), no other host, no framing, forms only to the console. The referrer policy is
- * `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with
- * the console's own POSTs, and the CSRF check (hosts.ts) could not tell them from another
- * site's; `same-origin` sends no referrer to any other site either.
+ * Headers of every console answer: a CSP of the console's own files only (no inline script), and
+ * `same-origin` referrers, as `no-referrer` makes browsers send `Origin: null` (hosts.ts CSRF).
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
@@ -33,7 +29,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export interface ConsoleDeps {
-  engine: Pick<Engine, 'map' | 'match' | 'fanOut' | 'response' | 'methods'>;
+  engine: Pick<Engine, 'decide' | 'methods'>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
   /** Replays a kept request through the listener (http/replay.ts). */
   replay: (row: RequestRecord) => Promise<Replayed>;
@@ -42,8 +38,6 @@ export interface ConsoleDeps {
   /** What a request's fixture download runs (fixtures/run-fixture.ts). */
   fixtures: FixtureContext;
   maxBodyBytes: number;
-  /** `hooks.acceptStatus`, for the playground's status. */
-  acceptStatus: number;
   auth: Auth;
   sessions: Sessions;
   clientAddress: (req: IncomingMessage) => string;
@@ -58,11 +52,8 @@ export interface ConsoleDeps {
 }
 
 /**
- * The console (CONTRACT.md §11), for the gate's `console` routes: every answer carries the
- * security headers; nothing of the console — the sign-in page and static files included — is
- * served for a host it does not serve (421, DNS rebinding); the session cookie is verified
- * once, onto the request's record; then @koa/router picks the page on the gate's parsed path
- * (routes.ts), behind that route's own checks.
+ * The console (CONTRACT.md §11): security headers on every answer, 421 for a host it does not
+ * serve, the session cookie verified once, then @koa/router on the gate's parsed path (routes.ts).
  */
 export function createConsole(deps: ConsoleDeps): Middleware<DefaultState, ExchangeContext> {
   const routes = consoleRoutes({ ...deps, now: deps.now ?? (() => new Date()) });
@@ -77,12 +68,7 @@ export function createConsole(deps: ConsoleDeps): Middleware<DefaultState, Excha
   };
 }
 
-/**
- * The console as the listener mounts it (http/server.ts {@link ConsoleFactory}): one console per
- * config swap. The sessions outlive a swap that keeps the admin tokens; a new admin token ends
- * every one of them (a new key, session.ts), while a change of the hooks tokens does not: they
- * do not sign in.
- */
+/** The console as the listener mounts it, one per config; a new admin token ends every session (session.ts). */
 export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): ConsoleFactory {
   let sessions = createSessions();
   let signedWith: string | undefined;
@@ -96,7 +82,7 @@ export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): C
       signedWith = adminTokens;
       const hooks = config.hooks;
       return createConsole({
-        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes, acceptStatus: hooks.acceptStatus,
+        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
         fixtures: fixtureContext(config, deps.engine, deps.now),
         auth, sessions, clientAddress, trustedPeer, log, now: deps.now, replay, adminTokenAt,
         servesHost: createHostCheck(config.server, trustedPeer),

@@ -12,11 +12,8 @@ const BATCH = 100;
 const BATCH_BYTES = 256 * 1024;
 
 /**
- * `GET /console/events/stream?after=SEQ`: the main session's events after SEQ (or after the
- * `Last-Event-ID` a reconnecting EventSource sends) as server-sent events, one `event` per
- * stored event, `id` its seq. Polls `listEvents(after)` — the store's own paging, so nothing
- * is missed or sent twice — and ends when the session ends (logout, token rotation) or the
- * listener stops.
+ * `GET /console/events/stream?after=SEQ` (or `Last-Event-ID`): the main session's events as
+ * server-sent events, polled with the store's own paging, until the session or listener ends.
  */
 export function streamEvents(deps: { store: Pick<Store, 'listEvents'>; sessions: Sessions; log: Logger }, ex: Exchange): void {
   const session = ex.session!;
@@ -68,11 +65,7 @@ export function streamEvents(deps: { store: Pick<Store, 'listEvents'>; sessions:
   void tick();
 }
 
-/**
- * The seq of the newest event (0: none). The store pages forward only (`listEvents(after)`
- * names the first seq past `after`), so the tail is found by galloping and then bisecting on
- * it: about 2·log2(seq) one-row indexed reads, once per page load.
- */
+/** The seq of the newest event (0: none), found by galloping then bisecting: the store pages forward only. */
 export async function lastSeq(store: Pick<Store, 'listEvents'>): Promise<number> {
   const next = async (after: number) => (await store.listEvents(after, 1))[0]?.seq;
   let lo = await next(0);

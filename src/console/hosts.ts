@@ -6,11 +6,7 @@ import { HookError } from '../errors.js';
  * checks before it answers (421 for a host it does not serve) and on every POST (CSRF).
  */
 
-/**
- * The host a request was sent to: its `Host`, or — only when the peer is in
- * `server.trustedProxies` — the first `X-Forwarded-Host` (the name the browser used; a proxy
- * may rewrite `Host` to its upstream's). Lower-cased; '' when there is none.
- */
+/** The host a request was sent to, lower-cased: its `Host`, or from a trusted proxy the first `X-Forwarded-Host`. */
 export function requestHost(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): string {
   const forwarded = req.headers['x-forwarded-host'];
   const host = typeof forwarded === 'string' && trustedPeer(req) ? forwarded.split(',')[0]!.trim() : req.headers.host;
@@ -18,12 +14,9 @@ export function requestHost(req: IncomingMessage, trustedPeer: (req: IncomingMes
 }
 
 /**
- * The console answers only for the hosts it serves (CONTRACT.md §11): a page that a DNS
- * rebinding attack loads from the attacker's name resolved to this address sends that name as
- * `Host`, and gets 421 Misdirected Request (RFC 9110 §15.5.20) instead of the console — which
- * would otherwise be same-origin with the attacker's script. Served: `server.host` and
- * loopback (`127.0.0.1`, `localhost`, `[::1]`), each with the port the connection arrived on,
- * and `server.publicHosts` (`name`: any port; `name:port`: that one).
+ * The console answers only for the hosts it serves (CONTRACT.md §11): a DNS-rebinding page sends
+ * the attacker's name as `Host` and gets 421 (RFC 9110 §15.5.20). Served: `server.host` and
+ * loopback with the connection's port, and `server.publicHosts`.
  */
 export function createHostCheck(server: { host: string; publicHosts: readonly string[] }, trustedPeer: (req: IncomingMessage) => boolean): (req: IncomingMessage) => boolean {
   const configured = server.host.includes(':') ? `[${server.host}]` : server.host;
@@ -47,12 +40,8 @@ export function createHostCheck(server: { host: string; publicHosts: readonly st
 }
 
 /**
- * CSRF: the session cookie is `SameSite=Strict`, and every POST must also show it came from
- * the console's own pages: `Sec-Fetch-Site` (when sent) must be `same-origin`, and `Origin`
- * (when sent) must be this origin — scheme and host (RFC 6454 §5: an origin is both; an
- * `http://` page of the same host is another origin than the `https://` console). A POST with
- * neither (not from a browser) is refused too: the console's forms are for browsers, scripts
- * use the hooks API.
+ * CSRF: besides the `SameSite=Strict` cookie, a POST must show `Sec-Fetch-Site: same-origin` or
+ * this `Origin` (scheme and host, RFC 6454 §5); one with neither is refused (not a browser).
  */
 export function checkSameOrigin(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): void {
   const site = req.headers['sec-fetch-site'];

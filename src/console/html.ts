@@ -1,8 +1,6 @@
 /**
- * The console's one escaping rule: every value interpolated into {@link html} is escaped for
- * an HTML text node and a double-quoted attribute alike, unless it is itself the output of
- * `html` (markup built from the same rule). Payload text therefore cannot become markup: there
- * is no other way into a page than through this tag.
+ * The console's one escaping rule: every value interpolated into {@link html} is escaped for a
+ * text node and a quoted attribute alike, unless it is `html`'s own output: payload text cannot become markup.
  */
 export class Html {
   constructor(readonly text: string) {}

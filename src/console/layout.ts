@@ -69,10 +69,7 @@ ${older ? html`<a href="${older}">Older →</a>` : ''}
 </nav>`;
 }
 
-/**
- * Characters a list page shows of one value (a name, a session key, a path, a mapping id):
- * a list of 50 rows of 100 KB names was a 5 MB page. The record's own page shows it whole.
- */
+/** Characters a list cell shows of one value; the record's own page shows it whole. */
 export const CELL_MAX = 80;
 
 /** A value as a list cell shows it: at most {@link CELL_MAX} characters, ending with `…` when cut; control characters escaped (printable.ts). */

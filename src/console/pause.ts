@@ -10,11 +10,7 @@ export interface PauseDeps {
   mappings: readonly MappingConfig[];
 }
 
-/**
- * POST `/console/pause/ID` and `/console/resume/ID`: the same write as `hookrelay pause` /
- * `resume` (stored; every instance sees it within a second), then back to the mappings page.
- * A POST of the console's own pages only (the same-origin check of routes.ts, before this).
- */
+/** POST `/console/pause/ID` and `/console/resume/ID`: the write of `hookrelay pause`/`resume`, then back to the mappings. */
 export async function pauseMapping(deps: PauseDeps, ex: Exchange): Promise<void> {
   const [verb, raw] = ex.route!.name.split('/') as ['pause' | 'resume', string];
   const id = decodeURIComponent(raw);

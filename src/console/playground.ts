@@ -7,19 +7,13 @@ import { readBody } from './read-body.js';
 
 /** The playground: a payload rendered through the mappings as `hookrelay test` does; nothing is dispatched or stored. */
 export interface PlaygroundDeps {
-  engine: Pick<Engine, 'map' | 'match' | 'fanOut' | 'response' | 'methods'>;
+  engine: Pick<Engine, 'decide' | 'methods'>;
   hooksPath: string;
-  /** `hooks.acceptStatus`: the status the dry run says an accepted agent action gets. */
-  acceptStatus: number;
   maxBodyBytes: number;
   now: () => Date;
 }
 
-/**
- * POST `/console/playground`: `{name, method?, payload, headers, query}` in JSON → `{ok, output}`
- * or `{ok, problem}`; the output is `hookrelay test`'s, with the status the listener would
- * answer and a mapping's own `response`.
- */
+/** POST `/console/playground`: `{name, method?, payload, headers, query}` → `{ok, output}` (`hookrelay test`'s) or `{ok, problem}`. */
 export async function playground(deps: PlaygroundDeps, ex: Exchange): Promise<void> {
   // The body is a payload, headers and a query in JSON: room for a payload of maxBodyBytes, escaped.
   const raw = await readBody(ex.req, deps.maxBodyBytes * 2 + 16 * 1024);
@@ -40,7 +34,7 @@ export async function playground(deps: PlaygroundDeps, ex: Exchange): Promise<vo
       headers,
       query: text(input.query, 'query').replace(/^\?/, ''),
       now: deps.now(),
-    }, { acceptStatus: deps.acceptStatus });
+    });
     answerJson(ex, 200, { ok: true, output });
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;

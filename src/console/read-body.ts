@@ -3,11 +3,8 @@ import { HookError } from '../errors.js';
 import { ClientClosedError } from '../http/body.js';
 
 /**
- * Reads a console POST body (sign-in form, playground request) up to `limit` bytes: past it,
- * 413. Not the hooks body reader (http/body.ts): no content codings or signatures here, and
- * these bodies never become payloads of a hook. Past the limit the request is paused, not
- * destroyed (as `for await` over it would on a throw: destroying an unfinished request
- * destroys its socket), so that the 413 is read like the hooks' are (answer.ts, CONTRACT.md §8).
+ * Reads a console POST body up to `limit` bytes (else 413, the request paused rather than
+ * destroyed, so the 413 is read: answer.ts, CONTRACT.md §8). No codings or signatures here.
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const tooLarge = () => new HookError('payload_too_large', `the body is larger than ${limit} bytes`);

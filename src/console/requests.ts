@@ -77,10 +77,7 @@ export async function replay(deps: RequestsDeps, ex: Exchange): Promise<void> {
   redirect(ex, `/console/requests/${mine ? mine.seq : seq}`);
 }
 
-/**
- * GET `/console/fixture/SEQ`: the logged request as a fixture file, the same one
- * `hookrelay fixture SEQ` writes (fixtures/from-request.ts), as a download.
- */
+/** GET `/console/fixture/SEQ`: the request as the fixture `hookrelay fixture SEQ` writes, as a download. */
 export async function fixture(deps: RequestsDeps, ex: Exchange): Promise<void> {
   const found = await loggedRequest(deps, ex, 'fixture/');
   if (!found) return;

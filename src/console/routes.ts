@@ -22,11 +22,7 @@ export type PageDeps = BrowseDeps & RequestsDeps & PlaygroundDeps & SignInDeps &
 /** A page's handler: the request's record is all it reads of the request. */
 type Page = (deps: PageDeps, ex: Exchange) => Promise<void> | void;
 
-/**
- * Who may reach a console route: `public` (the sign-in page and its static files), `page`
- * (HTML: without a session, 303 to the sign-in page), `api` (fetch and event stream:
- * without a session, 401).
- */
+/** Who may reach a console route: `public`, `page` (else 303 to sign in) or `api` (else 401). */
 type Access = 'public' | 'page' | 'api';
 
 export interface ConsoleRoute {
@@ -42,11 +38,7 @@ function route(name: string, access: Access, pages: ConsoleRoute['pages']): Cons
   return { name, access, pages, methods: Object.keys(pages) as ('GET' | 'POST')[] };
 }
 
-/**
- * Every console route: the router's table (routed by @koa/router on the gate's parsed path,
- * http/router.ts, STYLE.md #13) and what spec/console/auth.spec.ts walks, so that a new route
- * cannot be forgotten by the session check's spec.
- */
+/** Every console route: the router's table, and what spec/console/auth.spec.ts walks. */
 export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   route('', 'page', { GET: runs }),
   route('requests', 'page', { GET: requests }),
@@ -66,12 +58,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...Object.keys(STATIC).map((file) => route(`static/${file}`, 'public', { GET: staticFile })),
 ];
 
-/**
- * The console's routes, for a request whose host and session the console already checked
- * (console.ts): a route's page behind its checks ({@link guarded}); for a path that names
- * no route, the sign-in page without a session and a 404 page with one; for a method the route
- * does not take, 405 with Allow.
- */
+/** The console's routes, behind their checks ({@link guarded}); no route: sign-in or 404; another method: 405. */
 export function consoleRoutes(deps: PageDeps): Middleware<DefaultState, ExchangeContext> {
   const router = createRouter();
   const byPattern = new Map<string, ConsoleRoute>();
@@ -84,10 +71,7 @@ export function consoleRoutes(deps: PageDeps): Middleware<DefaultState, Exchange
   return (ctx, next) => routes(ctx, async () => notRouted(ctx as RoutedContext, byPattern));
 }
 
-/**
- * A route's checks, in order: a POST must come from the console's own pages (CSRF,
- * hosts.ts), before anything else; then the session, unless the route is public.
- */
+/** A route's checks: a POST must come from the console's own pages (hosts.ts), then the session unless public. */
 function guarded(deps: PageDeps, r: ConsoleRoute, page: Page) {
   return (ctx: RoutedContext) => {
     const ex = ctx.exchange;

@@ -6,11 +6,8 @@ export const COOKIE = 'hookrelay_console';
 export const SESSION_SECONDS = 12 * 60 * 60;
 
 /**
- * Console sessions: a cookie `<id>.<expires>.<mac>`, the MAC an HMAC-SHA256 under a random
- * key made per process and per set of hooks tokens (server.ts makes a new one when a reload
- * changes the tokens): rotating the token ends every session, and so does a restart. Nothing
- * is stored per session but what logout revoked (until it would have expired anyway) and the
- * open event streams, which are closed when their session ends.
+ * Console sessions: a cookie `<id>.<expires>.<mac>` under a random key per process and set of
+ * admin tokens, so a token rotation or a restart ends every session; only revocations are kept.
  */
 export interface Sessions {
   /** A new session's cookie value. */

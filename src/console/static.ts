@@ -1,10 +1,6 @@
 import { readFileSync } from 'node:fs';
 
-/**
- * The console's static files, read once at load (a request does no file reads, STYLE.md #2)
- * and served from memory under `/console/static/NAME`: the sign-in page needs them, so they
- * are the only console files served without a session — they hold nothing from the gateway.
- */
+/** The console's static files, read once at load (STYLE.md #2); served without a session: they hold nothing of the gateway. */
 export const STATIC: Readonly<Record<string, { type: string; bytes: Buffer }>> = {
   'console.css': { type: 'text/css; charset=utf-8', bytes: load('console.css') },
   'console.js': { type: 'text/javascript; charset=utf-8', bytes: load('console.js') },

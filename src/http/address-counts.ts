@@ -1,17 +1,9 @@
 /**
- * Counts per client address over fixed windows — the failed-attempt budget (auth.ts) and the
- * request log's refusal budget (request-log.ts) — in a table a stranger cannot grow: a spray
- * of addresses makes at most `maxTracked` entries. An entry is (re)inserted when its window
- * starts, so the Map's insertion order is the order in which windows end: when the table is
- * full, the ended ones are dropped from its front, and if it is still full of live ones the
- * oldest is forgotten rather than the table growing — a few deletions, never a scan.
+ * Counts per client address over fixed windows (auth.ts, request-log.ts) in a table a stranger
+ * cannot grow: at most `maxTracked` entries, in the order their windows end, the oldest forgotten.
  */
 export interface AddressCounts {
-  /**
-   * Counts one for `address` at `now` (ms) and returns its entry: the count within its current
-   * window, this one included, and when that window ends. The entry is the table's own, not a
-   * copy (nothing is allocated for an address already counted in its window).
-   */
+  /** Counts one for `address` at `now` (ms): its entry in the current window (the table's own). */
   hit(address: string, now: number): Readonly<WindowCount>;
   /** The entry of `address` in its current window, or undefined when nothing counts now (none, or its window ended). */
   peek(address: string, now: number): Readonly<WindowCount> | undefined;

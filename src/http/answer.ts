@@ -3,39 +3,26 @@ import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import type { Exchange } from './exchange.js';
 
 /*
- * The one writer of answers. Every response of the listener is written here, on the raw
- * response: the gate's refusals in front of Koa, each handler's answer, the error handler's,
- * the console's pages, the 503 of a stopping gateway. Koa writes nothing itself (app.ts sets
- * `respond` false on its context, https://koajs.com/#ctx-respond): its status, type and body
- * setters and its `respond()` cost more per request than the rest of its part, and two
- * writers would make two answers possible. What is answered is noted on the request's record
- * (exchange.ts), from which the close hook (access-log.ts) finalises the access log, the
- * request-log row and the metrics — whoever answered, and also when the client went away first.
+ * The one writer of answers (the gate's, the handlers', the error step's, the console's): Koa
+ * writes nothing (https://koajs.com/#ctx-respond), so that no request has two answers. The close
+ * hook (access-log.ts) records what was answered from the request's record.
  */
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Headers of an answer with a body of `byteLength` bytes of `type`. */
 export function bodyHeaders(type: string, byteLength: number): Record<string, string> {
   return { 'content-type': type, 'content-length': String(byteLength) };
 }
 
-/** Headers of a JSON answer of `byteLength` bytes. */
 export function jsonHeaders(byteLength: number): Record<string, string> {
   return bodyHeaders(JSON_TYPE, byteLength);
 }
 
 /**
- * Writes the request's answer: `status`, `headers` (added to those set before with
- * `setHeader`/`ctx.set`) and `body`. An answer given before the request's body was read to its
- * end closes the connection, so that Node does not read (and wait for) all the rest of it —
- * unless the rest is announced with a Content-Length of at most `drainable` bytes: the gate's
- * refusals pass the body limit, since a small announced body costs little to drain and spares
- * a token guesser's client (and the benchmark's) a new connection. Before that close, up to
- * {@link LINGER_BYTES} or {@link LINGER_MS} more of the body is read and dropped
- * ({@link endAfterBody}) — except after a 408, whose body is what did not come, and after a
- * refusal of an `Expect: 100-continue` request never told to continue, whose client sends no
- * body on a final answer (RFC 9110 §10.1.1).
+ * Writes the answer. One given before the body was read to its end closes the connection,
+ * unless the rest is announced as at most `drainable` bytes; before the close up to
+ * {@link LINGER_BYTES} more of the body is read ({@link endAfterBody}) — not after a 408, nor a
+ * refusal of an `Expect: 100-continue` request never told to continue (RFC 9110 §10.1.1).
  */
 export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
   ex.answered = true;
@@ -51,14 +38,9 @@ const LINGER_BYTES = 1024 * 1024;
 const LINGER_MS = 5_000;
 
 /**
- * Writes the answer now and ends it — which closes the connection (node:http, on
- * `Connection: close`) — only once the body has ended, or {@link LINGER_BYTES} more of it has
- * been read, or {@link LINGER_MS} have passed. Closing a socket with unread bytes in it resets
- * the connection (RFC 9112 §9.6, "the TCP reset problem"), and a client still sending its
- * body then meets EPIPE or ECONNRESET, which may destroy the answer before it reads it; nginx
- * (lingering_close) and Go's net/http read on for the same reason. A body that goes on past
- * the allowance is cut off: the reset then comes after a megabyte's worth of the client's
- * writes, long after the answer arrived.
+ * Ends the answer (and the connection) once the body ended, {@link LINGER_BYTES} more were read
+ * or {@link LINGER_MS} passed: closing with unread bytes resets the connection, which can destroy
+ * the answer before the client reads it (RFC 9112 §9.6; nginx's lingering_close does the same).
  */
 function endAfterBody(ex: Exchange, body?: string | Buffer): void {
   const { req, res } = ex;
@@ -96,10 +78,7 @@ export function answerBody(ex: Exchange, status: number, type: string, body: str
   answer(ex, status, bodyHeaders(type, typeof body === 'string' ? Buffer.byteLength(body) : body.length), body);
 }
 
-/**
- * Answers with the contract's JSON error body for `code` (its status from the catalog), and
- * notes the code on the record (the request log keeps it). `drainable`: see {@link answer}.
- */
+/** Answers the contract's JSON error body for `code` and notes the code on the record (the request log keeps it). */
 export function refuse(ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>, drainable = 0): void {
   ex.error = code;
   const body = errorBody(code, message);
@@ -113,13 +92,7 @@ export function answerStream(ex: Exchange, status: number, headers: OutgoingHttp
   writeHead(ex, status, headers, false);
 }
 
-/**
- * The head: `headers` (after those set before), the request's id (`X-Request-Id`, when the
- * access log made one: access-log.ts) and `Connection: close` when `close`, handed to node:http
- * as one flat [name, value, …] list. With nothing set before, node:http stores the list as it
- * is; an id set with `setHeader` when the request began sent every answer's head down
- * writeHead's per-header path instead (each header through `setHeader` again).
- */
+/** The head as one flat list, with the request's id and `Connection: close` when `close`. */
 function writeHead(ex: Exchange, status: number, headers: OutgoingHttpHeaders, close: boolean): void {
   const id = ex.requestId;
   if (id === undefined && !close) {
@@ -137,10 +110,8 @@ function writeHead(ex: Exchange, status: number, headers: OutgoingHttpHeaders, c
 }
 
 /**
- * Whether body bytes of `req` past `drainable` may still be on the way. A request without
- * Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3), yet Node marks it
- * `complete` only after its handler ran: a synchronous answer (`/healthz`) that closed its
- * connection lost the requests pipelined behind it (issue 30).
+ * Whether body bytes past `drainable` may still come. A request without Content-Length or
+ * Transfer-Encoding has none (RFC 9112 §6.3), though Node marks it `complete` only later.
  */
 function bodyMayFollow(req: IncomingMessage, drainable: number): boolean {
   if (req.complete) return false;

@@ -8,36 +8,16 @@ import { bodyParser } from './body.js';
 import { createBodyLimits, type BodyLimits } from './body-limits.js';
 import { exchangeOf, type Exchange, type ExchangeContext } from './exchange.js';
 import { readRoutes } from './reads.js';
-import { sendHandlers, type RouteDeps } from './routes.js';
+import { sendHandler, type RouteDeps } from './routes.js';
 
 /*
- * Koa's role here, in STYLE.md's terms.
- *
- * In front of everything, on the raw request, the gate (gate.ts) makes the one parse that
- * decides (#13): it routes, checks the method and the credential, refuses oversized bodies,
- * and writes its refusals itself — they are what an attacker sends over and over, so they must
- * cost next to nothing (the benchmark holds a 401 to 0.8 of a bare node:http server). What it
- * decided goes on the request's one record (exchange.ts), made when the request arrived.
- *
- * The send routes (`wake`, `agent`, a mapped hook) are the hot path and need nothing of Koa:
- * their steps are plain functions on the record, in the order of the data flow (#1) — errors
- * (error-handler.ts) → body (body.ts) → the route's handler (routes.ts) — picked by the gate's
- * route kind. A Koa context per request (three objects, its middleware dispatch and its
- * request handling) cost ~5 µs of each accept (docs/performance.md).
- *
- * `/healthz` is answered here too, in one step: a start waits for it (serve.ts).
- *
- * Koa serves the rest, where its router and context earn their keep: the admin reads and the
- * console through @koa/router, on the gate's parsed path (router.ts), behind the same error
- * step (`ctx.exchange` is the record, defined once on `app.context`). Koa is loaded on the
- * first such request: receiving hooks does not need it, and loading it was ~50 ms of every
- * start (docs/performance.md). It writes nothing:
- * `respond` is false on every context, and every answer — the gate's, a handler's, the error
- * step's — goes through the one answer() (answer.ts), whose result the close hook
- * (access-log.ts) records from the record.
+ * The gate (gate.ts) makes the one parse that decides (STYLE.md #13) and answers its refusals
+ * on the raw request; what it lets through comes here with its record (exchange.ts). The send
+ * routes run error step → body → route (routes.ts) as plain functions; the admin reads and
+ * the console run in Koa (loaded on their first request) with @koa/router on the gate's path.
+ * Every answer is written by answer.ts (https://koajs.com/#ctx-respond: `respond` is false).
  */
 
-/** The app's own deps besides the routes'. */
 export interface AppDeps extends RouteDeps {
   /** The routes' store; `commitProblem`: /healthz and the 503 answers name why commits fail. */
   store: RouteDeps['store'] & Pick<Store, 'commitProblem'>;
@@ -50,14 +30,13 @@ export interface AppDeps extends RouteDeps {
   console?: Middleware<DefaultState, ExchangeContext>;
 }
 
-/** Serves a request the gate let through, until it is answered (or its client left). */
 export type AppHandler = (ex: Exchange) => Promise<void>;
 
-/** The part of one config that serves the requests the gate let through. */
 export function createApp(deps: AppDeps): AppHandler {
   const guard = errorHandler(deps.log, () => deps.store.commitProblem());
-  const readBody = bodyParser(deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] }), deps.bodyTimeoutMs, deps.signatures);
-  const send = sendHandlers(deps);
+  const bodyLimit = deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] });
+  const readBody = bodyParser(bodyLimit, deps.bodyTimeoutMs);
+  const send = sendHandler(deps, bodyLimit);
   let admin: Promise<ReturnType<Koa['callback']>> | undefined;
   return function app(ex) {
     const kind = ex.route!.kind;
@@ -70,8 +49,7 @@ export function createApp(deps: AppDeps): AppHandler {
       admin ??= import('koa').then((m) => koaApp(m.default, deps, guard).callback());
       return admin.then((serve) => serve(ex.req, ex.res)).catch(failed);
     }
-    const handler = send[kind];
-    return guard(ex, () => readBody(ex).then(() => handler(ex))).catch(failed);
+    return guard(ex, () => readBody(ex).then(() => send(ex))).catch(failed);
   };
 }
 
@@ -86,8 +64,7 @@ function health(ex: Exchange, problem: string | undefined): void {
 /** The Koa app for the admin reads and the console; `Koa`: the class, loaded on the first request it serves. */
 function koaApp(Koa: typeof import('koa'), deps: AppDeps, guard: ReturnType<typeof errorHandler>): Koa<DefaultState, ExchangeContext> {
   const app = new Koa<DefaultState, ExchangeContext>();
-  app.silent = true; // the error step logs; Koa's default handler would print stacks to stderr
-  // https://koajs.com/#app-context: what every ctx inherits.
+  app.silent = true; // the error step logs (https://koajs.com/#error-handling)
   Object.defineProperty(app.context, 'exchange', { get(this: Koa.Context) { return exchangeOf(this.req); } });
   // https://koajs.com/#ctx-respond: answer.ts writes every answer.
   (app.context as Partial<Koa.Context>).respond = false;
@@ -96,31 +73,21 @@ function koaApp(Koa: typeof import('koa'), deps: AppDeps, guard: ReturnType<type
   const onConsole = deps.console;
   app.use((ctx, next) => guard(ctx.exchange, next));
   app.use(function byRouteKind(ctx, next) {
-    // The gate routes to `console` only when the console is on (server.console).
     if (ctx.exchange.route!.kind === 'console') return onConsole!(ctx, next);
-    // events, runs, run, metrics
     return reads(ctx, next);
   });
   return app;
 }
 
-/**
- * The error step itself failed (its answer could not be written): logged, and a request still
- * unanswered is cut off rather than left waiting — what Koa's `ctx.onerror` did for the Koa routes.
- */
+/** The error step itself failed: a request still unanswered is cut off rather than left waiting. */
 function failedAnswering(ex: Exchange, err: unknown, log: Logger): void {
   log.error({ route: ex.label, errorType: (err as Error)?.name }, 'request failed: its answer could not be written');
   if (!ex.answered) ex.res.destroy();
 }
 
 /**
- * Koa's own `handleRequest` (lib/application.js) without its `onFinished(res, ctx.onerror)`:
- * that arms ee-first listeners on the socket and the response of every request (~1.5 µs, see
- * docs/performance.md) so that a socket error reaches `ctx.onerror`, which in this app does
- * nothing with it — the app is silent, and a response whose socket failed is no longer
- * writable, so `ctx.onerror` returns before answering. What the client's leaving means is
- * recorded by the close hook (access-log.ts). The rest is Koa's: the 404 default, the
- * middleware, its errors to `ctx.onerror`; `respond()` is skipped since `respond` is false.
+ * Koa's `handleRequest` (lib/application.js) without its `onFinished(res, ctx.onerror)`: the
+ * app is silent and the close hook (access-log.ts) records a client that left.
  */
 function handleRequest(ctx: Koa.ParameterizedContext<DefaultState, ExchangeContext>, fn: (ctx: Koa.ParameterizedContext<DefaultState, ExchangeContext>) => Promise<void>): Promise<void> {
   ctx.res.statusCode = 404;

@@ -10,26 +10,13 @@ export const WINDOW_MS = 60_000;
 /** Bounds the failure table so that a spray of addresses cannot grow it without limit. */
 const MAX_TRACKED = 50_000;
 
-/**
- * The credential a route takes (CONTRACT.md §4): a hooks token sends, the admin token reads
- * and operates; where no route exists (or the target cannot be read) either one gets the
- * usual 404/400.
- */
+/** The credential a route takes (CONTRACT.md §4); `either` where no route exists. */
 export type CredentialKind = 'hooks' | 'admin' | 'either';
 
-/**
- * What a failed attempt was a guess at (CONTRACT.md §4): the hooks token — or a signature
- * standing in for it (`auth: signature`), which is a sender's credential too — the admin token
- * (the console's sign-in too), a `meta` mapping's `verifyToken` (§8), or, where no route
- * exists, `either` token.
- */
+/** What a failed attempt guessed at (CONTRACT.md §4, §8): a token, a signature standing in for one, or a `verifyToken`. */
 export type FailureKind = CredentialKind | 'verifyToken';
 
-/**
- * A right credential of one of these kinds clears the failures of that kind only (CONTRACT.md
- * §4): holding one credential buys no guesses at another. An `either` failure was a guess at
- * both tokens, so none clears it; its window's end does.
- */
+/** A right credential clears the failures of its own kind only (CONTRACT.md §4); `either` ones end with their window. */
 export type PassKind = Exclude<FailureKind, 'either'>;
 
 const FAILURE_KINDS: readonly FailureKind[] = ['hooks', 'admin', 'verifyToken', 'either'];
@@ -48,7 +35,6 @@ export type AuthVerdict =
 const PASSED: AuthVerdict = Object.freeze({ ok: true });
 const BY_SIGNATURE: AuthVerdict = Object.freeze({ ok: true, bySignature: true });
 
-/** The configured credentials of both kinds (config/token.ts reads them from the config). */
 export interface Credentials {
   hooks: readonly HookCredential[];
   admin: readonly string[];
@@ -57,38 +43,23 @@ export interface Credentials {
 /** The token check and the failure budget, shared by the gate, the console and the signature check (signatures.ts). */
 export interface Auth {
   /**
-   * The gate's one decision on a request that takes a credential of `kind`. A credential of
-   * the other kind is wrong here: 401, counted. `signatureMayStandIn`: the route takes a
-   * signature in place of the token (`auth: signature`); a request without a right token is
-   * then let through `bySignature`, not counted yet — its signature decides, through
-   * {@link Auth.failed} or {@link Auth.passed}, once the body is read. A right hooks token's
-   * verdict carries its {@link Sender} when its entry is scoped or named.
-   * `query` is the raw query string without `?` ('' when there is none).
+   * The gate's decision on a request taking a credential of `kind` (the other kind is a counted
+   * 401). `signatureMayStandIn` (`auth: signature`): without a right token it is let through
+   * `bySignature`, uncounted until its signature is checked. `query`: the raw query without `?`.
    */
   check(req: IncomingMessage, query: string, address: string, kind: CredentialKind, signatureMayStandIn?: boolean): AuthVerdict;
-  /**
-   * A token given other than in a request's headers or query (the console's sign-in form,
-   * which takes the admin token): the same comparison and the same failure budget as
-   * {@link Auth.check}.
-   */
+  /** A token given other than in headers or query (the console's sign-in form), with the same budget. */
   verify(given: string, address: string, kind: CredentialKind): AuthVerdict;
-  /**
-   * A failed attempt of `kind` from `address`: 401, or 429 once the address's failures of
-   * every kind together pass {@link MAX_FAILURES} within the window — "the 21st failed attempt
-   * within 60 s from one address" is one budget, whatever was guessed.
-   */
+  /** A failed attempt: 401, or 429 once the address's failures of every kind pass {@link MAX_FAILURES} in the window. */
   failed(address: string, kind: FailureKind): AuthVerdict & { ok: false };
   /** A right credential of `kind`: never blocked, and clears the address's failures of that kind. */
   passed(address: string, kind: PassKind): void;
 }
 
 /**
- * Token check and the per-address failure budget. The configured tokens of each kind are
- * hashed once into {@link MAX_TOKENS} slots (the unused ones random digests); each presented
- * token is hashed once and compared with timingSafeEqual against every slot of the kind the
- * route takes — without stopping at a match, the matching index picked without a branch — so
- * that neither the comparison, the digest length nor the time taken tells anything about the
- * tokens: not which one matched, nor how many there are.
+ * Token check and the per-address failure budget. Tokens are hashed into {@link MAX_TOKENS}
+ * slots, and a presented token is compared with timingSafeEqual against every slot without an
+ * early exit, so that neither time nor length tells which token matched, or how many there are.
  */
 export function createAuth(credentials: Credentials, allowQueryToken: boolean, now: () => number = Date.now): Auth {
   const hooks = credentials.hooks.filter((c) => c.token !== '');
@@ -121,10 +92,7 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
     return undefined;
   }
 
-  /**
-   * The verdict of a presented token for a route taking `kind`, having cleared the address's
-   * failures of the kind it matched; undefined when it is wrong there.
-   */
+  /** The verdict of a presented token for a route taking `kind`; undefined when it is wrong there. */
   function pass(given: string, kind: CredentialKind, address: string): AuthVerdict | undefined {
     const d = digestOfPresented(given);
     if (kind !== 'admin') {
@@ -193,10 +161,8 @@ function indexIn(d: Buffer, slots: readonly Buffer[]): number {
 }
 
 /**
- * The presented token's digest, written over the one it replaces: the check is synchronous, so
- * one buffer serves every request. One-shot hash (Node ≥ 20.12) with 'binary' (latin1) output: a Buffer
- * output allocates an ArrayBuffer per call, which cost more than the hash itself (~1.2 µs of
- * ~2.7 µs a request). https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding
+ * The presented token's digest into one shared buffer (the check is synchronous), with latin1
+ * output, which allocates no ArrayBuffer: https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding
  */
 const presentedDigest = Buffer.alloc(32);
 function digestOfPresented(text: string): Buffer {
@@ -204,7 +170,6 @@ function digestOfPresented(text: string): Buffer {
   return presentedDigest;
 }
 
-/** A configured token's digest, kept in its slot. */
 function digest(text: string): Buffer {
   return hash('sha256', text, 'buffer');
 }

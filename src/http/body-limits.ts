@@ -11,12 +11,8 @@ export interface BodyLimit {
 export type BodyLimits = (route: Route) => BodyLimit;
 
 /**
- * `hooks.maxBodyBytes`, and a mapping's own `maxBodyBytes` on its `match.path` (CONTRACT.md
- * §12; GitHub sends pushes of up to 25 MB). Only the path is known when the limit must be
- * decided (the gate's Content-Length check, the first bytes of a chunked body), not which of
- * the path's mappings the payload will match: a path takes the largest limit of its mappings,
- * `hooks.maxBodyBytes` standing for those without one. Built once per config; a request costs
- * one map lookup.
+ * `hooks.maxBodyBytes`, or on a `match.path` the largest `maxBodyBytes` of its mappings
+ * (CONTRACT.md §12): only the path is known before the body is read.
  */
 export function createBodyLimits(hooks: Pick<HooksConfig, 'maxBodyBytes' | 'mappings'>): BodyLimits {
   const fallback: BodyLimit = Object.freeze({ bytes: hooks.maxBodyBytes, name: 'hooks.maxBodyBytes' });
@@ -24,7 +20,6 @@ export function createBodyLimits(hooks: Pick<HooksConfig, 'maxBodyBytes' | 'mapp
   const own = hooks.mappings.filter((m) => m.maxBodyBytes !== undefined && m.match.path !== undefined);
   for (const m of hooks.mappings) {
     const path = m.match.path;
-    // Paths none of whose mappings has its own limit keep hooks.maxBodyBytes: no entry.
     if (path === undefined || !own.some((o) => o.match.path === path)) continue;
     const limit = m.maxBodyBytes === undefined ? fallback : { bytes: m.maxBodyBytes, name: `the maxBodyBytes of mapping "${m.id}"` };
     const known = byPath.get(path);

@@ -7,40 +7,29 @@ import { exchangeOf, type Exchange } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { ROUTE_METHODS } from './routes-table.js';
-import type { Signatures } from './signatures.js';
 import type { BodyLimit, BodyLimits } from './body-limits.js';
 
 /**
- * Reads the request body (decoded; 413 past `maxBodyBytes` on the wire or decoded, also for
- * streamed bodies; 408 past `bodyTimeoutMs`) and turns it into the payload (payload.ts: JSON
- * whatever the Content-Type, form data on mapped hooks, an empty body as `{}`; multipart.ts:
- * a multipart form on mapped hooks), on the
- * request's record: `raw`, `signedBy`, `payload`. Only the send routes (POST) have a body to read.
+ * Reads a send route's body onto the record (`raw`), decoded: 413 past the route's limit on the
+ * wire or decoded, 408 past `bodyTimeoutMs`, 415 for an unknown Content-Encoding. It is parsed
+ * ({@link payloadOf}) once the engine has checked its signature on these bytes.
  */
-export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number, signatures: Pick<Signatures, 'check'>) {
-  return async function parseBody(ex: Exchange): Promise<void> {
+export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number) {
+  return async function readBody(ex: Exchange): Promise<void> {
     const route = ex.route!;
     if (ROUTE_METHODS[route.kind] !== 'POST') return;
-    // The bytes stay for idempotency: a key guards exactly what was sent (CONTRACT.md §8); the
-    // request log keeps them under hooks.keepBodies.
-    const limit = bodyLimit(route);
-    const raw = await readLimited(ex, limit, bodyTimeoutMs);
-    ex.raw = raw;
-    // Signatures are checked on these bytes — the body after Content-Encoding is removed, as
-    // senders sign before content-coding — before anything is parsed (signatures.ts); a console
-    // replay's too: it goes with its route's checks (CONTRACT.md §11), and the request log keeps
-    // no signature headers, so the console does not offer one to a `verify` route.
-    ex.signedBy = signatures.check(ex, raw);
-    const type = ex.req.headers['content-type'];
-    // A form's fields and file list (multipart.ts), on mapped hooks only: /wake and /agent take JSON.
-    ex.payload = route.kind === 'mapped' && isMultipart(type) ? await parseMultipart(raw, type, limit.bytes) : parsePayload(raw, type, route.kind === 'mapped');
+    ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
   };
 }
 
-/**
- * The body codings a sender may use (RFC 9110 §8.4.1); `deflate` is zlib-wrapped per the RFC,
- * but a raw deflate stream (what some clients send) is told apart by its first two bytes.
- */
+/** The body as a payload: JSON, or on mapped hooks a form or multipart form (payload.ts, multipart.ts). */
+export function payloadOf(ex: Exchange, maxBytes: number): Record<string, unknown> | Promise<Record<string, unknown>> {
+  const type = ex.req.headers['content-type'];
+  const mapped = ex.route!.kind === 'mapped';
+  return mapped && isMultipart(type) ? parseMultipart(ex.raw!, type, maxBytes) : parsePayload(ex.raw!, type, mapped);
+}
+
+/** The body codings a sender may use (RFC 9110 §8.4.1); a raw deflate stream is told apart by its first bytes. */
 const DECODERS: Record<string, (first: Buffer) => zlib.Zlib & Transform> = {
   gzip: () => zlib.createGunzip(),
   'x-gzip': () => zlib.createGunzip(),
@@ -53,36 +42,23 @@ function isZlibHeader(b: Buffer): boolean {
   return b.length < 2 || ((b[0]! & 0x0f) === 8 && ((b[0]! << 8) | b[1]!) % 31 === 0);
 }
 
-/** The read of one body, on the request's record (`reading`) while it lasts, so that the request's listeners below can be shared. */
+/** The read of one body, on the request's record while it lasts: the listeners below are shared, not made per request. */
 export interface ReadState {
   chunks: Buffer[];
-  /** Body bytes kept so far (decoded, when the body is encoded). */
   size: number;
-  /** Bytes received on the wire. */
   wire: number;
   limit: number;
-  /** How a 413 names the limit (body-limits.ts). */
   limitName: string;
-  /** `Date.now()` past which the body is late (408). */
   deadline: number;
   timeoutMs: number;
   resolve: (bytes: Buffer) => void;
   reject: (err: Error) => void;
-  /** The Content-Encoding, lower-cased; undefined for identity. */
   encoding: string | undefined;
-  /** Made on the first byte (an empty encoded body is an empty body). */
   decoder: (zlib.Zlib & Transform) | undefined;
-  /** The body began with the gzip magic bytes 1f 8b (RFC 1952 §2.3.1): see onDecodeError. */
   gzipMagic: boolean;
 }
 
-/**
- * Reads the body as bytes, decoded when it came with a Content-Encoding: at most `limit`
- * bytes on the wire and at most `limit` decoded (a compression bomb is stopped at the limit,
- * not inflated), within `timeoutMs`. The request's listeners are module-level functions (the
- * emitter is `this`, its record found from it), not closures made per request: this runs on
- * every accepted request.
- */
+/** At most `limit` bytes on the wire and decoded (a compression bomb stops at the limit), within `timeoutMs`. */
 function readLimited(ex: Exchange, { bytes: limit, name: limitName }: BodyLimit, timeoutMs: number): Promise<Buffer> {
   const req = ex.req;
   const header = req.headers['content-encoding'];
@@ -112,11 +88,7 @@ function onData(this: IncomingMessage, chunk: Buffer): void {
   if (!s.decoder.write(chunk)) this.pause();
 }
 
-/**
- * The decoder of an encoded body, made on its first chunk. Its listeners are closures over the
- * read (an encoded body is rare, and its zlib stream costs far more); each first checks that
- * the read is still the request's: once it is settled (done()), a late event does nothing.
- */
+/** The decoder of an encoded body; a late event of a settled read (done()) does nothing. */
 function decoderFor(ex: Exchange, s: ReadState, first: Buffer): zlib.Zlib & Transform {
   const d = DECODERS[s.encoding!]!(first);
   s.gzipMagic = first[0] === 0x1f && first[1] === 0x8b;
@@ -150,11 +122,8 @@ function onEnd(this: IncomingMessage): void {
 }
 
 /**
- * The decoder ended: the body is good if the decoder took every byte that arrived. zlib stops
- * at the end of a deflate or brotli stream and drops what follows without a word (its
- * `bytesWritten` counts the input it consumed), while gunzip reads what follows as a next
- * member (RFC 1952 §2.2) and fails on anything else — except NUL padding, which it skips. One
- * rule for the three: nothing may follow the compressed stream.
+ * Nothing may follow the compressed stream: zlib drops what follows a deflate or brotli stream
+ * silently, and gunzip reads it as a next member (RFC 1952 §2.2).
  */
 function onDecodedEnd(ex: Exchange, s: ReadState, d: zlib.Zlib): void {
   if (d.bytesWritten < s.wire) return refuseTrailing(ex);
@@ -162,9 +131,7 @@ function onDecodedEnd(ex: Exchange, s: ReadState, d: zlib.Zlib): void {
 }
 
 function onDecodeError(ex: Exchange, s: ReadState, err: Error): void {
-  // gunzip reads bytes after a complete member as a next member, whose magic is then wrong
-  // ("incorrect header check": zlib's inflate.c says that of a bad magic only, and the first
-  // member's was right), and drops the output of that write, so this is how it is told.
+  // A next gzip member with a wrong magic: what follows a complete member (zlib inflate.c).
   if (s.gzipMagic && err.message === 'incorrect header check') return refuseTrailing(ex);
   done(ex);
   ex.req.pause();
@@ -176,7 +143,6 @@ function onDecodeError(ex: Exchange, s: ReadState, err: Error): void {
 function refuseTrailing(ex: Exchange): void {
   const s = done(ex);
   if (!ex.req.complete) {
-    // gunzip can tell before the request ends: do not read the rest.
     ex.req.pause();
     ex.res.setHeader('connection', 'close');
   }
@@ -188,10 +154,7 @@ function finish(ex: Exchange): void {
   s.resolve(s.chunks.length === 1 ? s.chunks[0]! : Buffer.concat(s.chunks, s.size));
 }
 
-/**
- * Past the limit (on the wire or decoded): answer and close, without keeping or inflating the
- * rest (the answer reads and drops a little more before the close: answer.ts).
- */
+/** Past the limit: answer and close, without keeping or inflating the rest. */
 function tooLarge(ex: Exchange): void {
   const s = done(ex);
   ex.req.pause();
@@ -205,10 +168,7 @@ function onError(this: IncomingMessage, err: NodeJS.ErrnoException): void {
   done(exchangeOf(this)).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
 }
 
-/**
- * The client hung up before its body was complete: not a failure of ours (no 500, nothing to
- * answer — the socket is gone), just something to note in the log.
- */
+/** The client hung up before its body was complete: nothing to answer, noted in the log. */
 export class ClientClosedError extends Error {
   constructor() {
     super('the client closed the connection before its body was complete');
@@ -216,7 +176,6 @@ export class ClientClosedError extends Error {
   }
 }
 
-/** Ends the read: the request's listeners are removed and the decoder stopped; returns the read to settle. */
 function done(ex: Exchange): ReadState {
   const s = ex.reading!;
   ex.reading = undefined;
@@ -225,16 +184,11 @@ function done(ex: Exchange): ReadState {
   req.off('end', onEnd);
   req.off('error', onError);
   unwatch(ex);
-  // Stops inflating now (its listeners do nothing from here on).
   s.decoder?.destroy();
   return s;
 }
 
-/*
- * hooks.bodyTimeoutMs: one shared timer sweeps the bodies being read, instead of a timer per
- * request; it runs only while some body is being read. A body that is late gets 408 and its
- * connection is closed (the rest of it is never read).
- */
+/* hooks.bodyTimeoutMs: one shared timer sweeps the bodies being read, only while some are. */
 const SWEEP_EVERY_MS = 100;
 const reading = new Set<Exchange>();
 let sweeper: NodeJS.Timeout | undefined;
@@ -249,7 +203,6 @@ function unwatch(ex: Exchange): void {
 }
 
 function sweep(): void {
-  // Stopped by the sweep, not by the last unwatch: one-at-a-time traffic keeps one timer.
   if (reading.size === 0) {
     clearInterval(sweeper);
     sweeper = undefined;

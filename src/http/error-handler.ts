@@ -10,12 +10,8 @@ import { printable } from '../printable.js';
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Around every request the gate let through (app.ts): runs `next` and turns every failure into
- * the contract's JSON error body, through the one answer() (answer.ts). A 4xx says what was wrong with the request; a 5xx says only its code's
- * summary — the cause (which may carry payload text) goes to the log (STYLE.md "expose or
- * log", after Koa's ctx.onerror). A request that nothing answered (the gate routes nothing the
- * app does not serve, so this is a guard, not a route) gets 404 rather than a connection left
- * waiting: Koa does not respond in this app (app.ts).
+ * Turns every failure into the contract's JSON error body: a 4xx says what was wrong, a 5xx only
+ * its code's summary, the cause going to the log (STYLE.md #5, after Koa's ctx.onerror).
  */
 export function errorHandler(log: Logger, storeProblem: () => string | undefined) {
   return async function handleErrors(ex: Exchange, next: () => Promise<unknown>): Promise<void> {
@@ -31,29 +27,21 @@ export function errorHandler(log: Logger, storeProblem: () => string | undefined
       const e = err instanceof HookError ? err : undefined;
       const code = e?.code ?? 'internal_error';
       const status = ERRORS[code].status;
-      // A store that cannot commit fails every request at once: the store's own log line says
-      // so once every few seconds with a count (store/commit-health.ts), not one per request.
+      // A down store is logged by the store, with a count (store/commit-health.ts), not per request.
       if (status >= 500 && !isStoreDown(caught)) {
-        // A transform's or template's error can quote the payload: its text is logged at
-        // debug level only; the error level gets what failed and where.
+        // A transform's or template's error can quote the payload: its text only at debug level.
         const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
         log.error({ code, route: ex.label, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
         log.debug({ code, route: ex.label, err: cause }, 'request failed: cause');
       }
-      // An answer already begun (a stream) cannot be replaced: it is left as it is.
-      // The store's 503 names its cause (storeUnavailable): words made for senders, no payload.
+      // An answer already begun (a stream) cannot be replaced.
       const said = (status < 500 || caught instanceof StoreError) && e ? e.message : ERRORS[code].summary;
       if (!ex.answered) refuse(ex, code, said, e?.headers);
     }
   };
 }
 
-/**
- * A store that failed (disk full, read-only or removed data directory, writer gone) did not
- * commit the request: 503 with Retry-After tells the sender to send it again, where a 500
- * would say the request itself is at fault. `problem`: why its commits fail, when they do
- * (Store.commitProblem): the sender and /healthz read the same words (CONTRACT.md §8).
- */
+/** A store that failed did not commit: 503 with Retry-After, naming why its commits fail (CONTRACT.md §8). */
 function storeUnavailable(problem: string | undefined, err: StoreError): HookError {
   const e = new HookError('unavailable', `the store cannot take requests right now${problem ? `: ${problem}` : ''}; retry later`, {
     'retry-after': String(STORE_RETRY_AFTER_SECONDS),

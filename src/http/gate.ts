@@ -15,13 +15,10 @@ import type { MappedMethods } from '../engine/engine.js';
 export interface GateOptions {
   hooksPath: string;
   enabled: boolean;
-  /** `server.console`: `/console/` is the web console's (its session check is its own, console/console.ts). */
   console: boolean;
   maxBodyBytes: number;
-  /** The body limit of a route: hooks.maxBodyBytes, or its mappings' own (body-limits.ts); default hooks.maxBodyBytes. */
   bodyLimit?: BodyLimits;
   allowQueryToken: boolean;
-  /** `server.metrics`: `GET /metrics` is routed (behind the admin token). */
   metrics?: boolean;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
@@ -29,41 +26,24 @@ export interface GateOptions {
   signatureStandsIn: (name: string, method: string) => boolean;
   /** The methods the mappings take on {hooks.path}/NAME (engine.ts `methods`, from the compiled mappings). */
   mappedMethods: (name: string) => MappedMethods;
-  /** `hooks.keepBodies`: days the request log keeps bodies (request-log.ts). */
   keepBodies?: number;
-  /** The header names a kept body's row never keeps (credentials.ts credentialHeaders of the mappings). */
   credentialHeaders?: ReadonlySet<string>;
-  /** Meta's verification GET on the paths of `meta` mappings (handshake.ts). */
   handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
   replayOf?: (req: IncomingMessage, route: Route) => number | undefined;
 }
 
 /**
- * The one place a request is routed, and the cheap rejections, answered on the raw request
- * before anything else runs: they are what an attacker sends, so they must cost next to
- * nothing (the benchmark holds 401 and 413 to 0.8 of a bare node:http server).
- *
- * Order, per CONTRACT.md §4–5: parse the target once (routes-table.ts) → 405 (not counted
- * against the auth budget; a mapped hook takes the methods of its mappings, §12) → a console replay's marker (replay.ts), which stands in for the
- * credential on exactly the send route it replays → a credential for anything under the hooks path and for `/metrics`,
- * however it was spelled, and for targets that cannot be parsed (401/429, before any byte of the body is
- * read): the kind the route takes ({@link CREDENTIAL}: a hooks token sends, the admin token
- * reads), either kind where no route exists; a NAME with an `auth: signature` mapping is let through without it, marked
- * `bySignature`, and its signature is checked on the body, signatures.ts → 403 for a scoped
- * hooks token on `wake`/`agent` outside its routes (a mapped hook's is checked once its mapping
- * matched, routes.ts) → 400 for unparseable targets → 404 for what no route takes → 413 on Content-Length. What passes
- * goes on to the app (app.ts) with its {@link Route} on its record — a `console` route too,
- * whatever its method: the console answers 405 and checks its session cookie itself; a
- * request that sent `Expect: 100-continue` is told to continue only then.
- *
- * Everything the gate learns goes on the request's record (exchange.ts): the route, its label,
- * whether it gets a request-log row, a replay's seq, the sender, `bySignature`, the error code
- * of a refusal. Refusals are written by the one answer() (answer.ts).
+ * The one place a request is routed, and the refusals answered on the raw request before any
+ * byte of the body is read, in the order of CONTRACT.md §4–5: 405 (a mapped hook takes its
+ * mappings' methods, §12) → a console replay's marker (replay.ts) → the credential the route
+ * takes, for anything under the hooks path however it was spelled and for targets that cannot
+ * be parsed (401/429; `auth: signature` lets a NAME through `bySignature`) → 403 for a scoped
+ * token → 400 → 404 → 413 on Content-Length. What passes goes to the app with its route on its
+ * record; `Expect: 100-continue` is answered only then.
  */
 export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex: Exchange, expectsContinue?: boolean) => void {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
-  // A refused request's announced body up to the body limit may be drained (answer.ts).
   const drainable = opts.maxBodyBytes;
   const unauthorized = {
     hooks: unauthorizedAnswer(opts.allowQueryToken, 'hooks'),
@@ -78,21 +58,17 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     const target = parseTarget(req.url ?? '/');
     const decided = target && route(target);
     const method = req.method ?? 'GET';
-    // Labelled at once, so that a refusal counts under the route it was sent to (route-label.ts).
     if (decided) {
       ex.route = decided;
       ex.label = kindLabel(decided.kind);
-      // Under the hooks path, every answered request has a row in the request log.
       if (decided.hooks && decided.kind !== 'metrics') {
         ex.logged = true;
         ex.keepBodies = keepBodies;
         ex.credentialHeaders = credentialHeaders;
       }
     }
-    // Meta's verification request: a GET of a `meta` mapping's path (handshake.ts), answered once the credential is checked.
     const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && opts.handshakes?.takesGet(decided.name) === true;
     if (decided?.kind === 'mapped' && !metaGet) {
-      // Each mapping takes one method (CONTRACT.md §12): what a NAME takes is its mappings'.
       const takes = opts.mappedMethods(decided.name);
       if (method === 'GET' ? !takes.GET : method !== 'POST' || !takes.POST) {
         deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${takes.allow}`, { allow: takes.allow });
@@ -103,8 +79,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
       deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
     }
-    // A console replay's marker is its credential, for exactly the route it replays (replay.ts):
-    // a replay needs no hooks token, whichever are configured now.
+    // A console replay's marker is its credential, for exactly the route it replays (replay.ts).
     const replayed = decided?.hooks && opts.replayOf ? opts.replayOf(req, decided) : undefined;
     if (replayed !== undefined) ex.replayOf = replayed;
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
@@ -126,8 +101,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
       const sender = verdict.sender;
       if (sender !== undefined && decided) {
         ex.sender = sender;
-        // A scoped token (CONTRACT.md §4): a valid credential, so 403 and not counted. A mapped
-        // hook's mapping is known only once matched: routes.ts checks the sender's routes there.
+        // A scoped token (CONTRACT.md §4): a valid credential, so 403 and not counted; a mapped hook's is the engine's.
         if (sender.routes !== undefined && (decided.kind === 'wake' || decided.kind === 'agent') && !sender.routes.has(decided.kind)) {
           deny(ex, 'forbidden', `this hooks token does not reach ${decided.kind}: add "${decided.kind}" to its routes (hooks.tokens[].routes) or send with another token`);
           return;
@@ -154,7 +128,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
         return;
       }
     }
-    // The token has done its work: no later layer (handlers, templates, transforms, logs) sees it, nor another credential parameter.
+    // No later layer (templates, transforms, logs) sees the token or another credential parameter.
     decided.query = withoutCredentialParams(decided.query);
     if (expectsContinue) {
       ex.continued = true;
@@ -164,11 +138,7 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
   };
 }
 
-/**
- * The credential each route kind takes (CONTRACT.md §4): sending takes a hooks token; reading
- * and operating the admin token; where no route exists, either one (then 404). Health and the
- * console are never checked here (the console checks its own session).
- */
+/** The credential each route kind takes (CONTRACT.md §4); health and the console are never checked here. */
 const CREDENTIAL: Record<RouteKind, CredentialKind> = {
   wake: 'hooks',
   agent: 'hooks',
@@ -188,11 +158,7 @@ const WHICH: Record<CredentialKind, string> = {
   either: 'missing or wrong token',
 };
 
-/**
- * 401 and 429 are what a token-guessing client gets over and over: answer from constants.
- * The 401 says which credential the route takes and names every place it may go (the query
- * only when hooks.allowQueryToken).
- */
+/** The 401, made once per kind: it names the credential the route takes and every place it may go. */
 export function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'either'): { body: Buffer; headers: Record<string, string> } {
   const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
   const body = Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
@@ -202,14 +168,9 @@ const RATE_LIMITED_BODY = Buffer.from(
   errorBody('rate_limited', 'too many failed token attempts from this address; retry later'),
 );
 const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
-/** The 429's headers by Retry-After seconds (at most the failure window's 60), made once each. */
 const RATE_LIMITED_BY_WAIT: Record<string, string>[] = [];
 
-/**
- * The 429's headers for a wait of `seconds`. Made as one literal, not spread from the 401's: V8
- * builds a spread object plus a hyphenated key through its slow path (~5 µs), and node:http then
- * walks a slow object twice (writeHead and _storeHeader).
- */
+/** The 429's headers for a wait of `seconds`, made once each. */
 function rateLimitedHeaders(seconds: number): Record<string, string> {
   const made = RATE_LIMITED_BY_WAIT[seconds];
   if (made !== undefined) return made;

@@ -2,31 +2,19 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
 import type { Auth } from './auth.js';
-import { answer, jsonHeaders, refuse } from './answer.js';
+import { answer, refuse } from './answer.js';
 import type { Exchange } from './exchange.js';
 import { mappingLabel } from './route-label.js';
 
 /**
- * The handshakes senders make before they send anything (CONTRACT.md §8), answered with no
- * action: Meta's verification GET (scheme `meta`) and Slack's signed `url_verification`
- * (scheme `slack`).
+ * Meta's verification GET (scheme `meta`, CONTRACT.md §8), answered with no action before any
+ * body is read; Slack's signed `url_verification` is the engine's (engine/decide.ts).
  */
 export interface Handshakes {
   /** True when NAME has a `meta` mapping: its GET (and HEAD) is Meta's verification request, not a 405. */
   takesGet(name: string): boolean;
-  /**
-   * Answers Meta's verification request to NAME, once the gate has checked the credential (or
-   * let it through `bySignature` for an `auth: signature` mapping: then `hub.verify_token` is
-   * the credential). https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
-   */
+  /** Answers Meta's verification GET once the gate checked the credential. https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests */
   answerMeta(ex: Exchange, name: string, query: string): void;
-  /**
-   * Answers Slack's `{"type":"url_verification","challenge":C}` with `{"challenge":C}` when
-   * its signature verified for a `slack` mapping of the route (routes.ts, before matching:
-   * the handshake need not match the mapping's conditions). False for anything else.
-   * https://api.slack.com/events/url_verification
-   */
-  answerSlack(ex: Exchange): boolean;
 }
 
 interface MetaEntry {
@@ -35,14 +23,11 @@ interface MetaEntry {
   digest: Buffer;
 }
 
-/** The handshakes of a config's mappings, built once per config (server.ts). */
 export function createHandshakes(mappings: readonly MappingConfig[], deps: { auth: Auth; clientAddress: (req: IncomingMessage) => string }): Handshakes {
   const meta = new Map<string, MetaEntry[]>();
-  const slack = new Set<string>();
   for (const m of mappings) {
     const path = m.match.path;
     if (!m.verify || path === undefined) continue;
-    if (m.verify.scheme === 'slack') slack.add(m.id);
     if (m.verify.scheme === 'meta' && m.verify.verifyToken !== undefined) {
       meta.set(path, [...(meta.get(path) ?? []), { id: m.id, digest: digest(m.verify.verifyToken) }]);
     }
@@ -75,8 +60,7 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
       }
       const address = deps.clientAddress(ex.req);
       if (!match) {
-        // A wrong verify token is a failed attempt of its own kind (CONTRACT.md §4, §8): a right
-        // hooks token on the same request clears none of these.
+        // A failed attempt of its own kind (CONTRACT.md §4, §8).
         const verdict = deps.auth.failed(address, 'verifyToken');
         if (verdict.code === 'rate_limited') {
           refuse(ex, 'rate_limited', 'too many failed attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });
@@ -90,19 +74,6 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
       // Exactly the challenge: Meta compares the body. nosniff: it is the sender's text, shown as text only.
       const body = Buffer.from(challenge);
       answer(ex, 200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length), 'x-content-type-options': 'nosniff' }, body);
-    },
-
-    answerSlack(ex) {
-      const signed = ex.signedBy;
-      const payload = ex.payload;
-      if (signed === undefined || payload?.type !== 'url_verification' || typeof payload.challenge !== 'string') return false;
-      const reach = ex.sender?.routes;
-      const id = [...signed].find((s) => slack.has(s) && (reach === undefined || reach.has(s)));
-      if (id === undefined) return false;
-      ex.label = mappingLabel(id);
-      const body = JSON.stringify({ challenge: payload.challenge });
-      answer(ex, 200, jsonHeaders(Buffer.byteLength(body)), body);
-      return true;
     },
   };
 }

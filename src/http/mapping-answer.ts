@@ -4,22 +4,15 @@ import { answer } from './answer.js';
 import type { Exchange } from './exchange.js';
 
 /*
- * A mapping's own answer (CONTRACT.md §12) on the wire, and as an idempotency key keeps it.
- * The store keeps a key's first answer as a status and a text body (store/sql/idempotency.ts),
- * which the listener's usual answers fill with their JSON — always an object beginning
- * `{"ok":`. A mapping's answer has a content type of its own, and may have no body: it is kept
- * in an envelope that no usual answer can begin with, so that a repeat gets exactly the first
- * answer (its type and body) without a column more in either store.
+ * A mapping's own answer (CONTRACT.md §12) on the wire, and as an idempotency key keeps it: in an
+ * envelope no usual answer (`{"ok":…`) can begin with, so a repeat gets its type and body too.
  */
 
 const ENVELOPE = '{"mappingAnswer":';
 
 /**
- * A mapping's body may echo what a request sent (a challenge, a field) under a type the
- * operator chose, on the origin the console lives on: a browser must never run it as a page
- * of that origin (a reflected script could reach the console with its session). `sandbox`
- * gives such a document an opaque origin and `default-src 'none'` lets it load nothing; no
- * webhook sender reads either. A mapping's own `respond.headers` may still set them otherwise.
+ * A mapping's body may echo what a request sent, on the console's origin: `sandbox` and
+ * `default-src 'none'` keep a browser from running it as a page of that origin.
  */
 const CONTAINED: Readonly<OutgoingHttpHeaders> = Object.freeze({
   'content-security-policy': "default-src 'none'; sandbox",

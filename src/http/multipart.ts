@@ -2,11 +2,7 @@ import { Busboy } from '@fastify/busboy';
 import { HookError } from '../errors.js';
 import { isPrototypeKey } from '../engine/prototype-keys.js';
 
-/**
- * Parts (fields and files together) a multipart form may have; more is 413. A SendGrid mail
- * has about 20, a large HTML form a few hundred; past that a form is built to cost, not to
- * say something.
- */
+/** Parts a multipart form may have (a SendGrid mail has about 20); more is 413. */
 export const MAX_FORM_PARTS = 1000;
 /** Files a multipart form may carry; more is 413 (SendGrid sends one part per attachment). */
 export const MAX_FORM_FILES = 100;
@@ -19,24 +15,15 @@ export interface FormFile {
   size: number;
 }
 
-/** True for a `multipart/form-data` Content-Type (any parameters). */
 export function isMultipart(contentType: string | undefined): contentType is string {
   return contentType !== undefined && /^\s*multipart\/form-data\s*(;|$)/i.test(contentType);
 }
 
 /**
- * A `multipart/form-data` body (SendGrid Inbound Parse, Mailgun, HTML forms) as a payload
- * (CONTRACT.md §12): its fields (a field sent twice becomes an array) plus `files: [{field,
- * filename, contentType, size}]`. File contents are counted and dropped, never kept; files are
- * not fields. Parsed with @fastify/busboy, a maintained streaming parser, from the raw bytes
- * the signature was checked on — so the form's own parse cannot see anything the signature did
- * not cover. `maxBytes` is the body limit already enforced on the whole body: no field or file
- * is ever cut short below it (busboy would silently truncate a field at 1 MiB).
- *
- * Refusals: more than {@link MAX_FORM_PARTS} parts or {@link MAX_FORM_FILES} files, 413
- * `payload_too_large` naming the limit; a form that cannot be read (no boundary, cut short),
- * 400 `invalid_json`; a field named `files`, 400 `invalid_payload` (that key holds the file list).
- * Field names `__proto__`, `constructor` and `prototype` are dropped, as in JSON bodies.
+ * A `multipart/form-data` body (SendGrid, Mailgun, HTML forms) as a payload (CONTRACT.md §12):
+ * its fields plus `files: [{field, filename, contentType, size}]`, file contents dropped. Parsed
+ * with @fastify/busboy from the bytes the signature was checked on; no part is cut below
+ * `maxBytes` (busboy would truncate a field at 1 MiB). Too many parts or files: 413.
  */
 export function parseMultipart(raw: Buffer, contentType: string, maxBytes: number): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {

@@ -7,38 +7,22 @@ const PROTO_WORD = /__proto__|constructor|prototype/;
 const ASCII_ESCAPE = /\\u00[4-7]/;
 
 /**
- * Quick test for the only keys that need stripping, so that the full walk runs only when one
- * may be there. JSON may spell a key with escapes (`"\u005f_proto__"` parses to an own
- * `__proto__`: issue 30), and every character of the three words lies in U+0040–U+007F, which
- * encoders do not escape (JSON.stringify, Python's ensure_ascii and PHP's json_encode escape
- * controls, a few symbols below U+0040 and non-ASCII; DEL, U+007F, only makes a needless walk),
- * so an ordinary body still skips the walk.
- * `includes` first: a body without any `\u00` (most of them) pays a plain substring search,
- * not a second regular expression (measured in the commit that brought it).
+ * Whether a body may hold a prototype key, so that the full walk runs only then. JSON may spell
+ * a key with escapes (`"\u005f_proto__"`); encoders leave U+0040–U+007F unescaped, so an
+ * ordinary body skips the walk.
  */
 function mayHavePrototypeKey(text: string): boolean {
   return PROTO_WORD.test(text) || (text.includes('\\u00') && ASCII_ESCAPE.test(text));
 }
 
-// fatal: a byte sequence that is not UTF-8 is refused rather than read as U+FFFD, so that
-// what a template sees is what the sender sent. A leading BOM is dropped (ignoreBOM false).
+// fatal: bytes that are not UTF-8 are refused rather than read as U+FFFD; a leading BOM is dropped.
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * How the bytes of a request body become a payload (CONTRACT.md §5), shared by the listener
- * and `hookrelay test`, so that a dry run reads a payload file exactly as the listener would
- * read the same bytes:
- *
- * - strict UTF-8 (else 400 `invalid_json`);
- * - an empty or blank body is `{}`;
- * - `application/x-www-form-urlencoded` on a mapped hook is form data (a repeated field
- *   becomes a list) — unless the text starts with `{`: `curl -d @push.json` sends a JSON file
- *   with that type, and form data never starts with `{`, so such a body is read as JSON;
- * - anything else is JSON whatever the Content-Type;
- * - the result must be an object (400 `invalid_payload`), and loses its own `__proto__`,
- *   `constructor` and `prototype` keys at every depth.
- *
- * Error messages never quote the body.
+ * A request body as a payload (CONTRACT.md §5), for the listener and `hookrelay test` alike:
+ * strict UTF-8 (400 `invalid_json`); empty is `{}`; a form on a mapped hook is form data unless
+ * it starts with `{` (`curl -d @file.json` sends JSON with the form type); else JSON. It must be
+ * an object (400 `invalid_payload`) and loses prototype keys at every depth. Errors never quote it.
  */
 export function parsePayload(bytes: Uint8Array, contentType: string | undefined, mappedHook: boolean): Record<string, unknown> {
   let text: string;
@@ -73,12 +57,8 @@ function isForm(contentType: string | undefined): boolean {
 }
 
 /**
- * Form fields as an object; a repeated field becomes a list. Collected on a null-prototype
- * object, so that a field named like an inherited member (`toString`, `valueOf`…) finds no
- * earlier value (on `{}` it found the inherited function and became `[<function>, value]`,
- * which no worker can take); the prototype keys are skipped, however they were percent-encoded
- * (URLSearchParams has decoded them). The result is copied to a plain object, like what
- * JSON.parse returns, so that the two kinds of payload behave alike downstream.
+ * Form fields as an object, a repeated field as a list; collected on a null-prototype object so
+ * that a field named `toString` finds no inherited value, then copied to a plain one like JSON's.
  */
 function parseForm(text: string): Record<string, unknown> {
   const fields: Record<string, string | string[]> = Object.create(null);

@@ -9,26 +9,19 @@ import { routeKind } from '../request-target.js';
 
 /** The header that marks a console replay; one of the SECRET_HEADERS, a credential (credentials.ts), so no template, transform or log sees it. */
 export const REPLAY_HEADER = 'x-hookrelay-replay';
-/** How long a replay waits for its own row in the request log. */
 const ROW_WAIT_MS = 5_000;
 /** A kept header value that can be sent again as it is (kept values are capped and escaped: a cut one ends with `…`). */
 const PLAIN = /^[\x20-\x7e]*$/;
 /** A kept header value fetch sends as it is (a value Node took: tab, visible ASCII, obs-text). */
 const SENDABLE = /^[\t\x20-\x7e\x80-\xff]*$/;
-/**
- * Codes the gate (or the failure budget) refuses with before a request's body is read: the
- * request never reached its route's handler, so there is nothing it did to do again.
- */
+/** Codes of refusals before the body was read: the request reached no route, so there is nothing to do again. */
 const REFUSED_BEFORE_ROUTE = new Set(['unauthorized', 'forbidden', 'rate_limited', 'method_not_allowed', 'invalid_path', 'not_found', 'payload_too_large']);
 
-/** What a replay did. */
 export interface Replayed {
-  /** The new request's X-Request-Id (its row in the request log has it, and `replayOf`). */
   requestId: string;
   status: number;
 }
 
-/** The hooks settings a replay is sent under (the current config's). */
 export interface ReplayHooks {
   path: string;
   mappings: readonly MappingConfig[];
@@ -42,19 +35,12 @@ export class ReplayRefused extends Error {
   }
 }
 
-/** The route kinds a replay may go to: the send routes (a POST under the hooks path). */
 const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
 
 /**
  * Why a logged request cannot be replayed, or undefined when it can (CONTRACT.md §11). A replay
- * goes to exactly the route the request reached — the route its logged path names, the one
- * parse of routes-table.ts: `/hooks/wake%3Fx` reached the hook named `wake?x` (404, no
- * mapping), never `wake` — with that route's signature check. So it is refused for a request
- * refused before its route was known (the gate's 401, 404, 405, 413, …; their bodies are never
- * read anyway), for one whose path names no send route, for a path the log kept only shortened
- * or escaped, and for a hook that a mapping's `verify` guards: the request log never keeps
- * a signature header, so the check could never pass. A hook no mapping took (`no_mapping`) can
- * be replayed to its own path: add the mapping, then replay.
+ * goes to exactly the route its logged path names (the one parse of routes-table.ts), with that
+ * route's signature check — which never passes, as the log keeps no signature header.
  */
 export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | undefined {
   if (row.method !== 'POST') return `only a POST can be replayed (this was a ${row.method})`;
@@ -73,34 +59,23 @@ export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | u
 }
 
 export interface Replayer {
-  /**
-   * The gate: the seq a request replays when it carries this listener's marker and is the
-   * loopback request {@link replay} is sending to exactly `route` — the marker is then its
-   * credential, for that route and that request only; else undefined.
-   */
+  /** The gate: the seq a request replays when it carries this listener's marker for exactly `route`; its credential there. */
   replayOf(req: IncomingMessage, route: Route): number | undefined;
   /**
-   * Sends a kept request again, as a new request, through the listener as it now is: a
-   * loopback POST of the kept body with its kept headers and query (credentials removed again;
-   * an older row: its Content-Type and User-Agent) to the path it reached, so that it takes the path of every request (gate, body, mappings, dispatch, the
-   * request log). It carries no token: its marker stands in for one, so a replay works
-   * whichever hooks tokens are configured now; the marker also keeps idempotency keys out of
-   * it (a replay is not a repeat). Throws {@link ReplayRefused} when {@link whyNotReplay} says
-   * so. Resolves once the new request's row is stored.
+   * Sends a kept request again as a new loopback POST to the path it reached, through the whole
+   * listener. Its marker stands in for a token and keeps idempotency keys out (a replay is not a
+   * repeat). Throws {@link ReplayRefused}; resolves once the new request's row is stored.
    */
   replay(row: RequestRecord, hooks: ReplayHooks): Promise<Replayed>;
 }
 
 /**
- * One per listener. The marker is `<nonce>:<seq>`, the nonce random per process and compared
- * in constant time: a request from outside cannot claim to be a replay, and the marker never
- * leaves this machine (loopback). A marker opens only the request it was made for (by its
- * X-Request-Id), once, and only on the path it was sent to.
+ * One per listener. The marker `<nonce>:<seq>` (the nonce random per process, compared in
+ * constant time) opens only the request it was made for, once, on the path it was sent to.
  */
 export function createReplayer(url: () => string, requests: RequestLogger): Replayer {
   const nonce = randomBytes(24).toString('base64url');
   const expected = Buffer.from(nonce);
-  // Replays being sent: X-Request-Id → the seq replayed and the path it must arrive at.
   const sending = new Map<string, { seq: number; path: string }>();
   return {
     replayOf(req, route) {
@@ -124,9 +99,7 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
       if (refused !== undefined) throw new ReplayRefused(`This request cannot be replayed: ${refused}.`);
       const requestId = `replay-${randomBytes(8).toString('hex')}`;
       const stored = requests.stored(requestId, ROW_WAIT_MS);
-      // The kept headers (a row logged before they were kept has none) cleaned again under the
-      // current mappings — a verify.header added since is a credential too — and only values
-      // fetch can send as they are; then this replay's own id and marker over any kept ones.
+      // Cleaned again under the current mappings: a verify.header added since is a credential too.
       const kept = Object.entries(withoutCredentials({ headers: row.headers ?? {} }, hooks.mappings).headers).filter(([k, v]) => k !== 'x-request-id' && SENDABLE.test(v));
       const headers: Record<string, string> = {
         'content-type': row.contentType ?? 'application/json',
@@ -136,9 +109,7 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
       };
       if (row.headers === undefined && row.userAgent !== undefined && PLAIN.test(row.userAgent)) headers['user-agent'] = row.userAgent;
       if (!PLAIN.test(headers['content-type']!)) headers['content-type'] = 'application/json';
-      // Each segment escaped whole: the gate's one parse (routes-table.ts) decodes it back to
-      // exactly the logged path — `encodeURI` left `?` and `#` as they were, which moved the
-      // rest of the path into a query or a fragment.
+      // Each segment escaped whole, `?` and `#` too: the gate's one parse decodes it back to the logged path.
       const query = withoutCredentialParams(row.query ?? '');
       const target = row.path.split('/').map(encodeURIComponent).join('/') + (query === '' ? '' : `?${query}`);
       sending.set(requestId, { seq: row.seq, path: row.path });

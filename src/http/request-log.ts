@@ -4,33 +4,16 @@ import { keptHead } from '../credentials.js';
 import { printable } from '../printable.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { NewRequestLog } from '../store/records.js';
-import type { Store } from '../store/store.js';
 import { createAddressCounts } from './address-counts.js';
 import type { Exchange } from './exchange.js';
 import { isMultipart } from './multipart.js';
 
 /**
- * The listener's side of the request log (CONTRACT.md §11; the store's side is
- * store/request-log.ts): which requests get a row, and the row. A request under the hooks path
- * (`/metrics` aside) gets one when it is answered, whoever answered it — the gate's refusals
- * too. An accepted request's row is made by its route just before the commit and committed
- * with its accept (accept.ts); every other row is made when the response closes
- * (access-log.ts) and buffered. Both are made from the request's record (exchange.ts): the
- * gate marks it `logged` (with the `hooks.keepBodies` it came under), the layers after add
- * what they learn (the body, the error code, the sender, a console replay's seq).
- *
- * What a row never holds: a token, cookie, signature or secret. Of other header values only
- * Content-Type and User-Agent (capped, control characters escaped) — except under
- * `hooks.keepBodies`: a kept body's row also keeps the request's headers and query (without
- * the token), minus every credential and bounded (credentials.ts keptHead), so that a fixture
- * or a replay made from it matches as the request did. The body only under
- * `hooks.keepBodies`, and never a refused request's (CONTRACT.md §8): a stranger's bytes are
- * not stored.
- *
- * Refusals cannot grow the store without bound either: the rows of refused requests are kept
- * for at most {@link REFUSALS_PER_MINUTE} a minute per client address, the rest counted as
- * dropped (`hookrelay_request_log_dropped_total`). Only refusals are counted per address: an
- * accepted request's row is always kept, and costs nothing more.
+ * The listener's side of the request log (CONTRACT.md §11): a request under the hooks path
+ * (`/metrics` aside) gets a row when it is answered, whoever answered. An accepted request's row
+ * is committed with its accept (accept.ts); every other one is buffered when its response closes.
+ * A row never holds a credential (credentials.ts keptHead); the body and head only under
+ * `hooks.keepBodies`, and never a refused request's (§8). Rows of refusals are capped per address.
  */
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A row keeps the request's path cut at this many characters (replay.ts can send only an uncut one again). */
@@ -41,24 +24,15 @@ export const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Rows of refused requests kept per client address and minute; the rest are dropped and counted. */
 export const REFUSALS_PER_MINUTE = 60;
-/** Addresses whose refusals are counted at most (address-counts.ts: a spray of addresses cannot grow the table). */
 const REFUSING_ADDRESSES = 50_000;
 const MINUTE_MS = 60_000;
 
-/**
- * A refusal (CONTRACT.md §8): the request was turned away before it was acted on, for who sent
- * it or how — no token or signature (401), not its route (403), method (405), too slow (408),
- * too large (413), an encoding it cannot read (415), too many failures (429).
- */
+/** A refusal (CONTRACT.md §8): turned away before it was acted on, for who sent it or how. */
 function isRefusal(status: number): boolean {
   return status === 401 || status === 429 || status === 413 || status === 403 || status === 405 || status === 408 || status === 415;
 }
 
-/**
- * The row of a request under the hooks path (its record is `logged`), or undefined for any
- * other request. `accepted`: what its accept committed (accept.ts makes the row just before the
- * commit, from the status it answers with).
- */
+/** The row of a `logged` request, else undefined; `accepted`: what its accept commits with it. */
 export function requestRow(ex: Exchange, status: number, accepted?: readonly Accepted[]): NewRequestLog | undefined {
   if (!ex.logged) return undefined;
   const req = ex.req;
@@ -69,7 +43,6 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
   const row: NewRequestLog = {
     at: isoAt(Math.round(now - ms)),
     requestId: requestIdOf(ex),
-    // Node's parser admits only token characters in a method.
     method: req.method ?? '',
     path: printable(ex.route!.path, LOGGED_PATH_MAX),
     route: ex.label,
@@ -95,10 +68,7 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
   return row;
 }
 
-/**
- * ISO text of a time in ms, the last one remembered: requests arriving within the same
- * millisecond (most of them, under load) share one string instead of formatting a Date each.
- */
+/** ISO text of a time in ms; requests within the same millisecond share one string. */
 let lastMs = -1;
 let lastIso = '';
 function isoAt(ms: number): string {
@@ -109,14 +79,12 @@ function isoAt(ms: number): string {
   return lastIso;
 }
 
-/** The X-Request-Id the answer carries (the access log's, when it logs), else the sender's own plain one. */
 function requestIdOf(ex: Exchange): string | undefined {
   if (ex.requestId !== undefined) return ex.requestId;
   const given = ex.req.headers['x-request-id'];
   return typeof given === 'string' && SENDER_ID.test(given) ? given : undefined;
 }
 
-/** The row of a request no accept committed, once its response has closed. */
 function closedRow(ex: Exchange): NewRequestLog {
   return requestRow(ex, ex.res.statusCode)!;
 }
@@ -125,16 +93,11 @@ function closedRow(ex: Exchange): NewRequestLog {
 export interface RequestLogger {
   /** A response closed (access-log.ts): its row, unless its accept committed it, goes to the buffer. */
   closed(ex: Exchange): void;
-  /**
-   * Resolves once the row of the request with this X-Request-Id is stored, or after
-   * `timeoutMs`: a console replay waits for its own row. Only replays are waited for: their
-   * rows are written at once, not buffered.
-   */
+  /** Resolves once the row of this X-Request-Id is stored, or after `timeoutMs` (a console replay waits for its own). */
   stored(requestId: string, timeoutMs: number): Promise<void>;
 }
 
-/** `addressOf`: the listener's client address (trustedProxies-aware, client-address.ts), asked only of a refusal. */
-export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store, 'logRequests'>, addressOf: (req: IncomingMessage) => string): RequestLogger {
+export function createRequestLogger(buffer: RequestLogBuffer, addressOf: (req: IncomingMessage) => string): RequestLogger {
   const waiting = new Map<string, () => void>();
   const refusals = createAddressCounts(MINUTE_MS, REFUSING_ADDRESSES);
   const settle = (id: string | undefined) => {
@@ -152,13 +115,13 @@ export function createRequestLogger(buffer: RequestLogBuffer, store: Pick<Store,
           buffer.drop(1);
           return;
         }
-        // When the buffer is full the row is dropped (and counted) before it is made.
         buffer.offer(closedRow, ex);
         return;
       }
+      // A replay's row is written at once: the console waits for it (replay.ts).
       const done = () => settle(requestIdOf(ex));
-      if (ex.committed) done();
-      else store.logRequests([requestRow(ex, status)!]).then(done, done);
+      if (ex.committed || !buffer.offer(closedRow, ex)) done();
+      else buffer.flush().then(done, done);
     },
     stored(requestId, timeoutMs) {
       return new Promise<void>((resolve) => {

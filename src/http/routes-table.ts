@@ -1,28 +1,20 @@
 import { routeKind, type HookRouteKind, type Target } from '../request-target.js';
 
 /**
- * The one routing decision (STYLE.md #13). Every request's target is parsed and normalised
- * once (`parseTarget`, src/request-target.ts) and routed once, here; the gate decides on the result (405, token, 413) and hands the same {@link Route}
- * to the Koa app on the request's record (`ctx.exchange.route`, http/exchange.ts). The app
- * picks the part that serves it by `route.kind`, and within the read kinds and the console,
- * @koa/router picks the handler on the route's own `path` — the path the gate decided on, never
- * Koa's `ctx.path` or `ctx.url` (the raw target) — so what the gate guards and what a handler
- * serves cannot drift apart.
+ * The one routing decision (STYLE.md #13): every target is parsed once (request-target.ts) and
+ * routed here; the gate and @koa/router (router.ts) decide on the same `route.path`, never Koa's
+ * `ctx.path`, so what the gate guards and what a handler serves cannot drift apart.
  */
 export type RouteKind = HookRouteKind | 'health' | 'metrics' | 'console';
 
-/**
- * The method each kind takes (HEAD rides along with GET); `none` takes none. The console's
- * pages take GET or POST each: its own table (console/routes.ts) answers 405 for them.
- */
+/** The method each kind takes (HEAD rides along with GET); the console's pages answer 405 themselves. */
 export const ROUTE_METHODS: Record<RouteKind, string> = {
   wake: 'POST',
   agent: 'POST',
   events: 'GET',
   runs: 'GET',
   run: 'GET',
-  // A mapped hook takes its mappings' methods (`match.method`, engine.ts `methods`), which the
-  // gate asks for; POST here is what body.ts reads a body for.
+  // A mapped hook takes its mappings' methods (engine.ts `methods`); POST: body.ts reads its body.
   mapped: 'POST',
   health: 'GET',
   metrics: 'GET',
@@ -54,15 +46,11 @@ export function methodAllowed(kind: RouteKind, method: string): boolean {
 }
 
 /**
- * The router of one listener: target → {@link Route}, or undefined for a target that cannot
- * be parsed. `hooksPath` is the configured base path, matched exactly (case-sensitive); it
- * is decided first, so a hooks path under `/console` stays guarded by the token.
- * `serve.metrics`: `GET /metrics` is served (`server.metrics`; it takes the admin token). `serve.console`: `/console` and everything under it is the console's
- * (`name`: the rest).
+ * Target → {@link Route}. `hooksPath` is matched exactly and first, so a hooks path under
+ * `/console` stays guarded by the token; `/metrics` and `/console` are routed only when served.
  */
 export function createRouting(hooksPath: string, hooksEnabled: boolean, serve: { metrics?: boolean; console?: boolean } = {}): (target: Target) => Route {
   const baseSlash = `${hooksPath}/`;
-  // It takes the admin token, which is there with or without the hooks.
   const metricsPath = serve.metrics ? '/metrics' : undefined;
   const consoleEnabled = serve.console === true;
   return ({ path, query }) => {

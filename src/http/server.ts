@@ -6,14 +6,14 @@ import { createAccessLog } from './access-log.js';
 import { createApp } from './app.js';
 import { createAuth, type Auth } from './auth.js';
 import { adminCredentials, hookCredentials } from '../config/token.js';
-import { errorBody } from '../errors.js';
 import { createClientAddress } from './client-address.js';
 import { fold, trustedBy } from '../address-rules.js';
 import { createGate } from './gate.js';
+import { capPerAddress, LAST, onClientError, REFUSED, type Tracked } from './connections.js';
 import { credentialHeaders } from '../credentials.js';
 import { createSignatures } from './signatures.js';
-import { jsonHeaders, refuse } from './answer.js';
-import { openExchange, type Exchange } from './exchange.js';
+import { refuse } from './answer.js';
+import { openExchange } from './exchange.js';
 import type { RouteDeps } from './routes.js';
 import type { DefaultState, Middleware } from 'koa';
 import type { ExchangeContext } from './exchange.js';
@@ -31,17 +31,12 @@ export interface Listener {
   url: string;
   /** Stops accepting, lets in-flight requests finish (answering late arrivals 503), resolves when all are done. */
   close(): Promise<void>;
-  /**
-   * Serves every request that arrives from now on with `config`'s hooks settings (tokens,
-   * limits, signature checks) and `deps` (the new engine); the `server` settings stay. Resolves
-   * once the requests begun before have finished — on the settings they started with — so
-   * that the caller can then close the old engine.
-   */
+  /** Serves requests from now on with `config`'s hooks settings and `deps`; resolves once those begun before finished on theirs. */
   swap(config: Readonly<Config>, deps: ListenDeps): Promise<void>;
 }
 
 /** What the routes need besides the config's own settings; the request log's store side and buffer (store/request-log.ts). */
-export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'maxWaitSeconds' | 'signatures' | 'store'> & {
+export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures' | 'store' | 'clientAddress'> & {
   store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState' | 'commitProblem'>;
   requestLog: RequestLogBuffer;
   /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
@@ -76,37 +71,15 @@ interface Handler {
   drained(): Promise<void>;
 }
 
-/**
- * Node checks `server.headersTimeoutMs` and `requestTimeoutMs` every
- * `connectionsCheckingInterval` — 30 s by default, which let a slow client hold a connection
- * for 53 s (headers) and 83 s (body) against limits of 20 and 60 — so it checks every second.
- */
+/** Node checks the head and request time-outs every `connectionsCheckingInterval` (30 s by default): every second here. */
 const CHECK_TIMEOUTS_EVERY_MS = 1_000;
 
-/**
- * What the listener keeps on a connection, under one symbol: the record of the last request
- * begun on it (see {@link onClientError}), or {@link REFUSED} for a connection the per-address
- * cap answered 503 — whatever request it still sends is not handled.
- */
-const LAST = Symbol('hookrelay.last');
-const REFUSED = 'refused';
-type Tracked = Socket & { [LAST]?: Exchange | typeof REFUSED };
-
-/** The last request begun on a connection, if it was not refused. */
-function lastOn(socket: Socket): Exchange | undefined {
-  const last = (socket as Tracked)[LAST];
-  return last === REFUSED ? undefined : last;
-}
-
-/**
- * The HTTP listener: the gate (routing and cheap rejections on the raw request) in front of
- * the app (app.ts: the send routes, and Koa for the reads and the console), and caps on connections. Resolves once it is listening.
- */
+/** The HTTP listener: the gate in front of the app (app.ts), and caps on connections. Resolves once it is listening. */
 export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Logger): Promise<Listener> {
   const clientAddress = createClientAddress(config.server.trustedProxies);
   const isProxy = trustedBy(config.server.trustedProxies);
   const trustedPeer = (req: http.IncomingMessage) => isProxy(fold(req.socket.remoteAddress ?? ''));
-  const requests = createRequestLogger(deps.requestLog, deps.store, clientAddress);
+  const requests = createRequestLogger(deps.requestLog, clientAddress);
   let url = '';
   const replayer = createReplayer(() => url, requests);
   let current = createHandler(config, deps, clientAddress, trustedPeer, log, replayer);
@@ -135,12 +108,9 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
     },
     (req, res) => handle(req, res, false),
   );
-  // Node answers `Expect: 100-continue` with 100 before any handler runs unless someone
-  // listens here; the gate sends it only to a request it lets through, so a refused client
-  // never starts sending its body.
+  // Node answers `Expect: 100-continue` itself unless this is listened to: the gate continues only what it lets through.
   server.on('checkContinue', (req, res) => handle(req, res, true));
   server.on('clientError', onClientError);
-  // The open connections, for a stop (close below).
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -168,10 +138,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
         closing = true;
         deps.console?.close(); // open event streams would hold their connections forever
         server.close(() => resolve());
-        // Node closes the connections idle at this moment, and stops timing out the rest
-        // (lib/_http_server.js httpServerPreClose clears the headersTimeout check): a connection
-        // that has begun no request, or one kept alive after the answer still under way, would
-        // hold the stop open for as long as its client likes. The drain ends with the last answer.
+        // Node stops timing out the connections it does not close (lib/_http_server.js httpServerPreClose).
         for (const socket of sockets) {
           const last = (socket as Tracked)[LAST];
           if (last === undefined) socket.destroy();
@@ -188,10 +155,7 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   };
 }
 
-/**
- * The gate and the app for one config. The failure budget (auth.ts) is kept across a swap
- * that does not change the tokens, so that a reload does not forgive an address its failures.
- */
+/** The gate and the app for one config; the failure budget survives a swap that keeps the tokens. */
 function createHandler(
   config: Readonly<Config>, deps: ListenDeps, clientAddress: (req: http.IncomingMessage) => string,
   trustedPeer: (req: http.IncomingMessage) => boolean, log: Logger, replayer: Replayer, previous?: Handler,
@@ -201,7 +165,7 @@ function createHandler(
   // Removing or changing a hooks.tokens entry makes a new Auth: it is refused from the next request on.
   const tokens = JSON.stringify([credentials, hooks.allowQueryToken]);
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
-  const signatures = createSignatures(hooks.mappings, { auth, clientAddress });
+  const signatures = createSignatures(hooks.mappings, { auth });
   const bodyLimit = createBodyLimits(hooks);
   const handshakes = createHandshakes(hooks.mappings, { auth, clientAddress });
   // The console takes the admin token: it is there with or without the hooks.
@@ -210,8 +174,7 @@ function createHandler(
     ...deps,
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
-    maxWaitSeconds: hooks.maxWaitSeconds,
-    rates: ratesOf(hooks.mappings),
+    clientAddress,
     maxBodyBytes: hooks.maxBodyBytes,
     bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
@@ -226,7 +189,6 @@ function createHandler(
       })
       : undefined,
   });
-  // Requests the gate let through, until the app is done with them (the engine is only used there).
   let active = 0;
   let onDrained: (() => void) | undefined;
   const settle = () => {
@@ -261,74 +223,4 @@ function createHandler(
     tokens,
     drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };
-}
-
-/** Node's own answers to what its parser refuses (lib/_http_server.js); then the connection is closed. */
-const CLIENT_ERROR_ANSWERS: Record<string, string> = {
-  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n',
-  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
-};
-const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
-
-/**
- * What Node does with bytes its parser refuses (a malformed request, a head past
- * `server.maxHeaderBytes`, a time-out), with one change: when they follow a complete request
- * on the same connection — a body longer than its Content-Length — Node would answer 400 at
- * once and close, and the sender of that request, which may have been accepted and stored,
- * would never hear so. Here its answer is sent first, then the 400.
- */
-function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  const res = lastOn(socket)?.res;
-  if (res && !res.writableFinished && res.req.complete && err.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
-    res.once('finish', () => refuseBytes(err, socket));
-    res.once('close', () => refuseBytes(err, socket));
-    return;
-  }
-  refuseBytes(err, socket);
-}
-
-function refuseBytes(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (socket.destroyed) return;
-  const res = lastOn(socket)?.res;
-  // Never into the middle of an answer (Node's rule too).
-  if (socket.writable && !(res && res.headersSent && !res.writableFinished)) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
-  socket.destroy();
-}
-
-/**
- * At most `server.maxConnectionsPerAddress` open connections from one peer address, so that
- * one client cannot hold every connection (`server.maxConnections` caps them all). A trusted
- * proxy speaks for many clients and is not capped. A connection past the cap is answered 503
- * with Retry-After and closed before its request is read.
- */
-function capPerAddress(server: http.Server, cap: number, isProxy: (address: string) => boolean, log: Logger): void {
-  const body = errorBody('unavailable', `too many connections from this address (server.maxConnectionsPerAddress is ${cap}); retry later`);
-  const headers = { ...jsonHeaders(Buffer.byteLength(body)), 'retry-after': '1', connection: 'close' };
-  const refusal = `HTTP/1.1 503 Service Unavailable\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`;
-  const open = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
-    const address = fold(socket.remoteAddress ?? '');
-    if (isProxy(address)) return;
-    const count = (open.get(address) ?? 0) + 1;
-    if (count > cap) {
-      log.debug({ cap }, 'connection past server.maxConnectionsPerAddress refused');
-      (socket as Tracked)[LAST] = REFUSED;
-      socket.end(refusal);
-      return;
-    }
-    open.set(address, count);
-    socket.once('close', () => {
-      const left = open.get(address)! - 1;
-      if (left === 0) open.delete(address);
-      else open.set(address, left);
-    });
-  });
-}
-
-/** Mapping id → `ratePerMinute`, for the mappings that set one; undefined when none does (no lookup per request). */
-function ratesOf(mappings: Readonly<Config>['hooks']['mappings']): ReadonlyMap<string, number> | undefined {
-  const rates = new Map<string, number>();
-  for (const m of mappings) if (m.ratePerMinute !== undefined) rates.set(m.id, m.ratePerMinute);
-  return rates.size > 0 ? rates : undefined;
 }

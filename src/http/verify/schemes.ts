@@ -9,10 +9,7 @@ export interface SignatureFailure {
   message: string;
 }
 
-/**
- * One mapping's compiled `verify`: undefined when the raw body carries a valid signature,
- * else why not. `now` is the clock in seconds. Secrets are decoded once, at compile time.
- */
+/** One mapping's compiled `verify`: undefined when the raw body carries a valid signature, else why not (`now` in seconds). */
 export type Verifier = (headers: IncomingHttpHeaders, body: Buffer, now: number) => SignatureFailure | undefined;
 
 /** The tolerance of the timestamped schemes when `toleranceSeconds` is not given. */
@@ -24,12 +21,7 @@ const HEX = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const SECONDS = /^\d{1,15}$/;
 
-/**
- * The header whose value a valid signature of this scheme also signed as the message's id
- * (`webhook-id`, or Svix's `svix-id`), or undefined: schemes without a signed id (github,
- * stripe, slack, hmac) sign the body and a timestamp only. Such an id is the request's
- * idempotency key (CONTRACT.md §8, idempotency.ts).
- */
+/** The header of the message id a valid signature of this scheme also signed (standard-webhooks), the idempotency key (CONTRACT.md §8). */
 export function signedIdHeader(v: VerifyConfig): ((headers: IncomingHttpHeaders) => SignedIdHeader | undefined) | undefined {
   return v.scheme === 'standard-webhooks' ? standardWebhooksIdHeader : undefined;
 }
@@ -165,22 +157,14 @@ function hmac(algorithm: Algorithm, key: string | Buffer, ...parts: Buffer[]): B
   return h.digest();
 }
 
-/**
- * True when any given signature equals any expected digest. Every pair is compared, in
- * constant time and without stopping at a match, so that the time taken tells neither which
- * secret matched nor where the signatures differ. All buffers have the digest's length
- * (checked while parsing).
- */
+/** Any given signature equals any expected digest: every pair compared in constant time, without an early exit. */
 function matchesAny(expected: Buffer[], given: Buffer[]): boolean {
   let ok = false;
   for (const e of expected) for (const g of given) ok = timingSafeEqual(e, g) || ok;
   return ok;
 }
 
-/**
- * The failures of one scheme, built once at compile time: the request path never formats a
- * message. They name the header and the form it must have, never what was sent.
- */
+/** The failures of one scheme, made at compile time; they name the header and its form, never what was sent. */
 function failures(headers: string[], form: string, timestamp?: string, tolerance?: number) {
   const invalid = (message: string): SignatureFailure => ({ code: 'invalid_signature', message });
   const names = headers.length === 1 ? `the ${headers[0]} header is` : `one of the headers ${headers.join(', ')} is`;

@@ -1,0 +1,278 @@
+import type { Action } from '../action.js';
+import type { MappingConfig } from '../config/types.js';
+import { HookError } from '../errors.js';
+import { bodyKey, checkSameRequest, headerKey, itemsOf, requestKey, type Item, type KeptAnswer, type KeyLookup, type RequestKey } from './request-keys.js';
+import type { MappingAnswer } from '../mapping-answer.js';
+import { requestHeaders, templateQuery, templateUrl } from './context.js';
+import type { Engine, WhenFailure } from './engine.js';
+import type { HookRequest } from './mapping-step.js';
+
+/** The send routes of CONTRACT.md §5 that decide() takes. */
+export type SendRoute = 'wake' | 'agent' | 'mapped';
+
+/** One request as decide() takes it: no sockets, no Koa; the listener, `hookrelay test` and the console's dry run make it. */
+export interface DecideRequest {
+  route: SendRoute;
+  /** The NAME of `{hooks.path}/NAME` (mapped hooks). */
+  name: string;
+  method: 'GET' | 'POST';
+  /** The normalised path the request was routed on. */
+  path: string;
+  /** The query without `?` and without credentials (credentials.ts withoutCredentialParams). */
+  query: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body's bytes as read (decoded): what a signature and an idempotency key guard. */
+  body: Uint8Array;
+  /** Parses the body; called once its signature is decided (a bad signature is the answer, not a bad body). */
+  payload: () => Record<string, unknown> | Promise<Record<string, unknown>>;
+  who: Who;
+  now: Date;
+}
+
+/** Who is asking, as the credential check found (CONTRACT.md §4). */
+export interface Who {
+  /** A scoped hooks token's routes (`wake`, `agent`, mapping ids); undefined: every one. */
+  routes?: ReadonlySet<string>;
+  /** Let through without the token: a signature must stand in for it (`auth: signature`). */
+  bySignature?: boolean;
+  /** A console replay: a new request, so it neither holds nor replays an idempotency key (CONTRACT.md §11). */
+  replay?: boolean;
+}
+
+/** The mappings whose `verify` passed on the body, and the header of the message id the signature covered. */
+export interface Signed {
+  signedBy: ReadonlySet<string>;
+  signedKey?: string;
+}
+
+/**
+ * What decide() may ask outside the engine, injected like the clock: the first answers kept
+ * for keys (absent: no key is read, as in a dry run), and the signature check of the body
+ * (http/signatures.ts; absent: no signature is asked for).
+ */
+export interface DecidePorts {
+  keys?: KeyLookup;
+  verify?: (body: Uint8Array) => Signed | undefined;
+}
+
+/** The usual answer of an accept and, for a mapping with `response`, its own (CONTRACT.md §12). */
+export interface Rendered {
+  status: number;
+  body: string;
+  own?: MappingAnswer;
+}
+
+/** The `?wait` of `/agent` (CONTRACT.md §14). */
+export interface AgentWait {
+  ms: number;
+  /** OpenClaw's `waitForCompletion`: the answer carries `completion`. */
+  completion: boolean;
+}
+
+interface Common {
+  /** The mapping the decision is about, once one is known (the request's route label). */
+  mappingId?: string;
+  /** `match.when` expressions that threw on the way (counted as not matching). */
+  failures?: WhenFailure[];
+}
+
+/** Where a refusal arose: a dry run says it so (dry-run.ts). */
+export type Stage = 'signature' | 'payload' | 'map';
+
+/** The one decision on a request (STYLE.md #3). */
+export type Decision = Common & (
+  | { type: 'refused'; stage: Stage; error: unknown }
+  | { type: 'no_match'; error: HookError }
+  /** A fixed answer, nothing acted on: a mapping's own (`action: respond`), a JSON handshake, or 204 (nothing to do). */
+  | { type: 'respond'; status: number; own?: MappingAnswer; json?: string }
+  /** A repeat: answered with the first answer its key kept. */
+  | { type: 'replay'; stored: KeptAnswer }
+  | Act
+);
+
+/** Actions to accept, and how. */
+export interface Act {
+  type: 'act';
+  actions: Action[];
+  /** The request's idempotency key, not yet kept. */
+  key?: RequestKey;
+  /** forEach with an `idempotencyKey` template: each action's own key (CONTRACT.md §8). */
+  items?: Item[];
+  fanOut: boolean;
+  /** The mapping's `ratePerMinute` (CONTRACT.md §14). */
+  rate?: number;
+  wait?: AgentWait;
+  /** forEach items past `hooks.maxFanOut`, not acted on. */
+  dropped?: number;
+  /** The answer of what was accepted (every item's entry under forEach, replayed ones included). */
+  answer(accepted: readonly Record<string, unknown>[]): Promise<Rendered>;
+}
+
+/** What decide() needs of the engine and its config. */
+export type Core = Pick<Engine, 'match' | 'map' | 'response' | 'fanOut' | 'wake' | 'agent'>;
+
+/** The longest `?wait=S` (CONTRACT.md §14). */
+const MAX_WAIT_SECONDS = 60;
+const NONE_SIGNED: ReadonlySet<string> = new Set();
+
+/**
+ * The engine's one call per request: signature → body → key → admission → match → map → keys,
+ * in the order of CONTRACT.md §8 and §12, so that a repeat is answered its first answer before
+ * anything is rendered, and a mapping the request is not admitted to never runs its `when`.
+ */
+export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSeconds: number; mappings: readonly MappingConfig[] }) {
+  const verifying = new Map(hooks.mappings.filter((m) => m.verify && m.match.path !== undefined).map((m) => [m.id, m.auth === 'signature']));
+  const slack = new Set(hooks.mappings.filter((m) => m.verify?.scheme === 'slack' && m.match.path !== undefined).map((m) => m.id));
+  const rates = new Map(hooks.mappings.flatMap((m) => (m.ratePerMinute === undefined ? [] : [[m.id, m.ratePerMinute] as const])));
+  const statusOf = (accepted: readonly Record<string, unknown>[]) => (accepted.some((a) => a.action === 'agent') ? hooks.acceptStatus : 200);
+
+  return async function decide(req: DecideRequest, ports: DecidePorts = {}): Promise<Decision> {
+    let stage: Stage = 'signature';
+    const at: Common = {};
+    try {
+      const signed = ports.verify?.(req.body);
+      stage = 'payload';
+      const body = await req.payload();
+      stage = 'map';
+      const keyed = ports.keys !== undefined && req.who.replay !== true;
+      const lookup = async (key: RequestKey) => {
+        const [stored] = await ports.keys!([key.key]);
+        if (stored) checkSameRequest(stored, key, 'idempotency key');
+        return stored && { ...at, type: 'replay' as const, stored };
+      };
+      if (req.route !== 'mapped') {
+        const wait = req.route === 'agent' ? agentWait(req.query, body, hooks.maxWaitSeconds) : undefined;
+        const header = keyed ? headerKey(req.headers, signed?.signedKey) : undefined;
+        const key = header !== undefined ? requestKey(req.route, header, req.body) : keyed && req.route === 'agent' ? bodyKey(body, req.body) : undefined;
+        const repeat = key && (await lookup(key));
+        if (repeat) return repeat;
+        if (req.route === 'wake') {
+          const action = core.wake(body);
+          return { type: 'act', actions: [action], key, fanOut: false, answer: async ([a]) => ({ status: 200, body: JSON.stringify({ ok: true, eventId: a!.eventId, mode: action.mode }) }) };
+        }
+        const action = core.agent(body);
+        return { type: 'act', actions: [action], key, wait, fanOut: false, answer: async ([a]) => ({ status: hooks.acceptStatus, body: JSON.stringify({ ok: true, runId: a!.runId, sessionKey: action.sessionKey }) }) };
+      }
+      // Slack's url_verification is answered whatever the mappings' conditions (CONTRACT.md §8).
+      const challenge = slackChallenge(signed, body, req.who.routes, slack);
+      if (challenge) return challenge;
+      const query = templateQuery(req.query);
+      const hook: HookRequest = {
+        name: req.name,
+        method: req.method,
+        // A GET's payload is its query, the token removed (CONTRACT.md §12).
+        payload: req.method === 'GET' ? { ...query } : body,
+        ...requestHeaders(req.headers),
+        query,
+        url: templateUrl(req.path, req.query),
+        now: req.now,
+      };
+      // A header key is checked first, whatever matches.
+      const header = keyed ? headerKey(req.headers, signed?.signedKey) : undefined;
+      const who = req.who;
+      const admit = (id: string) => admission(who, signed, verifying, id);
+      // Only a scoped token or a signed request can be refused a mapping.
+      const screened = who.routes !== undefined || signed !== undefined || who.bySignature === true;
+      const found = core.match(hook, screened ? (id) => admit(id) === undefined : undefined);
+      const { matched, failures, refused } = found instanceof Promise ? await found : found;
+      if (failures) at.failures = failures;
+      if (refused !== undefined) {
+        at.mappingId = refused;
+        return { ...at, type: 'refused', stage: 'signature', error: admit(refused) };
+      }
+      if (!matched) return { ...at, type: 'no_match', error: noMapping(req) };
+      const mappingId = (at.mappingId = matched.mappingId);
+      // A header key is looked up before mapping; a mapping that renders its own key uses that
+      // one, known only once rendered. A respond mapping acts on nothing and keeps no key.
+      let key: RequestKey | undefined;
+      if (header !== undefined && !matched.keyed && !matched.respond) {
+        key = requestKey(`mapping:${mappingId}`, header, req.body);
+        const repeat = await lookup(key);
+        if (repeat) return repeat;
+      }
+      const result = await core.map(hook, matched);
+      if (result.type === 'no_match') return { ...at, type: 'no_match', error: noMapping(req) };
+      if (result.type === 'skipped') return { ...at, type: 'respond', status: 204 };
+      if (result.type === 'respond') return { ...at, type: 'respond', status: result.answer.status, own: result.answer };
+      const { actions } = result;
+      const fanOut = core.fanOut(mappingId);
+      const render = core.response(mappingId);
+      const act: Act & Common = {
+        ...at,
+        type: 'act',
+        actions,
+        fanOut,
+        rate: rates.get(mappingId),
+        async answer(accepted) {
+          const usual = { status: statusOf(accepted), body: JSON.stringify(fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }) };
+          return render ? { ...usual, own: await render(hook, accepted, usual) } : usual;
+        },
+      };
+      if (result.dropped) act.dropped = result.dropped;
+      if (fanOut && who.replay !== true && actions.some((a) => a.idempotency)) {
+        act.items = await itemsOf(actions, `mapping:${mappingId}`, req.body, ports.keys);
+        return act;
+      }
+      const rendered = who.replay === true ? undefined : actions[0]!.idempotency;
+      if (rendered && keyed) {
+        key = requestKey(`mapping:${mappingId}`, rendered.key, req.body);
+        const repeat = await lookup(key);
+        if (repeat) return repeat;
+      }
+      if (key) act.key = key;
+      return act;
+    } catch (error) {
+      return { ...at, type: 'refused', stage, error };
+    }
+  };
+}
+
+/**
+ * Admission to a mapping, checked before its `match.when` (CONTRACT.md §12): a scoped hooks
+ * token must reach it (§4: a valid credential, so 403); a request let through by signature must
+ * have been signed for it, by a mapping that takes a signature in place of the token.
+ * Undefined when admitted; else the refusal.
+ */
+function admission(who: Who, signed: Signed | undefined, verifying: ReadonlyMap<string, boolean>, id: string): HookError | undefined {
+  if (who.routes !== undefined && !who.routes.has(id)) {
+    return new HookError('forbidden', `this hooks token does not reach mapping "${id}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
+  }
+  if (signed === undefined && who.bySignature !== true) return undefined;
+  const standsIn = verifying.get(id);
+  if (who.bySignature && standsIn !== true) {
+    return new HookError('unauthorized', `this payload matched mapping "${id}", which does not take a signature in place of the token: send the hooks token`);
+  }
+  if (standsIn !== undefined && !(signed?.signedBy ?? NONE_SIGNED).has(id)) {
+    return new HookError('invalid_signature', `this payload matched mapping "${id}", whose own verify does not pass: sign the request with its verify.secret`);
+  }
+  return undefined;
+}
+
+/** Slack's `{"type":"url_verification","challenge":C}`, signed for a `slack` mapping the sender reaches: `{"challenge":C}`. https://api.slack.com/events/url_verification */
+function slackChallenge(signed: Signed | undefined, payload: Record<string, unknown>, reach: ReadonlySet<string> | undefined, slack: ReadonlySet<string>): Decision | undefined {
+  if (signed === undefined || payload.type !== 'url_verification' || typeof payload.challenge !== 'string') return undefined;
+  const id = [...signed.signedBy].find((s) => slack.has(s) && (reach === undefined || reach.has(s)));
+  if (id === undefined) return undefined;
+  return { type: 'respond', mappingId: id, status: 200, json: JSON.stringify({ challenge: payload.challenge }) };
+}
+
+function noMapping(req: DecideRequest): HookError {
+  return new HookError('no_mapping', `no mapping matches ${req.method} ${req.path} with this payload`);
+}
+
+/**
+ * `?wait=S` waits for the run's end; OpenClaw's `"waitForCompletion": true` for its end and
+ * its reply's delivery, up to `hooks.maxWaitSeconds` (CONTRACT.md §14, docs/callbacks.md).
+ */
+function agentWait(query: string, payload: Record<string, unknown>, maxWaitSeconds: number): AgentWait | undefined {
+  const given = new URLSearchParams(query).get('wait');
+  const completion = payload.waitForCompletion === true;
+  if (given === null) return completion ? { ms: maxWaitSeconds * 1000, completion } : undefined;
+  const s = given.trim() === '' ? NaN : Number(given);
+  if (!Number.isFinite(s) || s <= 0 || s > MAX_WAIT_SECONDS) {
+    throw new HookError('invalid_payload', `wait must be a number of seconds greater than 0 and at most ${MAX_WAIT_SECONDS} (e.g. ?wait=30)`);
+  }
+  return { ms: Math.round(s * 1000), completion };
+}
+
+export type { Item, KeptAnswer, RequestKey };
