@@ -1,18 +1,16 @@
-import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-providers.js';
 import { until } from '../support/gateway.js';
 
 /**
- * The console in headless Chromium (Debian's `chromium`; HOOKRELAY_CHROMIUM overrides the path).
+ * The console in headless Chromium (support/chromium.ts: the npm package's, or HOOKRELAY_CHROMIUM).
  * One browser for the file, one page reused. With SCREENSHOT=FILE, the runs page is saved there
  * at 1280×800 (how docs/console.png is made).
  */
-const CHROMIUM = process.env.HOOKRELAY_CHROMIUM ?? '/usr/bin/chromium';
-
 /** Payload text that would run if it ever became markup or a URL. */
 const XSS = '<script>window.__pwned = "script"</script><img src=x onerror="window.__pwned = \'img\'"><a href="javascript:window.__pwned=1">javascript:alert(1)</a>';
 
@@ -40,10 +38,7 @@ describe('console in headless Chromium', function () {
         ],
       },
     });
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: the console's browser specs need it (Debian/Ubuntu: apt-get install chromium), or set HOOKRELAY_CHROMIUM to another Chromium binary`);
-    }
-    browser = await chromium.launch({ executablePath: CHROMIUM });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('dialog', (d) => {
       sideEffects.push(`dialog: ${d.message()}`);

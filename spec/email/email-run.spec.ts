@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { startGateway } from '../support/gateway.js';
-import { deliver, doveadm, emptyAccount, IMAP_USER, imapClient, startImapServerWithoutIdle } from '../support/servers/dovecot.js';
+import { deliver, emptyAccount, IMAP_USER, imapClient, imapServer, startImapServerWithoutIdle, uidValidity } from '../support/servers/imap.js';
 import { endRun, mail, runs, setUp, startWatcher, startWatching, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
 
 /**
- * `hookrelay email run` against a real dovecot and a real gateway (CONTRACT.md §7): mail is
+ * `hookrelay email run` against a real IMAP server and a real gateway (CONTRACT.md §7): mail is
  * delivered with IMAP APPEND, and what reached the hook is read back as the gateway's runs
  * and the fake model's requests.
  */
@@ -42,7 +42,7 @@ describe('email run (real IMAP server, real gateway)', function () {
     ]);
     await deliver(latin1);
     const noIdUid = await deliver(mail({ From: 'eve@example.com', Subject: 'No id' }, 'A mail without a Message-ID.'));
-    const uidValidity = /uidvalidity=(\d+)/.exec(doveadm('mailbox', 'status', '-u', IMAP_USER, 'uidvalidity', 'INBOX'))![1];
+    const validity = await uidValidity();
 
     const list = await waitForRuns(s.gateway, 5);
     expect(list.map((r) => r.sessionKey)).to.deep.equal([
@@ -50,7 +50,7 @@ describe('email run (real IMAP server, real gateway)', function () {
       'hook:email:html-1@example.com',
       'hook:email:multi-1@example.com',
       'hook:email:latin-1@example.com',
-      `hook:email:${uidValidity}:${noIdUid}`,
+      `hook:email:${validity}:${noIdUid}`,
     ]);
     expect(list.every((r) => r.name === 'Email')).to.equal(true);
     await s.model.waitForRequests(5);
@@ -106,7 +106,7 @@ describe('email run (real IMAP server, real gateway)', function () {
   });
 
   it('polls a server without IDLE (every hooks.email.pollSeconds) and posts new mail once', async () => {
-    const noIdle = startImapServerWithoutIdle();
+    const noIdle = await startImapServerWithoutIdle();
     try {
       const c = await imapClient(noIdle);
       expect(c.capabilities.has('IDLE'), 'the spec server must leave IDLE out').to.equal(false);
@@ -124,7 +124,7 @@ describe('email run (real IMAP server, real gateway)', function () {
     } finally {
       if (w) await stopWatcher(w, 'SIGKILL');
       w = undefined;
-      noIdle.stop();
+      await noIdle.stop();
     }
   });
 
@@ -173,12 +173,12 @@ describe('email run (real IMAP server, real gateway)', function () {
     expect(list).to.have.length(3);
   });
 
-  it('exactly once across a dropped IMAP connection (doveadm kick): reconnects and posts what came meanwhile', async () => {
+  it('exactly once across a dropped IMAP connection (the server kicks the user): reconnects and posts what came meanwhile', async () => {
     s = await setUp();
     await watching();
     await deliver(mail({ From: 'a@example.com', Subject: 'd1', 'Message-ID': '<drop-1@example.com>' }, 'one'));
     await waitForRuns(s.gateway, 1);
-    doveadm('kick', IMAP_USER);
+    (await imapServer()).kick();
     await deliver(mail({ From: 'a@example.com', Subject: 'd2', 'Message-ID': '<drop-2@example.com>' }, 'two'));
     await w!.waitFor(/"msg":"connected"/, 2);
     await deliver(mail({ From: 'a@example.com', Subject: 'd3', 'Message-ID': '<drop-3@example.com>' }, 'three'));
@@ -195,8 +195,8 @@ describe('email run (real IMAP server, real gateway)', function () {
     await deliver(mail({ From: 'a@example.com', Subject: 'u2' }, 'two'));
     await waitForRuns(s.gateway, 2);
     expect(await stopWatcher(w!)).to.equal(0); // SIGTERM: a clean stop
-    const before = /uidvalidity=(\d+)/.exec(doveadm('mailbox', 'status', '-u', IMAP_USER, 'uidvalidity', 'INBOX'))![1];
-    doveadm('mailbox', 'update', '--uid-validity', String(Number(before) + 1000), '-u', IMAP_USER, 'INBOX');
+    const before = await uidValidity();
+    (await imapServer()).renumber(before + 1000);
     await deliver(mail({ From: 'a@example.com', Subject: 'u3', 'Message-ID': '<uv-3@example.com>' }, 'three'));
     const u4 = await deliver(mail({ From: 'a@example.com', Subject: 'u4' }, 'four'));
     w = startWatcher(s.gateway.configFile);
@@ -204,7 +204,7 @@ describe('email run (real IMAP server, real gateway)', function () {
     const list = await waitForRuns(s.gateway, 4);
     expect(list).to.have.length(4);
     expect(list[2]!.sessionKey).to.equal('hook:email:uv-3@example.com');
-    expect(list[3]!.sessionKey).to.equal(`hook:email:${Number(before) + 1000}:${u4}`);
+    expect(list[3]!.sessionKey).to.equal(`hook:email:${before + 1000}:${u4}`);
     expect((await runs(s.gateway)).length).to.equal(4);
   });
 });

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
-import { deliver, emptyAccount } from '../support/servers/dovecot.js';
+import { deliver, emptyAccount } from '../support/servers/imap.js';
 import { endRun, mail, setUp, startWatching, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
 
 /**
  * What a stranger who can send mail to the watched mailbox can and cannot do (CONTRACT.md §7,
  * issue 30): stop the mail after theirs with a mail the parser cannot take, make the real mail
  * count as seen with a copied Message-ID, join another thread's session by quoting its
- * Message-ID, or get their mail dropped with an id no session key can hold. Real dovecot, real
- * gateway, the real `email run`.
+ * Message-ID, or get their mail dropped with an id no session key can hold. A real IMAP server,
+ * a real gateway, the real `email run`.
  */
 describe('email run against hostile mail (real IMAP server, real gateway)', function () {
   this.timeout(90000);

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { ADMIN_TOKEN, BIN, ROOT, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
-import { IMAP_PASSWORD, IMAP_USER, imapServer } from '../support/servers/dovecot.js';
+import { IMAP_PASSWORD, IMAP_USER, imapServer } from '../support/servers/imap.js';
 
-/** The e-mail specs' setting: a real gateway (the bin), the fake model, the real dovecot, the real watcher. */
+/** The e-mail specs' setting: a real gateway (the bin), the fake model, a real IMAP server, the real watcher. */
 export const TOKEN = 'email-spec-token';
 
 export interface Setup {
@@ -16,9 +16,9 @@ export interface Setup {
   gateway: Gateway;
 }
 
-/** A gateway with the email preset and `hooks.email` pointing at the spec dovecot. */
+/** A gateway with the email preset and `hooks.email` pointing at the spec IMAP server. */
 export async function setUp(email: Record<string, unknown> = {}): Promise<Setup> {
-  const s = imapServer();
+  const s = await imapServer();
   const dir = tmpDir('email-spec-');
   const port = await freePort();
   const model = await startFakeModel();

