@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StoreError, type StoreErrorCode } from './store.js';
+import { StoreError } from './store.js';
 
 /**
  * The PostgreSQL store's schema and its migrations. The tables mirror the SQLite store's
@@ -222,11 +222,8 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
  * skips an event that committed later with a smaller seq. LEADER_LOCK: the heartbeat leader's.
  */
 export const MIGRATE_LOCK = 0x686f6f6b72656c61n; // "hookrela"
-export const EVENTS_LOCK = 0x686f6f6b65766e74n; // "hookevnt"
 /** Held (session-scoped, on a dedicated connection) by the heartbeat leader: see postgres-leader.ts. */
 export const LEADER_LOCK = 0x686f6f6b6c656164n; // "hooklead"
-/** The LISTEN/NOTIFY channel of `now` triggers, for the heartbeat leader. */
-export const HEARTBEAT_CHANNEL = 'hookrelay_heartbeat';
 
 /**
  * Brings the database to {@link PG_SCHEMA_VERSION} under a session advisory lock, each
@@ -312,27 +309,4 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
   }
-}
-
-/** Node's network error codes that mean the database cannot be reached. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-
-/**
- * Maps a `pg` error to the store's: SQLSTATE class 23 (integrity) → `constraint`; class 08
- * (connection), 53 (resources), 57 (operator intervention: shutdown, restart), network errors
- * and a dropped connection → `unavailable`; anything else → `failed`. The message never holds
- * the URL (pg does not put it into errors; a password would be redacted anyway).
- */
-export function pgStoreError(err: unknown): StoreError {
-  if (err instanceof StoreError) return err;
-  const e = err as Error & { code?: string };
-  const code = typeof e?.code === 'string' ? e.code : '';
-  const message = e instanceof Error ? e.message : String(err);
-  const kind: StoreErrorCode =
-    code.startsWith('23') ? 'constraint'
-    : /^(08|53|57)/.test(code) || NETWORK_CODES.has(code)
-      || /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection closed/i.test(message)
-      ? 'unavailable'
-      : 'failed';
-  return new StoreError(kind, kind === 'unavailable' ? `the database is unavailable: ${message}` : message, { cause: err });
 }

@@ -2,12 +2,7 @@ import type {
   DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
 } from './records.js';
 
-/**
- * The one mapping between rows and records, shared by both backends: the SQLite and the
- * PostgreSQL schemas use the same tables, column names and encodings (booleans as 0/1, times
- * as ISO text, the outbox payload as JSON text), so that a row moves between them as it is
- * (`hookrelay store copy`) and each record is built in one place.
- */
+/** The one mapping between rows and records: both schemas use the same tables, columns and encodings (booleans 0/1, ISO times, JSON payloads), so `hookrelay store copy` moves a row as it is. */
 
 /** An `events` row as the database returns it. */
 export interface EventRow {
@@ -79,9 +74,6 @@ export interface OutboxRow {
 /** One bound value: what an INSERT below takes per column. */
 export type Bind = string | number | null;
 
-// Positional parameters, in the column order of the INSERTs below: binding an array is about
-// twice as fast as binding a named-parameter object in better-sqlite3 (measured in
-// docs/performance.md), and these run once per accepted event and run.
 
 /** The columns an event INSERT binds, in order. */
 export const EVENT_COLUMNS = 'id, kind, text, source, at, unsafe';
