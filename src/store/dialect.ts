@@ -6,25 +6,16 @@ import { StoreError } from './store.js';
 /** A statement: one text for both, or each dialect's where they really differ. Placeholders are `$n`. */
 export type Sql = string | { sqlite: string; pg: string };
 
-/**
- * The small port the store is written over (pg-boss's plans over its dialect): statements with
- * `$n` placeholders, run on better-sqlite3 or pg. Reads and writes above it are written once.
- */
+/** The small port the store is written over (pg-boss's plans over its dialect): `$n` statements on better-sqlite3 or pg. */
 export interface Db {
   readonly kind: 'sqlite' | 'pg';
   all<R>(sql: Sql, params?: readonly unknown[]): Promise<R[]>;
   get<R>(sql: Sql, params?: readonly unknown[]): Promise<R | undefined>;
-  /** Resolves with the number of rows changed. */
   run(sql: Sql, params?: readonly unknown[]): Promise<number>;
-  /**
-   * Inserts rows (values in `columns` order, of the PostgreSQL `types`): one statement per row
-   * on SQLite, one `unnest` of column arrays on PostgreSQL. `tail` follows the insert (ON
-   * CONFLICT, RETURNING), its placeholders numbered after the columns', bound to `extra`.
-   */
+  /** Inserts rows, one statement each on SQLite, one `unnest` on PostgreSQL; `tail` (ON CONFLICT, RETURNING) binds `extra` after the columns. */
   insert<R = never>(table: string, columns: string, types: string, rows: readonly unknown[][], tail?: string, extra?: readonly unknown[]): Promise<R[]>;
   /** Whether `err`, thrown inside a transaction, is one statement's own failure that leaves the transaction usable. */
   failsAlone(err: unknown): boolean;
-  /** One transaction: `fn`'s statements commit together or not at all. */
   transaction<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   /** LIMIT's value for `n` rows: +∞ is none, anything not a positive number zero. */
   limit(n: number): number | null;
@@ -33,7 +24,6 @@ export interface Db {
 const pick = (sql: Sql, kind: Db['kind']) => (typeof sql === 'string' ? sql : sql[kind]);
 const count = (columns: string) => columns.split(',').length;
 
-/** A positive whole number of rows, or `none` for +∞, else 0. */
 export function rowLimit<T>(n: number, none: T): number | T {
   if (n === Number.POSITIVE_INFINITY) return none;
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
@@ -104,13 +94,9 @@ export function sqliteDb(db: Database.Database): Db {
   return self;
 }
 
-/**
- * PostgreSQL's text cannot hold U+0000 (SQLite's can), and a payload may carry one: it is
- * stored as U+FFFD rather than failing the request, whose 503 the sender would retry forever.
- */
+/** PostgreSQL's text cannot hold U+0000: stored as U+FFFD rather than failing a request the sender would retry forever. */
 const pgText = (v: unknown): unknown => (Array.isArray(v) ? v.map(pgText) : typeof v === 'string' && v.includes('\0') ? v.replaceAll('\0', '\uFFFD') : v);
 
-/** `client`: where statements run; `connect` gives a client of its own for a transaction. */
 export function pgDb(client: Pick<pg.ClientBase, 'query'>, connect?: () => Promise<pg.PoolClient>): Db {
   const query = async <R extends pg.QueryResultRow>(sql: Sql, params: readonly unknown[]) =>
     client.query<R>(pick(sql, 'pg'), params.map(pgText));

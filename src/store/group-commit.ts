@@ -5,10 +5,8 @@ import type { BatchOutcome, WriteOp } from './writes.js';
 export interface CommitStats {
   /** Transactions committed: one fsync each in SQLite's `fsync` mode. */
   commits: number;
-  /** Ops that went through those commits (including ops that failed alone). */
   ops: number;
   largestBatch: number;
-  /** Time spent in transactions, BEGIN to COMMIT. */
   commitMs: number;
 }
 
@@ -18,7 +16,6 @@ export type Commit = (ops: WriteOp[]) => Promise<{ outcome: BatchOutcome<StoreEr
 export interface GroupCommitOptions {
   commit: Commit;
   batchMax: number;
-  /** After each committed batch that held accepts: how many. */
   onCommit?: (accepts: number) => void;
   /** While a batch is in flight (SQLite refs its writer thread only then). */
   onBusy?: (busy: boolean) => void;
@@ -30,11 +27,7 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-/**
- * Group commit, for both backends: writes made while a batch is in flight (and those of one
- * turn of the event loop) go together in ONE transaction, and each resolves once it has
- * committed — nothing is answered 2xx before its COMMIT.
- */
+/** Group commit for both backends: writes that arrive while a batch is in flight share the next transaction, each resolving after its COMMIT. */
 export function groupCommit(opts: GroupCommitOptions) {
   const waiting: Pending[] = [];
   const stats: CommitStats = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0 };

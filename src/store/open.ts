@@ -6,12 +6,12 @@ import type { StoreOptions } from './options.js';
 import { openSqliteReader, SqliteStore } from './sqlite.js';
 import { StoreError, type Store, type StoreReader } from './store.js';
 
-/** Opens the store that `config.store.kind` names. */
 /** Where the store reports each group commit's number of accepts (metrics.ts has one; the store does not import it). */
 export interface CommitMetrics {
   commit(accepts: number): void;
 }
 
+/** Opens the store that `config.store.kind` names; a data directory another process holds is a {@link ConfigError} at `dataDir`. */
 export async function openStore(config: Config, log: Logger, metrics?: CommitMetrics, instanceId?: string): Promise<Store> {
   // Every value as the loader resolved it: the schema holds the defaults, no store repeats them.
   const common: StoreOptions = {
@@ -49,11 +49,6 @@ export async function openStore(config: Config, log: Logger, metrics?: CommitMet
 }
 
 /** Opens the store for reading only, beside a running server; {@link StoreError} `unavailable`, saying what to do, when there is none or its schema is another version's. */
-/** Where the store reports each group commit's number of accepts (metrics.ts has one; the store does not import it). */
-export interface CommitMetrics {
-  commit(accepts: number): void;
-}
-
 export async function openStoreReadOnly(config: Config): Promise<StoreReader> {
   const kind = config.store.kind;
   switch (kind) {

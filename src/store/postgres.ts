@@ -14,11 +14,9 @@ import * as sql from './sql/index.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
 import { applyOps, runBatch, type WriteOp } from './writes.js';
 
-/** Options of {@link PostgresStore.open}: the common ones (options.ts) and where the data is. */
 export interface PostgresStoreOptions extends StoreOptions {
   /** `store.url`. Never logged: errors and log lines show it redacted. */
   url: string;
-  /** `store.poolSize`: connections at most. */
   poolSize: number;
   /** `store.leaseSeconds`: how long this instance counts as alive after its last renewal; then others take over its work. */
   leaseSeconds: number;
@@ -28,14 +26,7 @@ export interface PostgresStoreOptions extends StoreOptions {
   instanceId?: string;
 }
 
-/**
- * The store on PostgreSQL (`store.kind: postgres`, CONTRACT.md §10), with the semantics of the
- * embedded one. Accepts are group-committed; every other write is one transaction of its own
- * on the pool. A database that goes away makes calls reject `unavailable`; the pool
- * reconnects by itself. Several instances on one database behave as one: each holds a lease
- * (postgres-instances.ts), a survivor takes over what a gone one held, and the heartbeat
- * leader (postgres-leader.ts) hears `now` triggers through NOTIFY.
- */
+/** The store on PostgreSQL (CONTRACT.md §10): accepts group-committed, other writes one transaction each; instances hold leases, a survivor takes over. */
 export class PostgresStore extends StoreShell {
   private closing: Promise<void> | undefined;
   private readonly db: Db;
@@ -68,11 +59,7 @@ export class PostgresStore extends StoreShell {
     this.lease = keepLease((fn) => this.tx(fn), instanceId, opts.leaseSeconds, opts.log, () => this.state === 'open');
   }
 
-  /**
-   * Connects and migrates (under an advisory lock: stores opening together are safe). Rejects
-   * with {@link StoreError} `unavailable` when the database cannot be reached, naming the URL
-   * without its password.
-   */
+  /** Connects and migrates (under an advisory lock); `unavailable`, naming the URL without its password, when it cannot. */
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
     const instanceId = opts.instanceId ?? uuidv7();
     const pool = createPool({
@@ -160,12 +147,10 @@ export class PostgresStore extends StoreShell {
     return rowLimit(n, null);
   }
 
-  /** One transaction on the pool. */
   private tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     return this.healthy(() => this.db.transaction(fn));
   }
 
-  /** Whether a commit succeeded is the store's health (commit-health.ts). */
   private async healthy<T>(commit: () => Promise<T>): Promise<T> {
     try {
       const value = await commit();
@@ -179,11 +164,7 @@ export class PostgresStore extends StoreShell {
   }
 }
 
-/**
- * A {@link StoreReader} for `hookrelay events` and `runs`: a small pool, no migration, no
- * writes. Refuses, saying what to do, a database without the store or at another schema
- * version, and one that cannot be reached.
- */
+/** A {@link StoreReader} on a small pool; refuses, saying what to do, a database without the store or at another schema version. */
 export async function openPgReader(url: string): Promise<StoreReader> {
   const pool = createPool({ url, max: 2, onIdleError: () => {} });
   try {

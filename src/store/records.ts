@@ -12,7 +12,6 @@ export interface NewEvent {
   text: string;
   /** `wake`, `mapping:<id>` for listener text; `run:<runId>` for summaries; `heartbeat` for replies. */
   source: string;
-  /** ISO time. */
   at: string;
   /** True when the text may reach the model without the untrusted-content fence. */
   unsafe: boolean;
@@ -28,7 +27,6 @@ export interface NewKey {
   key: string;
   /** What the key was used for: a repeat with another one is refused. */
   requestHash: string;
-  /** The first answer, replayed to every repeat. */
   status: number;
   body: string;
   at: string;
@@ -63,7 +61,6 @@ export interface ClaimRules {
 export interface ListRunsOptions {
   limit: number;
   status?: RunStatus;
-  /** A run id: only runs accepted before it. */
   before?: string;
 }
 
@@ -81,7 +78,6 @@ export interface NewRun {
   to?: string;
   /** Absent: persistent; `isolated` runs from an empty history. */
   sessionMode?: SessionMode;
-  /** Fence source: `agent` or `mapping:<id>`. */
   source: string;
   unsafe: boolean;
   createdAt: string;
@@ -97,7 +93,6 @@ export interface RunRecord extends NewRun {
   error?: string;
   /** The stable code of `error` (src/run-errors.ts). */
   errorCode?: RunErrorCode;
-  /** `provider:to` when the reply was delivered. */
   deliveredTo?: string;
   delivery?: RunDelivery;
   /** Forward mode: the upstream's 2xx answer (CONTRACT.md §9). */
@@ -120,7 +115,6 @@ export interface NewCallback {
   createdAt: string;
 }
 
-/** What the upstream gateway answered to a forwarded run. */
 export interface Forwarded {
   status: number;
   upstreamRunId?: string;
@@ -158,7 +152,6 @@ export interface NewForward {
   createdAt: string;
 }
 
-/** The bookkeeping every outbox row has, whatever it carries. */
 export interface DeliveryState {
   id: number;
   runId?: string;
@@ -173,7 +166,6 @@ export interface DeliveryState {
   error?: string;
 }
 
-/** An outbox row: a reply for a provider, or (forward mode) an action for the upstream. */
 export type DeliveryRecord = (Omit<NewDelivery, 'parts'> | Omit<NewForward, 'body'> | Omit<NewCallback, 'body'>) & DeliveryState;
 
 export type DeliveryOutcomeRecord = { status: 'delivered'; at: string } | { status: 'failed'; at: string; error: string };
@@ -216,12 +208,10 @@ export interface HistoryMessage {
  */
 export interface NewRequestLog {
   at: string;
-  /** Its X-Request-Id (the sender's plain one, else ours). */
   requestId?: string;
   method: string;
   /** The normalised path, capped (no query: it may carry the token). */
   path: string;
-  /** The route label (http/route-label.ts). */
   route: string;
   status: number;
   /** From the request line to the answer (for an accepted one: to its commit being queued). */
@@ -230,17 +220,14 @@ export interface NewRequestLog {
   runIds: string[];
   /** Answered as an idempotent replay (Idempotent-Replayed). */
   replayed: boolean;
-  /** The error code it was refused with. */
   error?: string;
   contentType?: string;
   userAgent?: string;
   body?: string;
-  /** When the body is purged. */
   bodyUntil?: string;
   headers?: Record<string, string>;
   /** The raw query string (no `?`), without the `token` parameter. */
   query?: string;
-  /** The console replayed the request of this seq. */
   replayOf?: number;
   /** The `name` of the scoped hooks token it came with (never the token). */
   sender?: string;
@@ -252,7 +239,6 @@ export interface RequestRecord extends NewRequestLog {
 
 export interface ListRequestsOptions {
   limit: number;
-  /** A seq: only rows before it. */
   before?: number;
   /** 2, 3, 4 or 5: only statuses 200–299, … */
   statusClass?: number;

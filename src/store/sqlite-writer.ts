@@ -1,8 +1,4 @@
-/**
- * The embedded store's writer thread, both sides of its boundary. It owns the only write
- * connection and runs each batch (writes.ts runBatch) in one transaction, so the event loop
- * never waits on the disk. Prints nothing: failures go back to the main thread.
- */
+/** The embedded store's writer thread, both sides: it owns the only write connection and runs each batch (writes.ts) in one transaction. */
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -18,17 +14,14 @@ import { runBatch, type BatchOutcome, type WriteOp } from './writes.js';
 /** The writer connection's settings, read back from SQLite (https://www.sqlite.org/pragma.html). */
 export interface WriterPragmas {
   journalMode: string;
-  /** 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA. */
   synchronous: number;
   fullfsync: number;
   userVersion: number;
-  /** Pages, or KiB when negative. */
   cacheSize: number;
 }
 
 type ToWriter = { type: 'open'; file: string; durability: 'fsync' | 'os' } | { type: 'batch'; ops: WriteOp[] } | { type: 'inspect' } | { type: 'close' };
 
-/** A batch's reply: its outcome, or one error (nothing committed). */
 export type BatchReply = { type: 'batch'; error?: WireError; ms: number } & BatchOutcome<WireError>;
 type FromWriter = { type: 'ready' } | { type: 'fatal'; error: WireError } | BatchReply | { type: 'inspect'; pragmas: WriterPragmas };
 
@@ -52,7 +45,6 @@ const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
 const ENTRY = fileURLToPath(FROM_SOURCES ? import.meta.url : new URL('../store/sqlite-writer.cjs', import.meta.url));
 
-/** The main thread's end: one request at a time, answered in order. */
 export interface Writer {
   readonly worker: Worker;
   batch(ops: WriteOp[]): Promise<BatchReply>;
@@ -61,10 +53,7 @@ export interface Writer {
   abandon(err: unknown): void;
 }
 
-/**
- * Spawns the writer thread. `onOpen` runs while the thread boots (the caller migrates then);
- * the writer opens the file only after it, so it never sees a half-migrated schema.
- */
+/** Spawns the writer; `onOpen` (the caller's migration) runs while it boots, before it opens the file. */
 export function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Writer> {
   const worker = new Worker(FROM_SOURCES ? BOOT : ENTRY, {
     eval: FROM_SOURCES,
@@ -131,11 +120,7 @@ function openWriter(file: string, durability: 'fsync' | 'os') {
   return db;
 }
 
-/**
- * SQLite keeps writing through its open descriptors after a file is unlinked or renamed over,
- * so a removed `hookrelay.db` (or `-wal`) would take every commit with it unnoticed. The
- * check compares device and inode with the ones opened; undefined while both are in place.
- */
+/** SQLite writes on through its descriptors after its file is removed or replaced: compare device and inode after each commit. */
 function identityCheck(file: string): () => string | undefined {
   const paths = [file, `${file}-wal`];
   const opened = paths.map((p) => statSync(p));

@@ -18,11 +18,9 @@ import { STORE_GONE, startWriter, type BatchReply, type Writer, type WriterPragm
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
 import type { WriteOp } from './writes.js';
 
-/** The database file, in the data directory. */
 export const DB_FILE = 'hookrelay.db';
 const SLOW_COMMIT_MS = 1000;
 
-/** Options of {@link SqliteStore.open}: the common ones (options.ts) and where the data is. */
 export interface SqliteStoreOptions extends StoreOptions {
   /** Directory of `hookrelay.db`; created when missing. */
   dataDir: string;
@@ -32,21 +30,14 @@ export interface SqliteStoreOptions extends StoreOptions {
   lock?: false;
 }
 
-/** Group-commit counters since open, and how long the writer thread took to start. */
 export type SqliteStoreStats = CommitStats & { writerStartMs: number };
 
-/**
- * The embedded store: `{dataDir}/hookrelay.db`, SQLite in WAL mode, one server per data
- * directory (its lock). Writes are group-committed by a writer thread (sqlite-writer.ts), so
- * the event loop never waits on the disk; reads run here on a read-only connection beside it
- * (WAL). A dead writer makes writes reject `unavailable`; a database file removed under it, every call.
- */
+/** The embedded store, SQLite in WAL mode: writes group-committed by a writer thread, reads on a connection beside it. */
 export class SqliteStore extends StoreShell {
   private closing: Promise<void> | undefined;
   /** Whether claimRuns was called: see {@link takeOver}. */
   private claimed = false;
   private readonly rates = createRateWindow();
-  /** Runs takeOver has handed out: each once. */
   private readonly takenOver = new Set<string>();
   private readonly health;
   private readonly batcher: GroupCommit;
@@ -81,11 +72,7 @@ export class SqliteStore extends StoreShell {
     worker.unref(); // referenced only while a batch is in flight
   }
 
-  /**
-   * Locks the data directory, then opens (creating and migrating when needed) the database and
-   * starts the writer. Rejects with {@link StoreError} `locked` when another process (or
-   * another store in this one) has the directory, before touching the database.
-   */
+  /** Locks the data directory (else `locked`, before touching the database), migrates and starts the writer. */
   static async open(opts: SqliteStoreOptions): Promise<SqliteStore> {
     mkdirSync(opts.dataDir, { recursive: true });
     const lock = opts.lock === false ? undefined : lockDataDir(opts.dataDir);
@@ -124,10 +111,7 @@ export class SqliteStore extends StoreShell {
     return this.guard(async () => this.rates.give(key));
   }
 
-  /**
-   * The only instance (the data-directory lock): runs running before this store claimed any
-   * are the process before's, each handed out once. Once it has claimed, none.
-   */
+  /** The only instance: runs running before this store claimed any are the process before's, each handed out once. */
   async takeOver(limit: number): Promise<TakenOver> {
     if (this.claimed) return this.guard(async () => ({ runs: [], deliveries: 0 }));
     const runs = (await this.listRuns({ status: 'running', limit: limit + this.takenOver.size })).filter((r) => !this.takenOver.has(r.runId)).slice(0, limit);
@@ -143,7 +127,6 @@ export class SqliteStore extends StoreShell {
     });
   }
 
-  /** The writer connection's journal mode, synchronous level and schema version, read back. */
   pragmas(): Promise<WriterPragmas> {
     return this.guard(() => this.writer.inspect());
   }
@@ -218,7 +201,6 @@ export class SqliteStore extends StoreShell {
     const down = failed.find(([, e]) => isStoreDown(e));
     if (down) this.health.failed(down[1], sqliteProblem(down[1].cause as { code?: string; message: string }));
     else this.health.committed();
-    // Back to the batch's numbering when some ops were left out.
     const index = ops.map((_, i) => i).filter((i) => !unsendable.some(([u]) => u === i));
     const values = reply.values && ops.map((op) => (sendable.includes(op) ? reply.values![sendable.indexOf(op)] : undefined));
     const all = [...unsendable, ...failed.map(([i, e]) => [index[i]!, e] as [number, StoreError])];
@@ -254,12 +236,7 @@ export class SqliteStore extends StoreShell {
   }
 }
 
-/**
- * The read side of a store beside a running server, for `hookrelay events`, `runs`,
- * `requests`: creates nothing, takes no lock, migrates nothing, and sees each commit (WAL).
- * Not opened read-only: a read-only connection that finds no `-wal`/`-shm` leaves them
- * behind; this one, when last to close, removes them. Refuses a store at another schema version.
- */
+/** The read side beside a running server (`hookrelay events`, `runs`, `requests`): no lock, no migration; not read-only, so that it removes the `-wal`/`-shm` it may leave. */
 export function openSqliteReader(dataDir: string): StoreReader & { db: Database.Database } {
   const file = join(dataDir, DB_FILE);
   // better-sqlite3 refuses a missing folder before SQLite does, with a message of its own.

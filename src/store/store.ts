@@ -4,19 +4,14 @@ import type {
 } from './records.js';
 
 /**
- * The store seam: everything the gateway answered 2xx for is behind it, and nothing else talks
- * to a database. One shell (shell.ts) implements it over a small dialect port (dialect.ts) for
- * SQLite (sqlite.ts, embedded) and PostgreSQL (postgres.ts, several instances), and one spec
- * suite (spec/unit/store/contract/) holds both to it. The records it moves are in records.ts.
+ * The store seam: nothing else talks to a database. shell.ts implements it once over a dialect
+ * port (dialect.ts) for SQLite and PostgreSQL; spec/unit/store/contract/ holds both to it.
  */
 export interface Store {
   /**
-   * Commits accepted events and runs, their idempotency `keys`, forward-mode outbox rows and the
-   * request's log row in one transaction; resolves once durable (`store.durability`), so callers
-   * answer 2xx after it. Concurrent calls share commits (group commit). A key already held (and
-   * not expired), also by an earlier key of the same commit, leaves out the rows it guards
-   * ({@link NewForward.key} for forwards) and the log row; the rest commits. Resolves to the
-   * indexes of the held keys, ascending (`[]`: none).
+   * Commits accepted events, runs, their idempotency `keys`, forward rows and the request's log
+   * row in one durable transaction (callers answer 2xx after it). A key already held leaves out
+   * the rows it guards and the log row; resolves to the held keys' indexes, ascending.
    */
   accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[], request?: NewRequestLog): Promise<readonly number[]>;
   /** Commits request-log rows (refused, reads, replays) in one transaction; kept `store.retainDays`, a body until its `bodyUntil`. */
@@ -27,26 +22,16 @@ export interface Store {
   getRequest(seq: number): Promise<RequestRecord | undefined>;
   /** The stored answers of these keys, in order: undefined where unknown or older than the idempotency window. */
   findKeys(keys: string[]): Promise<(StoredKey | undefined)[]>;
-  /**
-   * The main session's events with seq > after, oldest first: at most `limit`, and with
-   * `maxBytes` only as many as fit (the UTF-8 size of their string fields) — but at least one
-   * when there is one, so that paging on with the last `seq` never stalls.
-   */
+  /** Events with seq > after, oldest first: at most `limit`, within `maxBytes` of text but at least one, so paging never stalls. */
   listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** Most recently accepted first; `before`: only runs accepted before that run (an unknown one gives none). */
   listRuns(opts: ListRunsOptions): Promise<RunRecord[]>;
   /** How many runs are in each status, every status present: the `hookrelay_runs` gauge. */
   countRuns(): Promise<Record<RunStatus, number>>;
-  /**
-   * Atomically moves up to `limit` queued runs to `running` and returns them: the oldest queued
-   * run of each session that has none running, under the flow `rules` ({@link ClaimRules}).
-   */
+  /** Moves up to `limit` queued runs to `running`: the oldest of each session that has none running, under the flow `rules`. */
   claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]>;
-  /**
-   * The sliding 60 s window of `key` (`ratePerMinute`, CONTRACT.md §14), shared by every
-   * instance: 0 when admitted (and counted), else the ms until one more would be.
-   */
+  /** The sliding 60 s window of `key` (CONTRACT.md §14): 0 when admitted (and counted), else the ms until one more would be. */
   takeRate(key: string, limit: number): Promise<number>;
   /** Gives back the newest place {@link takeRate} admitted (a request then answered as a replay). */
   returnRate(key: string): Promise<void>;
@@ -58,10 +43,7 @@ export interface Store {
   releaseWakes(source: string): Promise<number>;
   /** Held wakes, and queued runs of paused mappings, per source: `hookrelay_mapping_held`. */
   countHeld(): Promise<Record<string, number>>;
-  /**
-   * Ends a running run with its effects (summary event, turns, outbox rows) in one transaction;
-   * a run not running rejects with {@link StoreError} `run_not_running`, committing nothing.
-   */
+  /** Ends a running run with its effects in one transaction; a run not running rejects `run_not_running`. */
   finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void>;
   /** Puts running runs back to queued (graceful shutdown); others are ignored. */
   requeueRuns(runIds: string[]): Promise<void>;
@@ -73,26 +55,15 @@ export interface Store {
   ): Promise<void>;
   /** Small durable key/value state: heartbeat cursor, the main session's last recipient. */
   getState(key: string): Promise<string | undefined>;
-  /**
-   * Claims up to `limit` pending outbox rows due at `now` whose lease has ended, oldest due
-   * first: one more attempt each and a lease until `leaseUntil`. `nextAt`: when the earliest
-   * pending row not returned falls due.
-   */
+  /** Leases up to `limit` pending outbox rows due at `now`, oldest first; `nextAt`: when the next one falls due. */
   claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }>;
   /** Records that the provider accepted part `part` (0-based) of a pending row, before the next is sent. Idempotent. */
   ackPart(id: number, part: number): Promise<void>;
   /** Puts a pending row back for another attempt at `at` (ISO), releasing its lease. */
   retryDelivery(id: number, at: string, error: string): Promise<void>;
-  /**
-   * Settles a pending row as delivered or failed, with its effects in the same transaction; a
-   * row no longer pending rejects with {@link StoreError} `constraint`: a delivery settles once.
-   */
+  /** Settles a pending row with its effects in one transaction; once only (else `constraint`). */
   settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void>;
-  /**
-   * What a gone instance left: up to `limit` of its `running` runs, each to one caller (end it
-   * with `finishRun`), and how many of its outbox leases were released. SQLite: the runs the
-   * process before left running; PostgreSQL: those of instances whose lease has expired.
-   */
+  /** What a gone instance left: up to `limit` of its running runs, each to one caller, and its outbox leases released. */
   takeOver(limit: number): Promise<TakenOver>;
   /** Heartbeat leadership, one instance at a time; resolves after the first attempt (SQLite: the leader at once). */
   lead(handlers: LeaderHandlers): Promise<Leadership>;
@@ -123,11 +94,7 @@ export interface Leadership {
 /** The read side of a store, opened beside a running server (no writer, no migration, no lock). */
 export type StoreReader = Pick<Store, 'listEvents' | 'getRun' | 'listRuns' | 'listRequests' | 'getRequest' | 'close'>;
 
-/**
- * Why a store call failed. `closed`: after {@link Store.close}; `unavailable`: the backend
- * cannot write (503, retry later); `locked`: another process holds the data directory;
- * `constraint`: the data broke a rule; `run_not_running`: see {@link Store.finishRun}.
- */
+/** Why a store call failed; `unavailable`: the backend cannot write (503, retry later). */
 export class StoreError extends Error {
   readonly code: StoreErrorCode;
 

@@ -12,10 +12,7 @@ import {
 import * as sql from './sql/index.js';
 import { StoreError } from './store.js';
 
-/**
- * One accept, as the rows' bind values (rows.ts): arrays cross the writer thread's boundary
- * cheaper than objects. `keys`: each key's values and the ids of the rows it guards.
- */
+/** One accept as bind values: arrays cross the writer thread's boundary cheaper than objects. */
 export interface AcceptOp {
   kind: 'accept';
   events: Bind[][];
@@ -30,7 +27,6 @@ export interface AcceptOp {
   wakesNow?: boolean;
 }
 
-/** One write: what the store queues, each applied in a transaction by {@link applyOps}. */
 export type WriteOp =
   | AcceptOp
   | { kind: 'requests'; rows: Bind[][] }
@@ -48,10 +44,7 @@ export type WriteOp =
   | { kind: 'pause'; id: string; paused: boolean; at: string }
   | { kind: 'releaseWakes'; source: string };
 
-/**
- * A batch's outcome: `values[i]` is op i's result where it has one, `failed` the ops that
- * failed alone while the rest committed.
- */
+/** A batch's outcome: each op's result, and the ops that failed alone. */
 export interface BatchOutcome<E = unknown> {
   values?: unknown[];
   failed?: [index: number, error: E][];
@@ -78,11 +71,7 @@ async function setState(db: Db, state: Record<string, string> | undefined): Prom
   await db.insert('state', 'key, value', 'text, text', Object.entries(state ?? {}), sql.history.setState);
 }
 
-/**
- * Writes accepts and returns, per op, the indexes of its keys that were already held: by a
- * live row, or by an earlier op of these. A held key's events, runs and forwards are left out,
- * and so is its op's request-log row (its caller logs it as a replay).
- */
+/** Writes accepts; per op, the indexes of its keys already held (by a live row or an earlier op), whose rows are left out. */
 async function writeAccepts(db: Db, ops: readonly AcceptOp[]): Promise<(number[] | undefined)[]> {
   const held: (number[] | undefined)[] = ops.map(() => undefined);
   const first = new Map<string, NonNullable<AcceptOp['keys']>[number]>();
@@ -147,7 +136,6 @@ async function settleDelivery(db: Db, op: Extract<WriteOp, { kind: 'settleDelive
   await setState(db, effects.state);
 }
 
-/** Applies one op (not an accept) in the open transaction; resolves with its result. */
 async function apply(db: Db, op: Exclude<WriteOp, AcceptOp>): Promise<unknown> {
   switch (op.kind) {
     case 'requests': return void await insertRequests(db, op.rows);
@@ -202,15 +190,9 @@ export async function applyOps(db: Db, ops: readonly WriteOp[]): Promise<unknown
   return values;
 }
 
-/** Thrown out of the first attempt: one op's own failure, so each op is tried again alone. */
 class OneFailed extends Error {}
 
-/**
- * Runs a batch in ONE transaction. When an op fails on its own data (`db.failsAlone`), the
- * transaction is rolled back and the batch runs again with each op in a SAVEPOINT, so the
- * failing op is reported alone and its batch-mates still commit; any other failure fails
- * the whole batch. Only the rare failing batch pays for the savepoints.
- */
+/** Runs a batch in ONE transaction; when an op fails on its own data, again with each op in a SAVEPOINT, so only that op fails. */
 export async function runBatch(db: Db, ops: readonly WriteOp[]): Promise<BatchOutcome> {
   const outcome = (values: unknown[]): BatchOutcome => (values.some((v) => v !== undefined) ? { values } : {});
   try {
