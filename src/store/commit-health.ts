@@ -4,12 +4,7 @@ import type { StoreError } from './store.js';
 /** How often, at most, the log says that commits are still failing. */
 const LOG_EVERY_MS = 5_000;
 
-/**
- * Whether a store's commits land (CONTRACT.md §8): from a commit that failed because the
- * backend cannot write until the next one that succeeds, `problem()` says why — for /healthz
- * and the 503 answers — and the log says so once every few seconds with a count of the
- * failures, not once per request (an outage fails every request at once).
- */
+/** Whether a store's commits land (CONTRACT.md §8): while they fail, `problem()` says why, and the log says so every few seconds, not once per request. */
 export interface CommitHealth {
   /** A commit failed for want of the backend (`unavailable`); `problem`: why, for the senders. */
   failed(err: StoreError, problem: string): void;

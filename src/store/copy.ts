@@ -3,16 +3,7 @@ import { openPgCopy } from './postgres-copy.js';
 import { openSqliteCopy } from './sqlite-copy.js';
 import { StoreError } from './store.js';
 
-/**
- * `hookrelay store copy` (CONTRACT.md §10): everything one store holds — events (with their
- * seq, so /events cursors stay valid), runs, conversations, the outbox, idempotency keys,
- * state, the paused mappings and the wakes they hold (CONTRACT.md §14: accepted, waiting for
- * their mapping's resume) — into another, empty one, a batch at a time. Not copied: the
- * request log (an operator's log, docs/console.md) and the rate windows (a minute's counts).
- * Both backends keep the same tables and column names (rows.ts), so a row travels as it is;
- * each side implements {@link StoreCopy}, which is all copying needs and is kept apart from
- * the request path's `Store`.
- */
+/** `hookrelay store copy` (CONTRACT.md §10): everything one store holds, events with their seq, into another. */
 
 /** A table to copy and the column it is read in order of (its primary key). */
 export const COPY_TABLES = [
@@ -64,11 +55,7 @@ export function openCopy(config: Config): Promise<StoreCopy> {
 /** Rows copied per table. */
 export type CopyCounts = Record<CopyTable, number>;
 
-/**
- * Copies everything from `from` into `to`, `batch` rows at a time, telling `progress` after
- * each batch. Rejects with {@link StoreError} `constraint` — nothing copied — when the target
- * is not empty.
- */
+/** Copies everything from `from` into `to`, `batch` rows at a time, telling `progress` after each batch. */
 export async function copyStore(from: Config, to: Config, progress: (line: string) => void, batch = 1000): Promise<CopyCounts> {
   const source = await openCopy(from);
   let target: StoreCopy | undefined;

@@ -2,40 +2,27 @@ import type { Logger } from '../log.js';
 import { StoreError } from './store.js';
 
 /**
- * The store's upkeep, written once for both backends: retention (`store.retainDays`), the
- * request log's old rows and kept bodies (`hooks.keepBodies`), idempotency keys past
- * `hooks.idempotencyWindowSeconds`, and the timers that run them off the request path. Like
- * svix's queue/mod.rs, which writes its queue's policy once above a backend of a few methods,
- * each backend only gives {@link PurgePort}: one short write per call (sqlite-purge.ts in the
- * writer thread; postgres.ts, one transaction each), and this module decides what to purge,
- * how much at a time, how often, and what to log.
+ * The store's upkeep: retention (`store.retainDays`), kept request bodies (`hooks.keepBodies`),
+ * idempotency keys past their window, and the timers that run them off the request path, as
+ * short writes of at most {@link PURGE_BATCH} rows that take turns with the others.
  */
 
-/** Rows one purge write looks at (SQLite) or deletes (PostgreSQL) at most: each write is short, taking turns with the others. */
 export const PURGE_BATCH = 500;
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** How often retention runs: hourly. */
 const PURGE_EVERY_MS = 60 * 60 * 1000;
-/** The first pass runs this long after open at most (kept bodies expire by their own time, whatever retainDays says). */
 const FIRST_PURGE_MAX_MS = 60_000;
 
-/** What retention purges by age, in this order (the request log has its own pass). */
 export type PurgeTable = 'runs' | 'history' | 'events' | 'outbox';
 const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events', 'outbox'];
 
-/** Rows removed by one retention pass. */
 export type PurgeCounts = Record<PurgeTable, number>;
 
-/** What one pass did to the request log: rows past store.retainDays, bodies past their time (hooks.keepBodies). */
 export interface RequestPurgeCounts {
   requests: number;
   bodies: number;
 }
 
-/**
- * One purge write's outcome: rows deleted, and where the next write resumes (`next`), or
- * undefined when the table holds nothing more that is old enough.
- */
+/** One purge write's outcome: rows deleted, and where the next resumes (none: nothing more is old enough). */
 export interface PurgeStep {
   deleted: number;
   next?: number;
@@ -43,63 +30,36 @@ export interface PurgeStep {
 
 /** What a backend gives maintenance: each call one short write of at most `max` rows. */
 export interface PurgePort {
-  /** Deletes rows of `table` older than `before` (ISO), looking at rows after `after` (0: from the start). */
   purge(table: PurgeTable | 'requests', before: string, after: number, max: number): Promise<PurgeStep>;
-  /** Drops kept request bodies whose time is up at `now` (ISO); resolves to how many. */
   purgeBodies(now: string, max: number): Promise<number>;
-  /** Deletes idempotency keys accepted before `before` (ISO), oldest first; resolves to how many. */
   purgeKeys(before: string, max: number): Promise<number>;
-  /** Runs a maintenance call as the store runs its own calls (PostgreSQL: close() waits for it). */
   guard<T>(fn: () => Promise<T>): Promise<T>;
-  /** False once the store is closing: the timers stop. */
   isOpen(): boolean;
 }
 
-/**
- * The policy's settings, resolved: `retainDays` and `idempotencyWindowSeconds` come from the
- * config, whose schema holds their defaults (the loader applies them); the store keeps no
- * defaults of its own. The rest are for specs.
- */
+/** The config's settings (its schema holds the defaults); the rest are for specs. */
 export interface MaintenanceOptions {
-  /** `store.retainDays`: ended runs, turns, events and request-log rows older than this many days go; 0 keeps everything. */
+  /** `store.retainDays`; 0 keeps everything. */
   retainDays: number;
-  /** `hooks.idempotencyWindowSeconds`: how long a key is kept and answered. */
   idempotencyWindowSeconds: number;
   log: Logger;
-  /** What "now" is (specs inject it). */
   clock?: () => Date;
-  /** How often retention runs (default hourly); the first pass runs this long after open, at most a minute. */
+  /** Default hourly; the first pass runs at most a minute after open. */
   purgeEveryMs?: number;
-  /** How often keys past the window are purged (default a tenth of the window, 1 s to 10 min). */
   keysPurgeEveryMs?: number;
 }
 
-/** A store's running maintenance (see {@link startMaintenance}). */
 export interface Maintenance {
-  /** What "now" is for the store (the turns it stores, the runs it ends). */
   readonly clock: () => Date;
-  /** Keys accepted before this ISO time are past the idempotency window. */
   keysSince(): string;
-  /**
-   * One retention pass (`store.retainDays`, CONTRACT.md §3): the request log's part, then ended
-   * runs, conversation turns, events and settled outbox rows older than that, as a series of
-   * small writes ({@link PURGE_BATCH} rows each) that take turns with the other writes, so that
-   * requests never wait behind a long delete. Queued and running runs stay. A pass already under
-   * way is joined.
-   */
+  /** One retention pass (CONTRACT.md §3): the request log's part, then ended runs, turns, events, settled outbox rows; one under way is joined. */
   purgeExpired(): Promise<PurgeCounts>;
-  /** The request log's part of a pass: rows older than `store.retainDays` (none when 0), then bodies past their time. */
   purgeRequestLog(): Promise<RequestPurgeCounts>;
-  /** Deletes idempotency keys older than the window, {@link PURGE_BATCH} at a time. Resolves to how many went. */
   purgeExpiredKeys(): Promise<number>;
-  /** Stops the timers (the store is closing). */
   stop(): void;
 }
 
-/**
- * Starts a store's maintenance: a retention pass at most a minute after open, then every
- * `purgeEveryMs`, and a key purge every `keysPurgeEveryMs`. Timers do not keep the process alive.
- */
+/** Starts the timers (they do not keep the process alive). */
 export function startMaintenance(port: PurgePort, opts: MaintenanceOptions): Maintenance {
   const clock = opts.clock ?? (() => new Date());
   const keyWindowMs = opts.idempotencyWindowSeconds * 1000;
@@ -138,7 +98,6 @@ export function startMaintenance(port: PurgePort, opts: MaintenanceOptions): Mai
   };
 }
 
-/** Repeats `task` after `firstMs`, then every `everyMs` after each run ends, while the store is open; a failure is logged and retried. */
 function repeat(port: PurgePort, log: Logger, task: () => Promise<unknown>, firstMs: number, everyMs: number, failed: string): { stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   const schedule = (ms: number) => {
@@ -147,7 +106,6 @@ function repeat(port: PurgePort, log: Logger, task: () => Promise<unknown>, firs
       task().then(
         () => port.isOpen() && schedule(everyMs),
         (err) => {
-          // A closed store stops here; anything else is retried at the next interval.
           if (!(err instanceof StoreError && err.code === 'closed')) log.warn({ err }, failed);
           if (port.isOpen()) schedule(everyMs);
         },
@@ -159,7 +117,6 @@ function repeat(port: PurgePort, log: Logger, task: () => Promise<unknown>, firs
   return { stop: () => clearTimeout(timer) };
 }
 
-/** Walks a table from the start, a write at a time, until the port says nothing more is old enough; resolves to how many rows went. */
 async function purgeTable(port: PurgePort, table: PurgeTable | 'requests', before: string): Promise<number> {
   let deleted = 0;
   let after: number | undefined = 0;
@@ -171,7 +128,6 @@ async function purgeTable(port: PurgePort, table: PurgeTable | 'requests', befor
   return deleted;
 }
 
-/** Repeats a batch write until one takes less than a full batch; resolves to the total. */
 async function untilShort(write: (max: number) => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {
@@ -188,7 +144,6 @@ async function retentionPass(port: PurgePort, log: Logger, before: string): Prom
   return counts;
 }
 
-/** `rowsBefore`: the cut-off of store.retainDays, undefined when it keeps everything. */
 async function requestLogPass(port: PurgePort, log: Logger, now: Date, rowsBefore: string | undefined): Promise<RequestPurgeCounts> {
   const counts: RequestPurgeCounts = { requests: 0, bodies: 0 };
   if (rowsBefore !== undefined) counts.requests = await purgeTable(port, 'requests', rowsBefore);

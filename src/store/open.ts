@@ -3,24 +3,15 @@ import { ConfigError } from '../config/errors.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { StoreOptions } from './options.js';
-import { SqliteStore } from './sqlite.js';
-import { openReadOnlyStore } from './sqlite-reader.js';
+import { openSqliteReader, SqliteStore } from './sqlite.js';
 import { StoreError, type Store, type StoreReader } from './store.js';
 
-/**
- * Opens the store that `config.store.kind` names. `config.dataDir` is expected to be
- * absolute already (the config loader resolves it against the config file's directory);
- * a relative one resolves against the working directory.
- *
- * A data directory that another process holds is a configuration problem of this one:
- * a {@link ConfigError} at `dataDir` (so `serve` prints it and exits 1), raised before the
- * store is touched — the other server's live runs are not "recovered" from under it.
- */
 /** Where the store reports each group commit's number of accepts (metrics.ts has one; the store does not import it). */
 export interface CommitMetrics {
   commit(accepts: number): void;
 }
 
+/** Opens the store that `config.store.kind` names; a data directory another process holds is a {@link ConfigError} at `dataDir`. */
 export async function openStore(config: Config, log: Logger, metrics?: CommitMetrics, instanceId?: string): Promise<Store> {
   // Every value as the loader resolved it: the schema holds the defaults, no store repeats them.
   const common: StoreOptions = {
@@ -57,23 +48,14 @@ export async function openStore(config: Config, log: Logger, metrics?: CommitMet
   }
 }
 
-/**
- * Opens the store for reading only, beside a running server: no lock, no writer, no
- * migration, nothing created (PostgreSQL: a small pool that only reads). Throws {@link StoreError} `unavailable` saying what to do when
- * there is no store yet or its schema is not this version's.
- */
-/** Where the store reports each group commit's number of accepts (metrics.ts has one; the store does not import it). */
-export interface CommitMetrics {
-  commit(accepts: number): void;
-}
-
+/** Opens the store for reading only, beside a running server; {@link StoreError} `unavailable`, saying what to do, when there is none or its schema is another version's. */
 export async function openStoreReadOnly(config: Config): Promise<StoreReader> {
   const kind = config.store.kind;
   switch (kind) {
     case 'sqlite':
-      return openReadOnlyStore(resolve(config.dataDir));
+      return openSqliteReader(resolve(config.dataDir));
     case 'postgres':
-      return (await import('./postgres-reader.js')).openPgReader(config.store.url!);
+      return (await import('./postgres.js')).openPgReader(config.store.url!);
     default: {
       const never: never = kind;
       throw new Error(`unknown store kind: ${String(never)}`);

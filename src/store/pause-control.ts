@@ -1,8 +1,11 @@
 import { resolve } from 'node:path';
 import type { Config } from '../config/types.js';
-import { createPool, PG_SCHEMA_VERSION, pgStoreError, redactUrl, schemaVersion } from './postgres-schema.js';
+import { pgStoreError } from './db-errors.js';
+import { pgDb, sqliteDb, type Db } from './dialect.js';
+import { createPool, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
+import { reads } from './reads.js';
 import * as sql from './sql/index.js';
-import { SqliteReader } from './sqlite-reader.js';
+import { openSqliteReader } from './sqlite.js';
 import { StoreError } from './store.js';
 
 /**
@@ -22,18 +25,16 @@ export interface PauseControl {
 export async function openPauseControl(config: Config): Promise<PauseControl> {
   if (config.store.kind === 'postgres') return openPg(config.store.url!);
   // The reader's checks (the file exists, its schema is this version's), then writes allowed on this connection only.
-  const { db } = SqliteReader.openReadOnly(resolve(config.dataDir));
+  const { db } = openSqliteReader(resolve(config.dataDir));
   db.pragma('query_only = OFF');
-  const state = db.prepare<[], { name: string; what: string }>(sql.flow.flowState.sqlite);
+  return control(sqliteDb(db), async () => void db.close());
+}
+
+function control(db: Db, close: () => Promise<void>): PauseControl {
   return {
-    setPaused: async (id, paused) => {
-      if (paused) db.prepare(sql.flow.pause.sqlite).run(id, new Date().toISOString());
-      else db.prepare(sql.flow.resume.sqlite).run(id);
-    },
-    paused: async () => state.all().filter((r) => r.what === 'paused').map((r) => r.name).sort(),
-    close: async () => {
-      db.close();
-    },
+    setPaused: async (id, paused) => void await db.run(paused ? sql.flow.pause : sql.flow.resume, paused ? [id, new Date().toISOString()] : [id]),
+    paused: async () => (await reads(db).flowState()).paused,
+    close,
   };
 }
 
@@ -50,12 +51,5 @@ async function openPg(url: string): Promise<PauseControl> {
     if (err instanceof StoreError) throw err;
     throw new StoreError('unavailable', `cannot reach the store in ${redactUrl(url)}: ${pgStoreError(err).message}`, { cause: err });
   }
-  return {
-    setPaused: async (id, paused) => {
-      if (paused) await pool.query(sql.flow.pause.pg, [id, new Date().toISOString()]);
-      else await pool.query(sql.flow.resume.pg, [id]);
-    },
-    paused: async () => (await pool.query<{ name: string; what: string }>(sql.flow.flowState.pg)).rows.filter((r) => r.what === 'paused').map((r) => r.name).sort(),
-    close: () => pool.end(),
-  };
+  return control(pgDb(pool), () => pool.end());
 }

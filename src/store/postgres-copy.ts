@@ -1,11 +1,9 @@
 import { COPY_TABLES, type CopyRow, type StoreCopy } from './copy.js';
-import { createPool, migratePg, pgStoreError, redactUrl } from './postgres-schema.js';
+import { pgStoreError } from './db-errors.js';
+import { createPool, migratePg, redactUrl } from './postgres-schema.js';
 import { StoreError } from './store.js';
 
-/**
- * A PostgreSQL store as one side of `hookrelay store copy`: migrated, a small pool. Rows go in
- * with `json_populate_recordset`, which matches them to the table's columns by name.
- */
+/** A PostgreSQL store as one side of `hookrelay store copy`: migrated, a small pool. */
 export async function openPgCopy(url: string): Promise<StoreCopy> {
   const pool = createPool({ url, max: 2, onIdleError: () => {} });
   const q = async <R extends Record<string, unknown>>(text: string, values: unknown[] = []): Promise<R[]> => {

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import type { Logger } from '../log.js';
-import { HEARTBEAT_CHANNEL, LEADER_LOCK, pgStoreError } from './postgres-schema.js';
+import { pgStoreError } from './db-errors.js';
+import { LEADER_LOCK } from './postgres-schema.js';
+import { HEARTBEAT_CHANNEL } from './sql/events.js';
 import type { Leadership, LeaderHandlers } from './store.js';
 
 /** Options of {@link pgLeader}. */
@@ -11,15 +13,7 @@ export interface PgLeaderOptions {
   retryMs: number;
 }
 
-/**
- * Heartbeat leadership on PostgreSQL (CONTRACT.md §10): the leader is whoever holds the
- * session-level advisory lock {@link LEADER_LOCK}, on a connection of its own (not from the
- * pool: a pooled connection is shared and recycled, and the lock must live exactly as long
- * as this connection). When the leader dies, its connection closes and PostgreSQL releases
- * the lock; a follower's next `pg_try_advisory_lock` (every `retryMs`) takes it. The leader
- * LISTENs on {@link HEARTBEAT_CHANNEL} on the same connection, so it hears the `now` triggers
- * other instances commit; after a reconnect it takes the lock and LISTENs again.
- */
+/** Heartbeat leadership on PostgreSQL (CONTRACT.md §10): whoever holds the session-level advisory lock {@link LEADER_LOCK} on a connection of its own, LISTENing for `now` triggers there. */
 export async function pgLeader(opts: PgLeaderOptions, handlers: LeaderHandlers): Promise<Leadership> {
   const log = opts.log.child({ part: 'leader' });
   let stopped = false;

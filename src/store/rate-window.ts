@@ -1,10 +1,4 @@
-/**
- * The embedded store's per-key sliding 60 s window (ratePerMinute, CONTRACT.md §14): the times
- * of the last `limit` admitted requests of each key, in this process. SQLite's data-directory
- * lock means one gateway per store, so the window needs no database work: a request to a
- * mapping with `ratePerMinute` costs an array lookup and a push. PostgreSQL keeps it in the
- * database instead (sql/rates.ts), shared by every instance.
- */
+/** The embedded store's sliding 60 s window per key (ratePerMinute, CONTRACT.md §14), in the process: the data-directory lock makes it the only gateway on its store. */
 export interface RateWindow {
   /** 0: admitted (and counted); else the ms until one more would be. */
   take(key: string, limit: number, now: number): number;

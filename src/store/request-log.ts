@@ -7,20 +7,7 @@ export const REQUEST_LOG_MAX_PENDING = 1000;
 /** How long a row waits before its batch is written. */
 export const REQUEST_LOG_FLUSH_MS = 200;
 
-/**
- * The off-the-request-path half of the request log (CONTRACT.md §11): the rows of requests
- * that were not accepted — refused ones (401, 400, 413, 429, …), reads, idempotent replays —
- * wait in memory and are written together, in one transaction, every
- * {@link REQUEST_LOG_FLUSH_MS}. An accepted request's row does not come here: it commits with
- * its accept (Store.accept).
- *
- * Bounded, so that a flood of refusals (a token guesser, a broken sender) never slows the
- * listener or grows memory: at most `maxPending` rows wait (plus one batch being written);
- * more are dropped and counted (`onDropped`: the `hookrelay_request_log_dropped_total`
- * counter), and so is a batch the store could not take (down, closed), and so are the refusals
- * the listener drops past an address's budget (http/request-log.ts): the log is for people,
- * nothing accepted depends on it.
- */
+/** The request log's rows of requests that were not accepted (CONTRACT.md §11), batched off the request path. */
 export interface RequestLogBuffer {
   /** Queues a row; false when it was dropped. O(1), allocates nothing but the row itself. */
   add(row: NewRequestLog): boolean;

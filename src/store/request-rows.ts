@@ -1,11 +1,7 @@
 import type { Bind } from './rows.js';
 import type { NewRequestLog, RequestRecord } from './records.js';
 
-/**
- * The request log's rows (CONTRACT.md §11), shared by both backends like rows.ts: the same
- * table, columns and encodings in SQLite and PostgreSQL (booleans 0/1, times ISO text, the
- * action ids space-separated: uuids hold no space).
- */
+/** The request log's rows (CONTRACT.md §11), the same table and encodings in both backends; action ids space-separated (uuids hold no space). */
 
 /** A `requests` row as the database returns it. */
 export interface RequestRow {

@@ -2,14 +2,8 @@ import type {
   DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
 } from './records.js';
 
-/**
- * The one mapping between rows and records, shared by both backends: the SQLite and the
- * PostgreSQL schemas use the same tables, column names and encodings (booleans as 0/1, times
- * as ISO text, the outbox payload as JSON text), so that a row moves between them as it is
- * (`hookrelay store copy`) and each record is built in one place.
- */
+/** The one mapping between rows and records: both schemas use the same tables, columns and encodings (booleans 0/1, ISO times, JSON payloads), so `hookrelay store copy` moves a row as it is. */
 
-/** An `events` row as the database returns it. */
 export interface EventRow {
   seq: number;
   id: string;
@@ -20,7 +14,6 @@ export interface EventRow {
   unsafe: number;
 }
 
-/** A `runs` row as the database returns it (`SELECT *` / `RETURNING *`). */
 export interface RunRow {
   seq: number;
   run_id: string;
@@ -44,23 +37,18 @@ export interface RunRow {
   error: string | null;
   delivered_to: string | null;
   error_code: string | null;
-  /** JSON of {@link Forwarded}. */
   forwarded: string | null;
-  /** NULL: not given (persistent); else `persistent` or `isolated` (migration v9 / v6). */
   session_mode: string | null;
-  /** From the run's outbox row (LEFT JOIN in sqlite-reader.ts): NULL when it has none. */
   d_status?: string | null;
   d_target?: string | null;
   d_attempts?: number | null;
   d_error?: string | null;
   callback_url?: string | null;
-  /** From the run's callback row (LEFT JOIN in sql/runs.ts): NULL when it has none. */
   c_status?: string | null;
   c_attempts?: number | null;
   c_error?: string | null;
 }
 
-/** An `outbox` row as the database returns it. */
 export interface OutboxRow {
   id: number;
   kind: string;
@@ -76,26 +64,18 @@ export interface OutboxRow {
   created_at: string;
 }
 
-/** One bound value: what an INSERT below takes per column. */
 export type Bind = string | number | null;
 
-// Positional parameters, in the column order of the INSERTs below: binding an array is about
-// twice as fast as binding a named-parameter object in better-sqlite3 (measured in
-// docs/performance.md), and these run once per accepted event and run.
 
-/** The columns an event INSERT binds, in order. */
 export const EVENT_COLUMNS = 'id, kind, text, source, at, unsafe';
 
-/** Values for inserting an event, in {@link EVENT_COLUMNS} order (booleans as 0/1). */
 export function eventValues(e: NewEvent): Bind[] {
   return [e.id, e.kind, e.text, e.source, e.at, e.unsafe ? 1 : 0];
 }
 
-/** The columns a run INSERT binds, in order (the status is always `queued`). */
 export const RUN_COLUMNS =
   'run_id, session_key, message, name, model, thinking, timeout_seconds, wake_mode, deliver, provider, recipient, source, unsafe, created_at, callback_url, session_mode';
 
-/** Values for inserting a queued run, in {@link RUN_COLUMNS} order (absent optional fields as NULL). */
 export function runValues(r: NewRun): Bind[] {
   return [
     r.runId,
@@ -117,10 +97,8 @@ export function runValues(r: NewRun): Bind[] {
   ];
 }
 
-/** The columns an idempotency key INSERT binds, in order. */
 export const KEY_COLUMNS = 'key, request_hash, status, body, at';
 
-/** Values for inserting an idempotency key, in {@link KEY_COLUMNS} order. */
 export function keyValues(k: NewKey): Bind[] {
   return [k.key, k.requestHash, k.status, k.body, k.at];
 }
@@ -130,7 +108,6 @@ export function eventBytes(row: EventRow): number {
   return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
 }
 
-/** Row → record (`unsafe` 0/1 → boolean). */
 export function toEvent(row: EventRow): EventRecord {
   return {
     seq: row.seq,
@@ -182,41 +159,33 @@ export function toRun(row: RunRow): RunRecord {
   return run;
 }
 
-/** The outbox row's payload for replies. */
 interface ReplyPayload {
   provider: NewDelivery['provider'];
   to: string;
   parts: string[];
 }
 
-/** The outbox row's payload for forwards (forward mode): one part, the body. */
 type ForwardPayload = Pick<NewForward, 'path' | 'key' | 'body'>;
 
-/** The columns an outbox INSERT binds, in order (status pending, nothing sent yet). */
 export const OUTBOX_COLUMNS = 'kind, run_id, target, payload, parts, next_at, created_at';
 
-/** Values for inserting an outbox row, in {@link OUTBOX_COLUMNS} order; due at once. */
 export function outboxValues(d: NewDelivery, runId: string | null): Bind[] {
   const payload: ReplyPayload = { provider: d.provider, to: d.to, parts: d.parts };
   return [d.kind, runId, `${d.provider}:${d.to}`, JSON.stringify(payload), d.parts.length, d.createdAt, d.createdAt];
 }
 
-/** Values for inserting a forward row, in {@link OUTBOX_COLUMNS} order: an agent row carries its run's id. */
 export function forwardValues(f: NewForward): Bind[] {
   const payload: ForwardPayload = { path: f.path, key: f.key, body: f.body };
   return [f.kind, f.path === 'agent' ? f.key : null, `forward:${f.path}`, JSON.stringify(payload), 1, f.createdAt, f.createdAt];
 }
 
-/** The outbox row's payload for callbacks: the URL and the one part, the body. */
 type CallbackPayload = Pick<NewCallback, 'url' | 'body'>;
 
-/** Values for inserting a run's callback row, in {@link OUTBOX_COLUMNS} order (target: the host only). */
 export function callbackValues(c: NewCallback, runId: string): Bind[] {
   const payload: CallbackPayload = { url: c.url, body: c.body };
   return [c.kind, runId, `callback:${new URL(c.url).host}`, JSON.stringify(payload), 1, c.createdAt, c.createdAt];
 }
 
-/** Row → record. */
 export function toDelivery(row: OutboxRow): DeliveryRecord {
   const state = {
     id: row.id,
@@ -243,7 +212,6 @@ export function toDelivery(row: OutboxRow): DeliveryRecord {
   return d;
 }
 
-/** A `history` row → one conversation message. */
 export function toHistory(row: { role: string; content: string }): HistoryMessage {
   return { role: row.role as HistoryMessage['role'], content: row.content };
 }

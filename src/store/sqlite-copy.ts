@@ -3,13 +3,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { COPY_TABLES, type CopyRow, type CopyTable, type StoreCopy } from './copy.js';
 import { lockDataDir } from './sqlite-lock.js';
-import { DB_FILE } from './sqlite-reader.js';
+import { DB_FILE } from './sqlite.js';
 import { migrate } from './sqlite-schema.js';
 
-/**
- * The embedded store as one side of `hookrelay store copy`: its data directory locked (so a
- * running server there is refused, and none starts meanwhile), migrated, one connection.
- */
+/** The embedded store as one side of `hookrelay store copy`: its data directory locked, migrated, one connection. */
 export async function openSqliteCopy(dataDir: string): Promise<StoreCopy> {
   mkdirSync(dataDir, { recursive: true });
   const lock = lockDataDir(dataDir);

@@ -1,87 +1,78 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { startMaintenance, type Maintenance, type PurgePort, type PurgeStep } from './maintenance.js';
+import { commitHealth } from './commit-health.js';
+import { sqliteProblem, sqliteStoreError, toStoreError } from './db-errors.js';
+import { rowLimit, sqliteDb } from './dialect.js';
+import { groupCommit, type CommitStats, type GroupCommit } from './group-commit.js';
 import { BATCH_MAX, type StoreOptions } from './options.js';
-import type {
-  ClaimRules, DeliveryOutcomeRecord, FlowState, DeliveryRecord, EventRecord, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery, NewEvent, NewForward,
-  NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
-} from './records.js';
-import { toFlowState, toHeldCounts } from './flow-rows.js';
+import type { ClaimRules, RunRecord } from './records.js';
 import { createRateWindow } from './rate-window.js';
-import { requestValues } from './request-rows.js';
+import { readerOf, reads } from './reads.js';
+import { StoreShell } from './shell.js';
 import * as sql from './sql/index.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
-import type { WriteOp, WriterPragmas } from './sqlite-ops.js';
-import { startQueue, type SqliteStoreStats, type WriteQueue } from './sqlite-queue.js';
-import { DB_FILE, SqliteReader, readWith, toLimit } from './sqlite-reader.js';
-import { eventValues, forwardValues, keyValues, migrate, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './sqlite-schema.js';
-import { startWriter } from './sqlite-writer.js';
-import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
+import { migrate, SCHEMA_VERSION } from './sqlite-schema.js';
+import { STORE_GONE, startWriter, type BatchReply, type Writer, type WriterPragmas } from './sqlite-writer.js';
+import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
+import type { WriteOp } from './writes.js';
 
-/** Options of {@link SqliteStore.open}: the common ones (options.ts) and where the data is. */
+export const DB_FILE = 'hookrelay.db';
+const SLOW_COMMIT_MS = 1000;
+
 export interface SqliteStoreOptions extends StoreOptions {
   /** Directory of `hookrelay.db`; created when missing. */
   dataDir: string;
   /** `store.durability`. `fsync`: a commit is on disk before it resolves; `os`: the OS has it (CONTRACT.md §3). */
   durability: 'fsync' | 'os';
-  /**
-   * `false` skips the data-directory lock ({@link lockDataDir}). Only for specs that need two
-   * writers on one file (the claim's triggers must hold when another process writes it).
-   */
+  /** `false` skips the data-directory lock: only for specs that need two writers on one file. */
   lock?: false;
 }
 
-const NONE_HELD: readonly number[] = Object.freeze([]);
+export type SqliteStoreStats = CommitStats & { writerStartMs: number };
 
-/**
- * The embedded store: `{dataDir}/hookrelay.db`, SQLite in WAL mode.
- *
- * Writes go through the queue (sqlite-queue.ts) to a writer thread (sqlite-writer.ts) that
- * commits each batch in one transaction (group commit), so the event loop never blocks on the
- * disk. Reads run here, on a separate read-only connection: WAL lets them proceed beside the
- * writer, and each read sees every commit acknowledged before it started. Retention and the
- * purges are maintenance.ts's, over this store's purge ops.
- *
- * The data directory is locked for the store's life ({@link lockDataDir}): one server per
- * store. If the writer thread dies, writes reject with `unavailable` (reads keep working until
- * {@link close}); if the database file is removed under it, every call does.
- */
-export class SqliteStore implements Store {
-  private state: 'open' | 'closing' | 'closed' = 'open';
+/** The embedded store, SQLite in WAL mode: writes group-committed by a writer thread, reads on a connection beside it. */
+export class SqliteStore extends StoreShell {
   private closing: Promise<void> | undefined;
   /** Whether claimRuns was called: see {@link takeOver}. */
   private claimed = false;
-  /** ratePerMinute's windows: in the process, the only one on this store (rate-window.ts). */
   private readonly rates = createRateWindow();
-  /** Runs takeOver has handed out: each once. */
   private readonly takenOver = new Set<string>();
-  private readonly maintenance: Maintenance;
-  /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, its request-log part, the key purge. */
-  readonly purgeExpired: Maintenance['purgeExpired'];
-  readonly purgeRequestLog: Maintenance['purgeRequestLog'];
-  readonly purgeExpiredKeys: Maintenance['purgeExpiredKeys'];
+  private readonly health;
+  private readonly batcher: GroupCommit;
+  /** The writer thread (specs stop it to see how the store copes). */
+  private readonly worker;
+  private goneError: StoreError | undefined;
+  private stopping = false;
 
   private constructor(
-    private readonly reader: SqliteReader,
-    /** The writer thread; the queue talks to it (specs stop it to see how the store copes). */
-    private readonly worker: Worker,
-    private readonly queue: WriteQueue,
+    private readonly db: Database.Database,
+    private readonly writer: Writer,
     private readonly lock: DataDirLock | undefined,
-    opts: SqliteStoreOptions,
+    private readonly opts: SqliteStoreOptions,
+    private readonly writerStartMs: number,
   ) {
-    this.maintenance = startMaintenance(this.purgePort(), opts);
-    ({ purgeExpired: this.purgeExpired, purgeRequestLog: this.purgeRequestLog, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
+    super(sqliteDb(db), opts, null);
+    this.health = commitHealth(opts.log);
+    const worker = (this.worker = writer.worker);
+    this.batcher = groupCommit({
+      commit: (ops) => this.send(ops), batchMax: opts.batchMax ?? BATCH_MAX, onCommit: opts.onCommit,
+      onBusy: (busy) => (busy ? worker.ref() : worker.unref()),
+    });
+    let lastError: Error | undefined;
+    worker.on('error', (err) => (lastError = err));
+    worker.on('exit', (code) => {
+      if (this.stopping) return;
+      const err = new StoreError('unavailable', `the store writer thread stopped (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`, { cause: lastError });
+      opts.log.error({ err: lastError, code }, 'store writer thread stopped; writes are unavailable');
+      this.batcher.fail(err);
+      writer.abandon(err);
+    });
+    worker.unref(); // referenced only while a batch is in flight
   }
 
-  /**
-   * Locks the data directory, then opens (creating and migrating when needed)
-   * `{dataDir}/hookrelay.db` and starts the writer. The read connection migrates while the
-   * writer thread boots. Rejects with {@link StoreError} `locked` when another process (or
-   * another store in this one) has the directory, before touching the database.
-   */
+  /** Locks the data directory (else `locked`, before touching the database), migrates and starts the writer. */
   static async open(opts: SqliteStoreOptions): Promise<SqliteStore> {
     mkdirSync(opts.dataDir, { recursive: true });
     const lock = opts.lock === false ? undefined : lockDataDir(opts.dataDir);
@@ -89,20 +80,17 @@ export class SqliteStore implements Store {
     const t0 = performance.now();
     let db: Database.Database | undefined;
     try {
-      const worker = await startWriter(file, opts.durability, () => {
+      const writer = await startWriter(file, opts.durability, () => {
         db = new Database(file);
         db.pragma('busy_timeout = 5000');
-        db.pragma('journal_mode = WAL'); // persistent: stored in the file (https://www.sqlite.org/wal.html#persistence_of_wal_mode)
+        db.pragma('journal_mode = WAL'); // persistent (https://www.sqlite.org/wal.html#persistence_of_wal_mode)
         db.pragma(`synchronous = ${opts.durability === 'fsync' ? 'FULL' : 'NORMAL'}`); // for the migration's commit
         const { from, to } = migrate(db);
         if (from !== to) opts.log.info({ file, from, to }, 'store schema migrated');
-        db.prepare(sql.outbox.releaseLeases.sqlite).run(); // the process before's outbox leases (the directory is ours now)
+        db.prepare(sql.outbox.releaseLeases).run(); // the process before's outbox leases (the directory is ours now)
         db.pragma('query_only = ON'); // every write goes through the writer thread
       });
-      const queue = startQueue(worker, {
-        log: opts.log, batchMax: opts.batchMax ?? BATCH_MAX, onCommit: opts.onCommit, writerStartMs: performance.now() - t0,
-      });
-      return new SqliteStore(new SqliteReader(db!), worker, queue, lock, opts);
+      return new SqliteStore(db!, writer, lock, opts, performance.now() - t0);
     } catch (err) {
       db?.close();
       lock?.release();
@@ -110,92 +98,22 @@ export class SqliteStore implements Store {
     }
   }
 
-  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[], request?: NewRequestLog): Promise<readonly number[]> {
-    if (events.length === 0 && runs.length === 0 && !keys?.length) {
-      return request ? this.logRequests([request]).then(() => NONE_HELD) : this.read(() => NONE_HELD);
-    }
-    const op: WriteOp = { kind: 'accept', events: [], runs: runs.map(runValues) };
-    for (const e of events) (e.held ? (op.held ??= []) : op.events).push(eventValues(e));
-    if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
-    if (request) op.request = requestValues(request);
-    if (!keys?.length) return this.write<undefined>(op).then(() => NONE_HELD);
-    op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
-    op.expiredBefore = this.maintenance.keysSince();
-    return this.write<number[] | undefined>(op).then((held) => held ?? NONE_HELD);
-  }
-
-  findKeys(keys: string[]): Promise<(StoredKey | undefined)[]> {
-    return this.read(() => this.reader.findKeys(keys, this.maintenance.keysSince()));
-  }
-
-  logRequests(rows: NewRequestLog[]): Promise<void> {
-    if (rows.length === 0) return this.read(() => undefined);
-    return this.write({ kind: 'requests', rows: rows.map(requestValues) });
-  }
-
-  listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
-    return this.read(() => this.reader.listRequests(opts));
-  }
-
-  getRequest(seq: number): Promise<RequestRecord | undefined> {
-    return this.read(() => this.reader.getRequest(seq));
-  }
-
-  listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]> {
-    return this.read(() => this.reader.listEvents(after, limit, maxBytes));
-  }
-
-  getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.read(() => this.reader.getRun(runId));
-  }
-
-  listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
-    return this.read(() => this.reader.listRuns(opts));
-  }
-
-  countRuns(): Promise<Record<RunStatus, number>> {
-    return this.read(() => this.reader.countRuns());
-  }
-
-  async claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
+  override claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
     this.claimed = true;
-    if (toLimit(limit) === 0) return this.read(() => []);
-    const op: WriteOp = { kind: 'claim', limit: toLimit(limit), startedAt };
-    if (rules) op.rules = { held: JSON.stringify(rules.held ?? []), limits: JSON.stringify(rules.limits ?? {}) };
-    const rows = await this.write<RunRow[]>(op);
-    return rows.map(toRun);
-  }
-
-  pauseMapping(id: string, paused: boolean): Promise<void> {
-    return this.write({ kind: 'pause', id, paused, at: this.maintenance.clock().toISOString() });
-  }
-
-  flowState(): Promise<FlowState> {
-    return this.read(() => toFlowState(this.reader.db.prepare<[], { name: string; what: string }>(sql.flow.flowState.sqlite).all()));
-  }
-
-  releaseWakes(source: string): Promise<number> {
-    return this.write<number>({ kind: 'releaseWakes', source });
-  }
-
-  countHeld(): Promise<Record<string, number>> {
-    return this.read(() => toHeldCounts(this.reader.db.prepare<[], { source: string; n: number }>(sql.flow.countHeld.sqlite).all()));
+    return super.claimRuns(limit, startedAt, rules);
   }
 
   takeRate(key: string, limit: number): Promise<number> {
-    return this.read(() => this.rates.take(key, limit, Date.now()));
+    return this.guard(async () => this.rates.take(key, limit, Date.now()));
   }
 
   returnRate(key: string): Promise<void> {
-    return this.read(() => this.rates.give(key));
+    return this.guard(async () => this.rates.give(key));
   }
 
-  /**
-   * The only instance (the data-directory lock): runs running before this store claimed any
-   * are the process before's, each handed out once. Once it has claimed, every running run is its own: none.
-   */
+  /** The only instance: runs running before this store claimed any are the process before's, each handed out once. */
   async takeOver(limit: number): Promise<TakenOver> {
-    if (this.claimed) return this.read(() => ({ runs: [], deliveries: 0 }));
+    if (this.claimed) return this.guard(async () => ({ runs: [], deliveries: 0 }));
     const runs = (await this.listRuns({ status: 'running', limit: limit + this.takenOver.size })).filter((r) => !this.takenOver.has(r.runId)).slice(0, limit);
     for (const r of runs) this.takenOver.add(r.runId);
     return { runs, deliveries: 0 };
@@ -203,101 +121,139 @@ export class SqliteStore implements Store {
 
   /** The only instance is the leader, at once; `now` triggers stay in the process. */
   lead(handlers: LeaderHandlers): Promise<Leadership> {
-    return this.read(() => {
+    return this.guard(async () => {
       handlers.onLeader(true);
       return { stop: async () => {} };
     });
   }
 
-  finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void> {
-    return this.write({ kind: 'finish', runId, end, effects, at: this.maintenance.clock().toISOString() });
-  }
-
-  requeueRuns(runIds: string[]): Promise<void> {
-    return this.write({ kind: 'requeue', runIds });
-  }
-
-  history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
-    return this.read(() => this.reader.history(sessionKey, limit));
-  }
-
-  appendHistory(
-    sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events: NewEvent[] = [], delivery?: NewDelivery,
-  ): Promise<void> {
-    const at = this.maintenance.clock().toISOString();
-    return this.write({ kind: 'append', sessionKey, messages, state, events: events.map(eventValues), at, delivery });
-  }
-
-  getState(key: string): Promise<string | undefined> {
-    return this.read(() => this.reader.getState(key));
-  }
-
-  async claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }> {
-    const { rows, nextAt } = await this.write<{ rows: OutboxRow[]; nextAt?: string }>({ kind: 'claimOutbox', now, limit: toLimit(limit), leaseUntil });
-    return nextAt === undefined ? { deliveries: rows.map(toDelivery) } : { deliveries: rows.map(toDelivery), nextAt };
-  }
-
-  ackPart(id: number, part: number): Promise<void> {
-    return this.write({ kind: 'ackPart', id, part });
-  }
-
-  retryDelivery(id: number, at: string, error: string): Promise<void> {
-    return this.write({ kind: 'retryDelivery', id, at, error });
-  }
-
-  settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void> {
-    return this.write({ kind: 'settleDelivery', id, outcome, effects });
-  }
-
-  /** The writer connection's journal mode, synchronous level and schema version, read back. */
   pragmas(): Promise<WriterPragmas> {
-    return this.write({ kind: 'inspect' });
+    return this.guard(() => this.writer.inspect());
   }
 
   commitProblem(): string | undefined {
-    return this.queue.problem();
+    if (this.goneError) return 'the database file is no longer the one opened; restart hookrelay';
+    if (this.batcher.broken()) return 'the store writer stopped; restart hookrelay';
+    return this.health.problem();
   }
 
-  /** Group-commit counters since open. */
   stats(): SqliteStoreStats {
-    return this.queue.stats();
+    return { ...this.batcher.stats, writerStartMs: this.writerStartMs };
   }
 
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
+    this.closing ??= (async () => {
+      this.maintenance.stop();
+      this.state = 'closing'; // new calls reject from here on; queued writes still commit
+      await this.batcher.idle();
+      this.db.close();
+      if (!this.batcher.broken() || this.goneError) await this.stopWriter();
+      this.lock?.release(); // last: the database is closed, the next owner may take it
+      this.state = 'closed';
+    })();
     return this.closing;
   }
 
-  private async shutdown(): Promise<void> {
-    this.maintenance.stop();
-    this.state = 'closing'; // new calls reject from here on; queued writes still commit
-    await this.queue.idle();
-    this.reader.close();
-    await this.queue.stopWriter();
-    this.lock?.release(); // last: the database is closed, the next owner may take it
-    this.state = 'closed';
+  protected commit<T>(op: WriteOp): Promise<T> {
+    return this.batcher.write<T>(op);
   }
 
-  /** Maintenance's writes: each one op of the writer's (sqlite-purge.ts), taking turns with the others. */
-  private purgePort(): PurgePort {
-    return {
-      purge: (table, before, after, max) => this.write<PurgeStep>({ kind: 'purge', table, before, after, max }),
-      purgeBodies: (now, max) => this.write<number>({ kind: 'purgeBodies', now, max }),
-      purgeKeys: (before, max) => this.write<number>({ kind: 'purgeKeys', before, max }),
-      guard: (fn) => fn(), // each write checks that the store is open
-      isOpen: () => this.state === 'open',
-    };
+  protected readError(err: unknown): StoreError {
+    return sqliteStoreError(err);
   }
 
-  private read<T>(fn: () => T): Promise<T> {
-    if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
-    const gone = this.queue.gone();
-    if (gone) return Promise.reject(gone);
-    return readWith(fn);
+  protected override gone(): StoreError | undefined {
+    return this.goneError;
   }
 
-  private write<T = void>(op: WriteOp): Promise<T> {
-    if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
-    return this.queue.write<T>(op);
+  protected limit(n: number): number {
+    return rowLimit(n, -1);
   }
+
+  /** Sends a batch to the writer thread; ops that cannot cross it (a function, …) fail alone. */
+  private async send(ops: WriteOp[]): Promise<{ outcome: { values?: unknown[]; failed?: [number, StoreError][] }; ms: number }> {
+    const unsendable: [number, StoreError][] = [];
+    let sendable = ops;
+    let reply: BatchReply;
+    try {
+      reply = await this.writer.batch(ops);
+    } catch (err) {
+      if (err instanceof StoreError || (err as Error).name !== 'DataCloneError') throw err;
+      sendable = ops.filter((op, i) => {
+        try {
+          structuredClone(op);
+          return true;
+        } catch {
+          unsendable.push([i, new StoreError('failed', `a value cannot be stored: ${(err as Error).message}`, { cause: err })]);
+          return false;
+        }
+      });
+      reply = await this.writer.batch(sendable);
+    }
+    if (reply.error?.code === STORE_GONE) throw this.storeGone(reply.error.message);
+    if (reply.error) {
+      const err = toStoreError(reply.error, 'unavailable');
+      this.health.failed(err, sqliteProblem(reply.error));
+      throw err;
+    }
+    if (reply.ms > SLOW_COMMIT_MS) this.opts.log.warn({ ms: Math.round(reply.ms), ops: ops.length }, 'slow store commit');
+    const failed = (reply.failed ?? []).map(([i, e]) => [i, toStoreError(e)] as [number, StoreError]);
+    const down = failed.find(([, e]) => isStoreDown(e));
+    if (down) this.health.failed(down[1], sqliteProblem(down[1].cause as { code?: string; message: string }));
+    else this.health.committed();
+    const index = ops.map((_, i) => i).filter((i) => !unsendable.some(([u]) => u === i));
+    const values = reply.values && ops.map((op) => (sendable.includes(op) ? reply.values![sendable.indexOf(op)] : undefined));
+    const all = [...unsendable, ...failed.map(([i, e]) => [index[i]!, e] as [number, StoreError])];
+    return { outcome: { ...(values ? { values } : {}), ...(all.length ? { failed: all } : {}) }, ms: reply.ms };
+  }
+
+  /** The database file (or its WAL) is not the one opened: fails this batch and every later call, and says so once. */
+  private storeGone(what: string): StoreError {
+    this.goneError = new StoreError('unavailable', `${what} while the store was open; nothing more is stored until hookrelay is restarted`);
+    this.opts.log.error(
+      { what },
+      'store database file removed or replaced under the running server: requests that need the store get 503 from now on; stop hookrelay, put the file back from a backup if you have one, and start it again (a start without it creates an empty store)',
+    );
+    this.batcher.fail(this.goneError);
+    return this.goneError;
+  }
+
+  private stopWriter(): Promise<void> {
+    const worker = this.writer.worker;
+    this.stopping = true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.opts.log.warn('store writer did not stop within 10 s; terminating it');
+        void worker.terminate();
+      }, 10_000).unref();
+      worker.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      worker.ref();
+      worker.postMessage({ type: 'close' });
+    });
+  }
+}
+
+/** The read side beside a running server (`hookrelay events`, `runs`, `requests`): no lock, no migration; not read-only, so that it removes the `-wal`/`-shm` it may leave. */
+export function openSqliteReader(dataDir: string): StoreReader & { db: Database.Database } {
+  const file = join(dataDir, DB_FILE);
+  // better-sqlite3 refuses a missing folder before SQLite does, with a message of its own.
+  if (!existsSync(file)) throw new StoreError('unavailable', `no store yet at ${dataDir} (\`hookrelay serve\` creates it there)`);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { fileMustExist: true });
+    db.pragma('query_only = ON');
+    db.pragma('busy_timeout = 5000');
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version < SCHEMA_VERSION) throw new StoreError('unavailable', `the store at ${file} has schema v${version}, this hookrelay reads v${SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
+    if (version > SCHEMA_VERSION) throw new StoreError('unavailable', `the store at ${file} has schema v${version}, newer than this hookrelay understands (v${SCHEMA_VERSION}): upgrade hookrelay`);
+  } catch (err) {
+    db?.close();
+    if (err instanceof StoreError) throw err;
+    throw new StoreError('unavailable', `cannot read the store at ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  const conn = db;
+  return readerOf(reads(sqliteDb(conn)), sqliteStoreError, async () => void conn.close(), { db: conn });
 }

@@ -4,8 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/log.js';
-import { SqliteStore } from '../../../src/store/sqlite.js';
-import { SqliteReader } from '../../../src/store/sqlite-reader.js';
+import { openSqliteReader, SqliteStore } from '../../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import type { NewEvent } from '../../../src/store/records.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
@@ -32,14 +31,14 @@ describe('store/sqlite: reads', () => {
   describe('SqliteReader.openReadOnly (hookrelay events / runs)', () => {
     it('reads beside an open store, without its lock, and sees each commit', async () => {
       await store.accept([ev('e1')], []);
-      const reader = SqliteReader.openReadOnly(dir);
+      const reader = openSqliteReader(dir);
       try {
-        expect(reader.listEvents(0, 10).map((e) => e.id)).to.deep.equal(['e1']);
+        expect((await reader.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['e1']);
         await store.accept([ev('e2')], []);
-        expect(reader.listEvents(0, 10).map((e) => e.id)).to.deep.equal(['e1', 'e2']);
+        expect((await reader.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['e1', 'e2']);
         expect(() => reader.db.exec("INSERT INTO state (key, value) VALUES ('k', 'v')")).to.throw(/readonly/);
       } finally {
-        reader.close();
+        await reader.close();
       }
     });
 
@@ -47,16 +46,16 @@ describe('store/sqlite: reads', () => {
       await store.accept([ev('e1')], []);
       await store.close();
       expect(existsSync(join(dir, 'hookrelay.db-wal')), 'a clean close removes the WAL').to.equal(false);
-      const reader = SqliteReader.openReadOnly(dir);
-      expect(reader.listEvents(0, 10).map((e) => e.id)).to.deep.equal(['e1']);
-      reader.close();
+      const reader = openSqliteReader(dir);
+      expect((await reader.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['e1']);
+      await reader.close();
       expect(existsSync(join(dir, 'hookrelay.db-wal'))).to.equal(false);
       expect(existsSync(join(dir, 'hookrelay.db-shm'))).to.equal(false);
     });
 
     it('creates nothing where there is no store, and says what to do', () => {
       const missing = join(root, 'nowhere', 'data');
-      expect(() => SqliteReader.openReadOnly(missing)).to.throw(`no store yet at ${missing}`).with.property('code', 'unavailable');
+      expect(() => openSqliteReader(missing)).to.throw(`no store yet at ${missing}`).with.property('code', 'unavailable');
       expect(existsSync(join(root, 'nowhere'))).to.equal(false);
     });
 
@@ -69,9 +68,9 @@ describe('store/sqlite: reads', () => {
         db.close();
       };
       setVersion(SCHEMA_VERSION - 1);
-      expect(() => SqliteReader.openReadOnly(dir)).to.throw(/run `hookrelay serve` once to migrate it/);
+      expect(() => openSqliteReader(dir)).to.throw(/run `hookrelay serve` once to migrate it/);
       setVersion(SCHEMA_VERSION + 1);
-      expect(() => SqliteReader.openReadOnly(dir)).to.throw(/newer than this hookrelay understands .*upgrade hookrelay/);
+      expect(() => openSqliteReader(dir)).to.throw(/newer than this hookrelay understands .*upgrade hookrelay/);
       setVersion(SCHEMA_VERSION);
       store = await SqliteStore.open({ ...STORE_SPEC_OPTIONS, dataDir: dir, durability: 'os', log: silentLogger });
     });

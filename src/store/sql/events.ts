@@ -1,35 +1,14 @@
-import { EVENT_COLUMNS } from '../rows.js';
+/** The PostgreSQL types of EVENT_COLUMNS (rows.ts), for `Db.insert`. */
+export const EVENT_TYPES = 'text, text, text, text, text, smallint';
+
+export const listEvents = 'SELECT * FROM events WHERE seq > $1 ORDER BY seq LIMIT $2';
 
 /**
- * The statements on `events` (the main session's), both dialects side by side (see runs.ts;
- * why: store.ts). SQLite binds `?`, PostgreSQL `$n`.
+ * PostgreSQL takes this transaction-scoped advisory lock before inserting events, so that seq is
+ * handed out in commit order: a reader paging with `after` never skips a later-committed event.
  */
+export const EVENTS_LOCK = 0x686f6f6b65766e74n; // "hookevnt"
+export const lockEvents = `SELECT pg_advisory_xact_lock(${EVENTS_LOCK})`;
 
-/**
- * An event, binding {@link EVENT_COLUMNS}: SQLite one row per statement; PostgreSQL a batch
- * through `unnest` of arrays of these types, under EVENTS_LOCK so that seq follows commit
- * order (postgres-writer.ts).
- */
-export const insertEvent = {
-  sqlite: `INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
-  pgTypes: 'text, text, text, text, text, smallint',
-};
-
-/** Events after a seq, oldest first. */
-export const listEvents = {
-  sqlite: 'SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
-  pg: 'SELECT * FROM events WHERE seq > $1 ORDER BY seq LIMIT $2',
-};
-
-/**
- * Retention (maintenance.ts). Seq is never reused (AUTOINCREMENT, an identity): the /events
- * cursor goes on. SQLite walks a window in seq order (sqlite-purge.ts); PostgreSQL deletes at
- * most $2 events older than $1, oldest first.
- */
-export const purgeEvents = {
-  sqlite: {
-    window: 'SELECT seq, at AS t FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
-    remove: 'DELETE FROM events WHERE seq = ?',
-  },
-  pg: 'DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE at < $1 ORDER BY seq LIMIT $2)',
-};
+/** The LISTEN/NOTIFY channel of `now` triggers, for the heartbeat leader (postgres-leader.ts). */
+export const HEARTBEAT_CHANNEL = 'hookrelay_heartbeat';

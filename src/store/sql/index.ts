@@ -1,6 +1,6 @@
 /**
- * The store's SQL, one file per table, each statement with its SQLite and its PostgreSQL text
- * side by side (why this layout: store.ts). Read as `sql.runs.claimRuns.pg`.
+ * The store's SQL, one file per table (graphile-worker's src/sql/*): each statement written
+ * once with `$n` placeholders, and twice ({ sqlite, pg }) only where the dialects really differ.
  */
 export * as events from './events.js';
 export * as history from './history.js';

@@ -1,9 +1,4 @@
-/**
- * PostgreSQL only: the statements of several instances on one database (CONTRACT.md §10) —
- * each instance's lease, and what a survivor takes over from one whose lease has expired. The
- * embedded store has one instance (its data-directory lock) and none of these. Why statements
- * live by table and family: store.ts.
- */
+/** PostgreSQL only: several instances on one database (CONTRACT.md §10), each with a lease; a survivor takes over what one whose lease has expired held. */
 
 /** Registers or renews instance $1's lease: alive until $2 seconds from now (the database's clock, one for all). */
 export const renewLease = `INSERT INTO instances (id, started_at, lease_until) VALUES ($1, now(), now() + make_interval(secs => $2))
@@ -15,12 +10,7 @@ export const otherLiveInstances = 'SELECT id FROM instances WHERE id <> $1 AND l
 /** No live instance row holds `instance` (of the enclosing row): its instance is gone (or it never had one). */
 const GONE = 'NOT EXISTS (SELECT 1 FROM instances AS i WHERE i.id = instance AND i.lease_until > now())';
 
-/**
- * Running runs of gone instances ({@link GONE}), taken over by instance $1, at most $2. One
- * statement: rows another takeover holds are skipped, and one that a concurrent takeover has
- * just committed is re-checked against its new instance (live: left alone), so each run is
- * returned to one survivor only.
- */
+/** Running runs of gone instances ({@link GONE}), taken over by instance $1, at most $2. */
 export const takeOverRuns = `UPDATE runs SET instance = $1
   WHERE seq IN (
     SELECT seq FROM runs WHERE status = 'running' AND instance IS DISTINCT FROM $1 AND ${GONE}

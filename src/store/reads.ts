@@ -1,0 +1,119 @@
+import type { Db } from './dialect.js';
+import { StoreError, type StoreReader } from './store.js';
+import { toFlowState, toHeldCounts } from './flow-rows.js';
+import {
+  RUN_STATUSES, type EventRecord, type FlowState, type HistoryMessage, type ListRequestsOptions, type ListRunsOptions, type RequestRecord,
+  type RunRecord, type RunStatus, type StoredKey,
+} from './records.js';
+import { toRequest, type RequestRow } from './request-rows.js';
+import { eventBytes, toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js';
+import * as sql from './sql/index.js';
+
+/** Events read per statement while a byte budget is being filled. */
+const EVENTS_CHUNK = 100;
+
+/** The store's reads, once for both dialects: each one statement, seeing every commit acknowledged before it. */
+export function reads(db: Db) {
+  return {
+    /** See Store.listEvents: a budget is filled a chunk at a time. */
+    async listEvents(after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
+      const max = db.limit(limit) ?? Number.POSITIVE_INFINITY;
+      const budgeted = maxBytes !== Number.POSITIVE_INFINITY;
+      const out: EventRecord[] = [];
+      let bytes = 0;
+      let from = Number(after) || 0;
+      while (out.length < max || max < 0) {
+        const want = budgeted ? (max < 0 ? EVENTS_CHUNK : Math.min(EVENTS_CHUNK, max - out.length)) : db.limit(limit);
+        const rows = await db.all<EventRow>(sql.events.listEvents, [from, want]);
+        for (const row of rows) {
+          const size = eventBytes(row);
+          if (out.length > 0 && bytes + size > maxBytes) return out;
+          out.push(toEvent(row));
+          bytes += size;
+        }
+        if (!budgeted || rows.length === 0 || rows.length < want!) return out;
+        from = rows[rows.length - 1]!.seq;
+      }
+      return out;
+    },
+
+    async getRun(runId: string): Promise<RunRecord | undefined> {
+      const row = await db.get<RunRow>(sql.runs.getRun, [runId]);
+      return row && toRun(row);
+    },
+
+    async listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
+      let below = Number.MAX_SAFE_INTEGER;
+      if (opts.before !== undefined) {
+        const from = await db.get<{ seq: number }>(sql.runs.runSeq, [opts.before]);
+        if (!from) return [];
+        below = from.seq;
+      }
+      const params = [below, db.limit(opts.limit)];
+      const rows = opts.status ? await db.all<RunRow>(sql.runs.listRunsWithStatus, [...params, opts.status]) : await db.all<RunRow>(sql.runs.listRuns, params);
+      return rows.map(toRun);
+    },
+
+    async countRuns(): Promise<Record<RunStatus, number>> {
+      const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+      for (const { status, n } of await db.all<{ status: RunStatus; n: number }>(sql.runs.countRuns)) counts[status] = Number(n);
+      return counts;
+    },
+
+    async history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
+      return (await db.all<{ role: string; content: string }>(sql.history.readHistory, [sessionKey, db.limit(limit)])).map(toHistory);
+    },
+
+    /** Stored answers of these key hashes accepted at or after `since` (ISO time), in order. */
+    findKeys(keys: readonly string[], since: string): Promise<(StoredKey | undefined)[]> {
+      return Promise.all(keys.map(async (k) => {
+        const row = await db.get<{ request_hash: string; status: number; body: string; at: string }>(sql.idempotency.findKey, [k, since]);
+        return row && { requestHash: row.request_hash, status: row.status, body: row.body, at: row.at };
+      }));
+    },
+
+    async getState(key: string): Promise<string | undefined> {
+      return (await db.get<{ value: string }>(sql.history.getState, [key]))?.value;
+    },
+
+    async listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
+      const { text, values } = sql.requests.listRequests(opts);
+      return (await db.all<RequestRow>(text, [...values, db.limit(opts.limit)])).map(toRequest);
+    },
+
+    async getRequest(seq: number): Promise<RequestRecord | undefined> {
+      if (!Number.isSafeInteger(seq)) return undefined;
+      const row = await db.get<RequestRow>(sql.requests.getRequest, [seq]);
+      return row && toRequest(row);
+    },
+
+    async flowState(): Promise<FlowState> {
+      return toFlowState(await db.all<{ name: string; what: string }>(sql.flow.flowState));
+    },
+
+    async countHeld(): Promise<Record<string, number>> {
+      return toHeldCounts(await db.all<{ source: string; n: number }>(sql.flow.countHeld));
+    },
+  };
+}
+
+export type Reads = ReturnType<typeof reads>;
+
+/** A {@link StoreReader} over reads.ts, rejecting `closed` once closed. */
+export function readerOf<X extends object>(r: Reads, toError: (err: unknown) => StoreError, end: () => Promise<void>, extra: X): StoreReader & X {
+  let open = true;
+  const guard = <A extends unknown[], T>(fn: (...a: A) => Promise<T>) => (...a: A): Promise<T> =>
+    open ? fn(...a).catch((err: unknown) => Promise.reject(toError(err))) : Promise.reject(new StoreError('closed', 'the store is closed'));
+  return {
+    ...extra,
+    listEvents: guard(r.listEvents),
+    getRun: guard(r.getRun),
+    listRuns: guard(r.listRuns),
+    listRequests: guard(r.listRequests),
+    getRequest: guard(r.getRequest),
+    close: async () => {
+      if (open) await end();
+      open = false;
+    },
+  };
+}

@@ -1,0 +1,207 @@
+import type { Db } from './dialect.js';
+import { startMaintenance, type Maintenance, type PurgePort, type PurgeStep } from './maintenance.js';
+import type { StoreOptions } from './options.js';
+import { reads, type Reads } from './reads.js';
+import type {
+  ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, EventRecord, FlowState, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery,
+  NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
+} from './records.js';
+import { requestValues } from './request-rows.js';
+import { eventValues, forwardValues, keyValues, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
+import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
+import type { AcceptOp, WriteOp } from './writes.js';
+
+const NONE_HELD: readonly number[] = Object.freeze([]);
+
+/**
+ * The store, written once over a {@link Db} (reads.ts) and the write ops (writes.ts); a
+ * backend (sqlite.ts, postgres.ts) says how a write is committed and adds what only it has:
+ * the rate window, takeover of a gone instance, heartbeat leadership.
+ */
+export abstract class StoreShell implements Store {
+  protected state: 'open' | 'closing' | 'closed' = 'open';
+  private readonly calls = new Set<Promise<unknown>>();
+  protected readonly reads: Reads;
+  protected readonly maintenance: Maintenance;
+  /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, its request-log part, the key purge. */
+  readonly purgeExpired: Maintenance['purgeExpired'];
+  readonly purgeRequestLog: Maintenance['purgeRequestLog'];
+  readonly purgeExpiredKeys: Maintenance['purgeExpiredKeys'];
+
+  protected constructor(db: Db, opts: StoreOptions, protected readonly instance: string | null) {
+    this.reads = reads(db);
+    this.maintenance = startMaintenance(this.purgePort(), opts);
+    ({ purgeExpired: this.purgeExpired, purgeRequestLog: this.purgeRequestLog, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
+  }
+
+  /** Commits one op; resolves with its result once committed. */
+  protected abstract commit<T>(op: WriteOp): Promise<T>;
+  /** A read's failure as a StoreError. */
+  protected abstract readError(err: unknown): StoreError;
+  /** A failure that makes every call reject (SQLite: its database file is gone). */
+  protected gone(): StoreError | undefined {
+    return undefined;
+  }
+
+  abstract takeRate(key: string, limit: number): Promise<number>;
+  abstract returnRate(key: string): Promise<void>;
+  abstract takeOver(limit: number): Promise<TakenOver>;
+  abstract lead(handlers: LeaderHandlers): Promise<Leadership>;
+  abstract commitProblem(): string | undefined;
+  abstract close(): Promise<void>;
+
+  accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[], request?: NewRequestLog): Promise<readonly number[]> {
+    if (events.length === 0 && runs.length === 0 && !keys?.length) {
+      return request ? this.logRequests([request]).then(() => NONE_HELD) : this.guard(async () => NONE_HELD);
+    }
+    const op: AcceptOp = { kind: 'accept', events: [], runs: runs.map(runValues), expiredBefore: this.maintenance.keysSince() };
+    for (const e of events) (e.held ? (op.held ??= []) : op.events).push(eventValues(e));
+    if (events.some((e) => e.wakesNow && !e.held)) op.wakesNow = true;
+    if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
+    if (request) op.request = requestValues(request);
+    if (keys?.length) op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
+    return this.write<number[] | undefined>(op).then((held) => held ?? NONE_HELD);
+  }
+
+  logRequests(rows: NewRequestLog[]): Promise<void> {
+    return rows.length === 0 ? this.guard(async () => {}) : this.write({ kind: 'requests', rows: rows.map(requestValues) });
+  }
+
+  findKeys(keys: string[]): Promise<(StoredKey | undefined)[]> {
+    return this.read(() => this.reads.findKeys(keys, this.maintenance.keysSince()));
+  }
+
+  listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
+    return this.read(() => this.reads.listRequests(opts));
+  }
+
+  getRequest(seq: number): Promise<RequestRecord | undefined> {
+    return this.read(() => this.reads.getRequest(seq));
+  }
+
+  listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]> {
+    return this.read(() => this.reads.listEvents(after, limit, maxBytes));
+  }
+
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.read(() => this.reads.getRun(runId));
+  }
+
+  listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
+    return this.read(() => this.reads.listRuns(opts));
+  }
+
+  countRuns(): Promise<Record<RunStatus, number>> {
+    return this.read(() => this.reads.countRuns());
+  }
+
+  async claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
+    const op: WriteOp = { kind: 'claim', limit: this.limit(limit), startedAt, instance: this.instance, ...(rules ? { rules } : {}) };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.write<RunRow[]>(op)).map(toRun);
+      } catch (err) {
+        // PostgreSQL: lost the race for a session's one running slot to another claim; again, it now sees that run.
+        if (!(err instanceof StoreError && err.code === 'constraint') || attempt >= 5) throw err;
+      }
+    }
+  }
+
+  pauseMapping(id: string, paused: boolean): Promise<void> {
+    return this.write({ kind: 'pause', id, paused, at: this.maintenance.clock().toISOString() });
+  }
+
+  flowState(): Promise<FlowState> {
+    return this.read(() => this.reads.flowState());
+  }
+
+  releaseWakes(source: string): Promise<number> {
+    return this.write<number>({ kind: 'releaseWakes', source });
+  }
+
+  countHeld(): Promise<Record<string, number>> {
+    return this.read(() => this.reads.countHeld());
+  }
+
+  finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void> {
+    return this.write({ kind: 'finish', runId, end, effects, at: this.maintenance.clock().toISOString() });
+  }
+
+  requeueRuns(runIds: string[]): Promise<void> {
+    return runIds.length === 0 ? this.guard(async () => {}) : this.write({ kind: 'requeue', runIds });
+  }
+
+  history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
+    return this.read(() => this.reads.history(sessionKey, limit));
+  }
+
+  appendHistory(
+    sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events: NewEvent[] = [], delivery?: NewDelivery,
+  ): Promise<void> {
+    const at = this.maintenance.clock().toISOString();
+    const wakesNow = events.some((e) => e.wakesNow);
+    return this.write({ kind: 'append', sessionKey, messages, state, events: events.map(eventValues), wakesNow, at, delivery });
+  }
+
+  getState(key: string): Promise<string | undefined> {
+    return this.read(() => this.reads.getState(key));
+  }
+
+  async claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }> {
+    const op: WriteOp = { kind: 'claimOutbox', now, limit: this.limit(limit), leaseUntil, instance: this.instance };
+    const { rows, nextAt } = await this.write<{ rows: OutboxRow[]; nextAt?: string }>(op);
+    return nextAt == null ? { deliveries: rows.map(toDelivery) } : { deliveries: rows.map(toDelivery), nextAt };
+  }
+
+  ackPart(id: number, part: number): Promise<void> {
+    return this.write({ kind: 'ackPart', id, part });
+  }
+
+  retryDelivery(id: number, at: string, error: string): Promise<void> {
+    return this.write({ kind: 'retryDelivery', id, at, error });
+  }
+
+  settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void> {
+    return this.write({ kind: 'settleDelivery', id, outcome, effects });
+  }
+
+  /** LIMIT's value for this backend. */
+  protected abstract limit(n: number): number | null;
+
+  /** Runs a call unless the store is closing; close() waits for the calls under way. */
+  protected guard<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
+    const gone = this.gone();
+    if (gone) return Promise.reject(gone);
+    const p = fn();
+    this.calls.add(p);
+    const done = () => void this.calls.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  /** Waits for the calls under way (see {@link guard}). */
+  protected settled(): Promise<unknown> {
+    return Promise.allSettled([...this.calls]);
+  }
+
+  protected read<T>(fn: () => Promise<T>): Promise<T> {
+    return this.guard(() => fn().catch((err: unknown) => Promise.reject(this.readError(err))));
+  }
+
+  protected write<T = void>(op: WriteOp): Promise<T> {
+    if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
+    return this.commit<T>(op);
+  }
+
+  /** Maintenance's writes, each one op taking turns with the others. */
+  private purgePort(): PurgePort {
+    return {
+      purge: (table, before, after, max) => this.write<PurgeStep>({ kind: 'purge', table, before, after, max }),
+      purgeBodies: (now, max) => this.write<number>({ kind: 'purgeBodies', now, max }),
+      purgeKeys: (before, max) => this.write<number>({ kind: 'purgeKeys', before, max }),
+      guard: (fn) => this.guard(fn),
+      isOpen: () => this.state === 'open',
+    };
+  }
+}

@@ -1,0 +1,227 @@
+import type { Db } from './dialect.js';
+import { purgeStep } from './purge.js';
+import type { PurgeTable } from './maintenance.js';
+import {
+  ENDED_STATUSES, type ClaimRules, type DeliveryOutcomeRecord, type HistoryMessage, type NewDelivery, type RunEffects, type RunEnd,
+  type SettleEffects,
+} from './records.js';
+import { REQUEST_COLUMNS } from './request-rows.js';
+import {
+  EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, callbackValues, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow,
+} from './rows.js';
+import * as sql from './sql/index.js';
+import { StoreError } from './store.js';
+
+/** One accept as bind values: arrays cross the writer thread's boundary cheaper than objects. */
+export interface AcceptOp {
+  kind: 'accept';
+  events: Bind[][];
+  held?: Bind[][];
+  runs: Bind[][];
+  keys?: { values: Bind[]; events: string[]; runs: string[] }[];
+  /** A key accepted before this time has expired and is taken over. */
+  expiredBefore: string;
+  forwards?: [key: string, values: Bind[]][];
+  request?: Bind[];
+  /** An event asks for a heartbeat now (NewEvent.wakesNow). */
+  wakesNow?: boolean;
+}
+
+export type WriteOp =
+  | AcceptOp
+  | { kind: 'requests'; rows: Bind[][] }
+  | { kind: 'claim'; limit: number | null; startedAt: string; instance: string | null; rules?: ClaimRules }
+  | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
+  | { kind: 'requeue'; runIds: string[] }
+  | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; wakesNow?: boolean; at: string; delivery?: NewDelivery }
+  | { kind: 'claimOutbox'; now: string; limit: number | null; leaseUntil: string; instance: string | null }
+  | { kind: 'ackPart'; id: number; part: number }
+  | { kind: 'retryDelivery'; id: number; at: string; error: string }
+  | { kind: 'settleDelivery'; id: number; outcome: DeliveryOutcomeRecord; effects: SettleEffects }
+  | { kind: 'purge'; table: PurgeTable | 'requests'; before: string; after: number; max: number }
+  | { kind: 'purgeBodies'; now: string; max: number }
+  | { kind: 'purgeKeys'; before: string; max: number }
+  | { kind: 'pause'; id: string; paused: boolean; at: string }
+  | { kind: 'releaseWakes'; source: string };
+
+/** A batch's outcome: each op's result, and the ops that failed alone. */
+export interface BatchOutcome<E = unknown> {
+  values?: unknown[];
+  failed?: [index: number, error: E][];
+}
+
+const insertOutbox = (db: Db, rows: Bind[][]) =>
+  db.insert('outbox', `status, ${OUTBOX_COLUMNS}`, sql.outbox.OUTBOX_TYPES, rows.map((r) => ['pending', ...r]));
+
+/** PostgreSQL: under the events lock, and a NOTIFY to the leader that COMMIT delivers. */
+async function insertEvents(db: Db, rows: Bind[][], wakesNow = false, table = 'events'): Promise<void> {
+  if (rows.length === 0) return;
+  if (db.kind === 'pg' && table === 'events') await db.run(sql.events.lockEvents);
+  await db.insert(table, EVENT_COLUMNS, sql.events.EVENT_TYPES, rows);
+  if (wakesNow && db.kind === 'pg') await db.run(`NOTIFY ${sql.events.HEARTBEAT_CHANNEL}`);
+}
+
+const insertRequests = (db: Db, rows: Bind[][]) => db.insert('requests', REQUEST_COLUMNS, sql.requests.REQUEST_TYPES, rows);
+
+async function appendTurns(db: Db, sessionKey: string, messages: readonly HistoryMessage[], at: string): Promise<void> {
+  await db.insert('history', sql.history.HISTORY_COLUMNS, sql.history.HISTORY_TYPES, messages.map((m) => [sessionKey, m.role, m.content, at]));
+}
+
+async function setState(db: Db, state: Record<string, string> | undefined): Promise<void> {
+  await db.insert('state', 'key, value', 'text, text', Object.entries(state ?? {}), sql.history.setState);
+}
+
+/** Writes accepts; per op, the indexes of its keys already held (by a live row or an earlier op), whose rows are left out. */
+async function writeAccepts(db: Db, ops: readonly AcceptOp[]): Promise<(number[] | undefined)[]> {
+  const held: (number[] | undefined)[] = ops.map(() => undefined);
+  const first = new Map<string, NonNullable<AcceptOp['keys']>[number]>();
+  for (const op of ops) for (const k of op.keys ?? []) if (!first.has(k.values[0] as string)) first.set(k.values[0] as string, k);
+  const taken = new Set<string>();
+  if (first.size > 0) {
+    const rows = [...first.values()].map((k) => k.values);
+    for (const r of await db.insert<{ key: string }>('idempotency', KEY_COLUMNS, sql.idempotency.KEY_TYPES, rows, sql.idempotency.claimKeys, [ops[0]!.expiredBefore])) taken.add(r.key);
+  }
+  const skip = new Set<string>();
+  ops.forEach((op, o) => op.keys?.forEach((k, i) => {
+    if (first.get(k.values[0] as string) === k && taken.has(k.values[0] as string)) return;
+    (held[o] ??= []).push(i);
+    for (const id of [...k.events, ...k.runs]) skip.add(id);
+  }));
+  const keep = (rows: readonly Bind[][] = []) => rows.filter((r) => !skip.has(r[0] as string));
+  await insertEvents(db, ops.flatMap((op) => keep(op.events)), ops.some((op) => op.wakesNow));
+  await insertEvents(db, ops.flatMap((op) => keep(op.held)), false, 'held_events');
+  await db.insert('runs', `status, ${RUN_COLUMNS}`, sql.runs.RUN_TYPES, ops.flatMap((op) => keep(op.runs)).map((r) => ['queued', ...r]));
+  await insertOutbox(db, ops.flatMap((op) => (op.forwards ?? []).filter(([key]) => !skip.has(key)).map(([, f]) => f)));
+  await insertRequests(db, ops.flatMap((op, o) => (op.request && !held[o] ? [op.request] : [])));
+  return held;
+}
+
+async function claimRuns(db: Db, op: Extract<WriteOp, { kind: 'claim' }>): Promise<RunRow[]> {
+  if (op.limit === 0) return [];
+  const params: unknown[] = [op.limit, op.startedAt, op.instance];
+  if (op.rules) {
+    const limits = Object.entries(op.rules.limits ?? {});
+    if (db.kind === 'pg') {
+      await db.run(sql.runs.claimLock);
+      params.push(op.rules.held ?? [], limits.map(([s]) => s), limits.map(([, l]) => l));
+    } else params.push(JSON.stringify(op.rules.held ?? []), JSON.stringify(op.rules.limits ?? {}));
+  }
+  // RETURNING gives rows in no defined order (https://www.sqlite.org/lang_returning.html).
+  return (await db.all<RunRow>(op.rules ? sql.runs.claimRunsWithRules : sql.runs.claimRuns, params)).sort((a, b) => a.seq - b.seq);
+}
+
+async function finishRun(db: Db, op: Extract<WriteOp, { kind: 'finish' }>): Promise<void> {
+  const { end, effects, runId } = op;
+  if (!ENDED_STATUSES.includes(end.status)) throw new StoreError('constraint', `a run cannot end with status ${String(end.status)}`);
+  const row = await db.get<{ session_key: string }>(sql.runs.finishRun,
+    [runId, end.status, end.endedAt, end.reply ?? null, end.error ?? null, end.errorCode ?? null, end.deliveredTo ?? null]);
+  if (!row) throw new StoreError('run_not_running', `run ${runId} is not running`);
+  if (effects.summary) await insertEvents(db, [eventValues(effects.summary)], effects.summary.wakesNow);
+  if (effects.delivery) await insertOutbox(db, [outboxValues(effects.delivery, runId)]);
+  if (effects.callback) await insertOutbox(db, [callbackValues(effects.callback, runId)]);
+  await appendTurns(db, row.session_key, effects.history ?? [], op.at);
+}
+
+async function settleDelivery(db: Db, op: Extract<WriteOp, { kind: 'settleDelivery' }>): Promise<void> {
+  const { outcome, effects } = op;
+  const row = await db.get<{ run_id: string | null }>(sql.outbox.settleDelivery,
+    [op.id, outcome.status, outcome.status === 'failed' ? outcome.error : null, outcome.at]);
+  if (!row) throw new StoreError('constraint', `delivery ${op.id} is not pending`);
+  const r = effects.run;
+  if (row.run_id !== null && r) {
+    await db.run(sql.runs.settleRun, [row.run_id, r.deliveredTo ?? null, r.error ?? null, r.errorCode ?? null, r.status ?? null,
+      r.endedAt ?? null, r.forwarded ? JSON.stringify(r.forwarded) : null]);
+  }
+  if (effects.summary) await insertEvents(db, [eventValues(effects.summary)], effects.summary.wakesNow);
+  await setState(db, effects.state);
+}
+
+async function apply(db: Db, op: Exclude<WriteOp, AcceptOp>): Promise<unknown> {
+  switch (op.kind) {
+    case 'requests': return void await insertRequests(db, op.rows);
+    case 'claim': return claimRuns(db, op);
+    case 'finish': return finishRun(db, op);
+    case 'requeue':
+      for (const id of op.runIds) await db.run(sql.runs.requeueRun, [id]);
+      return undefined;
+    case 'append':
+      await appendTurns(db, op.sessionKey, op.messages, op.at);
+      await setState(db, op.state);
+      await insertEvents(db, op.events, op.wakesNow);
+      if (op.delivery) await insertOutbox(db, [outboxValues(op.delivery, null)]);
+      return undefined;
+    case 'claimOutbox': {
+      const rows = op.limit === 0 ? [] : await db.all<OutboxRow>(sql.outbox.claimOutbox, [op.now, op.limit, op.leaseUntil, op.instance]);
+      rows.sort((a, b) => a.next_at.localeCompare(b.next_at) || a.id - b.id);
+      return { rows, nextAt: (await db.get<{ at: string | null }>(sql.outbox.nextDue))?.at ?? undefined };
+    }
+    case 'ackPart': return void await db.run(sql.outbox.ackPart, [op.id, op.part]);
+    case 'retryDelivery': return void await db.run(sql.outbox.retryDelivery, [op.id, op.at, op.error]);
+    case 'settleDelivery': return settleDelivery(db, op);
+    case 'purge': return purgeStep(db, op.table, op.before, op.after, op.max);
+    case 'purgeBodies': return db.run(sql.requests.purgeBodies, [op.now, op.max]);
+    case 'purgeKeys': return db.run(sql.idempotency.purgeKeys, [op.before, op.max]);
+    case 'pause': return void await db.run(op.paused ? sql.flow.pause : sql.flow.resume, op.paused ? [op.id, op.at] : [op.id]);
+    case 'releaseWakes': {
+      if (db.kind === 'pg') await db.run(sql.events.lockEvents);
+      const moved = await db.run(sql.flow.releaseWakes, [op.source]);
+      if (db.kind === 'sqlite') await db.run(sql.flow.removeReleased, [op.source]);
+      if (moved > 0 && db.kind === 'pg') await db.run(`NOTIFY ${sql.events.HEARTBEAT_CHANNEL}`);
+      return moved;
+    }
+  }
+}
+
+/** Applies ops in order in the open transaction; neighbouring accepts (of one key window) share their statements. */
+export async function applyOps(db: Db, ops: readonly WriteOp[]): Promise<unknown[]> {
+  const values: unknown[] = [];
+  for (let i = 0; i < ops.length;) {
+    const op = ops[i]!;
+    if (op.kind !== 'accept') {
+      values.push(await apply(db, op));
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < ops.length && ops[j]!.kind === 'accept' && (ops[j] as AcceptOp).expiredBefore === op.expiredBefore) j++;
+    values.push(...await writeAccepts(db, ops.slice(i, j) as AcceptOp[]));
+    i = j;
+  }
+  return values;
+}
+
+class OneFailed extends Error {}
+
+/** Runs a batch in ONE transaction; when an op fails on its own data, again with each op in a SAVEPOINT, so only that op fails. */
+export async function runBatch(db: Db, ops: readonly WriteOp[]): Promise<BatchOutcome> {
+  const outcome = (values: unknown[]): BatchOutcome => (values.some((v) => v !== undefined) ? { values } : {});
+  try {
+    return await db.transaction(async (tx) => {
+      try {
+        return outcome(await applyOps(tx, ops));
+      } catch (err) {
+        throw tx.failsAlone(err) ? new OneFailed('', { cause: err }) : err;
+      }
+    });
+  } catch (err) {
+    if (!(err instanceof OneFailed)) throw err;
+  }
+  return db.transaction(async (tx) => {
+    const values: unknown[] = [];
+    const failed: [number, unknown][] = [];
+    for (let i = 0; i < ops.length; i++) {
+      await tx.run('SAVEPOINT op');
+      try {
+        values.push((await applyOps(tx, [ops[i]!]))[0]);
+        await tx.run('RELEASE SAVEPOINT op');
+      } catch (err) {
+        if (!tx.failsAlone(err)) throw err;
+        await tx.run('ROLLBACK TO SAVEPOINT op');
+        await tx.run('RELEASE SAVEPOINT op');
+        values.push(undefined);
+        failed.push([i, err]);
+      }
+    }
+    return failed.length ? { ...outcome(values), failed } : outcome(values);
+  });
+}
