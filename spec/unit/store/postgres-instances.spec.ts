@@ -80,6 +80,8 @@ describe('store/postgres: several instances on one database', function () {
     expect(await b.takeOver(10), 'A is alive').to.deep.equal({ runs: [], deliveries: 0 });
     expect((await b.claimDeliveries('2025-01-01T00:00:02.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries, 'A holds its lease').to.deep.equal([]);
 
+    // A dies: its renewal stops first, or a renewal landing after expire() would revive it.
+    await (a as unknown as { lease: { stop(): Promise<void> } }).lease.stop();
     await expire(a);
     const [takenB, takenC] = await Promise.all([b.takeOver(10), c.takeOver(10)]);
     const [fromB, fromC] = [takenB.runs, takenC.runs];
