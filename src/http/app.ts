@@ -68,7 +68,6 @@ function koaApp(Koa: typeof import('koa'), deps: AppDeps, guard: ReturnType<type
   Object.defineProperty(app.context, 'exchange', { get(this: Koa.Context) { return exchangeOf(this.req); } });
   // https://koajs.com/#ctx-respond: answer.ts writes every answer.
   (app.context as Partial<Koa.Context>).respond = false;
-  (app as unknown as { handleRequest: typeof handleRequest }).handleRequest = handleRequest;
   const reads = readRoutes(deps);
   const onConsole = deps.console;
   app.use((ctx, next) => guard(ctx.exchange, next));
@@ -83,13 +82,4 @@ function koaApp(Koa: typeof import('koa'), deps: AppDeps, guard: ReturnType<type
 function failedAnswering(ex: Exchange, err: unknown, log: Logger): void {
   log.error({ route: ex.label, errorType: (err as Error)?.name }, 'request failed: its answer could not be written');
   if (!ex.answered) ex.res.destroy();
-}
-
-/**
- * Koa's `handleRequest` (lib/application.js) without its `onFinished(res, ctx.onerror)`: the
- * app is silent and the close hook (access-log.ts) records a client that left.
- */
-function handleRequest(ctx: Koa.ParameterizedContext<DefaultState, ExchangeContext>, fn: (ctx: Koa.ParameterizedContext<DefaultState, ExchangeContext>) => Promise<void>): Promise<void> {
-  ctx.res.statusCode = 404;
-  return fn(ctx).catch((err: Error) => ctx.onerror(err));
 }
