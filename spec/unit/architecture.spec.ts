@@ -139,3 +139,38 @@ describe('architecture: the import rules (STYLE.md, the one-way flow and #14)', 
     if (report.length) expect.fail(`import cycles between top-level entries of src/:\n${report.join('\n')}`);
   });
 });
+
+/** Lines of `text`, and how many are comment lines (`//`, or inside a block comment). */
+function commentLines(text: string): { lines: number; comments: number } {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  let comments = 0;
+  let inBlock = false;
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (inBlock || line.startsWith('//') || line.startsWith('/*')) comments++;
+    if (inBlock) inBlock = !line.includes('*/');
+    else if (line.startsWith('/*')) inBlock = !line.includes('*/');
+  }
+  return { lines: lines.length, comments };
+}
+
+describe('architecture: small files whose comments say why (STYLE.md #11, #12)', () => {
+  const files = sourceFiles(SRC).map((file) => ({ file: relative(SRC, file), text: readFileSync(file, 'utf8') }));
+
+  it('no source file is over 300 lines', () => {
+    const long = files.map((f) => ({ file: f.file, lines: commentLines(f.text).lines })).filter((f) => f.lines > 300);
+    expect(long, 'split these files by concern').to.deep.equal([]);
+  });
+
+  it('comments are at most 15 % of src/ and tell no history or timings', () => {
+    const counts = files.map((f) => commentLines(f.text));
+    const lines = counts.reduce((n, c) => n + c.lines, 0);
+    const comments = counts.reduce((n, c) => n + c.comments, 0);
+    expect(comments / lines, `${comments} comment lines of ${lines}`).to.be.at.most(0.15);
+    const history = files.flatMap((f) => f.text.split('\n').map((line, i) => ({ at: `src/${f.file}:${i + 1}`, line })))
+      .filter(({ line }) => /^\s*(\/\/|\*|\/\*)/.test(line) && /\bissue \d+|\bused to\b|\bmeasured\b|µs/i.test(line))
+      .map(({ at }) => at);
+    expect(history, 'say why (with a citation), not what happened or what it cost').to.deep.equal([]);
+  });
+});
