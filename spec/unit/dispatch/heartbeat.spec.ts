@@ -30,7 +30,7 @@ describe('dispatch/heartbeat scheduler', () => {
     for (let i = 0; i < 20; i++) hb.trigger();
     await advance(400);
     expect(starts).to.have.length(1);
-    expect(starts[0]! - t0, "the 200 ms debounce").to.equal(200);
+    expect(starts[0]! - t0, 'the 200 ms debounce').to.equal(200);
     await hb.stop();
   });
 
