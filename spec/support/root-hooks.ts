@@ -4,13 +4,9 @@ import path from 'node:path';
 import { stopSharedCluster } from './postgres.js';
 
 /**
- * Mocha's global fixtures (https://mochajs.org/#global-fixtures): every spec (and every process
- * a spec starts) makes its temporary files under one folder of this run, by pointing TMPDIR
- * there; the folder goes when the run ends, so `npm test` leaves nothing behind in the machine's
- * temp folder. With `--parallel` the workers inherit TMPDIR from the main process, and the
- * teardown runs there once, after they have ended. A PostgreSQL cluster that the specs started
- * (spec/support/postgres.ts) lives there too, and is stopped first (a worker's own stops when
- * the worker exits).
+ * Mocha's global fixtures (https://mochajs.org/#global-fixtures): the specs and what they start
+ * make their temporary files in one folder of this run (TMPDIR; `--parallel` workers inherit
+ * it), removed with the PostgreSQL cluster the specs started once the run has ended.
  */
 const worker = process.env.MOCHA_WORKER_ID !== undefined;
 const previous = process.env.TMPDIR;
