@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Context, Suite } from 'mocha';
 import { stopSharedCluster } from './postgres.js';
 
 /**
@@ -20,3 +21,32 @@ export async function mochaGlobalTeardown(): Promise<void> {
   else process.env.TMPDIR = previous;
   fs.rmSync(root, { recursive: true, force: true });
 }
+
+/** The e-mail specs share the one account of the spec IMAP server (servers/dovecot.ts): one file at a time. */
+const ONE_AT_A_TIME = /[/\\]spec[/\\]email[/\\]/;
+const LOCK = path.join(root, 'email-specs.lock');
+let holding = false;
+
+const isExclusive = (suite: Suite): boolean => ONE_AT_A_TIME.test(suite.file ?? '') || suite.suites.some(isExclusive);
+
+/** In a `--parallel` worker root hooks run around each file (https://mochajs.org/#root-hook-plugins). */
+export const mochaHooks = worker ? {
+  async beforeAll(this: Context): Promise<void> {
+    if (!isExclusive(this.test!.parent!)) return;
+    this.timeout(0);
+    for (;;) {
+      try {
+        fs.mkdirSync(LOCK);
+        holding = true;
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  },
+  afterAll(): void {
+    if (holding) fs.rmdirSync(LOCK);
+    holding = false;
+  },
+} : {};
