@@ -12,7 +12,6 @@ const CSP = SECURITY_HEADERS['content-security-policy']!;
 const pathOf = (name: string) => `/console/${name.replace('*', 'some-run-id')}`;
 
 describe('console: sign-in, sessions and the session check (plain HTTP)', function () {
-  this.timeout(20_000);
   let gw: InProcess;
   before(async () => {
     gw = await startInProcess({ hooks: { mappings: [{ id: 'gh', match: { path: 'gh' }, action: 'wake', textTemplate: 'push {{x}}' }] } });
@@ -173,7 +172,6 @@ describe('console: sign-in, sessions and the session check (plain HTTP)', functi
 });
 
 describe('console: the sign-in failure budget, Secure cookies, token rotation, server.console', function () {
-  this.timeout(30_000);
 
   const form = (base: string, token: string, headers: Record<string, string> = {}) =>
     fetch(`${base}/console/login`, { method: 'POST', redirect: 'manual', headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `token=${encodeURIComponent(token)}` });

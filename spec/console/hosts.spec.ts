@@ -7,7 +7,6 @@ import { consoleCookie, rawRequest } from './console-client.js';
 const pathOf = (name: string) => `/console/${name.replace('*', 'some-id')}`;
 
 describe('console: answers only for the hosts it serves (DNS rebinding, CONTRACT §11)', function () {
-  this.timeout(30_000);
   let gw: InProcess;
   let port: string;
   let cookie: string;
@@ -62,7 +61,6 @@ describe('console: answers only for the hosts it serves (DNS rebinding, CONTRACT
 });
 
 describe('console: the CSRF check compares the scheme as well as the host', function () {
-  this.timeout(30_000);
   const playground = (base: string, headers: Record<string, string>) =>
     rawRequest(base, '/console/playground', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ name: 'x', payload: '{}' }) });
 

@@ -4,7 +4,6 @@ import { lastSeq } from '../../src/console/events-stream.js';
 import { consoleCookie } from './console-client.js';
 
 describe('console pages (plain HTTP)', function () {
-  this.timeout(60_000);
   let gw: InProcess;
   let cookie: string;
   before(async () => {

@@ -6,7 +6,6 @@ import { consoleCookie } from './console-client.js';
 
 /** The console's pause and resume buttons (CONTRACT.md §14): the same stored pause as the CLI's, behind the console's session and same-origin check. */
 describe('console: pause and resume a mapping', function () {
-  this.timeout(30000);
   let gw: InProcess;
   let cookie: string;
   before(async () => {

@@ -14,7 +14,6 @@ interface Row { seq: number; route: string; status: number; event_ids: string | 
 
 /** Replay's rules over plain HTTP: a new request to the route the first reached, through the current mappings, never an idempotent repeat. */
 describe('console: replay of a kept request (plain HTTP)', function () {
-  this.timeout(30_000);
   let gw: InProcess;
   let cookie: string;
   before(async () => {

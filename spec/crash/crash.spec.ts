@@ -20,7 +20,7 @@ import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, until, type G
  * and that commit may arrive twice, at most one per delivery in flight at a kill.
  */
 describe('crash: SIGKILL under load loses nothing that was answered 2xx', function () {
-  this.timeout(120_000);
+  this.timeout(60_000);
   const ROUNDS = 4;
   const WORKERS = 24;
   const TOKEN = 'crash-token-0123456789';

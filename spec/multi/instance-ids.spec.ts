@@ -9,7 +9,7 @@ import { freshDatabase } from '../support/postgres.js';
  * line it logs names it.
  */
 describe('multi: a second serve on the same config with PostgreSQL joins, saying so; every log line names its instance', function () {
-  this.timeout(90_000);
+  this.timeout(60_000);
   const gws: Gateway[] = [];
   after(async () => {
     for (const g of gws) await g.stop();

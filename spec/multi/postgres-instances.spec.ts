@@ -13,7 +13,7 @@ const HEARTBEAT = 'System events since the last heartbeat';
 const JOBS = 24;
 
 describe('multi: three instances on one PostgreSQL database, the leader SIGKILLed mid-burst', function () {
-  this.timeout(180_000);
+  this.timeout(90_000);
   let model: FakeModel;
   let fake: FakeProvider;
   const gws: Gateway[] = [];

@@ -11,7 +11,7 @@ import { freshDatabase } from '../support/postgres.js';
  * by a long run, so the run accepted by A with ?wait can only be carried out by B.
  */
 describe('multi: ?wait notices a run that another instance carried out', function () {
-  this.timeout(90_000);
+  this.timeout(30_000);
   let model: FakeModel;
   let a: InProcess;
   let b: InProcess | undefined;

@@ -1,24 +1,52 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Context, Suite } from 'mocha';
 import { stopSharedCluster } from './postgres.js';
 
 /**
- * Mocha root hooks: every spec (and every process a spec starts) makes its temporary files
- * under one folder of this run, by pointing TMPDIR there; the folder goes when the run ends,
- * so `npm test` leaves nothing behind in the machine's temp folder. A PostgreSQL cluster that
- * the specs started (spec/support/postgres.ts) lives there too, and is stopped first.
+ * Mocha's global fixtures (https://mochajs.org/#global-fixtures): the specs and what they start
+ * make their temporary files in one folder of this run (TMPDIR; `--parallel` workers inherit
+ * it), removed with the PostgreSQL cluster the specs started once the run has ended.
  */
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hookrelay-test-'));
+const worker = process.env.MOCHA_WORKER_ID !== undefined;
 const previous = process.env.TMPDIR;
+const root = worker ? os.tmpdir() : fs.mkdtempSync(path.join(os.tmpdir(), 'hookrelay-test-'));
 // Set when this file loads, before any spec file does (some make folders at load time).
 process.env.TMPDIR = root;
 
-export const mochaHooks = {
-  async afterAll(): Promise<void> {
-    await stopSharedCluster();
-    if (previous === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = previous;
-    fs.rmSync(root, { recursive: true, force: true });
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stopSharedCluster();
+  if (previous === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = previous;
+  fs.rmSync(root, { recursive: true, force: true });
+}
+
+/** The e-mail specs share the one account of the spec IMAP server (servers/dovecot.ts): one file at a time. */
+const ONE_AT_A_TIME = /[/\\]spec[/\\]email[/\\]/;
+const LOCK = path.join(root, 'email-specs.lock');
+let holding = false;
+
+const isExclusive = (suite: Suite): boolean => ONE_AT_A_TIME.test(suite.file ?? '') || suite.suites.some(isExclusive);
+
+/** In a `--parallel` worker root hooks run around each file (https://mochajs.org/#root-hook-plugins). */
+export const mochaHooks = worker ? {
+  async beforeAll(this: Context): Promise<void> {
+    if (!isExclusive(this.test!.parent!)) return;
+    this.timeout(0);
+    for (;;) {
+      try {
+        fs.mkdirSync(LOCK);
+        holding = true;
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   },
-};
+  afterAll(): void {
+    if (holding) fs.rmdirSync(LOCK);
+    holding = false;
+  },
+} : {};

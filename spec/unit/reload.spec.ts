@@ -17,7 +17,6 @@ function yamlWith(names: string[]): string {
 
 /** Reload (CONTRACT.md §8): a changed file is read once it is stable, two reads 100 ms apart agreeing. */
 describe('reload: a config file is taken only once two reads agree', function () {
-  this.timeout(20_000);
   const engines: Engine[] = [];
   after(async () => {
     await Promise.all(engines.map((e) => e.close()));

@@ -13,7 +13,6 @@ import { parseAnswer, type RawAnswer } from '../../support/raw-http.js';
  * before or between the bad requests was lost.
  */
 describe('http: bad input never hurts the gateway', function () {
-  this.timeout(20_000);
   const LIMIT = 64 * 1024;
   const BODY_TIMEOUT_MS = 500;
   let gw: InProcess;

@@ -9,7 +9,6 @@ import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../suppor
  * conversation; `isolated` runs from an empty history and leaves the conversation as it was.
  */
 describe('http: /agent sessionMode', function () {
-  this.timeout(30000);
   let gw: InProcess;
   let model: FakeModel;
   before(async () => {

@@ -60,7 +60,7 @@ const GITLAB = valueOf('X-Gitlab-Token');
  * real `hookrelay serve` that keeps bodies.
  */
 describe('http: no credential, by name or in a repeated URL, reaches templates, transforms, the request log, fixtures, the console or the log', function () {
-  this.timeout(120000);
+  this.timeout(60_000);
   const dir = tmpDir();
   let gw: Gateway;
   const events = new Map<string, string>();

@@ -31,7 +31,6 @@ const runs = (statuses: number[]) => statuses.reduce<[number, number][]>((out, s
 }, []).map(([s, n]) => `${s}×${n}`).join(' ');
 
 describe('http: a right credential clears the failures of its own kind only', function () {
-  this.timeout(30_000);
   let gw: InProcess;
   beforeEach(async () => { gw = await startInProcess({ hooks: { mappings } }); });
   afterEach(async () => { await gw.stop(); });

@@ -24,7 +24,7 @@ const COOKIE = 'session=cookie-value-31ad';
  * signature left; `hookrelay test --fixtures` passes on it; the console offers the same file.
  */
 describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s download', function () {
-  this.timeout(120000);
+  this.timeout(60_000);
   const dir = tmpDir();
   let gw: Gateway;
   let seq: { github: number; refused: number; note: number; ask: number };

@@ -20,7 +20,7 @@ const SW_SECRET = `whsec_${Buffer.from('standard webhooks key for fixtures').toS
  * fixtures for every `verify` scheme, unsigned ones refused as the listener refuses them.
  */
 describe('cli: hookrelay test --fixtures', function () {
-  this.timeout(120000);
+  this.timeout(60_000);
   const dir = tmpDir();
   const transforms = path.join(dir, 'transforms');
   fs.mkdirSync(transforms);

@@ -25,7 +25,7 @@ const VARS = { SPEC_UI_TOKEN: TOKEN, SPEC_UI_MODEL_KEY: 'model-key', SPEC_UI_BOT
  * variable the command never reads (CONTRACT.md §2, §3, §13, §14): the real bin, a real store.
  */
 describe('cli: what each command needs, and what it says about bad input', function () {
-  this.timeout(120000);
+  this.timeout(60_000);
   const dir = tmpDir();
   let gw: Gateway;
   let seq: number;

@@ -187,7 +187,7 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
 });
 
 describe('cli: check lists every problem in one pass (CONTRACT.md §2)', function () {
-  this.timeout(60000);
+  this.timeout(30_000);
 
   for (const [what, text] of [['an empty file', ''], ['a file of comments only', '# nothing here\n'], ['a YAML null (~)', '~\n'], ['a list', '- hooks\n']]) {
     it(`${what} is refused with exit 1 and says what the file must hold`, async () => {

@@ -38,7 +38,9 @@ describe('http: forward mode resumes after a SIGKILL and restart (real bin)', fu
     const a = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'look into the disk', name: 'Ops' } });
     const b = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'and the backups' } });
     expect([w.status, a.status, b.status]).to.deep.equal([200, 202, 202]);
-    await sleep(1_500); // a few attempts against the closed port
+    // Each of the three has been tried at the closed port (each refusal is logged with its row).
+    const refused = () => new Set(gw!.output().split('\n').filter((l) => l.includes('delivery attempt failed; retrying')).map((l) => JSON.parse(l).deliveryId));
+    await until(() => `a refused attempt of each action: ${[...refused()]}`, () => refused().size === 3, 20_000);
     expect((await call(`${gw.hooks}/runs/${a.data.runId}`, { token: ADMIN_TOKEN })).data.run.status).to.equal('queued');
     await gw.kill();
 

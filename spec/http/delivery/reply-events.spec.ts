@@ -55,7 +55,11 @@ describe('http: reply events from heartbeat turns', function () {
     try {
       let out = '';
       follow.stdout.on('data', (d) => (out += d));
-      await new Promise((r) => setTimeout(r, 1500)); // it is following now
+      // Once it holds the store open it is at its first read: the wake below comes in while it follows.
+      const holdsStore = () => fs.readdirSync(`/proc/${follow.pid}/fd`).some((fd) => {
+        try { return fs.readlinkSync(`/proc/${follow.pid}/fd/${fd}`).startsWith(path.join(gw.dir, 'data')); } catch { return false; }
+      });
+      await until('hookrelay events --follow to open the store', () => follow.exitCode === null && holdsStore(), 10_000);
       await call(`${gw.hooks}/wake`, { token: TOKEN, json: { text: 'deploy again' } });
       await until('the followed reply', () => out.includes('reply heartbeat: The deploy finished.'), 10_000);
       expect(out).to.include('wake wake: deploy again').and.include('reply heartbeat: The deploy finished.');

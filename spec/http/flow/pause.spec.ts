@@ -16,7 +16,7 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 
 /** `hookrelay pause` / `resume` (CONTRACT.md §14) beside the real gateway, on each store. */
 describe('flow control: pause and resume', function () {
-  this.timeout(120000);
+  this.timeout(60_000);
   let model: FakeModel;
   let gw: Gateway | undefined;
   beforeEach(async () => {

@@ -7,7 +7,6 @@ import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../suppor
  * "Hook agent payload"): `/agent` bodies carry `idempotencyKey` and `agentId`.
  */
 describe('http: /agent bodies as current OpenClaw clients send them (issue 32)', function () {
-  this.timeout(30000);
   let gw: InProcess;
   before(async () => {
     gw = await startInProcess({ agent: { id: 'main' } });

@@ -11,7 +11,6 @@ const TOKEN = 'access-log-token-0123456789';
 
 /** One access line per request, whoever answered it, with nothing secret in it. */
 describe('http: the access log', function () {
-  this.timeout(20000);
   let running: Running;
   let base: string;
   let port: number;

@@ -119,8 +119,10 @@ describe('http: the real bin on PostgreSQL (store.kind: postgres)', function () 
       });
       await until('the leader gone with its connection', async () => (!leading(a) && !leading(b) ? true : undefined));
       const [downA, downB] = ackedBy as [number, number];
-      // Down for longer than the leadership retry (1 s): the instances' attempts fail meanwhile.
-      await sleep(2500);
+      // Down for longer than the leadership retry (1 s): two of each instance's attempts fail meanwhile.
+      const failedTries = (g: Gateway) => g.output().split('heartbeat leadership: the database is unavailable; trying again').length - 1;
+      const triedBefore = gws.map(failedTries);
+      await until('two failed leadership attempts on each instance', async () => gws.every((g, n) => failedTries(g) >= triedBefore[n]! + 2), 20_000);
       await cluster.start();
       await until('both accepting again', async () => (ackedBy[0]! >= downA + 20 && ackedBy[1]! >= downB + 20 ? true : undefined), 30_000);
       stop = true;

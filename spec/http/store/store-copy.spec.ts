@@ -27,7 +27,7 @@ function copy(from: string, to: string): Promise<{ code: number; stdout: string;
 }
 
 describe('hookrelay store copy (real bin: SQLite → PostgreSQL)', function () {
-  this.timeout(120_000);
+  this.timeout(60_000);
   let model: FakeModel;
   let gw: Gateway | undefined;
   before(async () => {

@@ -45,7 +45,7 @@ function fillDisk(filler: string): void {
 }
 
 describe('store outages: runs, heartbeat turns and deliveries end once the store is back, without a restart (real servers)', function () {
-  this.timeout(120_000);
+  this.timeout(60_000);
   let model: FakeModel | undefined;
   let fake: FakeProvider | undefined;
   let gw: Gateway | undefined;

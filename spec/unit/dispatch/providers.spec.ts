@@ -1,3 +1,4 @@
+import { mock } from 'node:test';
 import { expect } from 'chai';
 import type { Provider } from '../../../src/config/types.js';
 import { createDelivery, DeliveryError } from '../../../src/dispatch/delivery.js';
@@ -186,12 +187,21 @@ describe('dispatch/providers: every provider against a local fake of its API', (
       it('fetches a new token once the cached one is about to expire', async () => {
         fake = await startFakeProvider('msteams');
         fake.tokenExpiresIn = 1; // renewed half-way through its life
-        const send = teams().create(fake.config, fetch);
-        await send(fake.to, 'one', OPTS);
-        await send(fake.to, 'two', OPTS);
-        expect(fake.calls.filter((c) => c.kind === 'token')).to.have.length(1);
-        await new Promise((r) => setTimeout(r, 600));
-        await send(fake.to, 'three', OPTS);
+        // The token's life on a fake clock (https://nodejs.org/api/test.html#class-mocktimers); only Date is faked.
+        mock.timers.enable({ apis: ['Date'], now: Date.now() });
+        try {
+          const send = teams().create(fake.config, fetch);
+          await send(fake.to, 'one', OPTS);
+          await send(fake.to, 'two', OPTS);
+          expect(fake.calls.filter((c) => c.kind === 'token')).to.have.length(1);
+          mock.timers.tick(499);
+          await send(fake.to, 'two and a half', OPTS);
+          expect(fake.calls.filter((c) => c.kind === 'token'), 'still cached before half its life').to.have.length(1);
+          mock.timers.tick(101);
+          await send(fake.to, 'three', OPTS);
+        } finally {
+          mock.timers.reset();
+        }
         expect(fake.calls.filter((c) => c.kind === 'token')).to.have.length(2);
         expect(fake.messages.at(-1)!.headers.authorization).to.not.equal(fake.messages[0]!.headers.authorization);
       });

@@ -14,7 +14,7 @@ const ended = (r: RunRecord) => r.status !== 'queued' && r.status !== 'running';
  */
 function waiterSpec(h: Harness): void {
   describe(`dispatch/run-waiter on ${h.name}`, function () {
-    this.timeout(60000);
+    this.timeout(30_000);
     before(() => h.setup());
     after(() => h.teardown());
     const open = storesFor(h);
