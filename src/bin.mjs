@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50 --enable-experimental-regexp-engine
 // The `hookrelay` bin: runs the build of src/ in dist/ (scripts/build.mjs, made by `npm
 // install` and `npm start`). Node takes V8 flags only on its command line, hence the shebang
-// (`npm start` passes the same):
+// (`npm start` runs the bin itself, so this is the one list):
 // - --enable-experimental-regexp-engine: the linear-time regex engine for users' regexes
 //   (engine/linear-regexp.ts, https://v8.dev/blog/non-backtracking-regexp).
 // - --max-semi-space-size=4 (MiB) caps V8's young generation, and --heap-growing-percent=50

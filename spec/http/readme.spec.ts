@@ -83,9 +83,9 @@ describe('README: the quick start and the cookbook run as written', function () 
     // `npm start` is package.json's start script, run in the folder (as npm runs it in the repo).
     const script: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
     const port = await freePort();
-    const argv = script.replace(/^exec node /, '').replace('src/bin.mjs', BIN).split(' ');
+    const [bin, ...argv] = script.replace(/^exec /, '').replace('src/bin.mjs', BIN).split(' ');
     const env = { ...process.env, HOOKRELAY_CONFIG: '', HOOKRELAY_TOKEN: '' };
-    const proc = spawn(process.execPath, [...argv, '--port', String(port)], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(bin!, [...argv, '--port', String(port)], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     procs.push(proc);
     let out = '';
     proc.stdout!.on('data', (d) => { out += d; });
