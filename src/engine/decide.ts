@@ -111,6 +111,11 @@ export interface Act {
 /** What decide() needs of the engine and its config. */
 export type Core = Pick<Engine, 'match' | 'map' | 'response' | 'fanOut' | 'wake' | 'agent'>;
 
+/** An accept's status: `hooks.acceptStatus` when an agent run is among what was accepted, else 200 (CONTRACT.md §5). */
+export function acceptedStatus(accepted: readonly Record<string, unknown>[], acceptStatus: number): number {
+  return accepted.some((a) => a.action === 'agent') ? acceptStatus : 200;
+}
+
 /** The longest `?wait=S` (CONTRACT.md §14). */
 const MAX_WAIT_SECONDS = 60;
 const NONE_SIGNED: ReadonlySet<string> = new Set();
@@ -124,7 +129,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
   const verifying = new Map(hooks.mappings.filter((m) => m.verify && m.match.path !== undefined).map((m) => [m.id, m.auth === 'signature']));
   const slack = new Set(hooks.mappings.filter((m) => m.verify?.scheme === 'slack' && m.match.path !== undefined).map((m) => m.id));
   const rates = new Map(hooks.mappings.flatMap((m) => (m.ratePerMinute === undefined ? [] : [[m.id, m.ratePerMinute] as const])));
-  const statusOf = (accepted: readonly Record<string, unknown>[]) => (accepted.some((a) => a.action === 'agent') ? hooks.acceptStatus : 200);
+  const statusOf = (accepted: readonly Record<string, unknown>[]) => acceptedStatus(accepted, hooks.acceptStatus);
 
   return async function decide(req: DecideRequest, ports: DecidePorts = {}): Promise<Decision> {
     let stage: Stage = 'signature';

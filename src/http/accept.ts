@@ -1,6 +1,6 @@
 import { HookError } from '../errors.js';
 import type { KeyClaim, Runtime } from '../dispatch/runtime.js';
-import type { Act } from '../engine/decide.js';
+import { acceptedStatus, type Act } from '../engine/decide.js';
 import { checkSameRequest, type RequestKey } from '../engine/request-keys.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
@@ -30,10 +30,7 @@ export async function accept(deps: AcceptDeps, ex: Exchange, d: Act, mappingId: 
   if (none && rate) await deps.store.returnRate(`mapping:${mappingId}`).catch(() => undefined);
 }
 
-/** An accept's status: `hooks.acceptStatus` when an agent run is among the actions, else 200. */
-function statusOf(deps: AcceptDeps, accepted: readonly Record<string, unknown>[]): number {
-  return accepted.some((a) => a.action === 'agent') ? deps.acceptStatus : 200;
-}
+const statusOf = (deps: AcceptDeps, accepted: readonly Record<string, unknown>[]) => acceptedStatus(accepted, deps.acceptStatus);
 
 /** Commits every action under the request's key and answers; true when a concurrent request's commit held the key. */
 async function acceptAll(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?: () => Promise<void>): Promise<boolean> {
