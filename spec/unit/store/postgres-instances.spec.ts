@@ -41,6 +41,8 @@ describe('store/postgres: several instances on one database', function () {
     }
   };
   const expire = (s: PostgresStore) => expireInstance(url, s.instanceId);
+  /** The lease renewal stops as in a dead process; the store's pool and instance row stay. */
+  const stopRenewing = (s: PostgresStore) => (s as unknown as { lease: { stop(): Promise<void> } }).lease.stop();
 
   before(async () => {
     url = await freshDatabase('instances');
@@ -81,7 +83,7 @@ describe('store/postgres: several instances on one database', function () {
     expect((await b.claimDeliveries('2025-01-01T00:00:02.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries, 'A holds its lease').to.deep.equal([]);
 
     // A dies: its renewal stops first, or a renewal landing after expire() would revive it.
-    await (a as unknown as { lease: { stop(): Promise<void> } }).lease.stop();
+    await stopRenewing(a);
     await expire(a);
     const [takenB, takenC] = await Promise.all([b.takeOver(10), c.takeOver(10)]);
     const [fromB, fromC] = [takenB.runs, takenC.runs];
@@ -110,8 +112,7 @@ describe('store/postgres: several instances on one database', function () {
     const b = await open();
     await a.accept([], [run('r1', 'S1')]);
     await a.claimRuns(1, 't');
-    // The renewal stops as it would in a dead process; A's pool stays (its row is not removed).
-    await (a as unknown as { lease: { stop(): Promise<void> } }).lease.stop();
+    await stopRenewing(a);
     await sleep(1500);
     expect((await b.takeOver(10)).runs, 'within the lease').to.deep.equal([]);
     await sleep(2500);
