@@ -63,6 +63,7 @@ export function sqliteDb(db: Database.Database): Db {
       return stmt.run(...args).changes;
     },
     insert: async <R>(table: string, columns: string, _types: string, rows: readonly unknown[][], tail = '', extra: readonly unknown[] = []) => {
+      if (rows.length === 0) return [];
       const n = count(columns);
       const marks = Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');
       const text = `INSERT INTO ${table} (${columns}) VALUES (${marks}) ${tail}`;
