@@ -50,7 +50,7 @@ describe('multi: three instances on one PostgreSQL database, the leader SIGKILLe
 
   it('every 2xx present once, every run ended (the dead one\'s by a survivor), one heartbeat per burst, no acknowledged delivery twice, leader taken over', async () => {
     const [a, b, c] = gws as [Gateway, Gateway, Gateway];
-    expect(a.output()).to.include('this instance is the heartbeat leader');
+    await a.logged('this instance is the heartbeat leader');
 
     // Burst 1: `now` wakes on all three at once reach the leader; one heartbeat turn.
     const wakes1 = await Promise.all(gws.flatMap((g, n) => [0, 1].map((k) => call(`${g.hooks}/wake`, { token: TOKEN, json: { text: `burst1 ${n}.${k}`, mode: 'now' } }))));
@@ -96,7 +96,7 @@ describe('multi: three instances on one PostgreSQL database, the leader SIGKILLe
     }, 60_000);
     const interrupted = ended.filter((r) => r.errorCode === 'interrupted');
     expect(interrupted.length, 'runs in flight on A were ended by a survivor').to.be.at.least(1);
-    expect(c.output() + b.output()).to.match(/run interrupted by a crash marked failed/);
+    await until('a survivor to log the interrupted run', () => /run interrupted by a crash marked failed/.test(c.output() + b.output()));
     for (const r of ended) expect(r.status).to.be.oneOf(['succeeded', 'failed']);
 
     // No delivery sent twice after it was acknowledged (CONTRACT.md §9): each reply text reached

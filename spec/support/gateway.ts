@@ -70,6 +70,8 @@ export interface Gateway {
   adminToken: string;
   configFile: string;
   output(): string;
+  /** Resolves with the output once it matches: log lines are flushed every 100 ms, not at once. */
+  logged(pattern: string | RegExp): Promise<string>;
   /** SIGTERM and wait for exit; resolves with the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit. */
@@ -109,6 +111,8 @@ export async function startGateway(given: Record<string, any>, opts: { dir?: str
     adminToken: config.server?.adminToken ?? config.server?.adminTokens?.[0] ?? generatedAdminToken(dir, config.dataDir),
     configFile,
     output: () => log,
+    logged: (pattern) => until(() => `a log line matching ${pattern}:\n${log.slice(-3000)}`,
+      () => (typeof pattern === 'string' ? log.includes(pattern) : pattern.test(log)) && log, 10_000),
     stop: async () => {
       if (proc.exitCode === null) proc.kill('SIGTERM');
       return exited;
