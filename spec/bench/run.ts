@@ -33,6 +33,12 @@
  * between them (one autocannon per server, in parallel, summed). The soak and the start-up
  * time stay SQLite's; only a default full run (SQLite, no --only) writes last-run.json.
  *
+ * `--rate R` measures at a fixed R requests per second (split over the instances) instead of as
+ * many as the server takes: what a sender feels at a steady rate is the p99, and autocannon
+ * corrects it for coordinated omission at a fixed rate
+ * (https://github.com/mcollina/autocannon#usage, `-R/--overallRate`). The req/s ratios then
+ * only say whether every server kept up; compare the p99 and the CPU per request.
+ *
  *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent --against REV
  *                     --store sqlite|postgres|both --instances 2]
  */
@@ -50,13 +56,13 @@ import { cpuMs, rssMiB, stealTicks } from './proc.js';
 import { median, paired, pairedCpu, round, type PairedCpu } from './stats.js';
 
 const args = process.argv.slice(2);
-const USAGE = `npm run bench [-- --rounds N --duration S --connections N --soak N --only a,b --against REV --store sqlite|postgres|both --instances N]
+const USAGE = `npm run bench [-- --rounds N --duration S --connections N --soak N --only a,b --against REV --store sqlite|postgres|both --instances N --rate R]
 scenarios for --only: ${SCENARIOS.map((s) => s.name).join(', ')}, soak, startup (see the head of spec/bench/run.ts and docs/performance.md)`;
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const OPTIONS = ['--rounds', '--duration', '--connections', '--soak', '--only', '--against', '--store', '--instances'];
+const OPTIONS = ['--rounds', '--duration', '--connections', '--soak', '--only', '--against', '--store', '--instances', '--rate'];
 for (let i = 0; i < args.length; i += 2) {
   if (!OPTIONS.includes(args[i]!) || args[i + 1] === undefined) {
     process.stderr.write(`bench: ${OPTIONS.includes(args[i]!) ? `${args[i]} takes a value` : `unknown option ${args[i]}`}\n${USAGE}\n`);
@@ -77,6 +83,8 @@ const CONNECTIONS = opt('connections', 32);
 const SOAK = opt('soak', 200_000);
 const STORE = args.includes('--store') ? args[args.indexOf('--store') + 1] : 'sqlite';
 const INSTANCES = opt('instances', 1);
+const RATE = opt('rate', 0);
+if (!(Number.isFinite(RATE) && RATE >= 0)) throw new Error(`--rate: requests per second (0: as many as the server takes), not ${RATE}`);
 if (!['sqlite', 'postgres', 'both'].includes(STORE!)) throw new Error(`--store: sqlite, postgres or both, not ${STORE}`);
 if (!(Number.isInteger(INSTANCES) && INSTANCES >= 1 && INSTANCES <= CONNECTIONS)) throw new Error(`--instances: a whole number from 1 to --connections, not ${INSTANCES}`);
 if (INSTANCES > 1 && STORE === 'sqlite') throw new Error('--instances needs --store postgres or both: a SQLite store has one instance');
@@ -134,7 +142,7 @@ async function main() {
   };
 
   log(`hookrelay bench — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'})`);
-  log(`${hasTaskset ? `server on cpu ${SERVER_CPU}, load generator on cpu 1` : 'no taskset: server and generator share the cpus'}; ${CONNECTIONS} connections, ${ROUNDS} rounds × ${DURATION} s per scenario and server${other ? `; against ${against} (${other.rev})` : ''}`);
+  log(`${hasTaskset ? `server on cpu ${SERVER_CPU}, load generator on cpu 1` : 'no taskset: server and generator share the cpus'}; ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds × ${DURATION} s per scenario and server${other ? `; against ${against} (${other.rev})` : ''}`);
 
   const baseline = await startProcess([path.join(ROOT, 'spec/bench/baseline.mjs'), String(basePort), TOKEN, String(maxBody)], `http://127.0.0.1:${basePort}/healthz`, { anyStatus: true });
   const durablePort = await freePort();
@@ -246,10 +254,10 @@ async function main() {
   const previous = fs.existsSync(RESULTS) ? JSON.parse(fs.readFileSync(RESULTS, 'utf8')) : undefined;
   const out = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, taskset: hasTaskset, connections: CONNECTIONS, rounds: ROUNDS, durationSeconds: DURATION, store: STORE, instances: INSTANCES, results };
   // last-run.json is the default run's record: a partial or PostgreSQL run would not compare.
-  const save = !only && STORE === 'sqlite';
+  const save = !only && STORE === 'sqlite' && !RATE;
   if (previous && save) compare(previous, out);
   if (save) fs.writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
-  log(save ? `figures written to ${path.relative(ROOT, RESULTS)}` : `(${only ? '--only' : `--store ${STORE}`}: figures not saved)`);
+  log(save ? `figures written to ${path.relative(ROOT, RESULTS)}` : `(${only ? '--only' : RATE ? '--rate' : `--store ${STORE}`}: figures not saved)`);
 }
 
 /** hookrelay as of `rev`, in a temporary git worktree that uses this tree's node_modules. */
@@ -329,7 +337,7 @@ async function measure(loads: autocannon.Options[], s: Server): Promise<Figures>
   const sampler = setInterval(sample, 200);
   const cpu0 = cpuAll();
   const steal0 = stealTicks();
-  const rs = await Promise.all(loads.map((o) => load(o, DURATION)));
+  const rs = await Promise.all(loads.map((o) => load(RATE ? { ...o, overallRate: RATE / loads.length } : o, DURATION)));
   const cpu = cpuAll() - cpu0;
   const steal = stealTicks();
   clearInterval(sampler);
