@@ -4,8 +4,10 @@ import { HookError } from '../errors.js';
 import { bodyKey, checkSameRequest, headerKey, itemsOf, requestKey, type Item, type KeptAnswer, type KeyLookup, type RequestKey } from './request-keys.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import { requestHeaders, templateQuery, templateUrl } from './context.js';
-import type { Engine, WhenFailure } from './engine.js';
-import type { HookRequest } from './mapping-step.js';
+import type { Engine, MatchRequest, WhenFailure } from './engine.js';
+import type { HookRequest, MapResult } from './mapping-step.js';
+import type { CompiledMapping } from './compile-mapping.js';
+import type { Found } from './match.js';
 
 /** The send routes of CONTRACT.md §5 that decide() takes. */
 export type SendRoute = 'wake' | 'agent' | 'mapped';
@@ -108,8 +110,11 @@ export interface Act {
   answer(accepted: readonly Record<string, unknown>[]): Promise<Rendered>;
 }
 
-/** What decide() needs of the engine and its config. */
-export type Core = Pick<Engine, 'match' | 'map' | 'response' | 'fanOut' | 'wake' | 'agent'>;
+/** What decide() needs of the engine. */
+export interface Core extends Pick<Engine, 'wake' | 'agent'> {
+  match(req: MatchRequest, admitted?: (mappingId: string) => boolean): Found | Promise<Found>;
+  map(req: HookRequest, mapping: CompiledMapping): Promise<MapResult>;
+}
 
 /** An accept's status: `hooks.acceptStatus` when an agent run is among what was accepted, else 200 (CONTRACT.md §5). */
 export function acceptedStatus(accepted: readonly Record<string, unknown>[], acceptStatus: number): number {
@@ -179,29 +184,29 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
       // Only a scoped token or a signed request can be refused a mapping.
       const screened = who.routes !== undefined || signed !== undefined || who.bySignature === true;
       const found = core.match(hook, screened ? (id) => admit(id) === undefined : undefined);
-      const { matched, failures, refused } = found instanceof Promise ? await found : found;
+      const { mapping, failures, refused } = found instanceof Promise ? await found : found;
       if (failures) at.failures = failures;
-      if (refused !== undefined) {
-        at.mappingId = refused;
-        return { ...at, type: 'refused', stage: 'signature', error: admit(refused) };
+      if (!mapping && refused) {
+        at.mappingId = refused.id;
+        return { ...at, type: 'refused', stage: 'signature', error: admit(refused.id) };
       }
-      if (!matched) return { ...at, type: 'no_match', error: noMapping(req) };
-      const mappingId = (at.mappingId = matched.mappingId);
+      if (!mapping) return { ...at, type: 'no_match', error: noMapping(req) };
+      const mappingId = (at.mappingId = mapping.id);
       // A header key is looked up before mapping; a mapping that renders its own key uses that
       // one, known only once rendered. A respond mapping acts on nothing and keeps no key.
       let key: RequestKey | undefined;
-      if (header !== undefined && !matched.keyed && !matched.respond) {
+      if (header !== undefined && !mapping.keyed && !mapping.respond) {
         key = requestKey(`mapping:${mappingId}`, header, req.body);
         const repeat = await lookup(key);
         if (repeat) return repeat;
       }
-      const result = await core.map(hook, matched);
+      const result = await core.map(hook, mapping);
       if (result.type === 'no_match') return { ...at, type: 'no_match', error: noMapping(req) };
       if (result.type === 'skipped') return { ...at, type: 'respond', status: 204 };
       if (result.type === 'respond') return { ...at, type: 'respond', status: result.answer.status, own: result.answer };
       const { actions } = result;
-      const fanOut = core.fanOut(mappingId);
-      const render = core.response(mappingId);
+      const fanOut = mapping.forEach !== undefined;
+      const render = mapping.response;
       const act: Act & Common = {
         ...at,
         type: 'act',
@@ -210,7 +215,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         rate: rates.get(mappingId),
         async answer(accepted) {
           const usual = { status: statusOf(accepted), body: JSON.stringify(fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }) };
-          return render ? { ...usual, own: await render(hook, accepted, usual) } : usual;
+          return render ? { ...usual, own: await render(hook, hook.now.toISOString(), accepted, usual) } : usual;
         },
       };
       if (result.dropped) act.dropped = result.dropped;

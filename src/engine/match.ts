@@ -1,5 +1,5 @@
 import type { CompiledMapping } from './compile-mapping.js';
-import type { MatchOutcome, MatchRequest } from './engine.js';
+import type { MatchRequest } from './engine.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
 
 /**
@@ -28,8 +28,8 @@ export function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest, 
   return (req, admitted) => scan({ candidates: byName.get(req.name) ?? anyName, req, admitted }, 0, {});
 }
 
-/** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report (see createMatcher). */
-interface Found {
+/** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report. */
+export interface Found {
   mapping?: CompiledMapping;
   failures?: WhenFailure[];
   refused?: CompiledMapping;
@@ -75,15 +75,6 @@ function scan(s: Scan, from: number, found: Found): Found | Promise<Found> {
     });
   }
   return found;
-}
-
-/** What the listener learns of a match. */
-export function outcomeOf({ mapping, failures, refused }: Found): MatchOutcome {
-  const outcome: MatchOutcome = {};
-  if (mapping) outcome.matched = { mappingId: mapping.id, keyed: mapping.keyed, respond: mapping.respond !== undefined };
-  else if (refused) outcome.refused = refused.id;
-  if (failures) outcome.failures = failures;
-  return outcome;
 }
 
 /** Every required header is present with exactly the given value (names are lower-case on both sides), a credential header (`withheld`) too. */
