@@ -6,10 +6,7 @@ import { compileModule, configLoader } from './modules.js';
 
 // The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
 
-/**
- * What `fixture` reads: the store, and the mappings it runs (their secrets sign a `sign: true`
- * request) — not the hooks tokens nor the e-mail companion's account, which no dry run uses.
- */
+/** What `fixture` reads: the store and the mappings, not the hooks tokens nor the e-mail account. */
 export const FIXTURE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store')
   || (isAtOrBelow(path, 'hooks') && !['hooks.token', 'hooks.tokens', 'hooks.email'].some((key) => isAtOrBelow(path, key)));
 

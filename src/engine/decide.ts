@@ -47,11 +47,7 @@ export interface Signed {
   signedKey?: string;
 }
 
-/**
- * What decide() may ask outside the engine, injected like the clock: the first answers kept
- * for keys (absent: no key is read, as in a dry run), and the signature check of the body
- * (http/signatures.ts; absent: no signature is asked for).
- */
+/** What decide() may ask outside the engine: the answers kept for keys, and the body's signature check (absent: not asked). */
 export interface DecidePorts {
   keys?: KeyLookup;
   verify?: (body: Uint8Array) => Signed | undefined;
@@ -125,11 +121,7 @@ export function acceptedStatus(accepted: readonly Record<string, unknown>[], acc
 const MAX_WAIT_SECONDS = 60;
 const NONE_SIGNED: ReadonlySet<string> = new Set();
 
-/**
- * The engine's one call per request: signature → body → key → admission → match → map → keys,
- * in the order of CONTRACT.md §8 and §12, so that a repeat is answered its first answer before
- * anything is rendered, and a mapping the request is not admitted to never runs its `when`.
- */
+/** The engine's one call per request, in the order of CONTRACT.md §8 and §12: a repeat is answered before anything is rendered. */
 export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSeconds: number; mappings: readonly MappingConfig[] }) {
   const verifying = new Map(hooks.mappings.filter((m) => m.verify && m.match.path !== undefined).map((m) => [m.id, m.auth === 'signature']));
   const slack = new Set(hooks.mappings.filter((m) => m.verify?.scheme === 'slack' && m.match.path !== undefined).map((m) => m.id));
@@ -237,12 +229,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
   };
 }
 
-/**
- * Admission to a mapping, checked before its `match.when` (CONTRACT.md §12): a scoped hooks
- * token must reach it (§4: a valid credential, so 403); a request let through by signature must
- * have been signed for it, by a mapping that takes a signature in place of the token.
- * Undefined when admitted; else the refusal.
- */
+/** Admission to a mapping, before its `match.when` (CONTRACT.md §4, §12): undefined when admitted, else the refusal. */
 function admission(who: Who, signed: Signed | undefined, verifying: ReadonlyMap<string, boolean>, id: string): HookError | undefined {
   if (who.routes !== undefined && !who.routes.has(id)) {
     return new HookError('forbidden', `this hooks token does not reach mapping "${id}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
@@ -270,10 +257,7 @@ function noMapping(req: DecideRequest): HookError {
   return new HookError('no_mapping', `no mapping matches ${req.method} ${req.path} with this payload`);
 }
 
-/**
- * `?wait=S` waits for the run's end; OpenClaw's `"waitForCompletion": true` for its end and
- * its reply's delivery, up to `hooks.maxWaitSeconds` (CONTRACT.md §14, docs/callbacks.md).
- */
+/** `?wait=S`, or OpenClaw's `"waitForCompletion": true`, up to `hooks.maxWaitSeconds` (CONTRACT.md §14, docs/callbacks.md). */
 function agentWait(query: string, payload: Record<string, unknown>, maxWaitSeconds: number): AgentWait | undefined {
   const given = new URLSearchParams(query).get('wait');
   const completion = payload.waitForCompletion === true;

@@ -65,10 +65,7 @@ const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
 /** The transform settings of `hooks` a compile needs. */
 type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength'>;
 
-/**
- * Compiles the templates and schemas and loads the transforms (in a new worker pool) of
- * every mapping, skipping the parts `skip` names. The caller closes the pool.
- */
+/** Compiles every mapping (transforms in a new worker pool, which the caller closes), skipping the parts `skip` names. */
 async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSettings, opts: EngineOptions, skip: (path: string) => boolean) {
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
@@ -86,11 +83,7 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSe
   return { parts, problems: lists.flat(), transforms: await ready };
 }
 
-/**
- * Compiles every template, JSONata expression and validator and loads every transform of
- * `config.hooks.mappings` (already in match order). Collects all problems and throws one
- * ConfigError naming each by its YAML path, e.g. `hooks.mappings[2].messageTemplate`.
- */
+/** Compiles every mapping of `config.hooks.mappings`; throws one ConfigError naming each problem by its YAML path. */
 export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
@@ -157,13 +150,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   };
 }
 
-/**
- * The compile problems of a config the loader found problems in (config/load.ts
- * `inspectConfig`'s draft), so that one pass reports them all: every mapping's templates,
- * schema and transform are compiled, except the parts whose own shape the loader refused
- * (`loaderProblems` under their path) — a typo in mapping 0 does not hide a broken template
- * in mapping 2.
- */
+/** The compile problems of a draft config the loader refused, skipping the parts it refused, so one pass reports all (CONTRACT.md §2). */
 export async function compileProblems(draft: Record<string, any>, loaderProblems: readonly ConfigProblem[], opts: EngineOptions = {}): Promise<ConfigProblem[]> {
   const hooks = draft.hooks;
   if (hooks === null || typeof hooks !== 'object' || !Array.isArray(hooks.mappings)) return [];
