@@ -1,4 +1,4 @@
-import { HookError, type ErrorCode } from './errors.js';
+import { HookError } from './errors.js';
 import type { Action } from './action.js';
 import type { MappingConfig } from './config/types.js';
 import type { Engine } from './engine/engine.js';
@@ -28,7 +28,7 @@ export interface DryRunRequest {
 
 /** What a dry run checks besides the mapping step. */
 export interface DryRunOptions {
-    /** The mappings' `verify` ({@link dryRunSignatures}); without it no signature is asked for. */
+  /** The mappings' `verify` ({@link dryRunSignatures}); without it no signature is asked for. */
   signatures?: Pick<Signatures, 'check'>;
 }
 

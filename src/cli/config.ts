@@ -2,7 +2,8 @@ import type { ConfigOverrides, Reads } from '../config/load.js';
 import { isAtOrBelow } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
 import { orExit, orExitAsync } from './exit.js';
-import { compileModule, configLoader } from './modules.js';
+import type { StoreReader } from '../store/store.js';
+import { compileModule, configLoader, storeModule } from './modules.js';
 
 // The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
 
@@ -37,4 +38,16 @@ export async function load(flag: string | undefined, reads?: Reads): Promise<Loa
 export async function loadStore(flag: string | undefined): Promise<LoadedConfig> {
   const { loadStoreConfig, resolveConfigPath } = await configLoader();
   return orExit(() => loadStoreConfig(resolveConfigPath(flag, process.env), process.env));
+}
+
+/** Runs `use` on the store opened read-only, which works beside a running server, and closes it. */
+export async function withStoreReader<T>(flag: string | undefined, use: (store: StoreReader) => Promise<T>): Promise<T> {
+  const loaded = await loadStore(flag);
+  const { openStoreReadOnly } = await storeModule();
+  const store = await orExitAsync(() => openStoreReadOnly(loaded.config));
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
 }

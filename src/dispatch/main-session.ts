@@ -118,7 +118,7 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
       // unsafe: the model's own text, not listener text to fence.
     { id: uuidv7(), kind: 'reply', text: reply, source: REPLY_SOURCE, at: deps.clock().toISOString(), unsafe: true },
   ];
-    // Written until it lands (CONTRACT.md §8), else the next trigger would ask the model again.
+  // Written until it lands (CONTRACT.md §8), else the next trigger would ask the model again.
   const delivery = await untilStored(async () => {
     const d = ack ? undefined : await replyDelivery(deps, reply);
     await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, d);

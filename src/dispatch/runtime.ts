@@ -63,7 +63,7 @@ export interface Runtime {
   dispatch(actions: Action[]): Promise<Accepted[]>;
   /** Draws the actions' ids and builds their records; the caller adds its keys and request-log row and hands it all to {@link commit}. */
   prepare(actions: Action[]): Prepared;
-    /** One `store.accept`; resolves with the indexes of the claims whose key was already held (left out). */
+  /** One `store.accept`; resolves with the indexes of the claims whose key was already held (left out). */
   commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]>;
   /** Marks runs left `running` by a crash failed, then starts timers and claiming. */
   start(): Promise<void>;
@@ -166,7 +166,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         log.info({ interrupted, upstream: logValue(new URL(config.runtime.forward.url!).origin) }, 'runtime started in forward mode');
         return;
       }
-            // A wake's mode is not stored: after a restart waiting events go to the next heartbeat.
+      // A wake's mode is not stored: after a restart waiting events go to the next heartbeat.
       await pauses.start();
       leadership = await store.lead({ onLeader, onTrigger: () => heartbeat.trigger() });
       await leading;
