@@ -1,10 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import { addTrusted, fold } from './address-rules.js';
 
-/**
- * A callback URL is an outbound request whose target the sender chooses, so it is checked before
- * anything is accepted (CONTRACT.md §14, docs/security.md "Callback URLs").
- */
+/** A callback URL's target is the sender's choice, so it is checked before anything is accepted (CONTRACT.md §14). */
 
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 

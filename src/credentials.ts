@@ -1,11 +1,7 @@
 import { SECRET_HEADERS } from './config/schema.js';
 import type { MappingConfig } from './config/types.js';
 
-/**
- * The one rule of what in a request is a credential (CONTRACT.md §8), applied to everything a
- * request shows past the gate — templates, the request log, fixtures, replay — so that none can
- * let through what another drops.
- */
+/** The one rule of what in a request is a credential (CONTRACT.md §8), for everything a request shows past the gate. */
 
 /** `hmac` catches `X-Shopify-Hmac-Sha256`-style headers. */
 const CREDENTIAL_NAME = /token|secret|signature|hmac|api[-_]?key|password|session|cookie|authorization/;

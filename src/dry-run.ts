@@ -1,4 +1,4 @@
-import { HookError, type ErrorCode } from './errors.js';
+import { HookError } from './errors.js';
 import type { Action } from './action.js';
 import type { MappingConfig } from './config/types.js';
 import type { Engine } from './engine/engine.js';
@@ -28,29 +28,16 @@ export interface DryRunRequest {
 
 /** What a dry run checks besides the mapping step. */
 export interface DryRunOptions {
-  /**
-   * The mappings' `verify` ({@link dryRunSignatures}): checked as the listener checks them, so
-   * that an unsigned request for a verifying mapping is refused (`hookrelay test --fixtures`).
-   * Without it, as `hookrelay test NAME` and the playground run, no signature is asked for.
-   */
+  /** The mappings' `verify` ({@link dryRunSignatures}); without it no signature is asked for. */
   signatures?: Pick<Signatures, 'check'>;
 }
 
-/**
- * The listener's own signature checks (http/signatures.ts) for a dry run, built once from the
- * mappings. A dry run is a request that came with the hooks token, so the failure budget of
- * `auth: signature` (the only use of `auth`) is never asked.
- */
+/** The listener's signature checks (http/signatures.ts) for a dry run; a dry run carries the token, so `auth` is never asked. */
 export function dryRunSignatures(mappings: readonly MappingConfig[]): Pick<Signatures, 'check'> {
   return createSignatures(mappings, { auth: {} as Auth });
 }
 
-/**
- * Why a dry run gave no action. `stage`: `name` (NAME is not a mapped hook), `method` (no
- * mapping of NAME takes the method: 405), `payload` (the body cannot be read; `message` is
- * `code: message`), `no_mapping`, `map` (a HookError of the mapping step, whose `cause` a
- * mapping's author may want to see). `status` and `code`: what the listener would answer.
- */
+/** Why a dry run gave no action, with what the listener would answer (`status`, `code`). */
 export class DryRunProblem extends Error {
   constructor(
     readonly stage: 'name' | 'method' | 'payload' | 'signature' | 'no_mapping' | 'map',
@@ -70,16 +57,7 @@ export class DryRunProblem extends Error {
 /** Stand-ins for the ids a real accept draws, in a dry run's `response` (it accepts nothing). */
 export const DRY_RUN_IDS = { eventId: '<eventId>', runId: '<runId>' } as const;
 
-/**
- * Resolves `POST {hooksPath}/NAME` (or GET) through the engine's own decide(), as the listener
- * does, and returns the result in the shape `hookrelay test` prints: `{mapping, status, …action}`,
- * `{mapping, status, actions}` under forEach, `{mapping, status: 204, skipped: true}`, and for
- * a mapping's own answer (`action: respond`, or `response`) `response: {status, contentType,
- * body, headers}` beside them — `status` being what the listener would answer. `warnings`
- * lists the `match.when` expressions that failed on the way (counted as not matching).
- * Dispatches nothing and reads no idempotency key. Throws {@link DryRunProblem}; any other
- * error is a bug.
- */
+/** Resolves `{hooksPath}/NAME` through decide() as the listener does, in the shape `hookrelay test` prints; acts on nothing. Throws {@link DryRunProblem}. */
 export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, opts: DryRunOptions = {}): Promise<Record<string, unknown>> {
   const target = parseTarget(`${hooksPath}/${req.name}`);
   const route = target && createRouting(hooksPath, true)(target);
@@ -164,11 +142,7 @@ function requestBody(action: Action): Record<string, unknown> {
   return { action: 'agent', ...body };
 }
 
-/**
- * Rethrows a HookError of the listener's as the {@link DryRunProblem} of `stage`, with what the
- * listener would answer (status and code); anything else is a bug and goes on as it is. Only
- * the mapping step's `cause` is kept: it is what a mapping's author wants to see.
- */
+/** A HookError as the {@link DryRunProblem} of `stage`, with the listener's status and code; anything else is a bug. */
 function problemOf(stage: Stage, e: unknown): never {
   if (!(e instanceof HookError)) throw e;
   const message = stage === 'signature' ? e.message : `${e.code}: ${e.message}`;

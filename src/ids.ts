@@ -1,9 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-/**
- * UUID version 7 (RFC 9562 §5.7) with a 12-bit counter (§6.2 method 1): time-ordered ids land
- * on the last page of their unique index rather than a random one, and sort in creation order.
- */
+/** UUIDv7 (RFC 9562 §5.7) with a 12-bit counter (§6.2 method 1): ids sort in creation order. */
 
 const POOL_IDS = 256;
 const ID_BYTES = 10; // 2 to seed the counter, 8 for the variant and 62 random bits

@@ -1,9 +1,7 @@
 import { pino } from 'pino';
 
-// pino's asynchronous destination, sonic-boom (https://github.com/pinojs/sonic-boom#API):
-// lines gather until `minLength` bytes wait or `periodicFlush` comes, then go out in one write
-// off the event loop; past `maxLength` unwritten bytes a line is dropped with a 'drop' event,
-// so a reader that stops draining stderr never holds up a request.
+// sonic-boom (https://github.com/pinojs/sonic-boom#API) writes off the event loop; past
+// `maxLength` unwritten bytes a line is dropped with a 'drop' event, so a stalled reader never holds up a request.
 const MIN_LENGTH = 4096;
 const FLUSH_MS = 100;
 /** No write completed for this long: the reader has stopped reading, and waiting on it would never end. */
@@ -18,10 +16,7 @@ export interface LogOutput {
   flush(): Promise<void>;
 }
 
-/**
- * stderr through sonic-boom with at most `bufferBytes` waiting; `onCaughtUp(n)` is called once
- * the buffer has drained after `n` lines were dropped, so that the log says what it lost.
- */
+/** stderr through sonic-boom with at most `bufferBytes` waiting; `onCaughtUp(n)` once drained after `n` lines were dropped. */
 export function stderrOutput(o: { bufferBytes: number; onCaughtUp: (dropped: number) => void }): LogOutput {
   const destination = pino.destination({ dest: 2, sync: false, minLength: MIN_LENGTH, maxLength: o.bufferBytes, periodicFlush: FLUSH_MS });
   let dropped = 0;

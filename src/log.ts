@@ -12,11 +12,7 @@ const REDACT_DEPTH = 6;
 const SECRET_NAMES: ReadonlySet<string> = new Set<string>([...SECRET_KEYS, ...SECRET_HEADERS]);
 const CENSOR = '[redacted]';
 
-/**
- * The logged object with every value under a secret name ({@link SECRET_KEYS}, {@link SECRET_HEADERS})
- * replaced by `[redacted]`, inside arrays and errors too; copies only what it changes. pino's
- * path-based `redact` would need a wildcard path per name and depth.
- */
+/** The logged object with every value under a secret name redacted, copying only what changes (pino's `redact` takes fixed paths). */
 export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > REDACT_DEPTH) return value;
   if (Array.isArray(value)) {
@@ -51,11 +47,7 @@ function isPlainObject(value: object): boolean {
 /** The output {@link createLogger} made for a logger (children inherit it through their prototype). */
 const OUTPUT = Symbol('hookrelay.logOutput');
 
-/**
- * The process's logger: JSON lines on stderr (stdout stays for command output), written without
- * blocking through at most `bufferBytes` (log-output.ts), or to `destination` (specs). The
- * redaction is a second line of defence behind `logValue()` (printable.ts).
- */
+/** The process's logger: JSON lines on stderr (stdout is for command output), or to `destination` (specs). */
 export function createLogger(level: string = 'info', destination?: DestinationStream, o: { bufferBytes?: number } = {}): Logger {
   const options = {
     level,

@@ -1,11 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { RUN_STATUSES, type RunStatus } from './store/records.js';
 
-/**
- * The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so specs and several
- * gateways in one process never collide. Requests are counted in plain numbers and handed to
- * prom-client at scrape time: its `inc`/`observe` allocate per call (docs/design.md).
- */
+/** The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so several gateways in one process never collide. */
 export interface Metrics {
   readonly contentType: string;
   /** Runs are counted in the store at this moment. */
@@ -147,10 +143,7 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
   };
 }
 
-/**
- * prom-client has no way to set a histogram's buckets, so this is a metric of our own: the
- * registry takes any object with a name and a `get()` giving the values, as the cast says.
- */
+/** A histogram of our own, whose bucket lines read `{route, le}` (prom-client writes `{le, route}`); the registry takes any `{name, get()}`. */
 function requestDuration(routes: Map<string, RouteCells>): Metric {
   const name = 'hookrelay_request_duration_seconds';
   const help = 'Time from the request line to the end of the answer, by route, in seconds.';

@@ -1,7 +1,4 @@
-/**
- * Outside text made safe for a terminal or log line: control, bidi and line-separator characters
- * as escapes, so it can neither move the cursor nor forge a second log line; cut at `max` with `…`.
- */
+/** Outside text safe for a terminal or log line: control, bidi and line-separator characters escaped; cut at `max` with `…`. */
 export function printable(text: string, max = Infinity): string {
   const capped = text.length > max ? `${text.slice(0, cutAt(text, max - 1))}…` : text;
   return UNPRINTABLE.test(capped) ? capped.replace(UNPRINTABLE_ALL, escape) : capped;

@@ -23,10 +23,7 @@ const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 const IRREGULAR = /[%\\#]|\/\/|\/\.\.?(?:\/|$)|.\/$/;
 const CONTROL = /\p{Cc}/u;
 
-/**
- * Undefined when the target cannot be one. Percent-decoded once, `\` read as `/` (as WHATWG URL
- * does for http), dot segments removed (RFC 3986 §5.2.4): every spelling is decided as one path.
- */
+/** Percent-decoded once, `\` as `/` (WHATWG URL), dot segments removed (RFC 3986 §5.2.4); undefined when not a target. */
 export function parseTarget(url: string): Target | undefined {
   let rest = url;
   if (rest.charCodeAt(0) !== 0x2f) {

@@ -2,14 +2,12 @@ import type { ConfigOverrides, Reads } from '../config/load.js';
 import { isAtOrBelow } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
 import { orExit, orExitAsync } from './exit.js';
-import { compileModule, configLoader } from './modules.js';
+import type { StoreReader } from '../store/store.js';
+import { compileModule, configLoader, storeModule } from './modules.js';
 
 // The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
 
-/**
- * What `fixture` reads: the store, and the mappings it runs (their secrets sign a `sign: true`
- * request) — not the hooks tokens nor the e-mail companion's account, which no dry run uses.
- */
+/** What `fixture` reads: the store and the mappings, not the hooks tokens nor the e-mail account. */
 export const FIXTURE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store')
   || (isAtOrBelow(path, 'hooks') && !['hooks.token', 'hooks.tokens', 'hooks.email'].some((key) => isAtOrBelow(path, key)));
 
@@ -40,4 +38,16 @@ export async function load(flag: string | undefined, reads?: Reads): Promise<Loa
 export async function loadStore(flag: string | undefined): Promise<LoadedConfig> {
   const { loadStoreConfig, resolveConfigPath } = await configLoader();
   return orExit(() => loadStoreConfig(resolveConfigPath(flag, process.env), process.env));
+}
+
+/** Runs `use` on the store opened read-only, which works beside a running server, and closes it. */
+export async function withStoreReader<T>(flag: string | undefined, use: (store: StoreReader) => Promise<T>): Promise<T> {
+  const loaded = await loadStore(flag);
+  const { openStoreReadOnly } = await storeModule();
+  const store = await orExitAsync(() => openStoreReadOnly(loaded.config));
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
 }

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { EVENTS_LIMIT } from '../http/limits.js';
 import { configOption, toInt, toLimit } from './arguments.js';
-import { loadStore } from './config.js';
-import { orExitAsync } from './exit.js';
-import { printableModule, storeModule } from './modules.js';
+import { printable, printableJson } from '../printable.js';
+import { withStoreReader } from './config.js';
 
 interface EventsOptions {
   config?: string;
@@ -40,20 +39,18 @@ function shortText(text: string): string {
 }
 
 async function eventsAction(opts: EventsOptions): Promise<void> {
-  const loaded = await loadStore(opts.config);
-  const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-  const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
-  let after: number = opts.after;
-  for (;;) {
-    const events = await store.listEvents(after, opts.limit);
-    for (const e of events) {
-      process.stdout.write(opts.json ? `${printableJson({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n`
-        : `${printable(`#${e.seq} ${e.at} ${e.kind} ${e.source}: ${opts.full ? e.text : shortText(e.text)}`)}\n`);
-      after = e.seq;
+  await withStoreReader(opts.config, async (store) => {
+    let after: number = opts.after;
+    for (;;) {
+      const events = await store.listEvents(after, opts.limit);
+      for (const e of events) {
+        process.stdout.write(opts.json ? `${printableJson({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n`
+          : `${printable(`#${e.seq} ${e.at} ${e.kind} ${e.source}: ${opts.full ? e.text : shortText(e.text)}`)}\n`);
+        after = e.seq;
+      }
+      if (events.length === opts.limit) continue;
+      if (!opts.follow) break;
+      await new Promise((r) => setTimeout(r, 1000));
     }
-    if (events.length === opts.limit) continue;
-    if (!opts.follow) break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  await store.close();
+  });
 }

@@ -44,7 +44,7 @@ async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
     await engine.close(); // fail() exits at once: its workers end with the process
   }
   if (unkept.length > 0) {
-    // A row logged before the log kept headers has only Content-Type and User-Agent: the sender's must be given again.
+    // A row logged without its headers has only Content-Type and User-Agent: the sender's must be given again.
     process.stderr.write(`note: mappings on this path match the headers ${unkept.join(', ')}, which this request's row does not have: give them with --header (e.g. --header ${unkept[0]}=VALUE) so that the fixture and its expect have them\n`);
   }
   if (opts.out === undefined) {

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { configOption, toLimit } from './arguments.js';
-import { loadStore } from './config.js';
-import { orExitAsync } from './exit.js';
-import { printableModule, storeModule } from './modules.js';
+import { printable, printableJson } from '../printable.js';
+import { withStoreReader } from './config.js';
 
 /** `--limit` of `hookrelay requests`: the console's page is 50; the log keeps every request of store.retainDays. */
 const REQUESTS_LIMIT = { default: 50, max: 1000 } as const;
@@ -25,17 +24,12 @@ export function requestsCommand(program: Command): void {
 }
 
 async function requestsAction(opts: RequestsOptions): Promise<void> {
-  const loaded = await loadStore(opts.config);
-  const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-  const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
-  try {
+  await withStoreReader(opts.config, async (store) => {
     for (const r of await store.listRequests({ limit: opts.limit })) {
       // A listing reads no bodies (`hookrelay fixture SEQ` writes one out); `bodyUntil` says one is kept.
       const marks = [r.error, r.replayOf !== undefined ? `replay of #${r.replayOf}` : undefined, r.bodyUntil !== undefined ? 'body kept' : undefined].filter(Boolean);
       process.stdout.write(opts.json ? `${printableJson(r)}\n`
         : `${printable(`#${r.seq} ${r.at} ${r.method} ${r.route} ${r.status}${r.sender === undefined ? '' : ` [${r.sender}]`}${marks.length ? ` (${marks.join(', ')})` : ''}`)}\n`);
     }
-  } finally {
-    await store.close();
-  }
+  });
 }

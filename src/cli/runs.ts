@@ -2,9 +2,9 @@ import { Option, type Command } from 'commander';
 import { RUNS_LIMIT } from '../http/limits.js';
 import type { RunStatus } from '../store/records.js';
 import { configOption, toLimit } from './arguments.js';
-import { loadStore } from './config.js';
-import { fail, orExitAsync } from './exit.js';
-import { printableModule, storeModule } from './modules.js';
+import { printable, printableJson } from '../printable.js';
+import { withStoreReader } from './config.js';
+import { fail } from './exit.js';
 
 interface RunsOptions {
   config?: string;
@@ -29,10 +29,7 @@ export function runsCommand(program: Command): void {
 }
 
 async function runsAction(id: string | undefined, opts: RunsOptions): Promise<void> {
-  const loaded = await loadStore(opts.config);
-  const [{ openStoreReadOnly }, { printable, printableJson }] = await Promise.all([storeModule(), printableModule()]);
-  const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
-  try {
+  await withStoreReader(opts.config, async (store) => {
     if (id !== undefined) {
       const run = await store.getRun(id);
       if (!run) fail(`no run with id ${printable(id)}`);
@@ -50,7 +47,5 @@ async function runsAction(id: string | undefined, opts: RunsOptions): Promise<vo
       process.stdout.write(opts.json ? `${printableJson(r)}\n`
         : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${delivery}${forwarded}${error}`)}\n`);
     }
-  } finally {
-    await store.close();
-  }
+  });
 }

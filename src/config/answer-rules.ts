@@ -12,9 +12,8 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
- * Headers a mapping may not set on its answer: the hop-by-hop ones (RFC 9110 §7.6.1) belong to
- * the connection, not to the answer; Content-Length is the body's; Content-Type is
- * `contentType`; and a cookie set by a webhook answer lands on the console's origin.
+ * Headers a mapping may not set: hop-by-hop ones (RFC 9110 §7.6.1), Content-Length and
+ * Content-Type (`contentType`), and cookies, which would land on the console's origin.
  */
 const REFUSED_HEADERS: ReadonlyMap<string, string> = new Map([
   ...['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']
@@ -27,11 +26,7 @@ const REFUSED_HEADERS: ReadonlyMap<string, string> = new Map([
 /** What an action mapping sets that a respond mapping, which acts on nothing, never uses. */
 const ACTION_KEYS = ['forEach', 'transform', 'name', 'messageTemplate', 'textTemplate', 'sessionKey', 'deliver', 'to', 'model', 'thinking', 'timeoutSeconds', 'idempotencyKey', 'response'] as const;
 
-/**
- * The load checks of a mapping's `action: respond` / `respond` and `response` (CONTRACT.md §12)
- * that the schema cannot say: which key goes with which action, no body where the status takes
- * none, header names and values that can be written, none of the refused headers.
- */
+/** The load checks of `respond` and `response` (CONTRACT.md §12) that the schema cannot say. */
 export function answerProblems(m: Obj, path: string): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (m.action === 'respond') {

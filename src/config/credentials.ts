@@ -3,10 +3,8 @@ import { isPlainObject, type Obj } from './read.js';
 import type { Config } from './types.js';
 
 /**
- * The two kinds of credential (CONTRACT.md §4): one spelling each (`adminToken` or
- * `adminTokens`), an admin token never equal to a hooks token (it would let every sender
- * read), and a scoped hooks token's routes each naming `wake`, `agent` or a mapping (user or
- * preset: rules.ts runs this after it appended the presets). Never echoes a token.
+ * The two kinds of credential (CONTRACT.md §4): one spelling each, an admin token never equal
+ * to a hooks token, and scoped routes that name `wake`, `agent` or a mapping. Never echoes a token.
  */
 export function credentialProblems(cfg: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];

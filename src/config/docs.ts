@@ -4,10 +4,7 @@ import { PROVIDER_SPECS } from '../providers/index.js';
 import type { SchemaNode } from '../schema-node.js';
 import { configSchema } from './schema.js';
 
-/**
- * The configuration reference rendered from the schema (STYLE.md §6), one row per key path; `npm
- * run docs` writes it into docs/configuration.md, and spec/unit/config/docs.spec.ts keeps them in step.
- */
+/** The configuration reference rendered from the schema (STYLE.md #6), written by `npm run docs` into docs/configuration.md. */
 export function configReference(): string {
   const out = [
     '<!-- generated from src/config/schema.ts by `npm run docs`; edit the schema, not this text -->',

@@ -6,10 +6,7 @@ import type { MappingConfig } from './types.js';
 
 const PRESETS_DIR = fileURLToPath(new URL('../../presets/', import.meta.url));
 
-/**
- * `gmail` is OpenClaw's name for the e-mail hook (CONTRACT.md §7): either name loads
- * `email.yaml`, which serves both paths, so a sender set up for either URL works.
- */
+/** `gmail` is OpenClaw's name for the e-mail hook (CONTRACT.md §7): either name loads `email.yaml`. */
 export const PRESET_ALIASES: Readonly<Record<string, string>> = Object.freeze({ gmail: 'email' });
 
 /** Supplied by `load.ts`, so presets and `hooks.mappings` share one schema and one set of checks. */

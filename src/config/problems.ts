@@ -3,11 +3,7 @@ import type { ConfigProblem } from './errors.js';
 import { SECRET_KEYS } from './schema.js';
 import type { SchemaNode } from '../schema-node.js';
 
-/**
- * How a config problem is worded (STYLE.md #6: errors name the YAML path): ajv's errors turned
- * into problems at YAML paths with messages that say what to change, a typo's likely meaning,
- * and never the value of a secret.
- */
+/** Config problems (STYLE.md #6): ajv's errors at YAML paths, saying what to change, never a secret's value. */
 
 /** ajv errors as problems with YAML paths and messages that say what to change. */
 export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: string): ConfigProblem[] {
@@ -41,11 +37,7 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: st
   });
 }
 
-/**
- * An `anyOf` (a `hooks.tokens` entry: a string or a map) reports every branch's misses. Those
- * of the branch whose type the value has are what to fix; the other branches' type misses
- * are noise, and the `anyOf` summary is only kept when nothing more precise is left.
- */
+/** An `anyOf`'s misses, only those of the branch whose type the value has; its summary only when nothing more precise is left. */
 function withoutBranchMisses(errors: ErrorObject[]): ErrorObject[] {
   const drop = new Set<ErrorObject>();
   for (const a of errors) {

@@ -61,10 +61,7 @@ function locate(file: string, pos: { line: number; col: number } | undefined, me
   return { path: pos ? `${file}:${pos.line}:${pos.col}` : file, message: text.trim() };
 }
 
-/**
- * `${VAR}` and `${VAR:-default}` as in the shell; `$${X}` is a literal. An unset variable without
- * default is reported to `missing`: an empty token in its place would change the config unnoticed.
- */
+/** `${VAR}` and `${VAR:-default}` as in the shell, `$${X}` literal; an unset variable without default goes to `missing`. */
 export function expandEnv(s: string, env: Env, missing: (name: string) => void = () => {}): string {
   return s.replace(/\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, escaped: string, name: string, dflt?: string) => {
     if (escaped) return whole.slice(1);
@@ -75,10 +72,7 @@ export function expandEnv(s: string, env: Env, missing: (name: string) => void =
   });
 }
 
-/**
- * Expands `${VAR}` in string values and drops null-valued keys, so YAML's empty value means
- * "unset". A mapping's `schema` keeps its nulls: there `const: null` is the schema's own value.
- */
+/** Expands `${VAR}` and drops null-valued keys (YAML's empty value is "unset"), except in a mapping's `schema`. */
 export function prepare(value: unknown, env: Env | null, path = '', problems: ConfigProblem[] = [], keepNulls = false): unknown {
   if (typeof value === 'string') {
     return env ? expandEnv(value, env, (name) => problems.push({ path: path || '(top level)', message: `\${${name}} is not set: set ${name}, or write \${${name}:-} (empty) or \${${name}:-default}` })) : value;

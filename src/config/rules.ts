@@ -203,10 +203,7 @@ function checkRuntime(cfg: Config, problems: ConfigProblem[]): void {
   if (token === '') problems.push({ path: 'runtime.forward.token', message: 'is required with runtime.kind: forward: the upstream\'s hooks token' });
 }
 
-/**
- * `localhost:11434` is a valid URL whose scheme is `localhost:`: it would fail every call after
- * its retries. A value from a `${VAR}` is never echoed: the variable may hold a credential.
- */
+/** `localhost:11434` is a URL whose scheme is `localhost:`; a value from a `${VAR}` is never echoed. */
 export function urlProblems(node: SchemaNode, value: unknown, raw: unknown, path = '', problems: ConfigProblem[] = []): ConfigProblem[] {
   if (node.url) {
     if (typeof value === 'string' && value !== '' && !isHttpUrl(value)) {

@@ -1,8 +1,6 @@
 /**
- * The JSON Schema of the config file (CONTRACT.md §3): ajv fills its defaults and checks the
- * shape at load, and `docs.ts` renders its descriptions as the reference (STYLE.md §6);
- * `types.ts` mirrors it. `defaultDoc` documents a default computed at load; `secret: true`
- * marks a credential, which {@link SECRET_KEYS} collects.
+ * The JSON Schema of the config file (CONTRACT.md §3): ajv fills its defaults and checks it,
+ * `docs.ts` renders its descriptions (STYLE.md #6); `secret: true` marks a credential.
  */
 
 import { PROVIDER_SPECS } from '../providers/index.js';

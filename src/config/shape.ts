@@ -2,10 +2,7 @@ import { createRequire } from 'node:module';
 import type { Ajv, ValidateFunction } from 'ajv';
 import { configSchema, mappingSchema } from './schema.js';
 
-/**
- * coerceTypes: after `${VAR}` expansion `port: ${PORT:-8788}` is a string. ajv is required only
- * when one is made, so a start that uses the build's checkers does not load it.
- */
+/** coerceTypes: `port: ${PORT:-8788}` is a string after expansion. ajv loads only when a checker is compiled here. */
 export function createShapeAjv(options: { code?: { source: boolean } } = {}): Ajv {
   const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
   const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: true, verbose: true, ...options });

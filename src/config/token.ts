@@ -43,10 +43,7 @@ export function adminCredentials(server: Readonly<Config['server']>): string[] {
   return server.adminTokens ? [...server.adminTokens] : server.adminToken ? [server.adminToken] : [];
 }
 
-/**
- * The first-use tokens (CONTRACT.md §3, §4) in `{dataDir}/token` and `{dataDir}/admin-token`.
- * @throws ConfigError on a non-loopback host without a configured token.
- */
+/** The first-use tokens (CONTRACT.md §3, §4) in `{dataDir}`; throws ConfigError on a non-loopback host without one. */
 export function ensureToken(loaded: LoadedConfig, options: EnsureTokenOptions = {}): LoadedConfig {
   const { hooks, server } = loaded.config;
   const needsHooks = hooks.enabled && !hooks.token && !hooks.tokens;

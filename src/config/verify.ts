@@ -6,21 +6,13 @@ type Obj = Record<string, any>;
 const WHSEC = 'whsec_';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/**
- * The key of a Standard Webhooks secret: the base64 after `whsec_` (the prefix is optional,
- * as in the `standardwebhooks` package), or undefined when it is not base64. Shared by the
- * loader (a config error) and the verifier (http/verify), which decodes it once at load.
- */
+/** A Standard Webhooks secret's key: the base64 after an optional `whsec_`, or undefined when not base64. */
 export function standardWebhooksKey(secret: string): Buffer | undefined {
   const text = secret.startsWith(WHSEC) ? secret.slice(WHSEC.length) : secret;
   return text !== '' && BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
 }
 
-/**
- * The load checks of a mapping's `verify` and `auth` (CONTRACT.md §8) that the schema cannot
- * say: `match.path` is required, exactly one of `secret`/`secrets`, the keys that belong to
- * one scheme only. Never quotes a secret.
- */
+/** The load checks of `verify` and `auth` (CONTRACT.md §8) that the schema cannot say; never quotes a secret. */
 export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const v = m.verify;

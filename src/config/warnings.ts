@@ -4,11 +4,7 @@ import type { Config } from './types.js';
 /** Shorter secrets than this are guessable enough to warn about on a reachable host. */
 const MIN_SECRET_LENGTH = 16;
 
-/**
- * Senders known to sign their webhooks, and the `verify` that checks them: a mapping named for
- * one (by id or match.path) without `verify` takes anything that knows the token (or nothing,
- * with a leaked one). Clerk and Resend send through Svix, which speaks Standard Webhooks.
- */
+/** Senders known to sign their webhooks, and the `verify` that checks them (Clerk and Resend send through Svix: Standard Webhooks). */
 const SIGNING_SENDERS: readonly [RegExp, string][] = [
   [word('github'), 'scheme: github'],
   [word('stripe'), 'scheme: stripe'],
@@ -24,11 +20,7 @@ function word(names: string): RegExp {
   return new RegExp(`(?:^|[^a-z0-9])(?:${names})(?:[^a-z0-9]|$)`, 'i');
 }
 
-/**
- * What `hookrelay check` warns about in a valid config (it still exits 0): mappings that let
- * payload text reach the model unfenced, and mappings for a signing sender that do not check
- * its signature. One line each, naming the config path.
- */
+/** What `hookrelay check` warns about in a valid config: unfenced payload text, and signing senders without `verify`. */
 export function configWarnings(config: Readonly<Config>): string[] {
   const out: string[] = [];
   if (config.hooks.allowUnsafeExternalContent) {
@@ -48,10 +40,7 @@ export function configWarnings(config: Readonly<Config>): string[] {
   return out;
 }
 
-/**
- * Tokens and verify secrets shorter than {@link MIN_SECRET_LENGTH} characters, on a host others
- * can reach (the failure budget slows guessing, it does not stop it). Names paths, never values.
- */
+/** Tokens and secrets shorter than {@link MIN_SECRET_LENGTH} on a host others can reach; names paths, never values. */
 function shortSecrets(config: Readonly<Config>): string[] {
   const out: string[] = [];
   const why = `is shorter than ${MIN_SECRET_LENGTH} characters while server.host (${config.server.host}) is reachable from other machines: use a long random one, e.g. openssl rand -base64 32`;

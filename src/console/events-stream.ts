@@ -11,10 +11,7 @@ export const HEARTBEAT_MS = 15_000;
 const BATCH = 100;
 const BATCH_BYTES = 256 * 1024;
 
-/**
- * `GET /console/events/stream?after=SEQ` (or `Last-Event-ID`): the main session's events as
- * server-sent events, polled with the store's own paging, until the session or listener ends.
- */
+/** `GET /console/events/stream?after=SEQ` (or `Last-Event-ID`): the main session's events as server-sent events. */
 export function streamEvents(deps: { store: Pick<Store, 'listEvents'>; sessions: Sessions; log: Logger }, ex: Exchange): void {
   const session = ex.session!;
   const resume = ex.req.headers['last-event-id'] ?? new URLSearchParams(ex.route!.query).get('after');

@@ -13,11 +13,7 @@ export function requestHost(req: IncomingMessage, trustedPeer: (req: IncomingMes
   return (host ?? '').toLowerCase();
 }
 
-/**
- * The console answers only for the hosts it serves (CONTRACT.md §11): a DNS-rebinding page sends
- * the attacker's name as `Host` and gets 421 (RFC 9110 §15.5.20). Served: `server.host` and
- * loopback with the connection's port, and `server.publicHosts`.
- */
+/** Only the hosts served (CONTRACT.md §11): a DNS-rebinding page's `Host` gets 421 (RFC 9110 §15.5.20). */
 export function createHostCheck(server: { host: string; publicHosts: readonly string[] }, trustedPeer: (req: IncomingMessage) => boolean): (req: IncomingMessage) => boolean {
   const configured = server.host.includes(':') ? `[${server.host}]` : server.host;
   const local = [...new Set([configured, '127.0.0.1', 'localhost', '[::1]'].map((h) => h.toLowerCase()))];
@@ -39,10 +35,7 @@ export function createHostCheck(server: { host: string; publicHosts: readonly st
   };
 }
 
-/**
- * CSRF: besides the `SameSite=Strict` cookie, a POST must show `Sec-Fetch-Site: same-origin` or
- * this `Origin` (scheme and host, RFC 6454 §5); one with neither is refused (not a browser).
- */
+/** CSRF: a POST must show `Sec-Fetch-Site: same-origin` or this `Origin` (RFC 6454 §5), besides the `SameSite=Strict` cookie. */
 export function checkSameOrigin(req: IncomingMessage, trustedPeer: (req: IncomingMessage) => boolean): void {
   const site = req.headers['sec-fetch-site'];
   const origin = req.headers.origin;

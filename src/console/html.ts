@@ -1,7 +1,4 @@
-/**
- * The console's one escaping rule: every value interpolated into {@link html} is escaped for a
- * text node and a quoted attribute alike, unless it is `html`'s own output: payload text cannot become markup.
- */
+/** The console's one escaping rule: every value in {@link html} is escaped, unless it is `html`'s own output. */
 export class Html {
   constructor(readonly text: string) {}
   toString(): string {

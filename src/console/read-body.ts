@@ -2,10 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { HookError } from '../errors.js';
 import { ClientClosedError } from '../http/body.js';
 
-/**
- * Reads a console POST body up to `limit` bytes (else 413, the request paused rather than
- * destroyed, so the 413 is read: answer.ts, CONTRACT.md §8). No codings or signatures here.
- */
+/** Reads a console POST body up to `limit` bytes, else 413 (the request paused, so the 413 is read: CONTRACT.md §8). */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const tooLarge = () => new HookError('payload_too_large', `the body is larger than ${limit} bytes`);
   if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());

@@ -64,10 +64,7 @@ ${rows.map((r) => html`<tr>
 ${pager(filter.before !== undefined ? query({}) : undefined, last && rows.length === pageSize ? query({ before: String(last.seq) }) : undefined)}`);
 }
 
-/**
- * One request: its fields, its body when kept (as text) with the replay button — or, when it
- * cannot be replayed, `notReplayable`: why (http/replay.ts) — and its replays.
- */
+/** One request: its fields, its kept body with the replay button (or why it cannot be replayed), and its replays. */
 export function requestPage(r: RequestRecord, replays: RequestRecord[], notReplayable?: string): Html {
   return layout(`Request #${r.seq}`, 'requests', html`<p class="crumbs"><a href="/console/requests">Requests</a> /</p>
 <h1>Request #${r.seq} ${statusBadge(r.status)}</h1>

@@ -5,10 +5,7 @@ export const COOKIE = 'hookrelay_console';
 /** A session lasts this long from sign-in (fixed, not sliding: an open tab does not keep it alive). */
 export const SESSION_SECONDS = 12 * 60 * 60;
 
-/**
- * Console sessions: a cookie `<id>.<expires>.<mac>` under a random key per process and set of
- * admin tokens, so a token rotation or a restart ends every session; only revocations are kept.
- */
+/** Console sessions: a cookie `<id>.<expires>.<mac>` under a key per process and admin tokens; only revocations are kept. */
 export interface Sessions {
   /** A new session's cookie value. */
   issue(nowMs: number): string;

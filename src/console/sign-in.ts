@@ -25,10 +25,7 @@ export function loginForm(deps: SignInDeps, ex: Exchange): void {
   answerPage(ex, 200, loginPage(deps.adminTokenAt?.()));
 }
 
-/**
- * POST `/console/login`: the admin token, checked like the gate checks one (the same failure
- * budget); a session cookie for `/console/` on success.
- */
+/** POST `/console/login`: the admin token, under the gate's failure budget; a session cookie on success. */
 export async function login(deps: SignInDeps, ex: Exchange): Promise<void> {
   const token = formField(await readBody(ex.req, LOGIN_MAX_BYTES), 'token') ?? '';
   const verdict = deps.auth.verify(token, deps.clientAddress(ex.req), 'admin');

@@ -15,11 +15,7 @@ export interface RunnerDeps extends Omit<MainSessionDeps, 'onTurn'> {
   onRunEnded?: (runId: string) => void;
 }
 
-/**
- * The model turn of a claimed run, then its end: requeued when `stop` aborted the turn, else
- * finished. A store that cannot take the end now is tried again until it does (CONTRACT.md §8),
- * so the run holds its place under `agent.maxConcurrent` until its end has landed.
- */
+/** A claimed run's model turn, then its end, written until it lands (CONTRACT.md §8); requeued when `stop` aborted the turn. */
 export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSignal): Promise<void> {
   const { store, log, config: { agent } } = deps;
   const user = forModel(run.message, run.source, run.unsafe);

@@ -17,20 +17,15 @@ export function callbackOf(run: RunRecord, end: RunEnd): NewCallback | undefined
   return { kind: 'callback', url: run.callbackUrl, body: JSON.stringify(body), createdAt: end.endedAt };
 }
 
-/**
- * Standard Webhooks' signature scheme, what a receiver's library verifies:
- * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
- */
+/** Standard Webhooks' scheme, https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md */
 export function signCallback(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
 /**
- * Each attempt is signed afresh (a late retry passes the receiver's tolerance check) under the
- * same `webhook-id`, the run id, so a receiver recognises a retry. Redirects are not followed:
- * their host was never checked against `allowed`, which is asked at every attempt so that a
- * reload narrowing hooks.callbackHosts stops callbacks already queued.
+ * Signed afresh at each attempt under the same `webhook-id` (the run id). Redirects are not
+ * followed: their host was never checked against `allowed`, asked at every attempt.
  */
 export function createCallbackSender(secret: string, timeoutMs: number, allowed: () => HostRule, fetchImpl: typeof fetch = fetch): CallbackSender {
   const secrets = [secret];

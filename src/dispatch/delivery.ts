@@ -46,11 +46,7 @@ export interface BackoffPolicy {
   random?: () => number;
 }
 
-/**
- * The wait before retry `n` (CONTRACT.md §9): capped exponential plus 0–20 % jitter, so failures
- * together do not come back together; a provider's Retry-After is waited out in full, even past
- * the cap, since sending earlier would only be refused again.
- */
+/** The wait before retry `n` (CONTRACT.md §9): capped exponential plus 0–20 % jitter; a Retry-After is waited out in full. */
 export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy: BackoffPolicy): number {
   const base = Math.min(2 ** Math.max(0, n - 1) * 1000, policy.maxDelayMs);
   const delay = Math.round(base * (1 + 0.2 * (policy.random ?? Math.random)()));
@@ -59,10 +55,7 @@ export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy
 
 export type TargetResolution = { target: DeliveryTarget } | { problem: string };
 
-/**
- * Resolves a run's `provider`/`to` (CONTRACT.md §5): `last` is the main session's last
- * recipient; with none, a mapping's run falls back to `whatsapp`.
- */
+/** A run's `provider`/`to` (CONTRACT.md §5): `last` is the main session's last recipient, else `whatsapp` for a mapping's run. */
 export function resolveTarget(
   run: { provider: ProviderOrLast; to?: string; source: string },
   last: DeliveryTarget | undefined,

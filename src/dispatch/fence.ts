@@ -42,11 +42,7 @@ function symbolLetter(cp: number): string {
   return '';
 }
 
-/**
- * A case-insensitive UTS #39 skeleton (https://www.unicode.org/reports/tr39/#Confusable_Detection):
- * `unhomoglyph` also maps m→rn, 0→O, 1→l, hence the lower-casing after it. Other letters and
- * digits become `#` (they break the name); anything else is a separator and dropped.
- */
+/** A case-insensitive UTS #39 skeleton (https://www.unicode.org/reports/tr39/#Confusable_Detection); other letters and digits become `#`. */
 function skeleton(s: string): string {
   let out = '';
   for (const c of unhomoglyph(s)) {
@@ -91,9 +87,7 @@ function readingsOf(cp: number): Reading {
   return reading;
 }
 
-/**
- * Tracks as bits every prefix of the name the characters can spell, so no choice between
- * readings hides a match; returns where it stopped and, when spelt, the `<`-likes met. */
+/** Tracks as bits every prefix of the name the characters can spell, so no choice between readings hides a match. */
 function scan(text: string, from: number): { end: number; cut: [number, number][] } {
   const full = 1 << NAME.length;
   let states = 0;
@@ -123,9 +117,7 @@ function scan(text: string, from: number): { end: number; cut: [number, number][
   return { end: text.length, cut: [] };
 }
 
-/**
- * Replaces with `‹` every `<`-like that starts a fence-like tag in any case, look-alike or spacing.
- * Linear: each character is read by one scan at most. Idempotent: `‹` reads as `<` itself. */
+/** Replaces with `‹` every `<`-like that starts a fence-like tag in any case, look-alike or spacing; linear and idempotent. */
 export function neutralise(text: string): string {
   const first = LT_LIKE.exec(text);
   if (first === null) return text;

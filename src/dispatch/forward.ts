@@ -2,10 +2,7 @@ import type { ForwardConfig, WakeMode } from '../config/types.js';
 import type { Forwarded, NewForward, NewRun } from '../store/records.js';
 import { base, classify, failure, request } from './providers/http.js';
 
-/**
- * Forward mode (CONTRACT.md §9): what a forward row carries and ONE attempt to send it to the
- * upstream OpenClaw-compatible gateway; retries and records are the outbox's, as for replies.
- */
+/** Forward mode (CONTRACT.md §9): ONE attempt to send a forward row upstream; retries are the outbox's. */
 
 export type ForwardAck = Forwarded;
 
@@ -18,10 +15,8 @@ export function wakeForward(eventId: string, text: string, mode: WakeMode, creat
 }
 
 /**
- * The body OpenClaw's `POST /hooks/agent` takes, with only what the sender gave, so that its
- * default hooks settings accept it (openclaw/openclaw src/gateway/hooks.ts): it refuses a
- * request `sessionKey` unless `hooks.allowRequestSessionKey`, and `channel: "last"` with
- * `deliver`; `deliver` is always sent because the two defaults differ.
+ * The body OpenClaw's `POST /hooks/agent` takes, with only what the sender gave, so its default
+ * hooks settings accept it (openclaw/openclaw src/gateway/hooks.ts); `deliver` is always sent.
  */
 export function agentForward(run: NewRun, given: { sessionKey: boolean; agentId?: string }): NewForward {
   const body: Record<string, unknown> = { message: run.message };

@@ -84,11 +84,7 @@ export async function hasPendingEvents(store: Store): Promise<boolean> {
   return (await store.listEvents(await readCursor(store), MAX_EVENTS_PER_TURN + 1)).some(isQueued);
 }
 
-/**
- * One heartbeat turn. The exchange, the new cursor, the reply event and its delivery are stored
- * in one `appendHistory`, so a crash neither loses the reply nor sends it twice; a model failure
- * leaves the cursor, so the next trigger retries the same events.
- */
+/** One heartbeat turn: exchange, cursor, reply event and delivery in one `appendHistory`, so a crash neither loses nor repeats the reply. */
 export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): Promise<{ more: boolean }> {
   const { store, config, log } = deps;
   const pending = await store.listEvents(await readCursor(store), MAX_EVENTS_PER_TURN + 1);
@@ -122,8 +118,7 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
       // unsafe: the model's own text, not listener text to fence.
     { id: uuidv7(), kind: 'reply', text: reply, source: REPLY_SOURCE, at: deps.clock().toISOString(), unsafe: true },
   ];
-  // Kept and written again until it lands (CONTRACT.md §8), else the next trigger would ask the
-  // model again; `stop` (shutdown or leadership lost) ends the wait.
+  // Written until it lands (CONTRACT.md §8), else the next trigger would ask the model again.
   const delivery = await untilStored(async () => {
     const d = ack ? undefined : await replyDelivery(deps, reply);
     await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, d);

@@ -128,10 +128,7 @@ function hostOf(baseUrl: string): string {
   }
 }
 
-/**
- * The wait before a retry, or undefined when the same answer would come again. A Retry-After
- * (RFC 9110 §10.2.3) is waited out in full, even past `maxMs`: the caller's limit still ends it.
- */
+/** The wait before a retry, or undefined when the same answer would come again; a Retry-After (RFC 9110 §10.2.3) in full. */
 function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number | undefined {
   if (!sdk || !(err instanceof sdk.APIError)) return undefined;
   const status = err.status;

@@ -21,11 +21,7 @@ const labelOf = (d: DeliveryRecord): Provider | 'forward' | 'callback' => (d.kin
 
 const now = (): string => new Date().toISOString();
 
-/**
- * Sends the parts from the first not yet acknowledged, committing each acknowledgement before
- * the next, so neither a retry nor a restart sends one again; an abort (shutdown) leaves the row
- * pending. Progress the store cannot take now is written again until it lands (CONTRACT.md §8).
- */
+/** Sends the parts from the first not yet acknowledged, committing each acknowledgement before the next (CONTRACT.md §8). */
 export async function attemptRow(ctx: RowContext, d: DeliveryRecord, signal: AbortSignal): Promise<void> {
   const stored = (write: () => Promise<void>) =>
     untilStored(write, signal, ctx.deps.log, { msg: "the delivery's progress", deliveryId: d.id, runId: d.runId });

@@ -6,10 +6,8 @@ import { mappingSource, type FlowRules } from './flow.js';
 export const PAUSE_POLL_MS = 500;
 
 /**
- * Keeps the paused set (flow.ts) in step with the store, where the CLI and the console write it.
- * A poll, not NOTIFY: the SQLite CLI writes a file where no channel exists, and one mechanism
- * for both stores is one to test. Each poll also releases the wakes held for mappings no longer
- * paused; the held runs were queued all along, so they are claimed in order.
+ * Keeps the paused set (flow.ts) in step with the store. A poll, not NOTIFY: SQLite has no
+ * channel, and one mechanism for both stores is one to test.
  */
 export interface PauseWatch {
   start(): Promise<void>;

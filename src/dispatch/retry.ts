@@ -22,11 +22,7 @@ export function logStoreFailure(log: Logger, err: unknown, msg: string): void {
   else log.error({ err }, msg);
 }
 
-/**
- * `write` until it lands (CONTRACT.md §8), so an outcome is never left half written until a
- * restart; gives up once `stop` aborts (the next start ends what was left) or on any error but
- * a down store.
- */
+/** `write` until it lands (CONTRACT.md §8); gives up once `stop` aborts, or on any error but a down store. */
 export async function untilStored<T>(write: () => Promise<T>, stop: AbortSignal, log: Logger, what: { msg: string } & Record<string, unknown>): Promise<T> {
   for (let n = 0; ; n++) {
     try {

@@ -1,10 +1,7 @@
 import type { RunRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
-/**
- * Waiting for a run to end (CONTRACT.md §14). Notified at once when this process ends the run,
- * and polled besides: with several instances the run may end on another one.
- */
+/** Waiting for a run to end (CONTRACT.md §14): notified here, and polled, as another instance may end it. */
 export interface RunWaiter {
   /** Resolves with the run once `done(run)` holds, or undefined after `ms`, at {@link end}, or when the store cannot be read. */
   wait(runId: string, ms: number, done: (run: RunRecord) => boolean): Promise<RunRecord | undefined>;

@@ -12,11 +12,7 @@ export interface Runner {
   /** Marks runs left `running` by a crash (or by a gone instance) failed; returns how many. Call before {@link start}. */
   recover(): Promise<number>;
   start(): void;
-  /**
-   * Claims queued runs up to `agent.maxConcurrent`. `sessions`: those of the runs just queued;
-   * when each already runs here none can start yet (one turn at a time per session), so no
-   * claim walks that session's queue again. The run that ends kicks again.
-   */
+  /** Claims queued runs up to `agent.maxConcurrent`; no claim when each of `sessions` already runs here (one turn per session). */
   kick(sessions?: readonly string[]): void;
   /** Stops claiming; aborts model calls in flight and requeues those runs; a run whose model already answered finishes. */
   stop(): Promise<void>;
@@ -117,8 +113,7 @@ function recover(loop: Loop): Promise<number> {
 }
 
 async function recoverOnce(loop: Loop): Promise<number> {
-  // Failed rather than re-run: the crash may have come after the reply was delivered, so a
-  // re-run could message the user twice; the summary says what was lost (docs/design.md).
+  // Failed rather than re-run: the crash may have come after the reply was delivered (docs/design.md).
   const { deps, orphans } = loop;
   let ended = 0;
   for (;;) {

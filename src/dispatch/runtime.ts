@@ -57,19 +57,13 @@ export interface RuntimeOptions {
   callbackHosts?: () => HostRule;
 }
 
-/**
- * Dispatcher, main session + heartbeat, agent runner and delivery outbox. In forward mode only
- * the dispatcher and the outbox: the upstream runs the actions and the heartbeat (CONTRACT.md §9).
- */
+/** Dispatcher, main session + heartbeat, agent runner and outbox; in forward mode the dispatcher and outbox (CONTRACT.md §9). */
 export interface Runtime {
   /** {@link prepare} and {@link commit} in one; resolves once the actions are durable (the caller answers 2xx after). */
   dispatch(actions: Action[]): Promise<Accepted[]>;
   /** Draws the actions' ids and builds their records; the caller adds its keys and request-log row and hands it all to {@link commit}. */
   prepare(actions: Action[]): Prepared;
-  /**
-   * One `store.accept`, each key in its actions' transaction; resolves with the indexes of the
-   * claims whose key was already held: their actions and the request-log row are left out.
-   */
+  /** One `store.accept`; resolves with the indexes of the claims whose key was already held (left out). */
   commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]>;
   /** Marks runs left `running` by a crash failed, then starts timers and claiming. */
   start(): Promise<void>;
@@ -172,8 +166,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         log.info({ interrupted, upstream: logValue(new URL(config.runtime.forward.url!).origin) }, 'runtime started in forward mode');
         return;
       }
-      // A wake's mode is not stored, so the first heartbeat after a restart is "the next
-      // heartbeat" for waiting events. Pauses are read first: a pause lasts across restarts.
+      // A wake's mode is not stored: after a restart waiting events go to the next heartbeat.
       await pauses.start();
       leadership = await store.lead({ onLeader, onTrigger: () => heartbeat.trigger() });
       await leading;

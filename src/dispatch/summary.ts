@@ -19,10 +19,7 @@ export type RunOutcome =
 
 type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name'>;
 
-/**
- * The summary posted to the main session (CONTRACT.md §5 "Summary"); it says to whom a reply
- * was delivered so that the heartbeat does not send it again.
- */
+/** The summary posted to the main session (CONTRACT.md §5); it names the reply's recipient so the heartbeat does not resend it. */
 function summaryText(run: SummaryRun, outcome: RunOutcome): string {
   const prefix = run.name ? `[${oneLine(run.name, 80)}] ` : '';
   const head = `${prefix}Agent run ${run.runId} (session ${run.sessionKey})`;
@@ -49,10 +46,7 @@ function deliveryText(d: DeliveryOutcome): string {
   }
 }
 
-/**
- * The summary event, or none when `hooks.mainSummary` is `undelivered` and the reply was
- * delivered. Failures and timeouts are always summarised.
- */
+/** The summary event, or none under `hooks.mainSummary: undelivered` for a delivered reply. */
 export function buildSummary(
   run: SummaryRun,
   outcome: RunOutcome,

@@ -49,10 +49,7 @@ const MAX_ADDRESSES = 50;
 const FALLBACK_HEADERS = /^(from|to|cc|subject|message-id|references|in-reply-to|date|mime-version)$/i;
 const FALLBACK_VALUE_MAX = 4096;
 
-/**
- * The body is the text part, else the HTML turned into text. Never throws: a mail mailparser
- * refuses is read from its main headers only and carries `parseError`, so it cannot hold back the next.
- */
+/** The text part, else the HTML as text. Never throws: a mail mailparser refuses carries `parseError`. */
 export async function readMail(source: Buffer, place: MailPlace, limits: MailLimits): Promise<ReadMail> {
   const uid = `${place.uidValidity}:${place.uid}`;
   let mail: ParsedMail;
@@ -97,10 +94,7 @@ export async function readMail(source: Buffer, place: MailPlace, limits: MailLim
   };
 }
 
-/**
- * Readable when printable ASCII, without spaces and short enough for the session and idempotency
- * keys; else `sha256:<base64url>`, so every mention of that id maps to the same key.
- */
+/** Readable when short printable ASCII without spaces, else `sha256:<base64url>`. */
 export function safeId(id: string): string {
   return /^[\x21-\x7e]{1,180}$/.test(id) ? id : `sha256:${createHash('sha256').update(id).digest('base64url')}`;
 }

@@ -1,10 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-/**
- * Written only after a 2xx, atomically, so a crash never skips a mail and at most reposts the one
- * in flight, which the listener's idempotency key answers with a replay.
- */
+/** Written atomically after a 2xx: a crash reposts at most the mail in flight, which its idempotency key replays. */
 export interface MailboxProgress {
   /** Text: it is a 32-bit unsigned number. */
   uidValidity: string;

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { writeAtomic } from './progress.js';
 
 /**
- * Who took part in which thread (CONTRACT.md §7): a References header is the sender's choice, so
- * only a participant continues a thread's session — else a stranger quoting a Message-ID would
- * read its earlier mail through the agent. Bounded, since strangers add to it; kept as hashes.
+ * Who took part in which thread (CONTRACT.md §7): only a participant continues a thread's
+ * session, as a References header is the sender's choice. Bounded; kept as hashes.
  */
 export const MAX_THREADS = 1000;
 export const MAX_PARTICIPANTS = 20;

@@ -111,11 +111,7 @@ async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
   }
 }
 
-/**
- * Another UIDVALIDITY means the server renumbered the mailbox: the place is found again by
- * INTERNALDATE and header fingerprint. At worst a mail is posted again under its new uid, the
- * only key a stranger cannot choose (CONTRACT.md §7).
- */
+/** Another UIDVALIDITY: the place is found again by INTERNALDATE and header fingerprint (CONTRACT.md §7). */
 async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uidNext: number): Promise<void> {
   const p = o.progress.get();
   if (p && p.uidValidity === uidValidity) return;

@@ -1,9 +1,6 @@
 import { isMap, parseDocument, YAMLMap, Document, type Node, type Pair } from 'yaml';
 
-/**
- * yaml's `toString()` re-prints the whole document (spacing, folding, indentation), so only the
- * `hooks.presets` and `hooks.email` pairs are printed anew and spliced in where they were.
- */
+/** yaml's `toString()` re-prints the whole document, so only the changed pairs are printed anew and spliced in. */
 export function spliceHooksKeys(text: string, edited: Document, keys: readonly string[]): string {
   const orig = parseDocument(text);
   const top = orig.contents;

@@ -4,8 +4,10 @@ import { HookError } from '../errors.js';
 import { bodyKey, checkSameRequest, headerKey, itemsOf, requestKey, type Item, type KeptAnswer, type KeyLookup, type RequestKey } from './request-keys.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import { requestHeaders, templateQuery, templateUrl } from './context.js';
-import type { Engine, WhenFailure } from './engine.js';
-import type { HookRequest } from './mapping-step.js';
+import type { Engine, MatchRequest, WhenFailure } from './engine.js';
+import type { HookRequest, MapResult } from './mapping-step.js';
+import type { CompiledMapping } from './compile-mapping.js';
+import type { Found } from './match.js';
 
 /** The send routes of CONTRACT.md §5 that decide() takes. */
 export type SendRoute = 'wake' | 'agent' | 'mapped';
@@ -45,11 +47,7 @@ export interface Signed {
   signedKey?: string;
 }
 
-/**
- * What decide() may ask outside the engine, injected like the clock: the first answers kept
- * for keys (absent: no key is read, as in a dry run), and the signature check of the body
- * (http/signatures.ts; absent: no signature is asked for).
- */
+/** What decide() may ask outside the engine: the answers kept for keys, and the body's signature check (absent: not asked). */
 export interface DecidePorts {
   keys?: KeyLookup;
   verify?: (body: Uint8Array) => Signed | undefined;
@@ -108,8 +106,11 @@ export interface Act {
   answer(accepted: readonly Record<string, unknown>[]): Promise<Rendered>;
 }
 
-/** What decide() needs of the engine and its config. */
-export type Core = Pick<Engine, 'match' | 'map' | 'response' | 'fanOut' | 'wake' | 'agent'>;
+/** What decide() needs of the engine. */
+export interface Core extends Pick<Engine, 'wake' | 'agent'> {
+  match(req: MatchRequest, admitted?: (mappingId: string) => boolean): Found | Promise<Found>;
+  map(req: HookRequest, mapping: CompiledMapping): Promise<MapResult>;
+}
 
 /** An accept's status: `hooks.acceptStatus` when an agent run is among what was accepted, else 200 (CONTRACT.md §5). */
 export function acceptedStatus(accepted: readonly Record<string, unknown>[], acceptStatus: number): number {
@@ -120,11 +121,7 @@ export function acceptedStatus(accepted: readonly Record<string, unknown>[], acc
 const MAX_WAIT_SECONDS = 60;
 const NONE_SIGNED: ReadonlySet<string> = new Set();
 
-/**
- * The engine's one call per request: signature → body → key → admission → match → map → keys,
- * in the order of CONTRACT.md §8 and §12, so that a repeat is answered its first answer before
- * anything is rendered, and a mapping the request is not admitted to never runs its `when`.
- */
+/** The engine's one call per request, in the order of CONTRACT.md §8 and §12: a repeat is answered before anything is rendered. */
 export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSeconds: number; mappings: readonly MappingConfig[] }) {
   const verifying = new Map(hooks.mappings.filter((m) => m.verify && m.match.path !== undefined).map((m) => [m.id, m.auth === 'signature']));
   const slack = new Set(hooks.mappings.filter((m) => m.verify?.scheme === 'slack' && m.match.path !== undefined).map((m) => m.id));
@@ -179,29 +176,29 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
       // Only a scoped token or a signed request can be refused a mapping.
       const screened = who.routes !== undefined || signed !== undefined || who.bySignature === true;
       const found = core.match(hook, screened ? (id) => admit(id) === undefined : undefined);
-      const { matched, failures, refused } = found instanceof Promise ? await found : found;
+      const { mapping, failures, refused } = found instanceof Promise ? await found : found;
       if (failures) at.failures = failures;
-      if (refused !== undefined) {
-        at.mappingId = refused;
-        return { ...at, type: 'refused', stage: 'signature', error: admit(refused) };
+      if (!mapping && refused) {
+        at.mappingId = refused.id;
+        return { ...at, type: 'refused', stage: 'signature', error: admit(refused.id) };
       }
-      if (!matched) return { ...at, type: 'no_match', error: noMapping(req) };
-      const mappingId = (at.mappingId = matched.mappingId);
+      if (!mapping) return { ...at, type: 'no_match', error: noMapping(req) };
+      const mappingId = (at.mappingId = mapping.id);
       // A header key is looked up before mapping; a mapping that renders its own key uses that
       // one, known only once rendered. A respond mapping acts on nothing and keeps no key.
       let key: RequestKey | undefined;
-      if (header !== undefined && !matched.keyed && !matched.respond) {
+      if (header !== undefined && !mapping.keyed && !mapping.respond) {
         key = requestKey(`mapping:${mappingId}`, header, req.body);
         const repeat = await lookup(key);
         if (repeat) return repeat;
       }
-      const result = await core.map(hook, matched);
+      const result = await core.map(hook, mapping);
       if (result.type === 'no_match') return { ...at, type: 'no_match', error: noMapping(req) };
       if (result.type === 'skipped') return { ...at, type: 'respond', status: 204 };
       if (result.type === 'respond') return { ...at, type: 'respond', status: result.answer.status, own: result.answer };
       const { actions } = result;
-      const fanOut = core.fanOut(mappingId);
-      const render = core.response(mappingId);
+      const fanOut = mapping.forEach !== undefined;
+      const render = mapping.response;
       const act: Act & Common = {
         ...at,
         type: 'act',
@@ -210,7 +207,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         rate: rates.get(mappingId),
         async answer(accepted) {
           const usual = { status: statusOf(accepted), body: JSON.stringify(fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }) };
-          return render ? { ...usual, own: await render(hook, accepted, usual) } : usual;
+          return render ? { ...usual, own: await render(hook, hook.now.toISOString(), accepted, usual) } : usual;
         },
       };
       if (result.dropped) act.dropped = result.dropped;
@@ -232,12 +229,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
   };
 }
 
-/**
- * Admission to a mapping, checked before its `match.when` (CONTRACT.md §12): a scoped hooks
- * token must reach it (§4: a valid credential, so 403); a request let through by signature must
- * have been signed for it, by a mapping that takes a signature in place of the token.
- * Undefined when admitted; else the refusal.
- */
+/** Admission to a mapping, before its `match.when` (CONTRACT.md §4, §12): undefined when admitted, else the refusal. */
 function admission(who: Who, signed: Signed | undefined, verifying: ReadonlyMap<string, boolean>, id: string): HookError | undefined {
   if (who.routes !== undefined && !who.routes.has(id)) {
     return new HookError('forbidden', `this hooks token does not reach mapping "${id}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
@@ -265,10 +257,7 @@ function noMapping(req: DecideRequest): HookError {
   return new HookError('no_mapping', `no mapping matches ${req.method} ${req.path} with this payload`);
 }
 
-/**
- * `?wait=S` waits for the run's end; OpenClaw's `"waitForCompletion": true` for its end and
- * its reply's delivery, up to `hooks.maxWaitSeconds` (CONTRACT.md §14, docs/callbacks.md).
- */
+/** `?wait=S`, or OpenClaw's `"waitForCompletion": true`, up to `hooks.maxWaitSeconds` (CONTRACT.md §14, docs/callbacks.md). */
 function agentWait(query: string, payload: Record<string, unknown>, maxWaitSeconds: number): AgentWait | undefined {
   const given = new URLSearchParams(query).get('wait');
   const completion = payload.waitForCompletion === true;

@@ -10,15 +10,11 @@ import { DEFAULT_POOL_SIZE, startTransformPool } from './transform-pool.js';
 import { createValidator } from './validate.js';
 import { callbackField, withCallback } from './callback-field.js';
 import { HookError } from '../errors.js';
-import type { MappingAnswer } from '../mapping-answer.js';
 import type { WhenFailure } from './mapping-answers.js';
-import { createMatcher, outcomeOf } from './match.js';
+import { createMatcher } from './match.js';
 import { decider, type Decision, type DecidePorts, type DecideRequest } from './decide.js';
 
 export type { WhenFailure };
-
-/** Renders a mapping's `response` ({@link Engine.response}). */
-export type ResponseRenderer = (req: HookRequest, accepted: readonly Record<string, unknown>[], usual: { status: number; body: string }) => Promise<MappingAnswer>;
 
 /** Injection points for specs, `hookrelay test` and the benchmark. */
 export interface EngineOptions {
@@ -30,47 +26,21 @@ export interface EngineOptions {
   jsonata?: Partial<JsonataLimits>;
 }
 
-/**
- * The mapping engine: built once from the config, then called per request. Pure — no
- * Koa, no network, no file reads; `map` only calls the preloaded transforms.
- */
+/** The mapping engine: built once from the config, then called per request; no Koa, no network, no file reads. */
 export interface Engine {
   /** Mapping ids in match order (user mappings, then presets), for logs. */
   readonly mappings: readonly string[];
-  /** The one call per request (decide.ts): no match (and why), a fixed answer, a repeat, or the actions with their keys. */
+  /** The one call per request (decide.ts). */
   decide(req: DecideRequest, ports?: DecidePorts): Promise<Decision>;
-  /**
-   * `POST {path}/NAME`: match → render/transform → validate. Throws HookError. `matched`: the
-   * request's {@link match}, already made — it is mapped without matching again.
-   */
-  map(req: HookRequest, matched?: Matched): Promise<MapResult>;
-  /**
-   * The mapping a request reaches (no rendering): its id, and whether it renders its own
-   * idempotency key. Lets the listener check and look a header key up on the match before
-   * mapping it (`map(req, matched)`). Synchronous unless a `match.when` had to be evaluated.
-   * `admitted` says whether the request may reach a mapping (its token's routes, its
-   * signature): a `match.when` is evaluated only for a mapping it admits (CONTRACT.md §12).
-   */
-  match(req: MatchRequest, admitted?: (mappingId: string) => boolean): MatchOutcome | Promise<MatchOutcome>;
-  /**
-   * The renderer of a mapping's `response` (CONTRACT.md §12), or undefined when it has none:
-   * the answer of a request accepted as `accepted` (each action's entry of the usual answer),
-   * `usual` being what would be answered without it.
-   */
-  response(mappingId: string): ResponseRenderer | undefined;
+  /** The mapping step alone (match → render/transform → validate), for specs. Throws HookError. */
+  map(req: HookRequest): Promise<MapResult>;
   /** A direct `POST {path}/wake` body. Throws HookError `invalid_payload`. */
   wake(body: unknown): WakeAction;
   /** A direct `POST {path}/agent` body. Throws HookError. */
   agent(body: unknown): AgentAction;
-  /**
-   * The methods the mappings take on `POST|GET {path}/NAME` (CONTRACT.md §12), computed at
-   * load: the gate answers 405 with its `allow` for any other. A NAME no mapping can take
-   * takes POST (and is 404 `no_mapping` once the token is checked).
-   */
+  /** The methods the mappings take on `{path}/NAME` (CONTRACT.md §12); a NAME no mapping can take takes POST. */
   methods(name: string): MappedMethods;
-  /** True when the mapping has `forEach` (its answer lists `actions`, CONTRACT.md §6). */
-  fanOut(mappingId: string): boolean;
-  /** Stops the transform workers (serve's stop, and the CLI's test and check). */
+  /** Stops the transform workers. */
   close(): Promise<void>;
 }
 
@@ -81,46 +51,21 @@ export interface MappedMethods {
   readonly POST: boolean;
 }
 
-/** The methods a NAME takes: those of the mappings that can match it (POST when none can). */
 function methodsOf(mappings: readonly CompiledMapping[]): MappedMethods {
   const GET = mappings.some((m) => m.method === 'GET');
   const POST = !GET || mappings.some((m) => m.method === 'POST');
   return Object.freeze({ allow: [GET && 'GET', POST && 'POST'].filter(Boolean).join(', '), GET, POST });
 }
 
-/** A request's match ({@link Engine.match}). */
-export interface Matched {
-  mappingId: string;
-  keyed: boolean;
-  /** An `action: respond` mapping: it answers, and acts on nothing. */
-  respond: boolean;
-}
-
 /** What matching needs of a request. */
 export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'withheld' | 'query' | 'method'>;
-
-/**
- * The outcome of matching: the mapping, if any, and the `match.when` expressions that threw on
- * the way (each counted as not matching; the listener logs them, the dry run shows them).
- * `refused`, when nothing matched: a mapping the request was not admitted to — the one it
- * matched but for that, else the first skipped (the listener answers with its refusal, 403
- * or 401, rather than 404).
- */
-export interface MatchOutcome {
-  matched?: Matched;
-  failures?: WhenFailure[];
-  refused?: string;
-}
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
 
 /** The transform settings of `hooks` a compile needs. */
 type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength'>;
 
-/**
- * Compiles the templates and schemas and loads the transforms (in a new worker pool) of
- * every mapping, skipping the parts `skip` names. The caller closes the pool.
- */
+/** Compiles every mapping (transforms in a new worker pool, which the caller closes), skipping the parts `skip` names. */
 async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSettings, opts: EngineOptions, skip: (path: string) => boolean) {
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
@@ -138,11 +83,7 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSe
   return { parts, problems: lists.flat(), transforms: await ready };
 }
 
-/**
- * Compiles every template, JSONata expression and validator and loads every transform of
- * `config.hooks.mappings` (already in match order). Collects all problems and throws one
- * ConfigError naming each by its YAML path, e.g. `hooks.mappings[2].messageTemplate`.
- */
+/** Compiles every mapping of `config.hooks.mappings`; throws one ConfigError naming each problem by its YAML path. */
 export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
@@ -159,9 +100,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const anyNameMethods = methodsOf(mappings.filter((m) => m.match.path === undefined));
   const methodsByName = new Map(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path]))
     .map((name) => [name, methodsOf(mappings.filter((c) => c.match.path === undefined || c.match.path === name))]));
-  const byId = new Map(mappings.map((m) => [m.id, m]));
   const maxFanOut = hooks.maxFanOut;
-  const fanOutIds = new Set(mappings.filter((m) => m.forEach !== undefined).map((m) => m.id));
   const callbackOf = callbackField(config);
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
 
@@ -183,45 +122,35 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     return result;
   }
 
-  const engine: Omit<Engine, 'decide'> = {
+  async function mapWith(req: HookRequest, mapping: CompiledMapping): Promise<MapResult> {
+    mapping.checkPayload?.(req.payload);
+    const now = (req.now ?? clock()).toISOString();
+    if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
+    // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
+    const budget = stepBudget(maxSteps);
+    if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach, budget);
+    const action = await mapping.act(req, now, undefined, -1, budget);
+    if (action === null) return { type: 'skipped', mappingId: mapping.id };
+    return { type: 'actions', mappingId: mapping.id, actions: [action] };
+  }
+
+  const wake = (body: unknown) => validator.wake(body, direct.wake);
+  const agent = (body: unknown) => withCallback(validator.agent(body, direct.agent, true), callbackOf(body));
+  return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
-    async map(req, matched) {
-      const mapping = matched === undefined ? (await match(req)).mapping : byId.get(matched.mappingId);
-      if (!mapping) return NO_MATCH;
-      mapping.checkPayload?.(req.payload);
-      const now = (req.now ?? clock()).toISOString();
-      if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
-      // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
-      const budget = stepBudget(maxSteps);
-      if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach, budget);
-      const action = await mapping.act(req, now, undefined, -1, budget);
-      if (action === null) return { type: 'skipped', mappingId: mapping.id };
-      return { type: 'actions', mappingId: mapping.id, actions: [action] };
+    decide: decider({ match, map: mapWith, wake, agent }, hooks),
+    async map(req) {
+      const { mapping } = await match(req);
+      return mapping ? mapWith(req, mapping) : NO_MATCH;
     },
-    match(req, admitted) {
-      const found = match(req, admitted);
-      return found instanceof Promise ? found.then(outcomeOf) : outcomeOf(found);
-    },
-    response(mappingId) {
-      const render = byId.get(mappingId)?.response;
-      return render && ((req, accepted, usual) => render(req, (req.now ?? clock()).toISOString(), accepted, usual));
-    },
-    wake: (body) => validator.wake(body, direct.wake),
-    agent: (body) => withCallback(validator.agent(body, direct.agent, true), callbackOf(body)),
-    fanOut: (mappingId) => fanOutIds.has(mappingId),
+    wake,
+    agent,
     methods: (name) => methodsByName.get(name) ?? anyNameMethods,
     close: transforms.close,
   };
-  return { ...engine, decide: decider(engine, hooks) };
 }
 
-/**
- * The compile problems of a config the loader found problems in (config/load.ts
- * `inspectConfig`'s draft), so that one pass reports them all: every mapping's templates,
- * schema and transform are compiled, except the parts whose own shape the loader refused
- * (`loaderProblems` under their path) — a typo in mapping 0 does not hide a broken template
- * in mapping 2.
- */
+/** The compile problems of a draft config the loader refused, skipping the parts it refused, so one pass reports all (CONTRACT.md §2). */
 export async function compileProblems(draft: Record<string, any>, loaderProblems: readonly ConfigProblem[], opts: EngineOptions = {}): Promise<ConfigProblem[]> {
   const hooks = draft.hooks;
   if (hooks === null || typeof hooks !== 'object' || !Array.isArray(hooks.mappings)) return [];

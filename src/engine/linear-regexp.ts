@@ -1,8 +1,5 @@
-// V8's non-backtracking engine (https://v8.dev/blog/non-backtracking-regexp) runs regexes
-// with the `l` flag in time linear in the subject. It sits behind a V8 flag, which Node only
-// honours on the command line (setting V8 flags at run time is undefined behaviour,
-// https://nodejs.org/api/v8.html#v8setflagsfromstringflags): the bin's shebang, `npm start`
-// and .mocharc.json pass it.
+// V8's non-backtracking engine (https://v8.dev/blog/non-backtracking-regexp), behind a flag Node
+// honours only on the command line (https://nodejs.org/api/v8.html#v8setflagsfromstringflags).
 const LINEAR_ENGINE = (() => {
   try {
     return new RegExp('a', 'l').flags.includes('l');
@@ -11,12 +8,7 @@ const LINEAR_ENGINE = (() => {
   }
 })();
 
-/**
- * The regex `source` with `flags` on the linear-time engine; throws an Error saying what to
- * change (without the pattern: callers name it) when it cannot run there. Regexes that users
- * write and payloads are matched against (JSONata literals, JSON Schema `pattern`s) run only
- * here, so that no payload can make one backtrack for minutes.
- */
+/** The regex on V8's linear-time engine, for users' regexes that payloads are matched against; throws saying what to change. */
 export function linearRegExp(source: string, flags: string): RegExp {
   if (!LINEAR_ENGINE) throw new Error('cannot run: node was started without --enable-experimental-regexp-engine, the V8 flag of the linear-time regex engine (the hookrelay bin and `npm start` pass it)');
   try {

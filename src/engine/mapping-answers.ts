@@ -58,11 +58,7 @@ export async function whenHolds(mappingId: string, when: NonNullable<AnswerParts
   }
 }
 
-/**
- * JSONata's boolean cast (`$boolean`, https://docs.jsonata.org/boolean-functions#boolean):
- * an empty string, 0, null, an empty object or array, a function and nothing at all are false;
- * an array is true when any of its members is.
- */
+/** JSONata's boolean cast, https://docs.jsonata.org/boolean-functions#boolean */
 function truthy(value: unknown): boolean {
   if (value === undefined || value === null || typeof value === 'function') return false;
   if (typeof value === 'string') return value !== '';

@@ -1,20 +1,11 @@
 import type { CompiledMapping } from './compile-mapping.js';
-import type { MatchOutcome, MatchRequest } from './engine.js';
+import type { MatchRequest } from './engine.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
 
 /**
- * First mapping in order whose `match.path` (if given) equals the hook name, whose
- * `match.source` (if given) equals `payload.source`, whose `match.headers` (if given) are
- * all there with exactly those values, which takes the request's method, and whose
- * `match.when` (if given) is truthy — a `when` that throws counts as not matching, and is
- * reported in `failures`. Candidates per name are listed at load, so a request scans only the
- * mappings that can match its name.
- *
- * Admission comes before `when` (CONTRACT.md §12): a candidate the request is not admitted to
- * (`admitted`) is, without a `when`, the match it would have had — the scan stops there and
- * reports it `refused`; with one, its `when` is never evaluated and the scan goes on, so that a
- * request cannot make the `when` of a mapping it does not reach run. Each `when` has a step
- * budget of its own (jsonata-budget.ts): their number is the config's, not the payload's.
+ * The first mapping in order whose `match` holds (path, source, headers, method, then `when`;
+ * a `when` that throws counts as not matching and is reported). Admission comes before `when`
+ * (CONTRACT.md §12): a `when` of a mapping the request is not admitted to never runs.
  */
 export function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Found | Promise<Found> {
   const anyName = mappings.filter((m) => m.match.path === undefined);
@@ -28,8 +19,8 @@ export function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest, 
   return (req, admitted) => scan({ candidates: byName.get(req.name) ?? anyName, req, admitted }, 0, {});
 }
 
-/** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report (see createMatcher). */
-interface Found {
+/** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report. */
+export interface Found {
   mapping?: CompiledMapping;
   failures?: WhenFailure[];
   refused?: CompiledMapping;
@@ -42,11 +33,7 @@ interface Scan {
   admitted: ((mappingId: string) => boolean) | undefined;
 }
 
-/**
- * The first of the candidates from `from` on that matches. Synchronous until a candidate has a
- * `match.when` (JSONata evaluates asynchronously): most requests meet none, and a mapped
- * request then pays no promise for its match.
- */
+/** Synchronous until a candidate has a `match.when` (JSONata evaluates asynchronously). */
 function scan(s: Scan, from: number, found: Found): Found | Promise<Found> {
   const { candidates, req, admitted } = s;
   const method = req.method ?? 'POST';
@@ -75,15 +62,6 @@ function scan(s: Scan, from: number, found: Found): Found | Promise<Found> {
     });
   }
   return found;
-}
-
-/** What the listener learns of a match. */
-export function outcomeOf({ mapping, failures, refused }: Found): MatchOutcome {
-  const outcome: MatchOutcome = {};
-  if (mapping) outcome.matched = { mappingId: mapping.id, keyed: mapping.keyed, respond: mapping.respond !== undefined };
-  else if (refused) outcome.refused = refused.id;
-  if (failures) outcome.failures = failures;
-  return outcome;
 }
 
 /** Every required header is present with exactly the given value (names are lower-case on both sides), a credential header (`withheld`) too. */

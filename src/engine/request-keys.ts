@@ -24,10 +24,7 @@ export interface Item {
   replayed?: Record<string, unknown>;
 }
 
-/**
- * forEach with an `idempotencyKey` template (CONTRACT.md §8): each item's key is looked up on
- * its own (one read for all), so a retried batch acts only on the items not acted on yet.
- */
+/** forEach with an `idempotencyKey` template (CONTRACT.md §8): each item's key is looked up, so a retried batch acts only on the rest. */
 export async function itemsOf(actions: readonly Action[], route: string, raw: Uint8Array, keys: KeyLookup | undefined): Promise<Item[]> {
   const items: Item[] = actions.map((a) => (a.idempotency ? { key: requestKey(route, a.idempotency.key, a.idempotency.item ?? raw) } : {}));
   const asked = items.flatMap((it, i) => (it.key ? [i] : []));
@@ -42,11 +39,7 @@ export async function itemsOf(actions: readonly Action[], route: string, raw: Ui
   return items;
 }
 
-/**
- * The request's header key, checked; undefined when there is none. A message id the valid
- * signature covered (`webhook-id`, `svix-id`) is the key, whatever else was sent: an unsigned
- * header could be changed by anyone replaying a captured request (CONTRACT.md §8).
- */
+/** The request's header key; a message id the valid signature covered wins, as an unsigned header could be replayed changed (CONTRACT.md §8). */
 export function headerKey(headers: Record<string, string | string[] | undefined>, signed: string | undefined): string | undefined {
   if (signed !== undefined) return checkIdempotencyKey(String(headers[signed]), `header ${signed}`);
   for (const name of IDEMPOTENCY_HEADERS) {
@@ -57,10 +50,7 @@ export function headerKey(headers: Record<string, string | string[] | undefined>
   return undefined;
 }
 
-/**
- * An `/agent` body's own `idempotencyKey` (CONTRACT.md §8): OpenClaw clients send it there
- * (openclaw/openclaw src/gateway/hooks.ts `resolveHookIdempotencyKey`); a header key comes first.
- */
+/** An `/agent` body's own `idempotencyKey`, as OpenClaw clients send it (CONTRACT.md §8). */
 export function bodyKey(payload: Record<string, unknown>, raw: Uint8Array): RequestKey | undefined {
   const given = payload.idempotencyKey;
   if (given === undefined || given === null) return undefined;

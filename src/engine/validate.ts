@@ -12,11 +12,7 @@ export interface ActionOrigin {
   unsafe: boolean;
 }
 
-/**
- * The one validation step for direct bodies and mapping results alike (CONTRACT.md §5–6).
- * Both throw HookError `invalid_payload` (message names the field), `model_not_allowed`
- * or `session_key_not_allowed`.
- */
+/** The one validation step for direct bodies and mapping results alike (CONTRACT.md §5–6); throws HookError. */
 export interface ActionValidator {
   wake(body: unknown, origin: ActionOrigin): WakeAction;
   agent(body: unknown, origin: ActionOrigin, deliverDefault: boolean): AgentAction;

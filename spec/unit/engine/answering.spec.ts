@@ -89,29 +89,34 @@ describe('engine: answering senders', () => {
       expect(engine.methods('other')).to.include({ allow: 'POST', GET: false, POST: true });
     });
 
+    /** The decision on POST /hooks/p; `routes`: the mappings a scoped token reaches. */
+    const decide = (payload: Record<string, unknown>, o: { headers?: Record<string, string>; query?: string; routes?: string[] } = {}) => engine.decide({
+      route: 'mapped', name: 'p', method: 'POST', path: '/hooks/p', query: o.query ?? '', headers: o.headers ?? {},
+      body: Buffer.from(JSON.stringify(payload)), payload: () => payload, who: o.routes ? { routes: new Set(o.routes) } : {}, now: NOW,
+    });
+
     it('when: truthy matches; false and a throw go on to the next mapping, the throw reported', async () => {
-      expect((await engine.match(request('p', { n: 11 }))).matched?.mappingId).to.equal('big');
-      const outcome = await engine.match(request('p', { n: 'ten' }));
-      expect(outcome.matched?.mappingId).to.equal('rest');
+      expect((await decide({ n: 11 })).mappingId).to.equal('big');
+      const outcome = await decide({ n: 'ten' });
+      expect(outcome.mappingId).to.equal('rest');
       expect(outcome.failures!.map((f) => f.mappingId)).to.deep.equal(['big', 'slow']);
       expect(outcome.failures![0]!.code).to.equal('T2009');
-      expect((await engine.match(request('p', { n: 1 }, { headers: { 'x-kind': 'a' }, query: { q: '1' } }))).matched?.mappingId).to.equal('header');
+      expect((await decide({ n: 1 }, { headers: { 'x-kind': 'a' }, query: 'q=1' })).mappingId).to.equal('header');
     });
 
     it('a when that would run long is cut by the step budget, with its code', async () => {
-      const outcome = await engine.match(request('p', { n: 'ten' }));
+      const outcome = await decide({ n: 'ten' });
       expect(outcome.failures![1]).to.include({ mappingId: 'slow', code: 'too_many_steps' });
     });
 
     it('admission first (CONTRACT.md §12): a when runs only for a mapping the request is admitted to', async () => {
       // Admitted only to `rest`: no when is evaluated (none fails on "ten"), and `rest` matches.
-      const onlyRest = await engine.match(request('p', { n: 'ten' }), (id) => id === 'rest');
-      expect(onlyRest).to.deep.equal({ matched: { mappingId: 'rest', keyed: false, respond: true } });
+      expect(await decide({ n: 'ten' }, { routes: ['rest'] })).to.deep.equal({ type: 'respond', mappingId: 'rest', status: 204, own: { status: 204, contentType: 'application/json' } });
       // Admitted to none: the when-less `rest` it would match is reported, nothing evaluated.
-      expect(await engine.match(request('p', { n: 11 }), () => false)).to.deep.equal({ refused: 'rest' });
+      expect(await decide({ n: 11 }, { routes: [] })).to.include({ type: 'refused', mappingId: 'rest' }).and.not.have.property('failures');
       // Admitted to `big` only: its when is false, the others are skipped unevaluated, `rest` refused.
-      expect(await engine.match(request('p', { n: 1 }), (id) => id === 'big')).to.deep.equal({ refused: 'rest' });
-      expect((await engine.match(request('p', { n: 11 }), (id) => id === 'big')).matched?.mappingId).to.equal('big');
+      expect(await decide({ n: 1 }, { routes: ['big'] })).to.include({ type: 'refused', mappingId: 'rest' }).and.not.have.property('failures');
+      expect((await decide({ n: 11 }, { routes: ['big'] })).mappingId).to.equal('big');
     });
   });
 

@@ -7,12 +7,9 @@ import { makeConfig, type MappingInput } from './make-config.js';
 
 describe('engine/engine', () => {
   describe('createEngine', () => {
-    it('lists mapping ids in order and says which mappings fan out', async () => {
+    it('lists mapping ids in order', async () => {
       const engine = await engineWith([{ id: 'a', messageTemplate: 'x' }, { id: 'b', forEach: 'items', messageTemplate: 'y' }, { messageTemplate: 'z' }]);
       expect(engine.mappings).to.deep.equal(['a', 'b', 'mapping-3']);
-      expect(engine.fanOut('b')).to.equal(true);
-      expect(engine.fanOut('a')).to.equal(false);
-      expect(engine.fanOut('nope')).to.equal(false);
     });
 
     it('collects every problem with its YAML path into one ConfigError', async () => {

@@ -10,10 +10,7 @@ export interface Answer {
 
 const MAX_REASON = 200;
 
-/**
- * One request under the attempt's time-out and signal. Only getting no answer throws (always
- * retryable); `secrets` (credentials, message text) never appear in an error.
- */
+/** One request under the attempt's time-out and signal; only no answer throws, and `secrets` never appear in an error. */
 export async function request(
   fetchImpl: typeof fetch,
   provider: string,
@@ -72,11 +69,7 @@ export function safeReason(reason: string, secrets: readonly string[]): string {
   return out.length > MAX_REASON ? `${out.slice(0, MAX_REASON - 1)}…` : out;
 }
 
-/**
- * `to` as exactly one path segment. encodeURIComponent leaves dots, and a URL parser resolves
- * `.` and `..` segments (WHATWG URL §4.4) — `..` would send a bot token to another endpoint —
- * so those and an empty `to` are refused for good.
- */
+/** `to` as exactly one path segment: `.`, `..` (WHATWG URL §4.4 resolves them) and empty are refused. */
 export function pathSegment(provider: string, to: string, what: string): string {
   if (to === '' || to === '.' || to === '..') {
     throw new DeliveryError(`${provider}: to ${JSON.stringify(to)} is not a ${what}: give the ${what} itself`);

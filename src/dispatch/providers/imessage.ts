@@ -4,10 +4,7 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { imessage as spec } from '../../providers/imessage.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/**
- * BlueBubbles (https://docs.bluebubbles.app/server/developer-guides/rest-api-and-webhooks): the
- * password travels in the query, so no URL goes into an error; `tempGuid` lets it drop duplicates.
- */
+/** BlueBubbles (https://docs.bluebubbles.app/server/developer-guides/rest-api-and-webhooks): the password is in the query, so no URL goes into an error. */
 export const imessage: ProviderDescriptor<NonNullable<ProvidersConfig['imessage']>> = {
   ...spec,
   create(cfg, fetchImpl) {

@@ -9,10 +9,7 @@ const SCOPE = 'https://api.botframework.com/.default';
 /** Renewed this long before it expires (at most half its lifetime). */
 const MARGIN_MS = 5 * 60_000;
 
-/**
- * Microsoft Teams through the Bot Framework's client-credentials token. A 401 on the activity
- * drops the cached token and is retryable; a rejected client secret fails at the token endpoint.
- */
+/** Microsoft Teams through the Bot Framework's client-credentials token; a 401 drops the cached token and is retryable. */
 export const msteams: ProviderDescriptor<NonNullable<ProvidersConfig['msteams']>> = {
   ...spec,
   create(cfg, fetchImpl) {

@@ -1,7 +1,4 @@
-/**
- * ONE attempt to send one part, already within the provider's limit; splitting and retrying are
- * the outbox's, so a retry resumes at the first part not yet accepted.
- */
+/** ONE attempt to send one part; splitting and retrying are the outbox's. */
 export type Sender = (to: string, text: string, opts: SendOptions) => Promise<void>;
 
 export interface SendOptions {

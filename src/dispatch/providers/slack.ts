@@ -4,10 +4,7 @@ import { slack as spec } from '../../providers/slack.js';
 import { parseRetryAfter } from '../retry.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/**
- * https://api.slack.com/methods/chat.postMessage answers HTTP 200 with `ok: false` for most
- * failures; only Slack's own trouble codes are worth a retry (https://api.slack.com/apis/rate-limits).
- */
+/** https://api.slack.com/methods/chat.postMessage answers 200 with `ok: false`; only Slack's trouble codes are retried (https://api.slack.com/apis/rate-limits). */
 const TRANSIENT = new Set(['ratelimited', 'rate_limited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 
 export const slack: ProviderDescriptor<NonNullable<ProvidersConfig['slack']>> = {

@@ -1,7 +1,4 @@
-/**
- * Parts of at most `limit` UTF-16 units (what providers count), cut at the last newline or space
- * in the second half of a part (CONTRACT.md §9); a hard cut never splits a surrogate pair.
- */
+/** Parts of at most `limit` UTF-16 units, cut at a newline or space in a part's second half (CONTRACT.md §9), never inside a surrogate pair. */
 export function splitText(text: string, limit: number): string[] {
   const parts: string[] = [];
   let rest = text;

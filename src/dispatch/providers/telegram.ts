@@ -3,10 +3,7 @@ import type { ProviderDescriptor } from './descriptor.js';
 import { telegram as spec } from '../../providers/telegram.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 
-/**
- * Plain text (no parse_mode), so model output cannot break Markdown/HTML parsing; flood control
- * sends `parameters.retry_after` (https://core.telegram.org/bots/api#responseparameters).
- */
+/** Plain text (no parse_mode), so model output cannot break parsing; flood control sends `parameters.retry_after` (https://core.telegram.org/bots/api#responseparameters). */
 export const telegram: ProviderDescriptor<NonNullable<ProvidersConfig['telegram']>> = {
   ...spec,
   create(cfg, fetchImpl) {
