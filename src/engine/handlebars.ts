@@ -34,7 +34,8 @@ env.registerHelper('each', function (this: unknown, context: unknown, options: H
 });
 
 function budgeted(template: Handlebars.TemplateDelegate, context: unknown): string {
-  return template(context, { ...RUNTIME_OPTIONS, data: { root: context, [BUDGET]: renderBudget() } });
+  // Explicit `false` keeps Handlebars from warning on the console per inherited name (proto-access.js).
+  return template(context, { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false, data: { root: context, [BUDGET]: renderBudget() } });
 }
 
 const COMPILE_OPTIONS = {
@@ -43,12 +44,6 @@ const COMPILE_OPTIONS = {
   knownHelpersOnly: true,
   knownHelpers: { [TEXT_HELPER]: true, log: false },
   strict: false,
-};
-
-// Explicit `false` keeps Handlebars from warning on the console per inherited name (proto-access.js).
-const RUNTIME_OPTIONS: Handlebars.RuntimeOptions = {
-  allowProtoPropertiesByDefault: false,
-  allowProtoMethodsByDefault: false,
 };
 
 function safeLookup(target: unknown, key: unknown): unknown {
@@ -63,12 +58,16 @@ function safeLookup(target: unknown, key: unknown): unknown {
  * ''; prototype keys never resolve; no HTML escaping; a render has a budget (render-budget.ts).
  */
 export function compileHandlebars(source: string): RenderText {
-  const template = env.compile(parseTemplate(source), COMPILE_OPTIONS);
+  const ast = parseTemplate(source);
+  const template = env.compile(ast, COMPILE_OPTIONS);
+  let text: string;
   try {
-    budgeted(template, {}); // Handlebars compiles on the first call
+    text = budgeted(template, {}); // Handlebars compiles on the first call
   } catch (err) {
     throw new Error(oneLine(err));
   }
+  // Text and comments alone render the same for every context.
+  if (ast.body.every((s) => s.type === 'ContentStatement' || s.type === 'CommentStatement')) return () => text;
   return (context) => budgeted(template, context);
 }
 

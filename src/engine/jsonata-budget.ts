@@ -23,18 +23,19 @@ interface Environment {
   base: { [BUDGET]?: StepBudget; lookup(name: string): unknown };
 }
 
-/**
- * Spends one step of the evaluation's budget (throws `too_many_steps` once it is spent) and gives the
- * event loop its turn when JSONata has held the thread for {@link SLICE_MS}: called from JSONata's
- * step hook, whose returned promise JSONata awaits.
- */
+/** JSONata's step hook: spends a step, and past a slice ({@link SLICE_MS}) returns the event loop's next turn for JSONata to await. */
 export function spendStep(environment: Environment, maxSteps: number): Promise<void> | undefined {
   const base = environment.base;
   const budget = (base[BUDGET] ??= base.lookup(BUDGET_BINDING) as StepBudget);
+  spend(budget, maxSteps);
+  return pace();
+}
+
+/** Spends one step of `budget`; throws `too_many_steps` once it is spent. */
+export function spend(budget: StepBudget, maxSteps: number): void {
   if (--budget.left < 0) {
     throw new JsonataGuardError('too_many_steps', `the JSONata of one request would take more than ${maxSteps} evaluation steps (maxSteps): bound the work an expression does per payload item, e.g. no loop over a payload array inside a forEach item`);
   }
-  return pace();
 }
 
 // JSONata awaits every step on settled promises, so a long evaluation never lets the listener

@@ -109,6 +109,7 @@ export function guardedFunctions(maxStringLength: number): [string, NativeFuncti
     if (typeof arg === 'number' && !Number.isFinite(arg)) throw { code: 'D3001', value: arg, stack: new Error().stack };
     let value = arg;
     if (Array.isArray(value) && (value as { outerWrapper?: boolean }).outerWrapper) value = value[0];
+    if (value === null || typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(jsonataReplacer('', value));
     if (jsonExceeds(value, maxStringLength, prettify ? 2 : 0)) throw tooLong('$string', maxStringLength);
     return JSON.stringify(value, jsonataReplacer, prettify ? 2 : 0);
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { BUDGET_BINDING, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
+import { BUDGET_BINDING, spend, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
@@ -36,15 +36,30 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
  * `__proto__`, `prototype` or `constructor` never resolve, and `$lookup` refuses those keys.
  */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
-  const { maxStringLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const { evaluate } = guardedExpression(source, limits);
-  return async (context, budget) => {
+  const { maxStringLength, maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
+  const { evaluate, literal } = guardedExpression(source, limits);
+  const render = async (context: Record<string, unknown>, budget?: StepBudget) => {
     const value = await evaluate(context, budget);
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
     const text = toText(value);
     if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
     return text;
   };
+  if (!literal) return render;
+  // A literal's text is the same for every context: kept from its first evaluation, it still spends its one step.
+  let text: string | undefined;
+  return async (context, budget) => {
+    if (text === undefined) return (text = await render(context, budget));
+    if (budget) spend(budget, maxSteps);
+    return text;
+  };
+}
+
+const LITERAL_KEYS = new Set(['type', 'value', 'position']);
+
+/** A string, number, `true`, `false` or `null` with no predicate or group: its value does not depend on the input. */
+function isLiteral(ast: jsonata.ExprNode): boolean {
+  return (ast.type === 'string' || ast.type === 'number' || ast.type === 'value') && Object.keys(ast).every((k) => LITERAL_KEYS.has(k));
 }
 
 /** A JSONata expression compiled as {@link compileJsonata} does, under the same guards, that gives its value rather than text (a mapping's `match.when`). */
@@ -55,6 +70,7 @@ export function compileJsonataValue(source: string, limits: Partial<JsonataLimit
 /** `source` parsed (a syntax error as one line with its position), inspected and given the guards and our functions. */
 function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
   evaluate: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
+  literal: boolean;
 } {
   const { maxSteps, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   let expression: jsonata.Expression;
@@ -80,7 +96,7 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
   });
   const [entry, hook] = sequenceGuard(maxSequenceLength);
   expression.assign(entry as unknown as string, hook);
-  return { evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }) };
+  return { evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }), literal: isLiteral(expression.ast()) };
 }
 
 function safeLookup(this: jsonata.Focus, input: unknown, key: string): unknown {

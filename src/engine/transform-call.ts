@@ -5,11 +5,7 @@ import type { TransformFn } from './transform-module.js';
 /** A transform's result as the engine receives it. */
 export type TransformOverride = Record<string, unknown>;
 
-/**
- * The 500 of a failed template or transform. The message names the mapping and the step
- * only — never payload text (STYLE.md "expose or log"); the original error is kept as
- * `cause` for the log.
- */
+/** The 500 of a failed template or transform: names the mapping and the step, never payload text (STYLE.md "expose or log"); the error is its `cause`. */
 export function stepFailed(mappingId: string, step: string, cause: unknown): HookError {
   const err = new HookError('transform_failed', `mapping "${mappingId}": ${step} failed`);
   err.cause = cause;

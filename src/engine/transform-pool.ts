@@ -28,12 +28,8 @@ const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({ maxMemoryM
 const LOAD_TIMEOUT_MS = 30_000;
 
 /**
- * Resolves every transform spec inside `transformsDir`, starts `size` worker processes that each
- * import every module once, and waits until they have; a module that fails to load is its
- * spec's problem. Calls run one at a time per worker; one that times out, kills its worker or
- * sends anything but an answer fails alone and the worker is replaced. Workers are processes,
- * not threads: a thread cannot be stopped inside native code (`execSync`) and a thread past its
- * heap limit can take the whole process down (V8's fatal "heap out of memory").
+ * Starts `size` worker processes that each import every transform once; a module that fails to load is its spec's problem.
+ * Processes, not threads: a thread cannot be stopped inside native code (`execSync`), and one past its heap limit ends the whole process.
  */
 export async function createTransformPool(...args: Parameters<typeof startTransformPool>): Promise<TransformPool> {
   return (await startTransformPool(...args)).ready;

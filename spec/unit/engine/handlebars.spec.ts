@@ -69,6 +69,10 @@ describe('engine/handlebars', () => {
 
     it('renders constant text, without its comments', () => {
       expect(render('GitHub {{!-- note --}}', {})).to.equal('GitHub ');
+      // Rendered once, by Handlebars: its escapes and whitespace control as it reads them.
+      const constant = compileHandlebars('a \\{{b}} {{~! c ~}} d');
+      expect(constant({ b: 'x' })).to.equal('a {{b}}d');
+      expect(constant({})).to.equal('a {{b}}d');
     });
 
     it('rejects syntax errors, unknown helpers, log, partials and decorators at compile time', () => {

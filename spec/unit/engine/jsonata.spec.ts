@@ -68,6 +68,15 @@ describe('engine/jsonata', () => {
       expect(third?.code).to.equal('too_many_steps');
     });
 
+    it('a lone literal spends its one step on every evaluation, as JSONata evaluating it does', async () => {
+      const literal = compileJsonata('"Orders"', { maxSteps: 300 });
+      const budget = stepBudget(2);
+      for (let i = 0; i < 2; i++) expect(await literal(context, budget)).to.equal('Orders');
+      expect(budget.left).to.equal(0);
+      const spent = await Promise.resolve(literal(context, budget)).then(() => undefined, (e: { code?: string }) => e);
+      expect(spent?.code).to.equal('too_many_steps');
+    });
+
     it('stops hostile expressions with their codes: a long map, unbounded recursion, a range past the sequence limit', async () => {
       const codes = await Promise.all(['$map([1..1e6], function($x) { $x })', '($deep := function($n) { 1 + $deep($n + 1) }; $deep(0))', '$map([1..1e7], function($x) { $x })']
         .map((source) => Promise.resolve(compileJsonata(source)(context)).then(() => undefined, (e: { code?: string }) => e?.code)));
