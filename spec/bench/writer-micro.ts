@@ -36,7 +36,7 @@ const sdb = sqliteDb(db);
 function wakeOp(): WriteOp {
   const at = new Date().toISOString();
   const id = uuidv7();
-  const op: WriteOp = { kind: 'accept', events: [eventValues({ id, kind: 'wake', text: 'Disk usage on db1 is at 91 %', source: 'wake', at, unsafe: true })], runs: [], expiredBefore: at };
+  const op: WriteOp = { kind: 'accept', events: [eventValues({ id, kind: 'wake', text: 'Disk usage on db1 is at 91 %', source: 'wake', at, unsafe: true })], runs: [] };
   if (!values['no-request']) {
     op.request = requestValues({
       at, requestId: '5f3a9c1e-1f', method: 'POST', path: '/hooks/wake', route: 'wake', status: 200, ms: 1.3,

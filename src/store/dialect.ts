@@ -12,8 +12,8 @@ export interface Db {
   all<R>(sql: Sql, params?: readonly unknown[]): Promise<R[]>;
   get<R>(sql: Sql, params?: readonly unknown[]): Promise<R | undefined>;
   run(sql: Sql, params?: readonly unknown[]): Promise<number>;
-  /** Inserts rows, one statement each on SQLite, one `unnest` on PostgreSQL; `tail` (ON CONFLICT, RETURNING) binds `extra` after the columns. */
-  insert<R = never>(table: string, columns: string, types: string, rows: readonly unknown[][], tail?: string, extra?: readonly unknown[]): Promise<R[]>;
+  /** Inserts rows, one statement each on SQLite, one `unnest` on PostgreSQL; the tail binds `extra` after the columns. */
+  insert<R = never>(into: Insert, rows: readonly unknown[][], extra?: readonly unknown[]): Promise<R[]>;
   /** Whether `err`, thrown inside a transaction, is one statement's own failure that leaves the transaction usable. */
   failsAlone(err: unknown): boolean;
   transaction<T>(fn: (db: Db) => Promise<T>): Promise<T>;
@@ -22,7 +22,26 @@ export interface Db {
 }
 
 const pick = (sql: Sql, kind: Db['kind']) => (typeof sql === 'string' ? sql : sql[kind]);
-const count = (columns: string) => columns.split(',').length;
+
+/** An INSERT of rows of `columns`, each dialect's text built once. */
+export interface Insert {
+  readonly sqlite: string;
+  readonly pg: string;
+  readonly width: number;
+}
+
+/** `types`: the columns' PostgreSQL types; `tail` (ON CONFLICT, RETURNING) numbers its values after the columns. */
+export function insertInto(table: string, columns: string, types: string, tail = ''): Insert {
+  const width = columns.split(',').length;
+  const marks = Array.from({ length: width }, (_, i) => `$${i + 1}`).join(', ');
+  const casts = types.split(',').map((t, i) => `$${i + 1}::${t.trim()}[]`).join(', ');
+  return {
+    sqlite: `INSERT INTO ${table} (${columns}) VALUES (${marks}) ${tail}`,
+    // WITH ORDINALITY … ORDER BY: identities (seq) are handed out in the order of `rows`.
+    pg: `INSERT INTO ${table} (${columns}) SELECT ${columns} FROM unnest(${casts}) WITH ORDINALITY AS u(${columns}, ord) ORDER BY ord ${tail}`,
+    width,
+  };
+}
 
 export function rowLimit<T>(n: number, none: T): number | T {
   if (n === Number.POSITIVE_INFINITY) return none;
@@ -31,47 +50,50 @@ export function rowLimit<T>(n: number, none: T): number | T {
 
 interface Prepared {
   stmt: Database.Statement<unknown[]>;
+  reader: boolean;
   /** The `$n` of each `?`, in order: `$2 … $1 … $2` binds the second value twice. */
   order: number[];
+  /** `order` is `$1, $2, …`: values that many are bound as they are. */
+  inOrder: boolean;
 }
 
 /** better-sqlite3 binds `?` by position: each `$n` becomes a `?` bound to the n-th value. */
 export function sqliteDb(db: Database.Database): Db {
   const cache = new Map<string, Prepared>();
-  const prepare = (sql: Sql, params: readonly unknown[]) => {
+  const prepare = (sql: Sql) => {
     const text = pick(sql, 'sqlite');
     let p = cache.get(text);
     if (!p) {
       const order: number[] = [];
       const stmt = db.prepare<unknown[]>(text.replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?')));
-      cache.set(text, (p = { stmt, order }));
+      p = { stmt, reader: stmt.reader, order, inOrder: order.every((n, i) => n === i) };
+      cache.set(text, p);
     }
-    return { stmt: p.stmt, args: p.order.map((i) => params[i]) };
+    return p;
   };
+  const bind = (p: Prepared, params: readonly unknown[]) => (p.inOrder && params.length === p.order.length ? params : p.order.map((i) => params[i]));
   const self: Db = {
     kind: 'sqlite',
     all: async <R>(sql: Sql, params: readonly unknown[] = []) => {
-      const { stmt, args } = prepare(sql, params);
-      return stmt.all(...args) as R[];
+      const p = prepare(sql);
+      return p.stmt.all(...bind(p, params)) as R[];
     },
     get: async <R>(sql: Sql, params: readonly unknown[] = []) => {
-      const { stmt, args } = prepare(sql, params);
-      return stmt.get(...args) as R | undefined;
+      const p = prepare(sql);
+      return p.stmt.get(...bind(p, params)) as R | undefined;
     },
     run: async (sql, params = []) => {
-      const { stmt, args } = prepare(sql, params);
-      return stmt.run(...args).changes;
+      const p = prepare(sql);
+      return p.stmt.run(...bind(p, params)).changes;
     },
-    insert: async <R>(table: string, columns: string, _types: string, rows: readonly unknown[][], tail = '', extra: readonly unknown[] = []) => {
+    insert: async <R>(into: Insert, rows: readonly unknown[][], extra: readonly unknown[] = []) => {
       if (rows.length === 0) return [];
-      const n = count(columns);
-      const marks = Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');
-      const text = `INSERT INTO ${table} (${columns}) VALUES (${marks}) ${tail}`;
+      const p = prepare(into);
       const out: R[] = [];
       for (const row of rows) {
-        const { stmt, args } = prepare(text, [...row, ...extra]);
-        if (stmt.reader) out.push(...(stmt.all(...args) as R[]));
-        else stmt.run(...args);
+        const args = bind(p, extra.length ? [...row, ...extra] : row);
+        if (p.reader) out.push(...(p.stmt.all(...args) as R[]));
+        else p.stmt.run(...args);
       }
       return out;
     },
@@ -106,14 +128,10 @@ export function pgDb(client: Pick<pg.ClientBase, 'query'>, connect?: () => Promi
     all: async <R>(sql: Sql, params: readonly unknown[] = []) => (await query(sql, params)).rows as R[],
     get: async <R>(sql: Sql, params: readonly unknown[] = []) => (await query(sql, params)).rows[0] as R | undefined,
     run: async (sql, params = []) => (await query(sql, params)).rowCount ?? 0,
-    insert: async <R>(table: string, columns: string, types: string, rows: readonly unknown[][], tail = '', extra: readonly unknown[] = []) => {
+    insert: async <R>(into: Insert, rows: readonly unknown[][], extra: readonly unknown[] = []) => {
       if (rows.length === 0) return [];
-      const n = count(columns);
-      const cols = Array.from({ length: n }, (_, i) => rows.map((r) => r[i]));
-      const casts = types.split(',').map((t, i) => `$${i + 1}::${t.trim()}[]`).join(', ');
-      // WITH ORDINALITY … ORDER BY: identities (seq) are handed out in the order of `rows`.
-      const text = `INSERT INTO ${table} (${columns}) SELECT ${columns} FROM unnest(${casts}) WITH ORDINALITY AS u(${columns}, ord) ORDER BY ord ${tail}`;
-      return (await query(text, [...cols, ...extra])).rows as R[];
+      const cols = Array.from({ length: into.width }, (_, i) => rows.map((r) => r[i]));
+      return (await query(into, [...cols, ...extra])).rows as R[];
     },
     transaction: async (fn) => {
       if (!connect) throw new Error('no transactions on this connection');

@@ -54,12 +54,15 @@ export abstract class StoreShell implements Store {
     if (events.length === 0 && runs.length === 0 && !keys?.length) {
       return request ? this.logRequests([request]).then(() => NONE_HELD) : this.guard(async () => NONE_HELD);
     }
-    const op: AcceptOp = { kind: 'accept', events: [], runs: runs.map(runValues), expiredBefore: this.maintenance.keysSince() };
+    const op: AcceptOp = { kind: 'accept', events: [], runs: runs.map(runValues) };
     for (const e of events) (e.held ? (op.held ??= []) : op.events).push(eventValues(e));
     if (events.some((e) => e.wakesNow && !e.held)) op.wakesNow = true;
     if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
     if (request) op.request = requestValues(request);
-    if (keys?.length) op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
+    if (keys?.length) {
+      op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
+      op.expiredBefore = this.maintenance.keysSince();
+    }
     return this.write<number[] | undefined>(op).then((held) => held ?? NONE_HELD);
   }
 

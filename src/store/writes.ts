@@ -5,10 +5,7 @@ import {
   ENDED_STATUSES, type ClaimRules, type DeliveryOutcomeRecord, type HistoryMessage, type NewDelivery, type RunEffects, type RunEnd,
   type SettleEffects,
 } from './records.js';
-import { REQUEST_COLUMNS } from './request-rows.js';
-import {
-  EVENT_COLUMNS, KEY_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, callbackValues, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow,
-} from './rows.js';
+import { callbackValues, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow } from './rows.js';
 import * as sql from './sql/index.js';
 import { StoreError } from './store.js';
 
@@ -19,8 +16,8 @@ export interface AcceptOp {
   held?: Bind[][];
   runs: Bind[][];
   keys?: { values: Bind[]; events: string[]; runs: string[] }[];
-  /** A key accepted before this time has expired and is taken over. */
-  expiredBefore: string;
+  /** With keys: a key accepted before this time has expired and is taken over. */
+  expiredBefore?: string;
   forwards?: [key: string, values: Bind[]][];
   request?: Bind[];
   /** An event asks for a heartbeat now (NewEvent.wakesNow). */
@@ -50,49 +47,62 @@ export interface BatchOutcome<E = unknown> {
   failed?: [index: number, error: E][];
 }
 
-const insertOutbox = (db: Db, rows: Bind[][]) =>
-  db.insert('outbox', `status, ${OUTBOX_COLUMNS}`, sql.outbox.OUTBOX_TYPES, rows.map((r) => ['pending', ...r]));
+const insertOutbox = (db: Db, rows: Bind[][]) => db.insert(sql.outbox.insertOutbox, rows.map((r) => ['pending', ...r]));
 
 /** PostgreSQL: under the events lock, and a NOTIFY to the leader that COMMIT delivers. */
-async function insertEvents(db: Db, rows: Bind[][], wakesNow = false, table = 'events'): Promise<void> {
+async function insertEvents(db: Db, rows: Bind[][], wakesNow = false): Promise<void> {
   if (rows.length === 0) return;
-  if (db.kind === 'pg' && table === 'events') await db.run(sql.events.lockEvents);
-  await db.insert(table, EVENT_COLUMNS, sql.events.EVENT_TYPES, rows);
+  if (db.kind === 'pg') await db.run(sql.events.lockEvents);
+  await db.insert(sql.events.insertEvents, rows);
   if (wakesNow && db.kind === 'pg') await db.run(`NOTIFY ${sql.events.HEARTBEAT_CHANNEL}`);
 }
 
-const insertRequests = (db: Db, rows: Bind[][]) => db.insert('requests', REQUEST_COLUMNS, sql.requests.REQUEST_TYPES, rows);
-
 async function appendTurns(db: Db, sessionKey: string, messages: readonly HistoryMessage[], at: string): Promise<void> {
-  await db.insert('history', sql.history.HISTORY_COLUMNS, sql.history.HISTORY_TYPES, messages.map((m) => [sessionKey, m.role, m.content, at]));
+  await db.insert(sql.history.insertHistory, messages.map((m) => [sessionKey, m.role, m.content, at]));
 }
 
 async function setState(db: Db, state: Record<string, string> | undefined): Promise<void> {
-  await db.insert('state', 'key, value', 'text, text', Object.entries(state ?? {}), sql.history.setState);
+  await db.insert(sql.history.setState, Object.entries(state ?? {}));
 }
 
-/** Writes accepts; per op, the indexes of its keys already held (by a live row or an earlier op), whose rows are left out. */
-async function writeAccepts(db: Db, ops: readonly AcceptOp[]): Promise<(number[] | undefined)[]> {
+/** Claims the keys of accepts (of one window): per op, the indexes of its keys already held (by a live row or an earlier op), and the ids of the rows they guard. */
+async function claimKeys(db: Db, ops: readonly AcceptOp[], expiredBefore: string | undefined) {
   const held: (number[] | undefined)[] = ops.map(() => undefined);
   const first = new Map<string, NonNullable<AcceptOp['keys']>[number]>();
   for (const op of ops) for (const k of op.keys ?? []) if (!first.has(k.values[0] as string)) first.set(k.values[0] as string, k);
-  const taken = new Set<string>();
-  if (first.size > 0) {
-    const rows = [...first.values()].map((k) => k.values);
-    for (const r of await db.insert<{ key: string }>('idempotency', KEY_COLUMNS, sql.idempotency.KEY_TYPES, rows, sql.idempotency.claimKeys, [ops[0]!.expiredBefore])) taken.add(r.key);
-  }
+  if (first.size === 0) return { held };
+  const rows = [...first.values()].map((k) => k.values);
+  const taken = new Set((await db.insert<{ key: string }>(sql.idempotency.claimKeys, rows, [expiredBefore])).map((r) => r.key));
   const skip = new Set<string>();
   ops.forEach((op, o) => op.keys?.forEach((k, i) => {
     if (first.get(k.values[0] as string) === k && taken.has(k.values[0] as string)) return;
     (held[o] ??= []).push(i);
     for (const id of [...k.events, ...k.runs]) skip.add(id);
   }));
-  const keep = (rows: readonly Bind[][] = []) => rows.filter((r) => !skip.has(r[0] as string));
-  await insertEvents(db, ops.flatMap((op) => keep(op.events)), ops.some((op) => op.wakesNow));
-  await insertEvents(db, ops.flatMap((op) => keep(op.held)), false, 'held_events');
-  await db.insert('runs', `status, ${RUN_COLUMNS}`, sql.runs.RUN_TYPES, ops.flatMap((op) => keep(op.runs)).map((r) => ['queued', ...r]));
-  await insertOutbox(db, ops.flatMap((op) => (op.forwards ?? []).filter(([key]) => !skip.has(key)).map(([, f]) => f)));
-  await insertRequests(db, ops.flatMap((op, o) => (op.request && !held[o] ? [op.request] : [])));
+  return { held, skip };
+}
+
+/** Writes accepts, leaving out the rows of keys already held; per op, the indexes of those keys. */
+async function writeAccepts(db: Db, ops: readonly AcceptOp[], expiredBefore: string | undefined): Promise<(number[] | undefined)[]> {
+  const { held, skip } = await claimKeys(db, ops, expiredBefore);
+  const events: Bind[][] = [], heldEvents: Bind[][] = [], runs: Bind[][] = [], forwards: Bind[][] = [], requests: Bind[][] = [];
+  const keep = (rows: readonly Bind[][] | undefined, into: Bind[][], status?: string) => {
+    for (const r of rows ?? []) if (!skip?.has(r[0] as string)) into.push(status ? [status, ...r] : r);
+  };
+  let wakesNow = false;
+  ops.forEach((op, o) => {
+    keep(op.events, events);
+    keep(op.held, heldEvents);
+    keep(op.runs, runs, 'queued');
+    for (const [key, f] of op.forwards ?? []) if (!skip?.has(key)) forwards.push(f);
+    if (op.request && !held[o]) requests.push(op.request);
+    wakesNow ||= op.wakesNow === true;
+  });
+  await insertEvents(db, events, wakesNow);
+  await db.insert(sql.flow.insertHeld, heldEvents);
+  await db.insert(sql.runs.insertRuns, runs);
+  await insertOutbox(db, forwards);
+  await db.insert(sql.requests.insertRequests, requests);
   return held;
 }
 
@@ -138,7 +148,7 @@ async function settleDelivery(db: Db, op: Extract<WriteOp, { kind: 'settleDelive
 
 async function apply(db: Db, op: Exclude<WriteOp, AcceptOp>): Promise<unknown> {
   switch (op.kind) {
-    case 'requests': return void await insertRequests(db, op.rows);
+    case 'requests': return void await db.insert(sql.requests.insertRequests, op.rows);
     case 'claim': return claimRuns(db, op);
     case 'finish': return finishRun(db, op);
     case 'requeue':
@@ -172,7 +182,7 @@ async function apply(db: Db, op: Exclude<WriteOp, AcceptOp>): Promise<unknown> {
   }
 }
 
-/** Applies ops in order in the open transaction; neighbouring accepts (of one key window) share their statements. */
+/** Applies ops in order in the open transaction; neighbouring accepts share their statements, those with keys if of one key window. */
 export async function applyOps(db: Db, ops: readonly WriteOp[]): Promise<unknown[]> {
   const values: unknown[] = [];
   for (let i = 0; i < ops.length;) {
@@ -183,8 +193,13 @@ export async function applyOps(db: Db, ops: readonly WriteOp[]): Promise<unknown
       continue;
     }
     let j = i + 1;
-    while (j < ops.length && ops[j]!.kind === 'accept' && (ops[j] as AcceptOp).expiredBefore === op.expiredBefore) j++;
-    values.push(...await writeAccepts(db, ops.slice(i, j) as AcceptOp[]));
+    let window = op.expiredBefore;
+    for (; j < ops.length && ops[j]!.kind === 'accept'; j++) {
+      const next = (ops[j] as AcceptOp).expiredBefore;
+      if (next !== undefined && window !== undefined && next !== window) break;
+      window ??= next;
+    }
+    values.push(...await writeAccepts(db, ops.slice(i, j) as AcceptOp[], window));
     i = j;
   }
   return values;

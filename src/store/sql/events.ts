@@ -1,5 +1,10 @@
-/** The PostgreSQL types of EVENT_COLUMNS (rows.ts), for `Db.insert`. */
+import { insertInto } from '../dialect.js';
+import { EVENT_COLUMNS } from '../rows.js';
+
+/** The PostgreSQL types of EVENT_COLUMNS. */
 export const EVENT_TYPES = 'text, text, text, text, text, smallint';
+
+export const insertEvents = insertInto('events', EVENT_COLUMNS, EVENT_TYPES);
 
 export const listEvents = 'SELECT * FROM events WHERE seq > $1 ORDER BY seq LIMIT $2';
 

@@ -1,10 +1,14 @@
+import { insertInto } from '../dialect.js';
 import { EVENT_COLUMNS } from '../rows.js';
+import { EVENT_TYPES } from './events.js';
 
 /**
  * Flow control (CONTRACT.md §14, docs/flow-control.md): the paused mappings, and the wakes
  * they hold (`held_events`, by source `mapping:<id>`), which get their events seq only when
  * released. Held runs need no table: the claim leaves them queued (runs.ts).
  */
+export const insertHeld = insertInto('held_events', EVENT_COLUMNS, EVENT_TYPES);
+
 export const pause = 'INSERT INTO paused (mapping, at) VALUES ($1, $2) ON CONFLICT (mapping) DO NOTHING';
 export const resume = 'DELETE FROM paused WHERE mapping = $1';
 

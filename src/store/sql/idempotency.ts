@@ -1,13 +1,13 @@
-/** The PostgreSQL types of KEY_COLUMNS (rows.ts). */
-export const KEY_TYPES = 'text, text, integer, text, text';
+import { insertInto } from '../dialect.js';
+import { KEY_COLUMNS } from '../rows.js';
 
 /**
- * `Db.insert`'s tail for idempotency keys (CONTRACT.md §8), $6 the window's start: a key
- * already held is no error, an expired one not yet purged is taken over, and RETURNING gives
- * only the keys this transaction now holds.
+ * Inserts idempotency keys (CONTRACT.md §8), $6 the window's start: a key already held is no
+ * error, an expired one not yet purged is taken over, and RETURNING gives only the keys this
+ * transaction now holds.
  */
-export const claimKeys = `ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status, body = excluded.body, at = excluded.at
-  WHERE idempotency.at < $6 RETURNING key`;
+export const claimKeys = insertInto('idempotency', KEY_COLUMNS, 'text, text, integer, text, text', `ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status, body = excluded.body, at = excluded.at
+  WHERE idempotency.at < $6 RETURNING key`);
 
 export const findKey = 'SELECT request_hash, status, body, at FROM idempotency WHERE key = $1 AND at >= $2';
 

@@ -1,5 +1,8 @@
-/** The PostgreSQL types of `status` and OUTBOX_COLUMNS (rows.ts). */
-export const OUTBOX_TYPES = 'text, text, text, text, text, integer, text, text';
+import { insertInto } from '../dialect.js';
+import { OUTBOX_COLUMNS } from '../rows.js';
+
+/** Rows of `status` and OUTBOX_COLUMNS. */
+export const insertOutbox = insertInto('outbox', `status, ${OUTBOX_COLUMNS}`, 'text, text, text, text, text, integer, text, text');
 
 /**
  * Pending rows due at $1 whose lease has ended (or was never taken), oldest due first: one more

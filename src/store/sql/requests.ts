@@ -1,9 +1,10 @@
-import { REQUEST_LIST_COLUMNS } from '../request-rows.js';
+import { insertInto } from '../dialect.js';
+import { REQUEST_COLUMNS, REQUEST_LIST_COLUMNS } from '../request-rows.js';
 import type { Bind } from '../rows.js';
 import type { ListRequestsOptions } from '../records.js';
 
-/** The PostgreSQL types of REQUEST_COLUMNS (request-rows.ts). */
-export const REQUEST_TYPES = 'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text, text';
+export const insertRequests = insertInto('requests', REQUEST_COLUMNS,
+  'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text, text');
 
 export const getRequest = 'SELECT * FROM requests WHERE seq = $1';
 

@@ -1,5 +1,9 @@
-/** The PostgreSQL types of `status` and RUN_COLUMNS (rows.ts). */
-export const RUN_TYPES = 'text, text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text, text';
+import { insertInto } from '../dialect.js';
+import { RUN_COLUMNS } from '../rows.js';
+
+/** Rows of `status` and RUN_COLUMNS. */
+export const insertRuns = insertInto('runs', `status, ${RUN_COLUMNS}`,
+  'text, text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text, text');
 
 /**
  * A run with its delivery (the outbox row of its reply) and its callback (docs/callbacks.md).
