@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
-import { exchangeOf, type Exchange } from './exchange.js';
+import type { Exchange } from './exchange.js';
 import { SENDER_ID, type RequestLogger } from './request-log.js';
 
 /**
@@ -29,17 +28,17 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
 
-  function onClose(this: ServerResponse): void {
-    const ex = exchangeOf(this.req);
+  function closed(ex: Exchange): void {
+    const res = ex.res;
     const ms = performance.now() - ex.start;
-    metrics?.request(ex.label, this.statusCode, ms / 1000);
+    metrics?.request(ex.label, res.statusCode, ms / 1000);
     requests?.closed(ex);
     // Its connection keeps the record until its next request (server.ts): not the body.
     if (ex.answered) ex.raw = undefined;
     if (!logging) return;
     const url = ex.req.url ?? '';
     const q = url.indexOf('?');
-    output.write(accessLine(bindings, ex.requestId!, ex.req.method ?? '', printable(q < 0 ? url : url.slice(0, q), 200), ex.label, this.statusCode, Math.round(ms * 10) / 10, ex.sender?.name, !this.writableFinished));
+    output.write(accessLine(bindings, ex.requestId!, ex.req.method ?? '', printable(q < 0 ? url : url.slice(0, q), 200), ex.label, res.statusCode, Math.round(ms * 10) / 10, ex.sender?.name, !res.writableFinished));
   }
 
   return {
@@ -48,8 +47,9 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
       if (logging) {
         const given = ex.req.headers['x-request-id'];
         ex.requestId = typeof given === 'string' && SENDER_ID.test(given) ? given : `${prefix}-${(++seq).toString(36)}`;
+        ex.res.setHeader('x-request-id', ex.requestId);
       }
-      ex.res.on('close', onClose);
+      ex.res.once('close', () => closed(ex));
     },
   };
 }

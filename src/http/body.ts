@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
+import type { DefaultState, Middleware } from 'koa';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { HookError } from '../errors.js';
 import { printable } from '../printable.js';
-import { exchangeOf, type Exchange } from './exchange.js';
+import type { Exchange, ExchangeContext } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { ROUTE_METHODS } from './routes-table.js';
@@ -14,11 +15,12 @@ import type { BodyLimit, BodyLimits } from './body-limits.js';
  * wire or decoded, 408 past `bodyTimeoutMs`, 415 for an unknown Content-Encoding. It is parsed
  * ({@link payloadOf}) once the engine has checked its signature on these bytes.
  */
-export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number) {
-  return async function readBody(ex: Exchange): Promise<void> {
+export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number): Middleware<DefaultState, ExchangeContext> {
+  return async function readBody(ctx, next) {
+    const ex = ctx.exchange;
     const route = ex.route!;
-    if (ROUTE_METHODS[route.kind] !== 'POST') return;
-    ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
+    if (ROUTE_METHODS[route.kind] === 'POST') ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
+    return next();
   };
 }
 
@@ -42,7 +44,7 @@ function isZlibHeader(b: Buffer): boolean {
   return b.length < 2 || ((b[0]! & 0x0f) === 8 && ((b[0]! << 8) | b[1]!) % 31 === 0);
 }
 
-/** The read of one body, on the request's record while it lasts: the listeners below are shared, not made per request. */
+/** The read of one body, on the request's record while it lasts: the listeners below are shared, and find it through {@link reading}. */
 export interface ReadState {
   chunks: Buffer[];
   size: number;
@@ -79,7 +81,7 @@ function readLimited(ex: Exchange, { bytes: limit, name: limitName }: BodyLimit,
 }
 
 function onData(this: IncomingMessage, chunk: Buffer): void {
-  const ex = exchangeOf(this);
+  const ex = reading.get(this)!;
   const s = ex.reading!;
   s.wire += chunk.length;
   if (s.wire > s.limit) return tooLarge(ex);
@@ -115,7 +117,7 @@ function keep(ex: Exchange, s: ReadState, bytes: Buffer): void {
 }
 
 function onEnd(this: IncomingMessage): void {
-  const ex = exchangeOf(this);
+  const ex = reading.get(this)!;
   const s = ex.reading!;
   if (s.decoder) s.decoder.end(); // settles in onDecodedEnd or onDecodeError
   else finish(ex);
@@ -165,7 +167,7 @@ function tooLarge(ex: Exchange): void {
 // A client that hangs up mid-body: Node emits 'aborted', then 'error' with ECONNRESET
 // (IncomingMessage._destroy), so 'error' alone covers it.
 function onError(this: IncomingMessage, err: NodeJS.ErrnoException): void {
-  done(exchangeOf(this)).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
+  done(reading.get(this)!).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
 }
 
 /** The client hung up before its body was complete: nothing to answer, noted in the log. */
@@ -188,18 +190,18 @@ function done(ex: Exchange): ReadState {
   return s;
 }
 
-/* hooks.bodyTimeoutMs: one shared timer sweeps the bodies being read, only while some are. */
+/* The bodies being read, by request; for hooks.bodyTimeoutMs one shared timer sweeps them, only while there are some. */
 const SWEEP_EVERY_MS = 100;
-const reading = new Set<Exchange>();
+const reading = new Map<IncomingMessage, Exchange>();
 let sweeper: NodeJS.Timeout | undefined;
 
 function watch(ex: Exchange): void {
-  reading.add(ex);
+  reading.set(ex.req, ex);
   if (!sweeper) sweeper = setInterval(sweep, SWEEP_EVERY_MS).unref();
 }
 
 function unwatch(ex: Exchange): void {
-  reading.delete(ex);
+  reading.delete(ex.req);
 }
 
 function sweep(): void {
@@ -209,7 +211,7 @@ function sweep(): void {
     return;
   }
   const now = Date.now();
-  for (const ex of reading) {
+  for (const ex of reading.values()) {
     if (ex.reading!.deadline > now) continue;
     const s = done(ex);
     ex.req.pause();
