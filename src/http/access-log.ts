@@ -6,13 +6,9 @@ import type { Metrics } from '../metrics.js';
 import type { Exchange } from './exchange.js';
 import { SENDER_ID, type RequestLogger } from './request-log.js';
 
-/**
- * What is recorded when a response closes, whoever answered and also when the client left: the
- * access line (never the query, headers or body; the path escaped and capped), the request
- * metrics and the request log's row of a request no accept committed (request-log.ts).
- */
+/** What is recorded when a response closes, also when the client left: the access line (no query, headers or body), request metrics and the request log's row. */
 export interface AccessLog {
-  /** Call first thing for each request: notes its start, gives it its `X-Request-Id` (when logging) and arms the record. */
+  /** Notes a request's start, gives it its `X-Request-Id` (when logging) and arms the close hook. */
   begin(ex: Exchange): void;
 }
 
@@ -54,11 +50,7 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   };
 }
 
-/**
- * The access line, exactly as pino writes `log.info({reqId, method, path, route, status, ms,
- * sender?, aborted?}, 'request')` with createLogger's options, made as one string (nothing in it
- * needs redacting); a spec compares it with pino's.
- */
+/** The access line as pino writes `log.info({reqId, method, path, route, status, ms, sender?, aborted?}, 'request')` (a spec compares them). */
 export function accessLine(bindings: string, reqId: string, method: string, path: string, route: string, status: number, ms: number, sender: string | undefined, aborted: boolean): string {
   return `{"level":30,"time":${Date.now()}${bindings},"reqId":${PLAIN_ID.test(reqId) ? `"${reqId}"` : JSON.stringify(reqId)},"method":${quoted(printable(method, 16))},"path":${JSON.stringify(path)},"route":${quoted(route)},"status":${status},"ms":${ms}${sender === undefined ? '' : `,"sender":${quoted(sender)}`}${aborted ? ',"aborted":true' : ''},"msg":"request"}\n`;
 }

@@ -12,11 +12,7 @@ export function jsonHeaders(byteLength: number): Record<string, string> {
   return bodyHeaders(JSON_TYPE, byteLength);
 }
 
-/**
- * Sets the answer on the Koa response, which Koa writes once the middleware is done. One given
- * before the body was read to its end closes the connection, unless the rest is announced as at
- * most `drainable` bytes: that one is written here ({@link answerAndClose}).
- */
+/** Sets the answer on Koa's response; one before the body's end (past `drainable` bytes) is {@link answerAndClose}'s. */
 export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
   ex.answered = true;
   if (bodyMayFollow(ex.req, drainable)) return answerAndClose(ex, status, headers, body);
@@ -33,12 +29,10 @@ const LINGER_BYTES = 1024 * 1024;
 const LINGER_MS = 5_000;
 
 /**
- * Writes the answer and closes the connection once the body ended, {@link LINGER_BYTES} more were
- * read or {@link LINGER_MS} passed: closing with unread bytes resets the connection, which can
- * destroy the answer before the client reads it (RFC 9112 §9.6; nginx's lingering_close does the
- * same). Koa cannot end a response after its middleware, so this one bypasses it
- * (https://koajs.com/#ctx-respond). Not after a 408, nor for a refusal of an
- * `Expect: 100-continue` request never told to continue: no body comes (RFC 9110 §10.1.1).
+ * Closes once the body ended or {@link LINGER_BYTES} / {@link LINGER_MS} passed: unread bytes reset the connection,
+ * which can destroy the answer before it is read (RFC 9112 §9.6, nginx's lingering_close). Koa ends
+ * a response right after its middleware, so this one bypasses it (https://koajs.com/#ctx-respond).
+ * No body comes after a 408, nor to an `Expect: 100-continue` never continued (RFC 9110 §10.1.1).
  */
 function answerAndClose(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer): void {
   const { req, res } = ex;
@@ -95,17 +89,14 @@ export function refuse(ex: Exchange, code: ErrorCode, message: string, headers?:
   answer(ex, ERRORS[code].status, headers === undefined ? h : Object.assign(h, headers), body, drainable);
 }
 
-/** Begins an answer written on over time (the console's event stream), outside Koa's respond (https://koajs.com/#ctx-respond); the caller writes and ends it. */
+/** Begins an answer the caller writes on and ends (the console's event stream), outside Koa's respond (https://koajs.com/#ctx-respond). */
 export function answerStream(ex: Exchange, status: number, headers: OutgoingHttpHeaders): void {
   ex.answered = true;
   ex.ctx.respond = false;
   ex.res.writeHead(status, headers);
 }
 
-/**
- * Whether body bytes past `drainable` may still come. A request without Content-Length or
- * Transfer-Encoding has none (RFC 9112 §6.3), though Node marks it `complete` only later.
- */
+/** Whether body bytes past `drainable` may come: none without Content-Length or Transfer-Encoding (RFC 9112 §6.3). */
 function bodyMayFollow(req: IncomingMessage, drainable: number): boolean {
   if (req.complete) return false;
   const h = req.headers;

@@ -7,19 +7,15 @@ import { printable } from '../printable.js';
 import type { Exchange, ExchangeContext } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { isMultipart, parseMultipart } from './multipart.js';
-import { ROUTE_METHODS } from './routes-table.js';
+import { ROUTE_KINDS } from './routes-table.js';
 import type { BodyLimit, BodyLimits } from './body-limits.js';
 
-/**
- * Reads a send route's body onto the record (`raw`), decoded: 413 past the route's limit on the
- * wire or decoded, 408 past `bodyTimeoutMs`, 415 for an unknown Content-Encoding. It is parsed
- * ({@link payloadOf}) once the engine has checked its signature on these bytes.
- */
+/** Reads a send route's body, decoded, onto the record (`raw`): 413 past its limit on the wire or decoded, 408 past `bodyTimeoutMs`, 415 for an unknown encoding. */
 export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number): Middleware<DefaultState, ExchangeContext> {
   return async function readBody(ctx, next) {
     const ex = ctx.exchange;
     const route = ex.route!;
-    if (ROUTE_METHODS[route.kind] === 'POST') ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
+    if (ROUTE_KINDS[route.kind].methods === 'POST') ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
     return next();
   };
 }
@@ -123,10 +119,7 @@ function onEnd(this: IncomingMessage): void {
   else finish(ex);
 }
 
-/**
- * Nothing may follow the compressed stream: zlib drops what follows a deflate or brotli stream
- * silently, and gunzip reads it as a next member (RFC 1952 §2.2).
- */
+/** Nothing may follow the compressed stream: zlib drops it silently, and gunzip reads it as a next member (RFC 1952 §2.2). */
 function onDecodedEnd(ex: Exchange, s: ReadState, d: zlib.Zlib): void {
   if (d.bytesWritten < s.wire) return refuseTrailing(ex);
   finish(ex);
@@ -164,8 +157,7 @@ function tooLarge(ex: Exchange): void {
   s.reject(new HookError('payload_too_large', `the body is larger than ${s.limitName} (${s.limit} bytes${s.encoding ? ', decoded' : ''})`));
 }
 
-// A client that hangs up mid-body: Node emits 'aborted', then 'error' with ECONNRESET
-// (IncomingMessage._destroy), so 'error' alone covers it.
+// A client that hangs up mid-body: 'error' with ECONNRESET (https://nodejs.org/api/http.html#event-aborted).
 function onError(this: IncomingMessage, err: NodeJS.ErrnoException): void {
   done(reading.get(this)!).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
 }

@@ -21,7 +21,7 @@ export interface Exchange {
   requestId: string | undefined;
   /** The gate's decision (routes-table.ts); undefined until routed, and for a target that cannot be parsed. */
   route: Route | undefined;
-  /** The route label of logs and metrics (route-label.ts): the route kind's, then the mapping's once one matched. */
+  /** The label of logs and metrics (routes-table.ts): the route kind's, then the mapping's once one matched. */
   label: string;
   /** Let through without the token: a signature must stand in for it (`auth: signature`, signatures.ts). */
   bySignature: boolean;

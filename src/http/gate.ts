@@ -1,12 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { DefaultState, Middleware } from 'koa';
 import { errorBody, type ErrorCode } from '../errors.js';
-import { createRouting, methodAllowed, ROUTE_METHODS, type Route, type RouteKind } from './routes-table.js';
+import { createRouting, methodAllowed, ROUTE_KINDS, type Route } from './routes-table.js';
 import { parseTarget } from '../request-target.js';
 import type { Auth, CredentialKind } from './auth.js';
 import { answer, jsonHeaders, refuse } from './answer.js';
 import type { Exchange, ExchangeContext } from './exchange.js';
-import { kindLabel } from './route-label.js';
 import { printable } from '../printable.js';
 import { withoutCredentialParams } from '../credentials.js';
 import type { BodyLimits } from './body-limits.js';
@@ -37,13 +36,10 @@ export interface GateOptions {
 }
 
 /**
- * The one place a request is routed, and the refusals answered before any byte of the body is
- * read, in the order of CONTRACT.md §4–5: 405 (a mapped hook takes its
- * mappings' methods, §12) → a console replay's marker (replay.ts) → the credential the route
- * takes, for anything under the hooks path however it was spelled and for targets that cannot
- * be parsed (401/429; `auth: signature` lets a NAME through `bySignature`) → 403 for a scoped
- * token → 400 → 404 → 413 on Content-Length. What passes goes on with its route on its record;
- * `Expect: 100-continue` is answered only then.
+ * The one place a request is routed (STYLE.md #13), and its refusals before any byte of the body,
+ * in the order of CONTRACT.md §4–5: 405 → a console replay's marker → the credential (401/429;
+ * also for targets that cannot be parsed) → 403 for a scoped token → 400 → 404 → 413 on
+ * Content-Length. `Expect: 100-continue` is answered only for what passes.
  */
 export function createGate(opts: GateOptions): Middleware<DefaultState, ExchangeContext> {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
@@ -64,7 +60,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
     const method = req.method ?? 'GET';
     if (decided) {
       ex.route = decided;
-      ex.label = kindLabel(decided.kind);
+      ex.label = ROUTE_KINDS[decided.kind].label;
       if (decided.hooks && decided.kind !== 'metrics') {
         ex.logged = true;
         ex.keepBodies = keepBodies;
@@ -79,7 +75,8 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
         return;
       }
     } else if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !metaGet && !methodAllowed(decided.kind, method)) {
-      const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
+      const methods = ROUTE_KINDS[decided.kind].methods;
+      const allow = methods === 'GET' ? 'GET, HEAD' : methods;
       deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
     }
@@ -88,7 +85,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
     if (replayed !== undefined) ex.replayOf = replayed;
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : opts.enabled) {
-      const kind = decided ? CREDENTIAL[decided.kind] : 'either';
+      const kind = decided ? ROUTE_KINDS[decided.kind].credential : 'either';
       // Meta's verification GET goes to its POST mapping's path: that mapping's auth: signature waives the token for it too.
       const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name, metaGet ? 'POST' : method);
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
@@ -138,20 +135,6 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
     return next();
   };
 }
-
-/** The credential each route kind takes (CONTRACT.md §4); health and the console are never checked here. */
-const CREDENTIAL: Record<RouteKind, CredentialKind> = {
-  wake: 'hooks',
-  agent: 'hooks',
-  mapped: 'hooks',
-  events: 'admin',
-  runs: 'admin',
-  run: 'admin',
-  metrics: 'admin',
-  none: 'either',
-  health: 'either',
-  console: 'either',
-};
 
 const WHICH: Record<CredentialKind, string> = {
   hooks: 'missing or wrong hooks token (sending takes a hooks token from hooks.token or hooks.tokens; the admin token does not send)',

@@ -5,10 +5,7 @@ import { EVENTS_LIMIT, EVENTS_MAX_BYTES, RUNS_LIMIT } from './limits.js';
 import { literal, type AppRouter, type RoutedContext } from './router.js';
 import type { RouteDeps } from './routes.js';
 
-/**
- * The admin reads of CONTRACT.md §5 (`{path}/events`, `{path}/runs`, `{path}/runs/ID`,
- * `/metrics`), which the gate let through only with the admin token.
- */
+/** The admin reads of CONTRACT.md §5, which the gate let through only with the admin token. */
 export function readRoutes(router: AppRouter, deps: Pick<RouteDeps, 'hooksPath' | 'store' | 'metrics'>): void {
   const base = literal(deps.hooksPath);
   router.get(`${base}/events`, (ctx) => events(deps, ctx));
@@ -53,12 +50,7 @@ function ok(ctx: RoutedContext, body: Record<string, unknown>): void {
   answerJson(ctx.exchange, 200, { ok: true, ...body });
 }
 
-/**
- * The run as the contract shows it: no message text, no delivery internals — of its outbox
- * row only `delivery: {status, target, attempts, error?}`, and in forward mode the upstream's
- * answer `forwarded: {status, upstreamRunId?}` (CONTRACT.md §9); its callback's
- * `callback: {status, attempts, error?}` (docs/callbacks.md), never its URL.
- */
+/** The run as the contract shows it (CONTRACT.md §9, docs/callbacks.md): no message text, delivery internals or callback URL. */
 export function publicRun(run: RunRecord) {
   return {
     runId: run.runId,

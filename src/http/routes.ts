@@ -6,10 +6,9 @@ import { payloadOf } from './body.js';
 import type { BodyLimits } from './body-limits.js';
 import type { Exchange, HookContext } from './exchange.js';
 import type { Handshakes } from './handshake.js';
-import { answerReplay } from './idempotency.js';
-import { answerMapping } from './mapping-answer.js';
+import { answerMapping, answerReplay } from './mapping-answer.js';
 import type { Metrics } from '../metrics.js';
-import { mappingLabel } from './route-label.js';
+import { mappingLabel } from './routes-table.js';
 import type { Signatures } from './signatures.js';
 import type { Store } from '../store/store.js';
 
@@ -32,10 +31,7 @@ export interface RouteDeps extends AcceptDeps {
 
 const EMPTY = Buffer.alloc(0);
 
-/**
- * The send routes of CONTRACT.md §5 (`wake`, `agent`, a mapped hook): the request on the
- * record becomes the engine's request, its one decision (engine/decide.ts) becomes the answer.
- */
+/** The send routes of CONTRACT.md §5: the request becomes the engine's, its one decision (engine/decide.ts) the answer. */
 export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookContext) => Promise<void> {
   const now = deps.now ?? (() => new Date());
   const keys: DecidePorts['keys'] = (hashes) => deps.store.findKeys(hashes);

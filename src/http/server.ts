@@ -40,7 +40,7 @@ export interface Listener {
 export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures' | 'store' | 'clientAddress'> & {
   store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState' | 'commitProblem'>;
   requestLog: RequestLogBuffer;
-  /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
+  /** The web console (console/console.ts): passed in, as the console is built on http/ and not the reverse. */
   console?: ConsoleFactory;
 };
 
@@ -73,7 +73,7 @@ interface Handler {
   drained(): Promise<void>;
 }
 
-/** Node checks the head and request time-outs every `connectionsCheckingInterval` (30 s by default): every second here. */
+/** How often Node checks the head and request time-outs (`connectionsCheckingInterval`, 30 s by default). */
 const CHECK_TIMEOUTS_EVERY_MS = 1_000;
 
 /** What every config's app shares with the listener. */
@@ -105,7 +105,6 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
       maxHeaderSize: config.server.maxHeaderBytes,
       keepAliveTimeout: 5_000,
     },
-    // In-flight requests finish on the app they began on; a swap's app takes the next ones.
     (req, res) => current.serve(req, res),
   );
   // Node answers `Expect: 100-continue` itself unless this is listened to: the gate continues only what it lets through.
@@ -175,7 +174,6 @@ function createHandler(
   const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;
   let active = 0;
   let onDrained: (() => void) | undefined;
-  /** The request's record, its id and access log; refused while closing; counted until its app is done with it. */
   const begin: Middleware<DefaultState, ExchangeContext> = async (ctx, next) => {
     const socket = ctx.req.socket as Tracked;
     if (socket[LAST] === REFUSED) {
