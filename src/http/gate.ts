@@ -143,7 +143,7 @@ const WHICH: Record<CredentialKind, string> = {
 };
 
 /** The 401, made once per kind: it names the credential the route takes and every place it may go. */
-export function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'either'): { body: Buffer; headers: Record<string, string> } {
+function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'either'): { body: Buffer; headers: Record<string, string> } {
   const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
   const body = Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
   return { body, headers: jsonHeaders(body.length) };
