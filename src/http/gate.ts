@@ -91,7 +91,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
         ex.error = verdict.code;
-        if (verdict.code === 'rate_limited') deny(ex, 'rate_limited', 'too many failed token attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });
+        if (verdict.code === 'rate_limited') answer(ex, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
         else answer(ex, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
         return;
       }
@@ -148,3 +148,6 @@ function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'ei
   const body = Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
   return { body, headers: jsonHeaders(body.length) };
 }
+
+const RATE_LIMITED_BODY = Buffer.from(errorBody('rate_limited', 'too many failed token attempts from this address; retry later'));
+const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
