@@ -173,13 +173,14 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     await sleep(500);
     const baseline = { threads: threads(), workers: workers() };
     expect(baseline.workers).to.be.greaterThan(0);
-    for (let n = 2; n <= 16; n++) await reloadWith(n);
+    // Four more reloads: had any of them left its pool running, the count would show it.
+    for (let n = 2; n <= 5; n++) await reloadWith(n);
     await until('old workers to end', () => threads() <= baseline.threads + 2 && workers() <= baseline.workers, 5000);
     // A reload the file watcher began for an earlier edit may still finish after the last SIGHUP's:
     // the newest module is served once every reload has settled.
     await until('the newest module served', async () => {
       const r = await call(`${g.hooks}/m`, { token: TOKEN, json: {} });
-      return (await eventText(g, r.data.eventId)) === 'v16';
+      return (await eventText(g, r.data.eventId)) === 'v5';
     }, 10_000);
   });
 });
