@@ -1,7 +1,9 @@
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
+import { DB_FILE } from '../../../src/store/sqlite.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { startFakeUpstream, type FakeUpstream, type UpstreamCall } from '../../support/fake-upstream.js';
 import { call, sleep, tmpDir, until } from '../../support/gateway.js';
@@ -48,6 +50,18 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     }, 15_000, 30);
   }
   const ended = (run: any) => run.status !== 'queued' && run.status !== 'running';
+  /**
+   * The forward rows in the app's store, read beside it: a row is committed with its accept,
+   * before the answer (CONTRACT.md §8), and only a pending one is ever sent again.
+   */
+  function forwardRows(): { status: string }[] {
+    const db = new Database(path.join(app!.dir, 'data', DB_FILE), { readonly: true });
+    try {
+      return db.prepare("SELECT status FROM outbox WHERE kind = 'forward'").all() as { status: string }[];
+    } finally {
+      db.close();
+    }
+  }
 
   function expectForwardHeaders(c: UpstreamCall, key: string) {
     expect(c.method).to.equal('POST');
@@ -218,8 +232,7 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     await start();
     upstream.respond = () => ({ status: 502, body: 'Bad Gateway' });
     await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'x' } });
-    await until('3 attempts of the wake', () => upstream.calls.filter((c) => c.path.endsWith('/wake')).length >= 3, 10_000);
-    await sleep(2_500); // a 4th attempt would come within the cap of 1 s plus jitter
+    await until('the wake\'s forward to be given up', () => forwardRows()[0]?.status === 'failed', 10_000);
     expect(upstream.calls.filter((c) => c.path.endsWith('/wake'))).to.have.length(3);
   });
 
@@ -232,7 +245,7 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     const again = await call(`${app!.hooks}/agent`, { token: TOKEN, headers, json: { message: 'ship order 77' } });
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(again.data.runId).to.equal(first.data.runId);
-    await sleep(500);
+    expect(forwardRows(), 'the replay committed no forward of its own').to.deep.equal([{ status: 'delivered' }]);
     expect(upstream.calls).to.have.length(1);
     const runs = (await call(`${app!.hooks}/runs`, { token: ADMIN_TOKEN })).data.runs;
     expect(runs).to.have.length(1);
@@ -244,7 +257,8 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     const answers = await Promise.all([1, 2, 3].map(() => call(`${app!.hooks}/wake`, { token: TOKEN, headers, json: { text: 'once' } })));
     expect(new Set(answers.map((r) => r.data.eventId)).size, 'one event for the key').to.equal(1);
     await upstream.waitForCalls(1);
-    await sleep(500);
+    expect(forwardRows(), 'one forward for the key').to.have.length(1);
+    await until('the forward to settle', () => forwardRows()[0]?.status === 'delivered');
     expect(upstream.calls).to.have.length(1);
     expect(upstream.calls[0]!.headers['x-openclaw-idempotency-key']).to.equal(answers[0]!.data.eventId);
   });
