@@ -365,7 +365,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       await Promise.all(Array.from({ length: 20 }, (_, i) => rt.dispatch([wake(`alert number ${i}`)])));
       await h.model.waitForRequests(1, 2000);
       await h.tg.waitForMessages(1);
-      await sleep(600);
+      // No second turn: the next wake's turn below is the second request.
       expect(h.model.requests).to.have.length(1);
       const q = h.model.requests[0]!;
       for (let i = 0; i < 20; i++) expect(q.user).to.include(`alert number ${i}\n</untrusted-content>`);
@@ -386,7 +386,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       await rt.dispatch([wake('quiet event', { mode: 'next-heartbeat' })]);
       const [a] = await rt.dispatch([agent('job', { name: 'Job' })]); // wakeMode next-heartbeat too
       await h.run(runIdOf(a!), 'succeeded');
-      await sleep(600);
+      // Not carried yet: the heartbeat below still finds it after the cursor.
       expect(h.model.requests.filter((r) => r.user.includes('quiet event'))).to.have.length(0);
       await rt.dispatch([wake('loud event', { unsafe: true })]);
       const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('loud event')), 2000, 'heartbeat');
@@ -441,7 +441,6 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       const rt = await h.runtime({ attempts: 3, baseMs: 10, maxMs: 50 });
       await rt.dispatch([wake('first')]);
       await h.model.waitForRequests(3);
-      await sleep(300);
       expect(await h.store.getState(HEARTBEAT_CURSOR_KEY)).to.equal(undefined);
       await rt.dispatch([wake('second')]);
       const reqs = await h.model.waitForRequests(4);
@@ -469,7 +468,8 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       // The reply is in the main session's history (as the assistant's turn), not among the events.
       expect(q2!.user).to.include('second wake').and.not.include('Your build broke.').and.not.include('from heartbeat');
       expect(q2!.body.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).to.deep.equal(['Your build broke.']);
-      await sleep(300);
+      // A reply event commits with its turn's cursor.
+      await waitFor(async () => (await h.store.getState(HEARTBEAT_CURSOR_KEY)) !== '1', 2000, 'the second turn committed');
       expect(await replies()).to.have.length(1); // HEARTBEAT_OK: no event
 
       h.tg.respond = () => ({ status: 400, body: { ok: false, error_code: 400, description: 'Bad Request: chat not found' } });
