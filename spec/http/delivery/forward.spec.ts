@@ -1,13 +1,11 @@
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
-import { DB_FILE } from '../../../src/store/sqlite.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { startFakeUpstream, type FakeUpstream, type UpstreamCall } from '../../support/fake-upstream.js';
 import { call, sleep, tmpDir, until } from '../../support/gateway.js';
-import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, storeRows, TOKEN, type InProcess } from '../../support/in-process.js';
 
 /**
  * Forward mode (CONTRACT.md §9, README "Forward mode"): the real app in-process, in front of a
@@ -50,18 +48,8 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     }, 15_000, 30);
   }
   const ended = (run: any) => run.status !== 'queued' && run.status !== 'running';
-  /**
-   * The forward rows in the app's store, read beside it: a row is committed with its accept,
-   * before the answer (CONTRACT.md §8), and only a pending one is ever sent again.
-   */
-  function forwardRows(): { status: string }[] {
-    const db = new Database(path.join(app!.dir, 'data', DB_FILE), { readonly: true });
-    try {
-      return db.prepare("SELECT status FROM outbox WHERE kind = 'forward'").all() as { status: string }[];
-    } finally {
-      db.close();
-    }
-  }
+  /** Forward rows commit with their accept, and only a pending one is sent again. */
+  const forwardRows = () => storeRows<{ status: string }>(app!, "SELECT status FROM outbox WHERE kind = 'forward'");
 
   function expectForwardHeaders(c: UpstreamCall, key: string) {
     expect(c.method).to.equal('POST');
