@@ -23,9 +23,8 @@ export async function mochaGlobalTeardown(): Promise<void> {
 }
 
 /**
- * The e-mail specs that empty and fill the spec user's mailboxes share that one account when it
- * is the dovecot of IMAP_SPEC_ADDRESS (servers/imap.ts): one such file at a time. Without it each
- * worker process runs its own in-process IMAP server, and shares nothing.
+ * The e-mail specs that fill the spec user's mailboxes share one account on the dovecot of
+ * IMAP_SPEC_ADDRESS: one at a time. Without it each worker has its own IMAP server (servers/imap.ts).
  */
 const ONE_AT_A_TIME = process.env.IMAP_SPEC_ADDRESS ? /[/\\]spec[/\\]email[/\\]email-(run|trust)\.spec\.ts$/ : undefined;
 const LOCK = path.join(root, 'email-specs.lock');

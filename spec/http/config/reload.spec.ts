@@ -82,7 +82,7 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     expect((await call(`${g.hooks}/b`, { token: TOKEN, json: {} })).status).to.equal(404);
   });
 
-  // Defect 7 of issue 30: such a file read as "no settings" dropped every mapping and the token.
+  // Read as "no settings", such a file would drop every mapping and the token.
   const notAMap: [string, string][] = [['an empty file', ''], ['a file of comments only', '# hooks: moved elsewhere\n# (nothing else)\n'], ['a YAML null (~)', '~\n']];
   for (const [what, text] of notAMap) {
     it(`SIGHUP with ${what}: refused with its reason logged; the old token and mappings keep answering`, async () => {
@@ -115,7 +115,6 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
       const r = await call(`${g.hooks}/t`, { token: TOKEN, json: {} });
       return (await eventText(g, r.data.eventId)) === 'v2';
     });
-    // Log lines may follow the swap by a few milliseconds (src/log-output.ts batches them).
     await until('the reload line', () => g.output().includes('config reloaded'));
   });
 
