@@ -2,12 +2,7 @@ import { expect } from 'chai';
 import { freePort, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 import { freshDatabase } from '../support/postgres.js';
 
-/**
- * Issue 32: several instances on PostgreSQL logged no instance id, and a second `serve` on the
- * same config started silently. Several instances on one database are a feature
- * (docs/several-instances.md): each says at start which live instances it joins, and every
- * line it logs names it.
- */
+/** Several instances on one database (docs/several-instances.md): each says which it joins; each log line names it. */
 describe('multi: a second serve on the same config with PostgreSQL joins, saying so; every log line names its instance', function () {
   this.timeout(60_000);
   const gws: Gateway[] = [];
@@ -37,6 +32,7 @@ describe('multi: a second serve on the same config with PostgreSQL joins, saying
     expect(idA, a.output()).to.match(/^[0-9a-f-]{36}$/);
     expect(idB, b.output()).to.match(/^[0-9a-f-]{36}$/).and.not.equal(idA);
 
+    await Promise.all([a.logged('the only live instance on this database'), b.logged('"msg":"joining ')]);
     expect(logLines(a).find((l) => l.msg === 'the only live instance on this database'), a.output()).to.include({ instance: idA });
     const joined = logLines(b).find((l) => String(l.msg).startsWith('joining '));
     expect(joined, b.output()).to.deep.include({ instance: idB, others: [idA] });
@@ -45,7 +41,6 @@ describe('multi: a second serve on the same config with PostgreSQL joins, saying
     // Every line from the config on: store, runtime, leadership, listening, each request.
     await fetch(`${b.base}/healthz`);
     for (const [g, id] of [[a, idA], [b, idB]] as const) {
-      // Log lines may follow what they tell of by a few milliseconds (src/log-output.ts batches them).
       await until('the listening line', () => logLines(g).some((l) => l.msg === 'listening'));
       const lines = logLines(g).filter((l) => !String(l.msg).startsWith('generated the'));
       expect(lines.map((l) => l.msg)).to.include.members(['config loaded', 'listening']);

@@ -5,10 +5,8 @@ import { startInProcess, TOKEN, type InProcess } from '../support/in-process.js'
 import { freshDatabase } from '../support/postgres.js';
 
 /**
- * `?wait` with several instances (CONTRACT.md §10, §14): the run a request waits for may be
- * carried out by another instance, and the waiting one must notice its end (src/dispatch/
- * run-waiter.ts polls the store). Instance A's only run slot (agent.maxConcurrent: 1) is held
- * by a long run, so the run accepted by A with ?wait can only be carried out by B.
+ * `?wait` with several instances (CONTRACT.md §10, §14): A's only run slot is held, so the run
+ * A accepts with ?wait is carried out by B, and A must notice its end (run-waiter.ts polls).
  */
 describe('multi: ?wait notices a run that another instance carried out', function () {
   this.timeout(30_000);

@@ -19,11 +19,7 @@ export interface ModelRequestRecord {
   endedAt?: number;
 }
 
-/**
- * How the fake answers. The first rule that applies wins; with none, it replies `ok`.
- * A rule applies when `match` is a substring of the last user message (absent: any) and
- * `when` (absent: true) holds, and it has uses left (`times`, absent: unlimited).
- */
+/** How the fake answers: the first rule whose `match`, `when` and `times` allow it wins; with none, `ok`. */
 export interface ModelRule {
   match?: string;
   when?: (req: ModelRequestRecord) => boolean;
@@ -46,10 +42,7 @@ export interface FakeModel {
   baseUrl: string;
   requests: ModelRequestRecord[];
   rules: ModelRule[];
-  /**
-   * The most requests matching `which` (absent: all) that were in progress at one moment:
-   * 1 means no two of them ever overlapped (flow control's `concurrency: 1`).
-   */
+  /** The most requests matching `which` (absent: all) in progress at one moment (1: none overlapped). */
   maxOverlap(which?: (req: ModelRequestRecord) => boolean): number;
   /** Resolves once `n` requests have arrived (rejects after `timeoutMs`). */
   waitForRequests(n: number, timeoutMs?: number): Promise<ModelRequestRecord[]>;

@@ -5,12 +5,7 @@ import type { Provider } from '../../src/config/types.js';
 import { closeServer, createRecorder } from './recorder.js';
 import { DeliveryError, type Delivery } from '../../src/dispatch/delivery.js';
 
-/**
- * Local stand-ins for the seven delivery providers' HTTP APIs, each speaking its real wire
- * protocol: the path and method, the auth header (or query) it checks, the body fields it
- * reads, and its own success and error shapes. Specs point `providers.<name>` at one
- * (`fake.config`) and read what arrived (`fake.messages`).
- */
+/** Stand-ins for the seven delivery providers' HTTP APIs, each with its real path, auth, body fields and answers. */
 
 /** One request the fake received. */
 export interface ProviderCall {
@@ -243,15 +238,9 @@ export async function startFakeProvider(name: Provider): Promise<FakeProvider> {
 
 /** The message text of a send, wherever the provider puts it. */
 export function textOf(name: Provider, body: any): string {
-  switch (name) {
-    case 'whatsapp': return body.text?.body;
-    case 'telegram': return body.text;
-    case 'signal': return body.message;
-    case 'imessage': return body.message;
-    case 'discord': return body.content;
-    case 'slack': return body.text;
-    case 'msteams': return body.text;
-  }
+  if (name === 'whatsapp') return body.text?.body;
+  if (name === 'signal' || name === 'imessage') return body.message;
+  return name === 'discord' ? body.content : body.text;
 }
 
 /** What each provider's API must receive for `text` to its kind of address (CONTRACT.md §3). */
@@ -299,11 +288,7 @@ export function expectSend(fake: FakeProvider, call: ProviderCall, text: string)
   EXPECTED[fake.name](fake, call, text);
 }
 
-/**
- * Sends `text` through a delivery registry the way one outbox attempt does (split by the
- * provider's limit, parts in order, the first failure thrown), without the outbox around it:
- * for specs of the providers themselves.
- */
+/** Sends `text` as one outbox attempt does (split, parts in order, the first failure thrown), without the outbox. */
 export async function sendAllParts(delivery: Delivery, target: { provider: Provider; to: string }, text: string): Promise<void> {
   const sender = delivery.sender(target.provider);
   if ('problem' in sender) throw new DeliveryError(sender.problem);

@@ -4,33 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { closeServer, createRecorder } from './recorder.js';
 
 /**
- * A local stand-in for an upstream OpenClaw gateway's hooks endpoint that enforces OpenClaw's
- * REAL request rules, with its own error texts, as read in its source (openclaw/openclaw):
- *
- * - src/gateway/server/hooks-request-handler.ts (`createHooksRequestHandler`): a `?token=`
- *   query is 400 text/plain; not POST is 405 text/plain with `Allow: POST`; the token from
- *   `Authorization: Bearer` or `x-openclaw-token`, else 401 text/plain "Unauthorized";
- *   `/wake` → 200 `{ok:true, mode, eventOutcome}`; `/agent` → 200 `{ok:true, runId}`;
- *   `waitForCompletion` not boolean → 400; `sessionMode: persistent` needs a request
- *   `sessionKey` and a non-empty `hooks.allowedSessionKeyPrefixes`; every refusal is 400
- *   `{ok:false, error:"…"}`; an unknown path is 404 text/plain. The replay cache lives in a Map
- *   (RAM only: "Restart clears all replay state", docs/gateway/config-hooks.md), keyed on the
- *   token, the path, the dispatch fields and the idempotency key (`Idempotency-Key`, else
- *   `X-OpenClaw-Idempotency-Key`, else the body's `idempotencyKey`; at most 256 characters).
- * - src/gateway/hooks.ts: `normalizeWakePayload` ("text required", "sessionKey requires
- *   mode=now"), `normalizeAgentPayload` ("message required", "agentId must be a non-empty
- *   string", "sessionMode must be isolated or persistent", "model required"; a
- *   `timeoutSeconds` floored), `normalizeHookAgentDelivery` (with `deliver` not false: no
- *   channel, to or accountId → its own last recipient; otherwise "channel and to must be set
- *   together for hook delivery", and `channel: "last"` with a `to` is "channel must name a
- *   concrete channel for hook delivery"), `resolveEffectiveHookTargetAgentId`
- *   (`unknown agentId "x"`), and `resolveHookSessionKey`: a request `sessionKey` is refused
- *   unless `hooks.allowRequestSessionKey` ("sessionKey is disabled for externally supplied hook
- *   payload values; set hooks.allowRequestSessionKey=true to enable"), and must match the
- *   prefixes ("sessionKey must start with one of: …").
- *
- * `settings` are the upstream's hooks settings, OpenClaw's defaults unless a spec changes them.
- * `actions` records only what the upstream acted on (a replayed key starts nothing).
+ * A stand-in for an upstream OpenClaw gateway's hooks endpoint with OpenClaw's own request rules
+ * and error texts, as its source has them (openclaw/openclaw): src/gateway/server/
+ * hooks-request-handler.ts (token, method and path; the replay cache, in memory as
+ * docs/gateway/config-hooks.md says, keyed on token, path, dispatch fields and idempotency key)
+ * and src/gateway/hooks.ts (`normalizeWakePayload`, `normalizeAgentPayload`,
+ * `normalizeHookAgentDelivery`, `resolveEffectiveHookTargetAgentId`, `resolveHookSessionKey`).
+ * `settings`: OpenClaw's defaults unless a spec changes them; `actions`: only what it acted on.
  */
 
 export interface UpstreamCall {

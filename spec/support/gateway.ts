@@ -27,10 +27,8 @@ export function freePort(): Promise<number> {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The one polling loop of the specs: calls `fn` every `everyMs` until it gives a value (anything
- * but `undefined` or `false`, so a plain condition works too) and resolves with that value.
- * Past `timeoutMs` it fails with "timed out waiting for {what}"; `what` may be a function, asked
- * only then, to add what was last seen. An error `fn` throws ends the wait at once.
+ * The specs' one polling loop: resolves with the first value of `fn` other than `undefined` or
+ * `false`; past `timeoutMs`, fails naming `what` (a function is asked only then); a throw ends it.
  */
 export async function until<T>(
   what: string | (() => string),
@@ -47,11 +45,7 @@ export async function until<T>(
   }
 }
 
-/**
- * The admin token every spec gateway reads with (GET {path}/events, /runs, /metrics, the
- * console), unless its config names its own or sets `server.adminToken: null` (then serve
- * generates one into {dataDir}/admin-token).
- */
+/** The admin token spec gateways read with, unless a config names its own or sets `server.adminToken: null`. */
 export const ADMIN_TOKEN = 'spec-admin-token-0123456789abcdef';
 
 /** `config` with the spec admin token when its server names none (`adminToken: null` opts out). */

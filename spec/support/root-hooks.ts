@@ -22,31 +22,43 @@ export async function mochaGlobalTeardown(): Promise<void> {
   fs.rmSync(root, { recursive: true, force: true });
 }
 
-/** The e-mail specs share the one account of the spec IMAP server (servers/dovecot.ts): one file at a time. */
-const ONE_AT_A_TIME = /[/\\]spec[/\\]email[/\\]/;
+/**
+ * The e-mail specs that fill the spec user's mailboxes share one account on the dovecot of
+ * IMAP_SPEC_ADDRESS: one at a time. Without it each worker has its own IMAP server (servers/imap.ts).
+ */
+const ONE_AT_A_TIME = process.env.IMAP_SPEC_ADDRESS ? /[/\\]spec[/\\]email[/\\]email-(run|trust)\.spec\.ts$/ : undefined;
 const LOCK = path.join(root, 'email-specs.lock');
 let holding = false;
 
-const isExclusive = (suite: Suite): boolean => ONE_AT_A_TIME.test(suite.file ?? '') || suite.suites.some(isExclusive);
+const isExclusive = (suite: Suite): boolean => !!ONE_AT_A_TIME?.test(suite.file ?? '') || suite.suites.some(isExclusive);
+
+/** With SPEC_TIMES=FILE each worker appends to FILE how long each spec file took (ms, tab, path). */
+const TIMES = process.env.SPEC_TIMES;
+let started = 0;
 
 /** In a `--parallel` worker root hooks run around each file (https://mochajs.org/#root-hook-plugins). */
 export const mochaHooks = worker ? {
   async beforeAll(this: Context): Promise<void> {
-    if (!isExclusive(this.test!.parent!)) return;
-    this.timeout(0);
-    for (;;) {
-      try {
-        fs.mkdirSync(LOCK);
-        holding = true;
-        return;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    if (isExclusive(this.test!.parent!)) await lock(this);
+    started = Date.now();
   },
-  afterAll(): void {
+  afterAll(this: Context): void {
+    if (TIMES) fs.appendFileSync(TIMES, `${Date.now() - started}\t${this.test?.parent?.suites[0]?.file ?? '?'}\n`);
     if (holding) fs.rmdirSync(LOCK);
     holding = false;
   },
 } : {};
+
+async function lock(ctx: Context): Promise<void> {
+  ctx.timeout(0);
+  for (;;) {
+    try {
+      fs.mkdirSync(LOCK);
+      holding = true;
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

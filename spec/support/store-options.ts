@@ -10,10 +10,8 @@ function schemaDefault(path: string): number {
 }
 
 /**
- * What the specs open a store with unless a spec says otherwise. A store keeps no defaults of
- * its own (they are the config schema's, and openStore passes them on), so specs that open one
- * directly take them from the schema too — except `retainDays`: 0 (keep everything), so that a
- * spec's store purges nothing it did not ask for, as before stores had no defaults.
+ * What specs open a store with: the config schema's defaults, as openStore passes them (a store
+ * has none of its own), but `retainDays: 0`, so that it purges nothing a spec did not ask for.
  */
 export const STORE_SPEC_OPTIONS = {
   retainDays: 0,

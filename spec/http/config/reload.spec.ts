@@ -82,7 +82,7 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     expect((await call(`${g.hooks}/b`, { token: TOKEN, json: {} })).status).to.equal(404);
   });
 
-  // Defect 7 of issue 30: such a file read as "no settings" dropped every mapping and the token.
+  // Read as "no settings", such a file would drop every mapping and the token.
   const notAMap: [string, string][] = [['an empty file', ''], ['a file of comments only', '# hooks: moved elsewhere\n# (nothing else)\n'], ['a YAML null (~)', '~\n']];
   for (const [what, text] of notAMap) {
     it(`SIGHUP with ${what}: refused with its reason logged; the old token and mappings keep answering`, async () => {
@@ -115,7 +115,6 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
       const r = await call(`${g.hooks}/t`, { token: TOKEN, json: {} });
       return (await eventText(g, r.data.eventId)) === 'v2';
     });
-    // Log lines may follow the swap by a few milliseconds (src/log-output.ts batches them).
     await until('the reload line', () => g.output().includes('config reloaded'));
   });
 
@@ -173,13 +172,14 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     await sleep(500);
     const baseline = { threads: threads(), workers: workers() };
     expect(baseline.workers).to.be.greaterThan(0);
-    for (let n = 2; n <= 16; n++) await reloadWith(n);
+    // Four more reloads: had any of them left its pool running, the count would show it.
+    for (let n = 2; n <= 5; n++) await reloadWith(n);
     await until('old workers to end', () => threads() <= baseline.threads + 2 && workers() <= baseline.workers, 5000);
     // A reload the file watcher began for an earlier edit may still finish after the last SIGHUP's:
     // the newest module is served once every reload has settled.
     await until('the newest module served', async () => {
       const r = await call(`${g.hooks}/m`, { token: TOKEN, json: {} });
-      return (await eventText(g, r.data.eventId)) === 'v16';
+      return (await eventText(g, r.data.eventId)) === 'v5';
     }, 10_000);
   });
 });

@@ -5,7 +5,7 @@ import { configFromObject } from '../../../src/config/load.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { startFakeUpstream, type FakeUpstream, type UpstreamCall } from '../../support/fake-upstream.js';
 import { call, sleep, tmpDir, until } from '../../support/gateway.js';
-import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
+import { ADMIN_TOKEN, startInProcess, storeRows, TOKEN, type InProcess } from '../../support/in-process.js';
 
 /**
  * Forward mode (CONTRACT.md §9, README "Forward mode"): the real app in-process, in front of a
@@ -48,6 +48,8 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     }, 15_000, 30);
   }
   const ended = (run: any) => run.status !== 'queued' && run.status !== 'running';
+  /** Forward rows commit with their accept, and only a pending one is sent again. */
+  const forwardRows = () => storeRows<{ status: string }>(app!, "SELECT status FROM outbox WHERE kind = 'forward'");
 
   function expectForwardHeaders(c: UpstreamCall, key: string) {
     expect(c.method).to.equal('POST');
@@ -218,8 +220,7 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     await start();
     upstream.respond = () => ({ status: 502, body: 'Bad Gateway' });
     await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'x' } });
-    await until('3 attempts of the wake', () => upstream.calls.filter((c) => c.path.endsWith('/wake')).length >= 3, 10_000);
-    await sleep(2_500); // a 4th attempt would come within the cap of 1 s plus jitter
+    await until('the wake\'s forward to be given up', () => forwardRows()[0]?.status === 'failed', 10_000);
     expect(upstream.calls.filter((c) => c.path.endsWith('/wake'))).to.have.length(3);
   });
 
@@ -232,7 +233,7 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     const again = await call(`${app!.hooks}/agent`, { token: TOKEN, headers, json: { message: 'ship order 77' } });
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(again.data.runId).to.equal(first.data.runId);
-    await sleep(500);
+    expect(forwardRows(), 'the replay committed no forward of its own').to.deep.equal([{ status: 'delivered' }]);
     expect(upstream.calls).to.have.length(1);
     const runs = (await call(`${app!.hooks}/runs`, { token: ADMIN_TOKEN })).data.runs;
     expect(runs).to.have.length(1);
@@ -244,7 +245,8 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     const answers = await Promise.all([1, 2, 3].map(() => call(`${app!.hooks}/wake`, { token: TOKEN, headers, json: { text: 'once' } })));
     expect(new Set(answers.map((r) => r.data.eventId)).size, 'one event for the key').to.equal(1);
     await upstream.waitForCalls(1);
-    await sleep(500);
+    expect(forwardRows(), 'one forward for the key').to.have.length(1);
+    await until('the forward to settle', () => forwardRows()[0]?.status === 'delivered');
     expect(upstream.calls).to.have.length(1);
     expect(upstream.calls[0]!.headers['x-openclaw-idempotency-key']).to.equal(answers[0]!.data.eventId);
   });

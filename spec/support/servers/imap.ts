@@ -8,10 +8,8 @@ import hoodiecrow from 'hoodiecrow-imap';
 import { ImapFlow } from 'imapflow';
 
 /**
- * The IMAP server of the e-mail specs. With IMAP_SPEC_ADDRESS (and IMAP_SPEC_DIR, its folder),
- * a dovecot started by dovecot.sh, as CI does; without, an in-process hoodiecrow-imap
- * (https://github.com/andris9/hoodiecrow#readme), so that `npm test` needs only Node. Mail
- * goes in and out through IMAP itself, the same on both.
+ * The e-mail specs' IMAP server: with IMAP_SPEC_ADDRESS (and IMAP_SPEC_DIR) a dovecot (dovecot.sh);
+ * without, an in-process hoodiecrow-imap (https://github.com/andris9/hoodiecrow#readme).
  */
 export const IMAP_USER = 'hookrelay';
 export const IMAP_PASSWORD = 'secret';

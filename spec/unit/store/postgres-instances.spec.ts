@@ -6,6 +6,7 @@ import { LEADER_LOCK } from '../../../src/store/postgres-schema.js';
 import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/records.js';
 import { expireInstance, freshDatabase, truncateAll } from '../../support/postgres.js';
 import { PG_SPEC_OPTIONS } from '../../support/store-options.js';
+import { until } from '../../support/gateway.js';
 
 /**
  * Several instances on one database (CONTRACT.md §10), at the store: instance leases (a live
@@ -21,6 +22,8 @@ const ev = (id: string, extra: Partial<NewEvent> = {}): NewEvent => ({ id, kind:
 const reply: NewDelivery = { kind: 'run', provider: 'telegram', to: '555', parts: ['one', 'two'], createdAt: '2025-01-01T00:00:00.000Z' };
 const failed = { status: 'failed', endedAt: '2025-01-01T00:02:00.000Z', error: 'interrupted', errorCode: 'interrupted' } as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** store.leaseSeconds in these specs (the config's minimum is 3; the store takes any): renewed every third of it. */
+const LEASE = 2;
 
 describe('store/postgres: several instances on one database', function () {
   this.timeout(60000);
@@ -43,6 +46,12 @@ describe('store/postgres: several instances on one database', function () {
   const expire = (s: PostgresStore) => expireInstance(url, s.instanceId);
   /** The lease renewal stops as in a dead process; the store's pool and instance row stay. */
   const stopRenewing = (s: PostgresStore) => (s as unknown as { lease: { stop(): Promise<void> } }).lease.stop();
+  /** How long `s`'s lease has left by the database's clock, which decides it, and when it ends. */
+  const lease = (s: PostgresStore) => sql<{ left: number; until: string }>(
+    'SELECT EXTRACT(EPOCH FROM lease_until - now())::float AS left, lease_until::text AS until FROM instances WHERE id = $1', [s.instanceId]);
+  /** Resolves once the database's clock is past the lease `first` read. */
+  const firstLeasePassed = (first: { until: string }) =>
+    until('the first lease to pass', async () => (await sql<{ past: boolean }>('SELECT now() > $1::timestamptz AS past', [first.until]))[0]!.past, 10_000, 100);
 
   before(async () => {
     url = await freshDatabase('instances');
@@ -57,20 +66,21 @@ describe('store/postgres: several instances on one database', function () {
   });
 
   it('each store registers an instance and renews its lease in the background; close removes it', async () => {
-    const a = await open({ leaseSeconds: 3 });
-    const [row] = await sql<{ left: number }>('SELECT EXTRACT(EPOCH FROM lease_until - now())::float AS left FROM instances WHERE id = $1', [a.instanceId]);
-    expect(row!.left).to.be.within(2, 3.5);
-    await sleep(4500); // past the first lease: renewed (every second here)
-    const [later] = await sql<{ left: number }>('SELECT EXTRACT(EPOCH FROM lease_until - now())::float AS left FROM instances WHERE id = $1', [a.instanceId]);
-    expect(later!.left, 'renewed').to.be.above(1);
+    const a = await open({ leaseSeconds: LEASE });
+    const [row] = await lease(a);
+    expect(row!.left).to.be.within(LEASE - 1, LEASE + 0.5);
+    await firstLeasePassed(row!);
+    const [later] = await lease(a);
+    expect(later!.left, 'renewed (every third of the lease)').to.be.above(LEASE / 3);
     await a.close();
     expect(await sql('SELECT id FROM instances WHERE id = $1', [a.instanceId])).to.deep.equal([]);
   });
 
   it('a run claimed by A is not taken over by B while A lives; once A\'s lease expires, B takes it over once, with A\'s deliveries', async () => {
-    const a = await open({ leaseSeconds: 3 });
+    const a = await open({ leaseSeconds: LEASE });
     const b = await open();
     const c = await open();
+    const [first] = await lease(a);
     await a.accept([], [run('r1', 'S1'), run('r2', 'S2'), run('d1', 'S3')]);
     expect((await a.claimRuns(10, 't')).map((r) => r.runId)).to.deep.equal(['r1', 'r2', 'd1']);
     await a.finishRun('d1', { status: 'succeeded', endedAt: 't', reply: 'one two' }, { delivery: reply });
@@ -78,7 +88,7 @@ describe('store/postgres: several instances on one database', function () {
     expect(leased).to.have.length(1);
     await a.ackPart(leased[0]!.id, 0);
 
-    await sleep(1500); // A renews meanwhile
+    await firstLeasePassed(first!); // A renews meanwhile
     expect(await b.takeOver(10), 'A is alive').to.deep.equal({ runs: [], deliveries: 0 });
     expect((await b.claimDeliveries('2025-01-01T00:00:02.000Z', 10, '2099-01-01T00:00:00.000Z')).deliveries, 'A holds its lease').to.deep.equal([]);
 
@@ -108,15 +118,21 @@ describe('store/postgres: several instances on one database', function () {
   });
 
   it('a store that stops renewing (its process froze or died) loses its runs after store.leaseSeconds, not before', async () => {
-    const a = await open({ leaseSeconds: 3 });
+    const a = await open({ leaseSeconds: LEASE });
     const b = await open();
     await a.accept([], [run('r1', 'S1')]);
     await a.claimRuns(1, 't');
     await stopRenewing(a);
-    await sleep(1500);
-    expect((await b.takeOver(10)).runs, 'within the lease').to.deep.equal([]);
-    await sleep(2500);
-    expect((await b.takeOver(10)).runs.map((r) => r.runId)).to.deep.equal(['r1']);
+    // B tries until A's lease has run out: every try made while it still held finds nothing.
+    let taken: string[] = [];
+    await until('A\'s lease to run out', async () => {
+      taken = (await b.takeOver(10)).runs.map((r) => r.runId);
+      const left = (await lease(a))[0]!.left;
+      if (left > 0) expect(taken, 'within the lease').to.deep.equal([]);
+      return left <= 0;
+    }, 10_000, 100);
+    if (taken.length === 0) taken = (await b.takeOver(10)).runs.map((r) => r.runId);
+    expect(taken).to.deep.equal(['r1']);
   });
 
   it('one heartbeat leader at a time, taken over within a few seconds when its connection drops; NOTIFY on commit reaches it', async () => {
@@ -137,11 +153,12 @@ describe('store/postgres: several instances on one database', function () {
     await b.s.accept([ev('w1', { wakesNow: true })], []);
     while (!log.includes('A:trigger') && Date.now() - t0 < 2000) await sleep(5);
     expect(Date.now() - t0, 'trigger latency (ms)').to.be.below(250);
-    await sleep(300);
-    expect(log).to.deep.equal(['A:lead', 'A:trigger']);
     await b.s.accept([ev('w2', { wakesNow: true, kind: 'bogus' as 'wake' })], []).catch(() => {}); // a kind the CHECK refuses: rolled back
-    await sleep(300);
-    expect(log, 'a rolled-back commit notifies nobody').to.deep.equal(['A:lead', 'A:trigger']);
+    // Notifications arrive in commit order (https://www.postgresql.org/docs/current/sql-notify.html):
+    // once the next commit's has come, any the earlier ones sent would have come before it.
+    await b.s.accept([ev('w3', { wakesNow: true })], []);
+    await until('the trigger of the next commit', () => log.filter((e) => e === 'A:trigger').length >= 2, 2000, 5);
+    expect(log, 'one trigger per committed now wake: none for the next wake, none for the rolled-back one').to.deep.equal(['A:lead', 'A:trigger', 'A:trigger']);
 
     // The leader's connection drops (as when its process dies): B takes over.
     const [holder] = await sql<{ pid: number }>(
@@ -151,12 +168,12 @@ describe('store/postgres: several instances on one database', function () {
     await sql('SELECT pg_terminate_backend($1)', [holder!.pid]);
     const t1 = Date.now();
     while (!log.includes('B:lead') && Date.now() - t1 < 5000) await sleep(20);
-    expect(log.slice(2).sort()).to.deep.equal(['A:lost', 'B:lead']);
+    expect(log.slice(3).sort()).to.deep.equal(['A:lost', 'B:lead']);
     expect(Date.now() - t1).to.be.below(3000);
     await a.s.accept([ev('w2', { wakesNow: true })], []);
     const t2 = Date.now();
     while (!log.includes('B:trigger') && Date.now() - t2 < 2000) await sleep(5);
-    expect(log.filter((e) => e.endsWith('trigger'))).to.deep.equal(['A:trigger', 'B:trigger']);
+    expect(log.filter((e) => e.endsWith('trigger'))).to.deep.equal(['A:trigger', 'A:trigger', 'B:trigger']);
     await sleep(500);
     expect(log.filter((e) => e === 'A:lead'), 'A stays a follower: B holds the lock').to.have.length(1);
 
