@@ -40,7 +40,7 @@ async function acceptAll(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?: 
   const own = made.own;
   const status = own ? own.status : made.status;
   const body = own ? storedMappingAnswer(own) : made.body;
-  const claims = d.key && [{ ...d.key, actions: d.actions.map((_, i) => i), status, body }];
+  const claims = d.key && [{ actions: d.actions.map((_, i) => i), status, body, ...d.key }];
   const held = await deps.dispatch.commit(prepared, claims, requestRow(ex, status, prepared.accepted));
   if (held.length === 0) {
     ex.committed = true;
@@ -84,7 +84,7 @@ async function acceptItems(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?
       const key = items[i]!.key;
       if (!key) return;
       claimed.push(i);
-      claims.push({ ...key, actions: [j], status: statusOf(deps, [accepted[j]!]), body: JSON.stringify(accepted[j]) });
+      claims.push({ actions: [j], status: statusOf(deps, [accepted[j]!]), body: JSON.stringify(accepted[j]), ...key });
     });
     // The row's status is the whole answer's: the items replayed and those acted on now.
     const all = answers.slice();
