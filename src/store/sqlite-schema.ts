@@ -258,5 +258,3 @@ export function migrate(db: Database.Database): { from: number; to: number } {
     return { from, to: SCHEMA_VERSION };
   }).immediate();
 }
-
-export * from './rows.js';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../../../src/log.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import { MIGRATIONS, runValues, RUN_COLUMNS } from '../../../src/store/sqlite-schema.js';
+import { MIGRATIONS } from '../../../src/store/sqlite-schema.js';
+import { runValues, RUN_COLUMNS } from '../../../src/store/rows.js';
 import type { NewRun, RunRecord } from '../../../src/store/records.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
