@@ -6,16 +6,11 @@ import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { answerJson } from './answer.js';
 import type { Exchange } from './exchange.js';
-import { answerReplay, markReplayed } from './idempotency.js';
-import { answerMapping, storedMappingAnswer } from './mapping-answer.js';
+import { answerMapping, answerReplay, markReplayed, storedMappingAnswer } from './mapping-answer.js';
 import { requestRow } from './request-log.js';
 import { waitedAnswer } from './wait.js';
 
-/**
- * The engine's `act` decision carried out (engine/decide.ts): the actions, their keys and the
- * request log's row in one commit, then the answer — or a repeat's, when a concurrent request
- * with the same key committed first.
- */
+/** What accepting an `act` decision needs: the actions, their keys and the request's row go in one commit, then the answer. */
 export interface AcceptDeps {
   acceptStatus: number;
   dispatch: Pick<Runtime, 'prepare' | 'commit' | 'waitRun'>;
@@ -63,11 +58,7 @@ async function replayed(deps: AcceptDeps, ex: Exchange, key: RequestKey): Promis
   return true;
 }
 
-/**
- * forEach with an `idempotencyKey` template (CONTRACT.md §8): the items not acted on before are
- * committed under their own keys; the answer lists every item. `beforeCommit` runs only when some
- * item is new; true when it ran but concurrent requests took every new key first.
- */
+/** forEach with an `idempotencyKey` (CONTRACT.md §8): new items committed under their own keys, the answer lists all; true when concurrent requests took every new key. */
 async function acceptItems(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?: () => Promise<void>): Promise<boolean> {
   const { actions } = d;
   const items = d.items!;

@@ -1,19 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
-import { exchangeOf, type Exchange } from './exchange.js';
+import type { Exchange } from './exchange.js';
 import { SENDER_ID, type RequestLogger } from './request-log.js';
 
-/**
- * What is recorded when a response closes, whoever answered and also when the client left: the
- * access line (never the query, headers or body; the path escaped and capped), the request
- * metrics and the request log's row of a request no accept committed (request-log.ts).
- */
+/** What is recorded when a response closes, also when the client left: the access line (no query, headers or body), request metrics and the request log's row. */
 export interface AccessLog {
-  /** Call first thing for each request: notes its start, gives it its `X-Request-Id` (when logging) and arms the record. */
+  /** Notes a request's start, gives it its `X-Request-Id` (when logging) and arms the close hook. */
   begin(ex: Exchange): void;
 }
 
@@ -29,17 +24,17 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
 
-  function onClose(this: ServerResponse): void {
-    const ex = exchangeOf(this.req);
+  function closed(ex: Exchange): void {
+    const res = ex.res;
     const ms = performance.now() - ex.start;
-    metrics?.request(ex.label, this.statusCode, ms / 1000);
+    metrics?.request(ex.label, res.statusCode, ms / 1000);
     requests?.closed(ex);
     // Its connection keeps the record until its next request (server.ts): not the body.
     if (ex.answered) ex.raw = undefined;
     if (!logging) return;
     const url = ex.req.url ?? '';
     const q = url.indexOf('?');
-    output.write(accessLine(bindings, ex.requestId!, ex.req.method ?? '', printable(q < 0 ? url : url.slice(0, q), 200), ex.label, this.statusCode, Math.round(ms * 10) / 10, ex.sender?.name, !this.writableFinished));
+    output.write(accessLine(bindings, ex.requestId!, ex.req.method ?? '', printable(q < 0 ? url : url.slice(0, q), 200), ex.label, res.statusCode, Math.round(ms * 10) / 10, ex.sender?.name, !res.writableFinished));
   }
 
   return {
@@ -48,17 +43,14 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
       if (logging) {
         const given = ex.req.headers['x-request-id'];
         ex.requestId = typeof given === 'string' && SENDER_ID.test(given) ? given : `${prefix}-${(++seq).toString(36)}`;
+        ex.res.setHeader('x-request-id', ex.requestId);
       }
-      ex.res.on('close', onClose);
+      ex.res.once('close', () => closed(ex));
     },
   };
 }
 
-/**
- * The access line, exactly as pino writes `log.info({reqId, method, path, route, status, ms,
- * sender?, aborted?}, 'request')` with createLogger's options, made as one string (nothing in it
- * needs redacting); a spec compares it with pino's.
- */
+/** The access line as pino writes `log.info({reqId, method, path, route, status, ms, sender?, aborted?}, 'request')` (a spec compares them). */
 export function accessLine(bindings: string, reqId: string, method: string, path: string, route: string, status: number, ms: number, sender: string | undefined, aborted: boolean): string {
   return `{"level":30,"time":${Date.now()}${bindings},"reqId":${PLAIN_ID.test(reqId) ? `"${reqId}"` : JSON.stringify(reqId)},"method":${quoted(printable(method, 16))},"path":${JSON.stringify(path)},"route":${quoted(route)},"status":${status},"ms":${ms}${sender === undefined ? '' : `,"sender":${quoted(sender)}`}${aborted ? ',"aborted":true' : ''},"msg":"request"}\n`;
 }

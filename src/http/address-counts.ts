@@ -1,7 +1,4 @@
-/**
- * Counts per client address over fixed windows (auth.ts, request-log.ts) in a table a stranger
- * cannot grow: at most `maxTracked` entries, in the order their windows end, the oldest forgotten.
- */
+/** Counts per client address over fixed windows, in at most `maxTracked` entries (the oldest forgotten), so no stranger can grow it. */
 export interface AddressCounts {
   /** Counts one for `address` at `now` (ms): its entry in the current window (the table's own). */
   hit(address: string, now: number): Readonly<WindowCount>;

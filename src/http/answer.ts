@@ -2,12 +2,6 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import type { Exchange } from './exchange.js';
 
-/*
- * The one writer of answers (the gate's, the handlers', the error step's, the console's): Koa
- * writes nothing (https://koajs.com/#ctx-respond), so that no request has two answers. The close
- * hook (access-log.ts) records what was answered from the request's record.
- */
-
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function bodyHeaders(type: string, byteLength: number): Record<string, string> {
@@ -18,19 +12,16 @@ export function jsonHeaders(byteLength: number): Record<string, string> {
   return bodyHeaders(JSON_TYPE, byteLength);
 }
 
-/**
- * Writes the answer. One given before the body was read to its end closes the connection,
- * unless the rest is announced as at most `drainable` bytes; before the close up to
- * {@link LINGER_BYTES} more of the body is read ({@link endAfterBody}) — not after a 408, nor a
- * refusal of an `Expect: 100-continue` request never told to continue (RFC 9110 §10.1.1).
- */
+/** Sets the answer on Koa's response; one before the body's end (past `drainable` bytes) is {@link answerAndClose}'s. */
 export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
   ex.answered = true;
-  const close = bodyMayFollow(ex.req, drainable);
-  writeHead(ex, status, headers, close);
-  const bodyComing = status !== 408 && (ex.continued || ex.req.headers.expect === undefined);
-  if (close && bodyComing) endAfterBody(ex, body);
-  else ex.res.end(body);
+  if (bodyMayFollow(ex.req, drainable)) return answerAndClose(ex, status, headers, body);
+  const ctx = ex.ctx;
+  // An explicit null body: Koa answers it with Content-Length 0 and no Content-Type (koa lib/application.js respond).
+  if (body === undefined) ctx.body = null;
+  ctx.status = status;
+  ctx.set(headers as Record<string, string>);
+  if (body !== undefined) ctx.body = body;
 }
 
 /** What is read and dropped of a body after an answer given before its end (CONTRACT.md §8). */
@@ -38,12 +29,24 @@ const LINGER_BYTES = 1024 * 1024;
 const LINGER_MS = 5_000;
 
 /**
- * Ends the answer (and the connection) once the body ended, {@link LINGER_BYTES} more were read
- * or {@link LINGER_MS} passed: closing with unread bytes resets the connection, which can destroy
- * the answer before the client reads it (RFC 9112 §9.6; nginx's lingering_close does the same).
+ * Closes once the body ended or {@link LINGER_BYTES} / {@link LINGER_MS} passed: unread bytes reset the connection,
+ * which can destroy the answer before it is read (RFC 9112 §9.6, nginx's lingering_close). Koa ends
+ * a response right after its middleware, so this one bypasses it (https://koajs.com/#ctx-respond).
+ * No body comes after a 408, nor to an `Expect: 100-continue` never continued (RFC 9110 §10.1.1).
  */
-function endAfterBody(ex: Exchange, body?: string | Buffer): void {
+function answerAndClose(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer): void {
   const { req, res } = ex;
+  ex.ctx.respond = false;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) res.setHeader(name, value);
+  }
+  res.setHeader('connection', 'close');
+  res.writeHead(status);
+  if (status === 408 || (!ex.continued && req.headers.expect !== undefined)) {
+    res.end(body);
+    return;
+  }
   if (body === undefined || body.length === 0) res.flushHeaders();
   else res.write(body);
   let left = LINGER_BYTES;
@@ -86,33 +89,14 @@ export function refuse(ex: Exchange, code: ErrorCode, message: string, headers?:
   answer(ex, ERRORS[code].status, headers === undefined ? h : Object.assign(h, headers), body, drainable);
 }
 
-/** Begins an answer that is written on over time (the console's event stream); the caller writes and ends it. */
+/** Begins an answer the caller writes on and ends (the console's event stream), outside Koa's respond (https://koajs.com/#ctx-respond). */
 export function answerStream(ex: Exchange, status: number, headers: OutgoingHttpHeaders): void {
   ex.answered = true;
-  writeHead(ex, status, headers, false);
+  ex.ctx.respond = false;
+  ex.res.writeHead(status, headers);
 }
 
-/** The head as one flat list, with the request's id and `Connection: close` when `close`. */
-function writeHead(ex: Exchange, status: number, headers: OutgoingHttpHeaders, close: boolean): void {
-  const id = ex.requestId;
-  if (id === undefined && !close) {
-    ex.res.writeHead(status, headers);
-    return;
-  }
-  const head: (string | number | readonly string[])[] = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (value !== undefined && !(close && name === 'connection')) head.push(name, value);
-  }
-  if (id !== undefined) head.push('x-request-id', id);
-  if (close) head.push('connection', 'close');
-  ex.res.writeHead(status, head as string[]);
-}
-
-/**
- * Whether body bytes past `drainable` may still come. A request without Content-Length or
- * Transfer-Encoding has none (RFC 9112 §6.3), though Node marks it `complete` only later.
- */
+/** Whether body bytes past `drainable` may come: none without Content-Length or Transfer-Encoding (RFC 9112 §6.3). */
 function bodyMayFollow(req: IncomingMessage, drainable: number): boolean {
   if (req.complete) return false;
   const h = req.headers;

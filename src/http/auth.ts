@@ -42,11 +42,7 @@ export interface Credentials {
 
 /** The token check and the failure budget, shared by the gate, the console and the signature check (signatures.ts). */
 export interface Auth {
-  /**
-   * The gate's decision on a request taking a credential of `kind` (the other kind is a counted
-   * 401). `signatureMayStandIn` (`auth: signature`): without a right token it is let through
-   * `bySignature`, uncounted until its signature is checked. `query`: the raw query without `?`.
-   */
+  /** The gate's decision for a route taking `kind`; with `signatureMayStandIn` (`auth: signature`) no token passes `bySignature`, uncounted. */
   check(req: IncomingMessage, query: string, address: string, kind: CredentialKind, signatureMayStandIn?: boolean): AuthVerdict;
   /** A token given other than in headers or query (the console's sign-in form), with the same budget. */
   verify(given: string, address: string, kind: CredentialKind): AuthVerdict;
@@ -57,9 +53,8 @@ export interface Auth {
 }
 
 /**
- * Token check and the per-address failure budget. Tokens are hashed into {@link MAX_TOKENS}
- * slots, and a presented token is compared with timingSafeEqual against every slot without an
- * early exit, so that neither time nor length tells which token matched, or how many there are.
+ * Token check and the per-address failure budget. A presented token's digest is compared with all
+ * {@link MAX_TOKENS} slots, no early exit: neither time nor length tells which matched, or how many there are.
  */
 export function createAuth(credentials: Credentials, allowQueryToken: boolean, now: () => number = Date.now): Auth {
   const hooks = credentials.hooks.filter((c) => c.token !== '');
@@ -67,11 +62,9 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
   if (hooks.length > MAX_TOKENS || admin.length > MAX_TOKENS) throw new Error(`at most ${MAX_TOKENS} tokens of each kind`);
   const hookSlots = slots(hooks.map((c) => c.token));
   const adminSlots = slots(admin);
-  // One frozen verdict per hooks token, made here: a pass allocates nothing.
   const hookVerdicts: AuthVerdict[] = hooks.map((c) => (c.name === undefined && c.routes === undefined
     ? PASSED
     : Object.freeze({ ok: true as const, sender: Object.freeze({ name: c.name, routes: c.routes && new Set(c.routes) }) })));
-  // A table per kind, so that a right credential clears its own kind with one delete.
   const failures: Record<FailureKind, AddressCounts> = {
     hooks: createAddressCounts(WINDOW_MS, MAX_TRACKED),
     admin: createAddressCounts(WINDOW_MS, MAX_TRACKED),
@@ -160,10 +153,7 @@ function indexIn(d: Buffer, slots: readonly Buffer[]): number {
   return idx;
 }
 
-/**
- * The presented token's digest into one shared buffer (the check is synchronous), with latin1
- * output, which allocates no ArrayBuffer: https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding
- */
+/** Into one shared buffer (the check is synchronous): https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding */
 const presentedDigest = Buffer.alloc(32);
 function digestOfPresented(text: string): Buffer {
   presentedDigest.write(hash('sha256', text, 'binary'), 0, 'latin1');

@@ -1,24 +1,22 @@
 import type { IncomingMessage } from 'node:http';
+import type { DefaultState, Middleware } from 'koa';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { HookError } from '../errors.js';
 import { printable } from '../printable.js';
-import { exchangeOf, type Exchange } from './exchange.js';
+import type { Exchange, ExchangeContext } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { isMultipart, parseMultipart } from './multipart.js';
-import { ROUTE_METHODS } from './routes-table.js';
+import { ROUTE_KINDS } from './routes-table.js';
 import type { BodyLimit, BodyLimits } from './body-limits.js';
 
-/**
- * Reads a send route's body onto the record (`raw`), decoded: 413 past the route's limit on the
- * wire or decoded, 408 past `bodyTimeoutMs`, 415 for an unknown Content-Encoding. It is parsed
- * ({@link payloadOf}) once the engine has checked its signature on these bytes.
- */
-export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number) {
-  return async function readBody(ex: Exchange): Promise<void> {
+/** Reads a send route's body, decoded, onto the record (`raw`): 413 past its limit on the wire or decoded, 408 past `bodyTimeoutMs`, 415 for an unknown encoding. */
+export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number): Middleware<DefaultState, ExchangeContext> {
+  return async function readBody(ctx, next) {
+    const ex = ctx.exchange;
     const route = ex.route!;
-    if (ROUTE_METHODS[route.kind] !== 'POST') return;
-    ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
+    if (ROUTE_KINDS[route.kind].methods === 'POST') ex.raw = await readLimited(ex, bodyLimit(route), bodyTimeoutMs);
+    return next();
   };
 }
 
@@ -42,7 +40,7 @@ function isZlibHeader(b: Buffer): boolean {
   return b.length < 2 || ((b[0]! & 0x0f) === 8 && ((b[0]! << 8) | b[1]!) % 31 === 0);
 }
 
-/** The read of one body, on the request's record while it lasts: the listeners below are shared, not made per request. */
+/** The read of one body, on the request's record while it lasts: the listeners below are shared, and find it through {@link reading}. */
 export interface ReadState {
   chunks: Buffer[];
   size: number;
@@ -79,7 +77,7 @@ function readLimited(ex: Exchange, { bytes: limit, name: limitName }: BodyLimit,
 }
 
 function onData(this: IncomingMessage, chunk: Buffer): void {
-  const ex = exchangeOf(this);
+  const ex = reading.get(this)!;
   const s = ex.reading!;
   s.wire += chunk.length;
   if (s.wire > s.limit) return tooLarge(ex);
@@ -115,16 +113,13 @@ function keep(ex: Exchange, s: ReadState, bytes: Buffer): void {
 }
 
 function onEnd(this: IncomingMessage): void {
-  const ex = exchangeOf(this);
+  const ex = reading.get(this)!;
   const s = ex.reading!;
   if (s.decoder) s.decoder.end(); // settles in onDecodedEnd or onDecodeError
   else finish(ex);
 }
 
-/**
- * Nothing may follow the compressed stream: zlib drops what follows a deflate or brotli stream
- * silently, and gunzip reads it as a next member (RFC 1952 §2.2).
- */
+/** Nothing may follow the compressed stream: zlib drops it silently, and gunzip reads it as a next member (RFC 1952 §2.2). */
 function onDecodedEnd(ex: Exchange, s: ReadState, d: zlib.Zlib): void {
   if (d.bytesWritten < s.wire) return refuseTrailing(ex);
   finish(ex);
@@ -162,10 +157,9 @@ function tooLarge(ex: Exchange): void {
   s.reject(new HookError('payload_too_large', `the body is larger than ${s.limitName} (${s.limit} bytes${s.encoding ? ', decoded' : ''})`));
 }
 
-// A client that hangs up mid-body: Node emits 'aborted', then 'error' with ECONNRESET
-// (IncomingMessage._destroy), so 'error' alone covers it.
+// A client that hangs up mid-body: 'error' with ECONNRESET (https://nodejs.org/api/http.html#event-aborted).
 function onError(this: IncomingMessage, err: NodeJS.ErrnoException): void {
-  done(exchangeOf(this)).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
+  done(reading.get(this)!).reject(err.code === 'ECONNRESET' ? new ClientClosedError() : err);
 }
 
 /** The client hung up before its body was complete: nothing to answer, noted in the log. */
@@ -188,18 +182,18 @@ function done(ex: Exchange): ReadState {
   return s;
 }
 
-/* hooks.bodyTimeoutMs: one shared timer sweeps the bodies being read, only while some are. */
+/* The bodies being read, by request; for hooks.bodyTimeoutMs one shared timer sweeps them, only while there are some. */
 const SWEEP_EVERY_MS = 100;
-const reading = new Set<Exchange>();
+const reading = new Map<IncomingMessage, Exchange>();
 let sweeper: NodeJS.Timeout | undefined;
 
 function watch(ex: Exchange): void {
-  reading.add(ex);
+  reading.set(ex.req, ex);
   if (!sweeper) sweeper = setInterval(sweep, SWEEP_EVERY_MS).unref();
 }
 
 function unwatch(ex: Exchange): void {
-  reading.delete(ex);
+  reading.delete(ex.req);
 }
 
 function sweep(): void {
@@ -209,7 +203,7 @@ function sweep(): void {
     return;
   }
   const now = Date.now();
-  for (const ex of reading) {
+  for (const ex of reading.values()) {
     if (ex.reading!.deadline > now) continue;
     const s = done(ex);
     ex.req.pause();

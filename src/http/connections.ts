@@ -6,10 +6,7 @@ import type { Logger } from '../log.js';
 import { jsonHeaders } from './answer.js';
 import type { Exchange } from './exchange.js';
 
-/**
- * What the listener keeps on a connection: the record of the last request begun on it (see
- * {@link onClientError}), or {@link REFUSED} for one the per-address cap answered 503.
- */
+/** A connection's last request ({@link onClientError}), or {@link REFUSED} when the per-address cap answered it. */
 export const LAST = Symbol('hookrelay.last');
 export const REFUSED = 'refused';
 export type Tracked = Socket & { [LAST]?: Exchange | typeof REFUSED };
@@ -28,10 +25,7 @@ const CLIENT_ERROR_ANSWERS: Record<string, string> = {
 };
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
 
-/**
- * What Node does with bytes its parser refuses, except after a complete request on the same
- * connection (a body longer than its Content-Length): that request's answer goes first, then the 400.
- */
+/** Node's answer to bytes its parser refuses, but after the answer of a complete request before them (a body past its Content-Length). */
 export function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   const res = lastOn(socket)?.res;
   if (res && !res.writableFinished && res.req.complete && err.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
@@ -50,10 +44,7 @@ function refuseBytes(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
-/**
- * At most `server.maxConnectionsPerAddress` connections per peer (a trusted proxy is not capped):
- * one past the cap is answered 503 with Retry-After and closed before its request is read.
- */
+/** At most `server.maxConnectionsPerAddress` per peer but a trusted proxy: one more is answered 503 and closed unread. */
 export function capPerAddress(server: http.Server, cap: number, isProxy: (address: string) => boolean, log: Logger): void {
   const body = errorBody('unavailable', `too many connections from this address (server.maxConnectionsPerAddress is ${cap}); retry later`);
   const headers = { ...jsonHeaders(Buffer.byteLength(body)), 'retry-after': '1', connection: 'close' };

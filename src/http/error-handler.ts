@@ -1,9 +1,10 @@
+import type { DefaultState, Middleware } from 'koa';
 import { ERRORS, HookError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isStoreDown, StoreError } from '../store/store.js';
 import { refuse } from './answer.js';
 import { ClientClosedError } from './body.js';
-import type { Exchange } from './exchange.js';
+import type { ExchangeContext } from './exchange.js';
 import { printable } from '../printable.js';
 
 /** Seconds a sender is asked to wait when the store could not take its request. */
@@ -13,8 +14,9 @@ export const STORE_RETRY_AFTER_SECONDS = 5;
  * Turns every failure into the contract's JSON error body: a 4xx says what was wrong, a 5xx only
  * its code's summary, the cause going to the log (STYLE.md #5, after Koa's ctx.onerror).
  */
-export function errorHandler(log: Logger, storeProblem: () => string | undefined) {
-  return async function handleErrors(ex: Exchange, next: () => Promise<unknown>): Promise<void> {
+export function errorHandler(log: Logger, storeProblem: () => string | undefined): Middleware<DefaultState, ExchangeContext> {
+  return async function handleErrors(ctx, next) {
+    const ex = ctx.exchange;
     try {
       await next();
       if (!ex.answered) refuse(ex, 'not_found', `no route for ${ex.req.method} ${printable(ex.route?.path ?? '', 200)}`);

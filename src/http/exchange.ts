@@ -12,6 +12,7 @@ const NO_HEADERS: ReadonlySet<string> = new Set();
  * layer after it; made with every field present, so that all records have one shape.
  */
 export interface Exchange {
+  readonly ctx: HookContext;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   /** `performance.now()` when it arrived; 0 when nothing records requests. */
@@ -20,7 +21,7 @@ export interface Exchange {
   requestId: string | undefined;
   /** The gate's decision (routes-table.ts); undefined until routed, and for a target that cannot be parsed. */
   route: Route | undefined;
-  /** The route label of logs and metrics (route-label.ts): the route kind's, then the mapping's once one matched. */
+  /** The label of logs and metrics (routes-table.ts): the route kind's, then the mapping's once one matched. */
   label: string;
   /** Let through without the token: a signature must stand in for it (`auth: signature`, signatures.ts). */
   bySignature: boolean;
@@ -45,13 +46,19 @@ export interface Exchange {
   continued: boolean;
 }
 
-const EXCHANGE = Symbol('hookrelay.exchange');
-type Carrying = IncomingMessage & { [EXCHANGE]?: Exchange };
+/** The request's record as the app's typed context extension, `ctx.exchange` (https://koajs.com/#app-context). */
+export interface ExchangeContext {
+  readonly exchange: Exchange;
+}
 
-export function openExchange(req: IncomingMessage, res: ServerResponse): Exchange {
+export type HookContext = ParameterizedContext<DefaultState, ExchangeContext>;
+
+/** Makes the request's record and puts it on its context. */
+export function openExchange(ctx: HookContext): Exchange {
   const ex: Exchange = {
-    req,
-    res,
+    ctx,
+    req: ctx.req,
+    res: ctx.res,
     start: 0,
     requestId: undefined,
     route: undefined,
@@ -71,17 +78,6 @@ export function openExchange(req: IncomingMessage, res: ServerResponse): Exchang
     answered: false,
     continued: false,
   };
-  (req as Carrying)[EXCHANGE] = ex;
+  (ctx as { exchange: Exchange }).exchange = ex;
   return ex;
 }
-
-export function exchangeOf(req: IncomingMessage): Exchange {
-  return (req as Carrying)[EXCHANGE]!;
-}
-
-/** What the Koa app adds to its context: `ctx.exchange`, the request's record (app.ts defines it once, on `app.context`). */
-export interface ExchangeContext {
-  readonly exchange: Exchange;
-}
-
-export type HookContext = ParameterizedContext<DefaultState, ExchangeContext>;

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
+import type { DefaultState, Middleware } from 'koa';
 import { errorBody, type ErrorCode } from '../errors.js';
-import { createRouting, methodAllowed, ROUTE_METHODS, type Route, type RouteKind } from './routes-table.js';
+import { createRouting, methodAllowed, ROUTE_KINDS, type Route } from './routes-table.js';
 import { parseTarget } from '../request-target.js';
 import type { Auth, CredentialKind } from './auth.js';
 import { answer, jsonHeaders, refuse } from './answer.js';
-import type { Exchange } from './exchange.js';
-import { kindLabel } from './route-label.js';
+import type { Exchange, ExchangeContext } from './exchange.js';
 import { printable } from '../printable.js';
 import { withoutCredentialParams } from '../credentials.js';
 import type { BodyLimits } from './body-limits.js';
@@ -31,18 +31,17 @@ export interface GateOptions {
   handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
   replayOf?: (req: IncomingMessage, route: Route) => number | undefined;
+  /** True for a request that Node handed over to be told `100 Continue` or refused (server.ts). */
+  expectsContinue: (req: IncomingMessage) => boolean;
 }
 
 /**
- * The one place a request is routed, and the refusals answered on the raw request before any
- * byte of the body is read, in the order of CONTRACT.md §4–5: 405 (a mapped hook takes its
- * mappings' methods, §12) → a console replay's marker (replay.ts) → the credential the route
- * takes, for anything under the hooks path however it was spelled and for targets that cannot
- * be parsed (401/429; `auth: signature` lets a NAME through `bySignature`) → 403 for a scoped
- * token → 400 → 404 → 413 on Content-Length. What passes goes to the app with its route on its
- * record; `Expect: 100-continue` is answered only then.
+ * The one place a request is routed (STYLE.md #13), and its refusals before any byte of the body,
+ * in the order of CONTRACT.md §4–5: 405 → a console replay's marker → the credential (401/429;
+ * also for targets that cannot be parsed) → 403 for a scoped token → 400 → 404 → 413 on
+ * Content-Length. `Expect: 100-continue` is answered only for what passes.
  */
-export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex: Exchange, expectsContinue?: boolean) => void {
+export function createGate(opts: GateOptions): Middleware<DefaultState, ExchangeContext> {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
   const drainable = opts.maxBodyBytes;
   const unauthorized = {
@@ -53,14 +52,15 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
   const keepBodies = opts.keepBodies ?? 0;
   const credentialHeaders = opts.credentialHeaders ?? new Set<string>();
   const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
-  return function gate(ex: Exchange, expectsContinue = false): void {
+  return function gate(ctx, next) {
+    const ex = ctx.exchange;
     const req = ex.req;
     const target = parseTarget(req.url ?? '/');
     const decided = target && route(target);
     const method = req.method ?? 'GET';
     if (decided) {
       ex.route = decided;
-      ex.label = kindLabel(decided.kind);
+      ex.label = ROUTE_KINDS[decided.kind].label;
       if (decided.hooks && decided.kind !== 'metrics') {
         ex.logged = true;
         ex.keepBodies = keepBodies;
@@ -75,7 +75,8 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
         return;
       }
     } else if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !metaGet && !methodAllowed(decided.kind, method)) {
-      const allow = ROUTE_METHODS[decided.kind] === 'GET' ? 'GET, HEAD' : ROUTE_METHODS[decided.kind];
+      const methods = ROUTE_KINDS[decided.kind].methods;
+      const allow = methods === 'GET' ? 'GET, HEAD' : methods;
       deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
       return;
     }
@@ -84,17 +85,14 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     if (replayed !== undefined) ex.replayOf = replayed;
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : opts.enabled) {
-      const kind = decided ? CREDENTIAL[decided.kind] : 'either';
+      const kind = decided ? ROUTE_KINDS[decided.kind].credential : 'either';
       // Meta's verification GET goes to its POST mapping's path: that mapping's auth: signature waives the token for it too.
       const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name, metaGet ? 'POST' : method);
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
         ex.error = verdict.code;
-        if (verdict.code === 'rate_limited') {
-          answer(ex, 429, rateLimitedHeaders(verdict.retryAfter!), RATE_LIMITED_BODY, drainable);
-        } else {
-          answer(ex, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
-        }
+        if (verdict.code === 'rate_limited') answer(ex, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
+        else answer(ex, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
         return;
       }
       if (verdict.bySignature) ex.bySignature = true;
@@ -130,27 +128,13 @@ export function createGate(opts: GateOptions, next: (ex: Exchange) => void): (ex
     }
     // No later layer (templates, transforms, logs) sees the token or another credential parameter.
     decided.query = withoutCredentialParams(decided.query);
-    if (expectsContinue) {
+    if (req.headers.expect !== undefined && opts.expectsContinue(req)) {
       ex.continued = true;
       ex.res.writeContinue();
     }
-    next(ex);
+    return next();
   };
 }
-
-/** The credential each route kind takes (CONTRACT.md §4); health and the console are never checked here. */
-const CREDENTIAL: Record<RouteKind, CredentialKind> = {
-  wake: 'hooks',
-  agent: 'hooks',
-  mapped: 'hooks',
-  events: 'admin',
-  runs: 'admin',
-  run: 'admin',
-  metrics: 'admin',
-  none: 'either',
-  health: 'either',
-  console: 'either',
-};
 
 const WHICH: Record<CredentialKind, string> = {
   hooks: 'missing or wrong hooks token (sending takes a hooks token from hooks.token or hooks.tokens; the admin token does not send)',
@@ -159,22 +143,11 @@ const WHICH: Record<CredentialKind, string> = {
 };
 
 /** The 401, made once per kind: it names the credential the route takes and every place it may go. */
-export function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'either'): { body: Buffer; headers: Record<string, string> } {
+function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'either'): { body: Buffer; headers: Record<string, string> } {
   const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
   const body = Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
   return { body, headers: jsonHeaders(body.length) };
 }
-const RATE_LIMITED_BODY = Buffer.from(
-  errorBody('rate_limited', 'too many failed token attempts from this address; retry later'),
-);
-const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);
-const RATE_LIMITED_BY_WAIT: Record<string, string>[] = [];
 
-/** The 429's headers for a wait of `seconds`, made once each. */
-function rateLimitedHeaders(seconds: number): Record<string, string> {
-  const made = RATE_LIMITED_BY_WAIT[seconds];
-  if (made !== undefined) return made;
-  const headers = { 'content-type': RATE_LIMITED_HEADERS['content-type']!, 'content-length': RATE_LIMITED_HEADERS['content-length']!, 'retry-after': String(seconds) };
-  if (seconds <= 60) RATE_LIMITED_BY_WAIT[seconds] = headers;
-  return headers;
-}
+const RATE_LIMITED_BODY = Buffer.from(errorBody('rate_limited', 'too many failed token attempts from this address; retry later'));
+const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);

@@ -4,7 +4,7 @@ import type { MappingConfig } from '../config/types.js';
 import type { Auth } from './auth.js';
 import { answer, refuse } from './answer.js';
 import type { Exchange } from './exchange.js';
-import { mappingLabel } from './route-label.js';
+import { mappingLabel } from './routes-table.js';
 
 /**
  * Meta's verification GET (scheme `meta`, CONTRACT.md §8), answered with no action before any

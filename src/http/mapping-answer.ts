@@ -1,19 +1,14 @@
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { KeptAnswer } from '../engine/decide.js';
 import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
-import { answer } from './answer.js';
+import { answer, answerJson } from './answer.js';
 import type { Exchange } from './exchange.js';
 
-/*
- * A mapping's own answer (CONTRACT.md §12) on the wire, and as an idempotency key keeps it: in an
- * envelope no usual answer (`{"ok":…`) can begin with, so a repeat gets its type and body too.
- */
+/** How an idempotency key keeps a mapping's own answer (CONTRACT.md §12): in an envelope no usual answer begins with. */
 
 const ENVELOPE = '{"mappingAnswer":';
 
-/**
- * A mapping's body may echo what a request sent, on the console's origin: `sandbox` and
- * `default-src 'none'` keep a browser from running it as a page of that origin.
- */
+/** A mapping's body may echo a request on the console's origin: no browser may run it as a page. */
 const CONTAINED: Readonly<OutgoingHttpHeaders> = Object.freeze({
   'content-security-policy': "default-src 'none'; sandbox",
   'x-content-type-options': 'nosniff',
@@ -42,4 +37,21 @@ export function fromStored(status: number, body: string): MappingAnswer | undefi
   if (!body.startsWith(ENVELOPE)) return undefined;
   const kept = (JSON.parse(body) as { mappingAnswer: { contentType?: string; body: string | null } }).mappingAnswer;
   return { status, contentType: kept.contentType ?? DEFAULT_ANSWER_TYPE, ...(kept.body === null ? {} : { body: kept.body }) };
+}
+
+/** The header that says an answer is a replay of the first one (CONTRACT.md §8). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** Marks the answer about to be written as a replay of a first answer (the header, and the request-log row). */
+export function markReplayed(ex: Exchange): void {
+  ex.replayed = true;
+  ex.res.setHeader(REPLAYED_HEADER, 'true');
+}
+
+/** Answers with a kept first answer, marked as a replay. */
+export function answerReplay(ex: Exchange, stored: KeptAnswer): void {
+  markReplayed(ex);
+  const own = fromStored(stored.status, stored.body);
+  if (own) answerMapping(ex, own);
+  else answerJson(ex, stored.status, stored.body);
 }

@@ -19,12 +19,7 @@ export function isMultipart(contentType: string | undefined): contentType is str
   return contentType !== undefined && /^\s*multipart\/form-data\s*(;|$)/i.test(contentType);
 }
 
-/**
- * A `multipart/form-data` body (SendGrid, Mailgun, HTML forms) as a payload (CONTRACT.md §12):
- * its fields plus `files: [{field, filename, contentType, size}]`, file contents dropped. Parsed
- * with @fastify/busboy from the bytes the signature was checked on; no part is cut below
- * `maxBytes` (busboy would truncate a field at 1 MiB). Too many parts or files: 413.
- */
+/** A `multipart/form-data` body as its fields plus `files: [{field, filename, contentType, size}]` (CONTRACT.md §12); no part cut below `maxBytes`. */
 export function parseMultipart(raw: Buffer, contentType: string, maxBytes: number): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     let form: ReturnType<typeof Busboy>;

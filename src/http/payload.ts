@@ -6,11 +6,7 @@ const PROTO_WORD = /__proto__|constructor|prototype/;
 /** A `\u` escape of a character from U+0040 to U+007F (every letter, and the underscore). */
 const ASCII_ESCAPE = /\\u00[4-7]/;
 
-/**
- * Whether a body may hold a prototype key, so that the full walk runs only then. JSON may spell
- * a key with escapes (`"\u005f_proto__"`); encoders leave U+0040–U+007F unescaped, so an
- * ordinary body skips the walk.
- */
+/** Whether a body may hold a prototype key (JSON may spell one with escapes, which encoders never use for U+0040–U+007F). */
 function mayHavePrototypeKey(text: string): boolean {
   return PROTO_WORD.test(text) || (text.includes('\\u00') && ASCII_ESCAPE.test(text));
 }
@@ -19,10 +15,8 @@ function mayHavePrototypeKey(text: string): boolean {
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * A request body as a payload (CONTRACT.md §5), for the listener and `hookrelay test` alike:
- * strict UTF-8 (400 `invalid_json`); empty is `{}`; a form on a mapped hook is form data unless
- * it starts with `{` (`curl -d @file.json` sends JSON with the form type); else JSON. It must be
- * an object (400 `invalid_payload`) and loses prototype keys at every depth. Errors never quote it.
+ * A request body as a payload (CONTRACT.md §5): strict UTF-8, empty is `{}`, a form on a mapped hook
+ * unless it starts with `{` (`curl -d @file.json`), else a JSON object; prototype keys dropped.
  */
 export function parsePayload(bytes: Uint8Array, contentType: string | undefined, mappedHook: boolean): Record<string, unknown> {
   let text: string;
@@ -56,10 +50,7 @@ function isForm(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('application/x-www-form-urlencoded');
 }
 
-/**
- * Form fields as an object, a repeated field as a list; collected on a null-prototype object so
- * that a field named `toString` finds no inherited value, then copied to a plain one like JSON's.
- */
+/** Form fields, a repeated one as a list; collected without a prototype, so `toString` finds no inherited value. */
 function parseForm(text: string): Record<string, unknown> {
   const fields: Record<string, string | string[]> = Object.create(null);
   for (const [k, v] of new URLSearchParams(text)) {

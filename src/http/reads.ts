@@ -1,27 +1,18 @@
-import type { DefaultState, Middleware } from 'koa';
 import { HookError } from '../errors.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../store/records.js';
 import { answerBody, answerJson } from './answer.js';
-import type { ExchangeContext } from './exchange.js';
 import { EVENTS_LIMIT, EVENTS_MAX_BYTES, RUNS_LIMIT } from './limits.js';
-import { createRouter, literal, routesOnParsedPath, type RoutedContext } from './router.js';
+import { literal, type AppRouter, type RoutedContext } from './router.js';
 import type { RouteDeps } from './routes.js';
 
-/**
- * The GET routes of CONTRACT.md §5 that are not the console: the admin reads
- * (`{path}/events`, `{path}/runs`, `{path}/runs/ID`, `/metrics`), which the gate let through
- * only with the admin token (app.ts answers `/healthz` itself). Routed with @koa/router on the gate's parsed path
- * (router.ts); the app hands them only the route kinds they serve (app.ts).
- */
-export function readRoutes(deps: Pick<RouteDeps, 'hooksPath' | 'store' | 'metrics'>): Middleware<DefaultState, ExchangeContext> {
-  const router = createRouter();
+/** The admin reads of CONTRACT.md §5, which the gate let through only with the admin token. */
+export function readRoutes(router: AppRouter, deps: Pick<RouteDeps, 'hooksPath' | 'store' | 'metrics'>): void {
   const base = literal(deps.hooksPath);
   router.get(`${base}/events`, (ctx) => events(deps, ctx));
   router.get(`${base}/runs`, (ctx) => runs(deps, ctx));
   router.get(`${base}/runs/:id`, (ctx) => run(deps, ctx));
   const metrics = deps.metrics;
   if (metrics) router.get('/metrics', async (ctx) => answerBody(ctx.exchange, 200, metrics.contentType, await metrics.render()));
-  return routesOnParsedPath(router);
 }
 
 async function events(deps: Pick<RouteDeps, 'store'>, ctx: RoutedContext): Promise<void> {
@@ -59,12 +50,7 @@ function ok(ctx: RoutedContext, body: Record<string, unknown>): void {
   answerJson(ctx.exchange, 200, { ok: true, ...body });
 }
 
-/**
- * The run as the contract shows it: no message text, no delivery internals — of its outbox
- * row only `delivery: {status, target, attempts, error?}`, and in forward mode the upstream's
- * answer `forwarded: {status, upstreamRunId?}` (CONTRACT.md §9); its callback's
- * `callback: {status, attempts, error?}` (docs/callbacks.md), never its URL.
- */
+/** The run as the contract shows it (CONTRACT.md §9, docs/callbacks.md): no message text, delivery internals or callback URL. */
 export function publicRun(run: RunRecord) {
   return {
     runId: run.runId,

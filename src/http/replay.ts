@@ -37,11 +37,7 @@ export class ReplayRefused extends Error {
 
 const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
 
-/**
- * Why a logged request cannot be replayed, or undefined when it can (CONTRACT.md §11). A replay
- * goes to exactly the route its logged path names (the one parse of routes-table.ts), with that
- * route's signature check — which never passes, as the log keeps no signature header.
- */
+/** Why a logged request cannot be replayed (CONTRACT.md §11), or undefined; the log keeps no signature header, so a signed route cannot be. */
 export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | undefined {
   if (row.method !== 'POST') return `only a POST can be replayed (this was a ${row.method})`;
   if (row.error !== undefined && REFUSED_BEFORE_ROUTE.has(row.error)) return `it was refused before its route was reached (${row.error}), so it did nothing to do again`;
@@ -61,18 +57,11 @@ export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | u
 export interface Replayer {
   /** The gate: the seq a request replays when it carries this listener's marker for exactly `route`; its credential there. */
   replayOf(req: IncomingMessage, route: Route): number | undefined;
-  /**
-   * Sends a kept request again as a new loopback POST to the path it reached, through the whole
-   * listener. Its marker stands in for a token and keeps idempotency keys out (a replay is not a
-   * repeat). Throws {@link ReplayRefused}; resolves once the new request's row is stored.
-   */
+  /** Sends a kept request again through the listener; its marker stands in for the token and keeps idempotency keys out (a replay is no repeat). */
   replay(row: RequestRecord, hooks: ReplayHooks): Promise<Replayed>;
 }
 
-/**
- * One per listener. The marker `<nonce>:<seq>` (the nonce random per process, compared in
- * constant time) opens only the request it was made for, once, on the path it was sent to.
- */
+/** One per listener: the marker `<nonce>:<seq>` opens only its request, once, on its path. */
 export function createReplayer(url: () => string, requests: RequestLogger): Replayer {
   const nonce = randomBytes(24).toString('base64url');
   const expected = Buffer.from(nonce);

@@ -8,12 +8,10 @@ import { createAddressCounts } from './address-counts.js';
 import type { Exchange } from './exchange.js';
 import { isMultipart } from './multipart.js';
 
-/**
- * The listener's side of the request log (CONTRACT.md §11): a request under the hooks path
- * (`/metrics` aside) gets a row when it is answered, whoever answered. An accepted request's row
- * is committed with its accept (accept.ts); every other one is buffered when its response closes.
- * A row never holds a credential (credentials.ts keptHead); the body and head only under
- * `hooks.keepBodies`, and never a refused request's (§8). Rows of refusals are capped per address.
+/*
+ * The request log's rows (CONTRACT.md §11): an accepted request's is committed with its accept,
+ * every other one buffered when its response closes. No credential; a body only under
+ * `hooks.keepBodies` and never a refusal's (§8); refusals' rows capped per address.
  */
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A row keeps the request's path cut at this many characters (replay.ts can send only an uncut one again). */

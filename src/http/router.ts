@@ -13,10 +13,7 @@ export function createRouter(): AppRouter {
   return new Router<DefaultState, ExchangeContext>({ sensitive: true, strict: true });
 }
 
-/**
- * Routes on the gate's parsed path (STYLE.md #13) through @koa/router's `ctx.newRouterPath`.
- * Patterns capture nothing a handler reads: it reads `route.name`, decoded once already.
- */
+/** Routes on the gate's parsed path (STYLE.md #13) through @koa/router's `ctx.newRouterPath`; handlers read `route.name`, not params. */
 export function routesOnParsedPath(router: AppRouter): Middleware<DefaultState, ExchangeContext> {
   const routes = router.routes();
   return (ctx, next) => {

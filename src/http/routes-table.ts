@@ -1,26 +1,37 @@
 import { routeKind, type HookRouteKind, type Target } from '../request-target.js';
+import type { CredentialKind } from './auth.js';
 
-/**
- * The one routing decision (STYLE.md #13): every target is parsed once (request-target.ts) and
- * routed here; the gate and @koa/router (router.ts) decide on the same `route.path`, never Koa's
- * `ctx.path`, so what the gate guards and what a handler serves cannot drift apart.
- */
+/** The one routing decision (STYLE.md #13): the gate and @koa/router (router.ts) decide on the same `route.path`, never Koa's `ctx.path`. */
 export type RouteKind = HookRouteKind | 'health' | 'metrics' | 'console';
 
-/** The method each kind takes (HEAD rides along with GET); the console's pages answer 405 themselves. */
-export const ROUTE_METHODS: Record<RouteKind, string> = {
-  wake: 'POST',
-  agent: 'POST',
-  events: 'GET',
-  runs: 'GET',
-  run: 'GET',
-  // A mapped hook takes its mappings' methods (engine.ts `methods`); POST: body.ts reads its body.
-  mapped: 'POST',
-  health: 'GET',
-  metrics: 'GET',
-  console: 'GET, POST',
-  none: '',
+/**
+ * What each kind takes: its methods (HEAD rides along with GET; a mapped hook's are its mappings',
+ * body.ts reads a POST's body), its credential (CONTRACT.md §4) and its label in logs and metrics.
+ */
+export const ROUTE_KINDS: Record<RouteKind, { methods: string; credential: CredentialKind; label: string }> = {
+  wake: { methods: 'POST', credential: 'hooks', label: 'wake' },
+  agent: { methods: 'POST', credential: 'hooks', label: 'agent' },
+  events: { methods: 'GET', credential: 'admin', label: 'events' },
+  runs: { methods: 'GET', credential: 'admin', label: 'runs' },
+  run: { methods: 'GET', credential: 'admin', label: 'runs' },
+  mapped: { methods: 'POST', credential: 'hooks', label: 'unmatched' },
+  health: { methods: 'GET', credential: 'either', label: 'healthz' },
+  metrics: { methods: 'GET', credential: 'admin', label: 'metrics' },
+  console: { methods: 'GET, POST', credential: 'either', label: 'console' },
+  none: { methods: '', credential: 'either', label: 'unmatched' },
 };
+
+const MAPPING_LABELS = new Map<string, string>();
+
+/** The label of a hook that mapping `mappingId` took, made once per id (ids come from the config). */
+export function mappingLabel(mappingId: string): string {
+  let label = MAPPING_LABELS.get(mappingId);
+  if (label === undefined) {
+    label = `mapping:${mappingId}`;
+    MAPPING_LABELS.set(mappingId, label);
+  }
+  return label;
+}
 
 /** What the gate decided about a request. */
 export interface Route {
@@ -41,14 +52,11 @@ const CONSOLE_SLASH = `${CONSOLE_PATH}/`;
 
 /** True when `method` is taken by a route of this kind (HEAD rides along with GET). */
 export function methodAllowed(kind: RouteKind, method: string): boolean {
-  const allowed = ROUTE_METHODS[kind];
+  const allowed = ROUTE_KINDS[kind].methods;
   return method === allowed || (method === 'HEAD' && allowed === 'GET');
 }
 
-/**
- * Target → {@link Route}. `hooksPath` is matched exactly and first, so a hooks path under
- * `/console` stays guarded by the token; `/metrics` and `/console` are routed only when served.
- */
+/** Target → {@link Route}: `hooksPath` first, so a hooks path under `/console` keeps its token. */
 export function createRouting(hooksPath: string, hooksEnabled: boolean, serve: { metrics?: boolean; console?: boolean } = {}): (target: Target) => Route {
   const baseSlash = `${hooksPath}/`;
   const metricsPath = serve.metrics ? '/metrics' : undefined;

@@ -4,12 +4,11 @@ import { accept, type AcceptDeps } from './accept.js';
 import { answer, jsonHeaders } from './answer.js';
 import { payloadOf } from './body.js';
 import type { BodyLimits } from './body-limits.js';
-import type { Exchange } from './exchange.js';
+import type { Exchange, HookContext } from './exchange.js';
 import type { Handshakes } from './handshake.js';
-import { answerReplay } from './idempotency.js';
-import { answerMapping } from './mapping-answer.js';
+import { answerMapping, answerReplay } from './mapping-answer.js';
 import type { Metrics } from '../metrics.js';
-import { mappingLabel } from './route-label.js';
+import { mappingLabel } from './routes-table.js';
 import type { Signatures } from './signatures.js';
 import type { Store } from '../store/store.js';
 
@@ -32,14 +31,12 @@ export interface RouteDeps extends AcceptDeps {
 
 const EMPTY = Buffer.alloc(0);
 
-/**
- * The send routes of CONTRACT.md §5 (`wake`, `agent`, a mapped hook): the request on the
- * record becomes the engine's request, its one decision (engine/decide.ts) becomes the answer.
- */
-export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ex: Exchange) => Promise<void> {
+/** The send routes of CONTRACT.md §5: the request becomes the engine's, its one decision (engine/decide.ts) the answer. */
+export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookContext) => Promise<void> {
   const now = deps.now ?? (() => new Date());
   const keys: DecidePorts['keys'] = (hashes) => deps.store.findKeys(hashes);
-  return async function send(ex) {
+  return async function send(ctx) {
+    const ex = ctx.exchange;
     const route = ex.route!;
     const { req } = ex;
     const mapped = route.kind === 'mapped';

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { createAccessLog } from './access-log.js';
-import { createApp } from './app.js';
+import { createAccessLog, type AccessLog } from './access-log.js';
+import { createApp, type App } from './app.js';
 import { createAuth, type Auth } from './auth.js';
 import { adminCredentials, hookCredentials } from '../config/token.js';
 import { createClientAddress } from './client-address.js';
@@ -13,10 +13,9 @@ import { capPerAddress, LAST, onClientError, REFUSED, type Tracked } from './con
 import { credentialHeaders } from '../credentials.js';
 import { createSignatures } from './signatures.js';
 import { refuse } from './answer.js';
-import { openExchange } from './exchange.js';
+import { openExchange, type Exchange, type ExchangeContext } from './exchange.js';
 import type { RouteDeps } from './routes.js';
 import type { DefaultState, Middleware } from 'koa';
-import type { ExchangeContext } from './exchange.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { Store } from '../store/store.js';
 import { createRequestLogger } from './request-log.js';
@@ -39,7 +38,7 @@ export interface Listener {
 export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures' | 'store' | 'clientAddress'> & {
   store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState' | 'commitProblem'>;
   requestLog: RequestLogBuffer;
-  /** The web console (console/console.ts), when `server.console` is on: passed in, so that http/ never imports the console, which is built on http's record, answer and router. */
+  /** The web console (console/console.ts): passed in, as the console is built on http/ and not the reverse. */
   console?: ConsoleFactory;
 };
 
@@ -64,17 +63,26 @@ export interface ConsoleFactory {
 
 /** The part of the listener one config decides (tokens, hooks settings, signatures, engine). */
 interface Handler {
-  gate: ReturnType<typeof createGate>;
+  /** The Koa app's request listener (https://koajs.com/#app-callback). */
+  serve: ReturnType<App['callback']>;
   auth: Auth;
   tokens: string;
   /** Resolves when no request that entered through this handler is still being handled. */
   drained(): Promise<void>;
 }
 
-/** Node checks the head and request time-outs every `connectionsCheckingInterval` (30 s by default): every second here. */
+/** How often Node checks the head and request time-outs (`connectionsCheckingInterval`, 30 s by default). */
 const CHECK_TIMEOUTS_EVERY_MS = 1_000;
 
-/** The HTTP listener: the gate in front of the app (app.ts), and caps on connections. Resolves once it is listening. */
+/** What every config's app shares with the listener. */
+interface Shared {
+  access: AccessLog | undefined;
+  closing: () => boolean;
+  /** Node hands over a request with `Expect: 100-continue` on `checkContinue` (https://nodejs.org/api/http.html#event-checkcontinue). */
+  expectsContinue: (req: http.IncomingMessage) => boolean;
+}
+
+/** The HTTP listener: the current config's Koa app (app.ts), and caps on connections. Resolves once it is listening. */
 export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Logger): Promise<Listener> {
   const clientAddress = createClientAddress(config.server.trustedProxies);
   const isProxy = trustedBy(config.server.trustedProxies);
@@ -82,21 +90,10 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   const requests = createRequestLogger(deps.requestLog, clientAddress);
   let url = '';
   const replayer = createReplayer(() => url, requests);
-  let current = createHandler(config, deps, clientAddress, trustedPeer, log, replayer);
-  const access = createAccessLog(log, deps.metrics, requests);
   let closing = false;
-  const handle = (req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean) => {
-    const socket = req.socket as Tracked;
-    if (socket[LAST] === REFUSED) return;
-    const ex = openExchange(req, res);
-    access?.begin(ex);
-    socket[LAST] = ex;
-    if (closing) {
-      refuse(ex, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
-      return;
-    }
-    current.gate(ex, expectsContinue);
-  };
+  const continuing = new WeakSet<http.IncomingMessage>();
+  const shared: Shared = { access: createAccessLog(log, deps.metrics, requests), closing: () => closing, expectsContinue: (req) => continuing.has(req) };
+  let current = createHandler(config, deps, clientAddress, trustedPeer, log, replayer, shared);
   const server = http.createServer(
     {
       headersTimeout: config.server.headersTimeoutMs,
@@ -106,10 +103,13 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
       maxHeaderSize: config.server.maxHeaderBytes,
       keepAliveTimeout: 5_000,
     },
-    (req, res) => handle(req, res, false),
+    (req, res) => current.serve(req, res),
   );
   // Node answers `Expect: 100-continue` itself unless this is listened to: the gate continues only what it lets through.
-  server.on('checkContinue', (req, res) => handle(req, res, true));
+  server.on('checkContinue', (req, res) => {
+    continuing.add(req);
+    current.serve(req, res);
+  });
   server.on('clientError', onClientError);
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
@@ -149,16 +149,16 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
       }),
     swap(next, nextDeps) {
       const before = current;
-      current = createHandler(next, nextDeps, clientAddress, trustedPeer, log, replayer, before);
+      current = createHandler(next, nextDeps, clientAddress, trustedPeer, log, replayer, shared, before);
       return before.drained();
     },
   };
 }
 
-/** The gate and the app for one config; the failure budget survives a swap that keeps the tokens. */
+/** The app for one config; the failure budget survives a swap that keeps the tokens. */
 function createHandler(
   config: Readonly<Config>, deps: ListenDeps, clientAddress: (req: http.IncomingMessage) => string,
-  trustedPeer: (req: http.IncomingMessage) => boolean, log: Logger, replayer: Replayer, previous?: Handler,
+  trustedPeer: (req: http.IncomingMessage) => boolean, log: Logger, replayer: Replayer, shared: Shared, previous?: Handler,
 ): Handler {
   const hooks = config.hooks;
   const credentials = { hooks: hooks.enabled ? hookCredentials(hooks) : [], admin: adminCredentials(config.server) };
@@ -170,8 +170,52 @@ function createHandler(
   const handshakes = createHandshakes(hooks.mappings, { auth, clientAddress });
   // The console takes the admin token: it is there with or without the hooks.
   const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;
+  let active = 0;
+  let onDrained: (() => void) | undefined;
+  const begin: Middleware<DefaultState, ExchangeContext> = async (ctx, next) => {
+    const socket = ctx.req.socket as Tracked;
+    if (socket[LAST] === REFUSED) {
+      ctx.respond = false; // the per-address cap answered on the socket (connections.ts)
+      return;
+    }
+    const ex = openExchange(ctx);
+    shared.access?.begin(ex);
+    socket[LAST] = ex;
+    if (shared.closing()) {
+      refuse(ex, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
+      return;
+    }
+    active++;
+    try {
+      await next();
+    } catch (err) {
+      failedAnswering(ex, err, log);
+    } finally {
+      if (--active === 0) onDrained?.();
+    }
+  };
+  const gate = createGate({
+    hooksPath: hooks.path,
+    enabled: hooks.enabled,
+    console: consoleOn,
+    maxBodyBytes: hooks.maxBodyBytes,
+    bodyLimit,
+    handshakes,
+    allowQueryToken: hooks.allowQueryToken,
+    metrics: deps.metrics !== undefined,
+    auth,
+    clientAddress,
+    signatureStandsIn: signatures.standsIn,
+    mappedMethods: deps.engine.methods,
+    keepBodies: hooks.keepBodies,
+    credentialHeaders: credentialHeaders(hooks.mappings),
+    replayOf: replayer.replayOf,
+    expectsContinue: shared.expectsContinue,
+  });
   const app = createApp({
     ...deps,
+    begin,
+    gate,
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     clientAddress,
@@ -189,38 +233,16 @@ function createHandler(
       })
       : undefined,
   });
-  let active = 0;
-  let onDrained: (() => void) | undefined;
-  const settle = () => {
-    if (--active === 0) onDrained?.();
-  };
-  const gate = createGate(
-    {
-      hooksPath: hooks.path,
-      enabled: hooks.enabled,
-      console: consoleOn,
-      maxBodyBytes: hooks.maxBodyBytes,
-      bodyLimit,
-      handshakes,
-      allowQueryToken: hooks.allowQueryToken,
-      metrics: deps.metrics !== undefined,
-      auth,
-      clientAddress,
-      signatureStandsIn: signatures.standsIn,
-      mappedMethods: deps.engine.methods,
-      keepBodies: hooks.keepBodies,
-      credentialHeaders: credentialHeaders(hooks.mappings),
-      replayOf: replayer.replayOf,
-    },
-    (ex) => {
-      active++;
-      app(ex).then(settle, settle);
-    },
-  );
   return {
-    gate,
+    serve: app.callback(),
     auth,
     tokens,
     drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };
+}
+
+/** The error step itself failed: a request still unanswered is cut off rather than left waiting. */
+function failedAnswering(ex: Exchange, err: unknown, log: Logger): void {
+  log.error({ route: ex.label, errorType: (err as Error)?.name }, 'request failed: its answer could not be written');
+  if (!ex.answered) ex.res.destroy();
 }

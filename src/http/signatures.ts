@@ -9,11 +9,7 @@ import { compileVerifier, signedIdHeader, type SignatureFailure, type SignedIdHe
 export interface Signatures {
   /** True when NAME has an `auth: signature` mapping taking `method`: the gate lets a request without the token through. */
   standsIn(name: string, method: string): boolean;
-  /**
-   * Tries the `verify` of NAME's mappings for the method on the raw bytes (only `auth: signature`
-   * ones when `bySignature`): undefined when it has none, else the ids that verified. Throws 401
-   * `invalid_signature`/`stale_signature` (429 past the failure budget when it stood in for the token).
-   */
+  /** The ids of NAME's mappings whose `verify` passes on the raw bytes, undefined when none has one; else throws 401 (429 past the budget). */
   check(req: SignedRequest, body: Uint8Array): Signed | undefined;
 }
 

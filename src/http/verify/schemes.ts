@@ -43,8 +43,7 @@ export function compileVerifier(v: VerifyConfig): Verifier {
       // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
       return hmacHeader('X-Hub-Signature-256', 'sha256', 'hex', 'sha256=', secrets);
     case 'meta':
-      // The same header and digest as GitHub's, keyed with the app secret; Meta signs the
-      // payload as sent (with its \u and \/ escapes), so only the raw bytes verify.
+      // GitHub's header and digest; Meta signs the payload as sent, so only the raw bytes verify.
       // https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads
       return hmacHeader('X-Hub-Signature-256', 'sha256', 'hex', 'sha256=', secrets);
     case 'hmac':
@@ -74,10 +73,7 @@ function hmacHeader(name: string, algorithm: Algorithm, encoding: 'hex' | 'base6
   };
 }
 
-/**
- * Slack: `X-Slack-Signature: v0=<hex>`, an HMAC-SHA256 of `v0:{timestamp}:{body}`.
- * https://api.slack.com/authentication/verifying-requests-from-slack
- */
+/** Slack: an HMAC-SHA256 of `v0:{timestamp}:{body}`: https://api.slack.com/authentication/verifying-requests-from-slack */
 function slack(secrets: string[], tolerance: number): Verifier {
   const f = failures(['X-Slack-Request-Timestamp', 'X-Slack-Signature'], 'v0=<64 hex digits> with a timestamp in seconds', 'X-Slack-Request-Timestamp', tolerance);
   const form = /^v0=([0-9a-fA-F]{64})$/;
@@ -95,10 +91,8 @@ function slack(secrets: string[], tolerance: number): Verifier {
 }
 
 /**
- * Stripe: `Stripe-Signature: t=<seconds>,v1=<hex>[,v1=<hex>…][,v0=…]`, an HMAC-SHA256 of
- * `{t}.{body}`; any `v1` may match (Stripe sends one per active secret while it rolls one),
- * `v0` (test-mode, SHA-1) is ignored, as Stripe's own library does.
- * https://docs.stripe.com/webhooks#verify-manually
+ * Stripe: an HMAC-SHA256 of `{t}.{body}`; any `v1` may match (one per active secret while one
+ * rolls), `v0` is ignored as Stripe's library does: https://docs.stripe.com/webhooks#verify-manually
  */
 function stripe(secrets: string[], tolerance: number): Verifier {
   const f = failures(['Stripe-Signature'], 't=<seconds>,v1=<64 hex digits>', 'the t= of Stripe-Signature', tolerance);
@@ -123,10 +117,8 @@ function stripe(secrets: string[], tolerance: number): Verifier {
 }
 
 /**
- * Standard Webhooks (Svix and others): `webhook-signature: v1,<base64> [v1,<base64>…]`, an
- * HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded
- * `whsec_` secret; other versions (`v1a,…`) are ignored. Svix's `svix-*` names are read too.
- * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
+ * Standard Webhooks (and Svix's `svix-*` names): an HMAC-SHA256 of `{id}.{timestamp}.{body}`, other
+ * versions ignored: https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
  */
 function standardWebhooks(keys: Buffer[], tolerance: number): Verifier {
   const f = failures(['webhook-id', 'webhook-timestamp', 'webhook-signature'], 'v1,<base64> (space-separated) with a timestamp in seconds', 'webhook-timestamp', tolerance);

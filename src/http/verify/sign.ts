@@ -6,12 +6,8 @@ import { standardWebhooksKey } from '../../config/verify.js';
 const FIXTURE_MESSAGE_ID = 'msg_fixture';
 
 /**
- * The headers a sender would sign `body` with under a mapping's `verify` — the inverse of
- * schemes.ts, which checks them: what `hookrelay test --fixtures` adds to a `sign: true`
- * fixture, so that the listener's own check (not a bypass) passes. Signed with the first of
- * `verify.secrets` (or `verify.secret`); `now` in seconds is the signed timestamp. A Standard
- * Webhooks id already in `headers` (`webhook-id`, or Svix's `svix-id`) is the one signed.
- * Header names are lower case.
+ * The headers a sender would sign `body` with under a mapping's `verify` (the inverse of
+ * schemes.ts), for a `sign: true` fixture: the first secret, `now` in seconds, lower-case names.
  */
 export function signatureHeaders(v: VerifyConfig, headers: Readonly<Record<string, string>>, body: Buffer, now: number): Record<string, string> {
   const secret = (v.secrets ?? [v.secret!])[0]!;
