@@ -39,7 +39,7 @@ export async function requests(deps: RequestsDeps, ex: Exchange): Promise<void> 
   answerPage(ex, 200, requestsPage(list, filter, routeLabels(deps.mappings), REQUESTS_PAGE));
 }
 
-/** The route labels a request can have (http/route-label.ts), for the requests page's filter. */
+/** The route labels a request can have (http/routes-table.ts), for the requests page's filter. */
 function routeLabels(mappings: readonly MappingConfig[]): string[] {
   return ['wake', 'agent', ...mappings.map((m) => `mapping:${m.id}`), 'events', 'runs', 'unmatched'];
 }
