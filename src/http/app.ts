@@ -2,7 +2,6 @@ import Koa, { type DefaultState, type Middleware } from 'koa';
 import type { Logger } from '../log.js';
 import { StoreError, type Store } from '../store/store.js';
 import { answerJson } from './answer.js';
-import { errorHandler } from './error-handler.js';
 import { bodyParser } from './body.js';
 import { createBodyLimits, type BodyLimits } from './body-limits.js';
 import type { ExchangeContext } from './exchange.js';
@@ -18,7 +17,7 @@ export interface AppDeps extends RouteDeps {
   bodyLimit?: BodyLimits;
   bodyTimeoutMs: number;
   log: Logger;
-  /** The request's record, id and access log (server.ts). */
+  /** The request's record, id, access log and error answer (server.ts). */
   begin: Middleware<DefaultState, ExchangeContext>;
   /** The one parse that decides (gate.ts, STYLE.md #13): the route, its credential and the refusals before the body. */
   gate: Middleware<DefaultState, ExchangeContext>;
@@ -44,9 +43,8 @@ export function createApp(deps: AppDeps): App {
   if (deps.console) router.all(['/console', '/console/*rest'], deps.console);
 
   const app = new Koa<DefaultState, ExchangeContext>();
-  app.silent = true; // the error step logs (https://koajs.com/#error-handling)
+  app.silent = true; // the first step answers and logs errors (https://koajs.com/#error-handling)
   app.use(deps.begin);
-  app.use(errorHandler(deps.log, () => deps.store.commitProblem()));
   app.use(deps.gate);
   app.use(bodyParser(bodyLimit, deps.bodyTimeoutMs));
   app.use(routesOnParsedPath(router));

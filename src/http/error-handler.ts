@@ -1,45 +1,37 @@
-import type { DefaultState, Middleware } from 'koa';
 import { ERRORS, HookError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isStoreDown, StoreError } from '../store/store.js';
 import { refuse } from './answer.js';
 import { ClientClosedError } from './body.js';
-import type { ExchangeContext } from './exchange.js';
-import { printable } from '../printable.js';
+import type { Exchange } from './exchange.js';
 
 /** Seconds a sender is asked to wait when the store could not take its request. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Turns every failure into the contract's JSON error body: a 4xx says what was wrong, a 5xx only
- * its code's summary, the cause going to the log (STYLE.md #5, after Koa's ctx.onerror).
+ * Turns a failure into the contract's JSON error body: a 4xx says what was wrong, a 5xx only its
+ * code's summary, the cause going to the log (STYLE.md #5, after Koa's ctx.onerror).
  */
-export function errorHandler(log: Logger, storeProblem: () => string | undefined): Middleware<DefaultState, ExchangeContext> {
-  return async function handleErrors(ctx, next) {
-    const ex = ctx.exchange;
-    try {
-      await next();
-      if (!ex.answered) refuse(ex, 'not_found', `no route for ${ex.req.method} ${printable(ex.route?.path ?? '', 200)}`);
-    } catch (caught) {
-      if (caught instanceof ClientClosedError) {
-        log.info({ route: ex.label }, 'client closed the connection before its body was complete');
-        return;
-      }
-      const err = caught instanceof StoreError ? storeUnavailable(storeProblem(), caught) : caught;
-      const e = err instanceof HookError ? err : undefined;
-      const code = e?.code ?? 'internal_error';
-      const status = ERRORS[code].status;
-      // A down store is logged by the store, with a count (store/commit-health.ts), not per request.
-      if (status >= 500 && !isStoreDown(caught)) {
-        // A transform's or template's error can quote the payload: its text only at debug level.
-        const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
-        log.error({ code, route: ex.label, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
-        log.debug({ code, route: ex.label, err: cause }, 'request failed: cause');
-      }
-      // An answer already begun (a stream) cannot be replaced.
-      const said = (status < 500 || caught instanceof StoreError) && e ? e.message : ERRORS[code].summary;
-      if (!ex.answered) refuse(ex, code, said, e?.headers);
+export function answerError(log: Logger, storeProblem: () => string | undefined): (ex: Exchange, caught: unknown) => void {
+  return function failed(ex, caught) {
+    if (caught instanceof ClientClosedError) {
+      log.info({ route: ex.label }, 'client closed the connection before its body was complete');
+      return;
     }
+    const err = caught instanceof StoreError ? storeUnavailable(storeProblem(), caught) : caught;
+    const e = err instanceof HookError ? err : undefined;
+    const code = e?.code ?? 'internal_error';
+    const status = ERRORS[code].status;
+    // A down store is logged by the store, with a count (store/commit-health.ts), not per request.
+    if (status >= 500 && !isStoreDown(caught)) {
+      // A transform's or template's error can quote the payload: its text only at debug level.
+      const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
+      log.error({ code, route: ex.label, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
+      log.debug({ code, route: ex.label, err: cause }, 'request failed: cause');
+    }
+    // An answer already begun (a stream) cannot be replaced.
+    const said = (status < 500 || caught instanceof StoreError) && e ? e.message : ERRORS[code].summary;
+    if (!ex.answered) refuse(ex, code, said, e?.headers);
   };
 }
 

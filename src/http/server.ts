@@ -13,6 +13,8 @@ import { capPerAddress, LAST, onClientError, REFUSED, type Tracked } from './con
 import { credentialHeaders } from '../credentials.js';
 import { createSignatures } from './signatures.js';
 import { refuse } from './answer.js';
+import { answerError } from './error-handler.js';
+import { printable } from '../printable.js';
 import { openExchange, type Exchange, type ExchangeContext } from './exchange.js';
 import type { RouteDeps } from './routes.js';
 import type { DefaultState, Middleware } from 'koa';
@@ -170,6 +172,7 @@ function createHandler(
   const handshakes = createHandshakes(hooks.mappings, { auth, clientAddress });
   // The console takes the admin token: it is there with or without the hooks.
   const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;
+  const failed = answerError(log, () => deps.store.commitProblem());
   let active = 0;
   let onDrained: (() => void) | undefined;
   const begin: Middleware<DefaultState, ExchangeContext> = async (ctx, next) => {
@@ -188,8 +191,13 @@ function createHandler(
     active++;
     try {
       await next();
+      if (!ex.answered) refuse(ex, 'not_found', `no route for ${ex.req.method} ${printable(ex.route?.path ?? '', 200)}`);
     } catch (err) {
-      failedAnswering(ex, err, log);
+      try {
+        failed(ex, err);
+      } catch (err2) {
+        failedAnswering(ex, err2, log);
+      }
     } finally {
       if (--active === 0) onDrained?.();
     }
@@ -241,7 +249,7 @@ function createHandler(
   };
 }
 
-/** The error step itself failed: a request still unanswered is cut off rather than left waiting. */
+/** Answering the error itself failed: a request still unanswered is cut off rather than left waiting. */
 function failedAnswering(ex: Exchange, err: unknown, log: Logger): void {
   log.error({ route: ex.label, errorType: (err as Error)?.name }, 'request failed: its answer could not be written');
   if (!ex.answered) ex.res.destroy();
