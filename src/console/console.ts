@@ -4,7 +4,7 @@ import { HookError } from '../errors.js';
 import type { ExchangeContext } from '../http/exchange.js';
 import { consoleRoutes, type PageDeps } from './routes.js';
 import type { AdminTokenAt } from './pages.js';
-import { cookieValue, createSessions } from './session.js';
+import { COOKIE, createSessions } from './session.js';
 import { createHostCheck } from './hosts.js';
 import { adminCredentials } from '../config/token.js';
 import type { ConsoleFactory } from '../http/server.js';
@@ -56,7 +56,7 @@ function createConsole(deps: PageDeps, servesHost: ReturnType<typeof createHostC
     if (!servesHost(ex.req)) {
       throw new HookError('misdirected_request', 'the console answers only for server.host, loopback and server.publicHosts: add the host name you reach it by to server.publicHosts');
     }
-    ex.session = deps.sessions.verify(cookieValue(ex.req.headers.cookie), Date.now());
+    ex.session = deps.sessions.verify(ctx.cookies.get(COOKIE), Date.now());
     return routes(ctx, next);
   };
 }
