@@ -2,7 +2,7 @@ import type { Exchange } from '../http/exchange.js';
 import { answerPage, redirect } from './answers.js';
 import { isHttps } from './hosts.js';
 import { loginPage } from './pages.js';
-import { formField, readBody } from './read-body.js';
+import { readBody } from './read-body.js';
 import type { PageDeps } from './routes.js';
 import { COOKIE, SESSION_SECONDS } from './session.js';
 
@@ -15,7 +15,7 @@ export function loginForm(deps: PageDeps, ex: Exchange): void {
 
 /** POST `/console/login`: the admin token, under the gate's failure budget; a session cookie on success. */
 export async function login(deps: PageDeps, ex: Exchange): Promise<void> {
-  const token = formField(await readBody(ex.req, LOGIN_MAX_BYTES), 'token') ?? '';
+  const token = new URLSearchParams((await readBody(ex.req, LOGIN_MAX_BYTES)).toString('utf8')).get('token') ?? '';
   const verdict = deps.auth.verify(token, deps.clientAddress(ex.req), 'admin');
   if (!verdict.ok && verdict.code === 'rate_limited') {
     ex.res.setHeader('retry-after', String(verdict.retryAfter));
