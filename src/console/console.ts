@@ -1,7 +1,5 @@
-import type { DefaultState, Middleware } from 'koa';
 import { fixtureContext } from '../fixtures/run-fixture.js';
 import { HookError } from '../errors.js';
-import type { ExchangeContext } from '../http/exchange.js';
 import { consoleRoutes, type PageDeps } from './routes.js';
 import type { AdminTokenAt } from './pages.js';
 import { COOKIE, createSessions } from './session.js';
@@ -20,7 +18,11 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
 };
 
-/** The console as the listener mounts it, one per config; a new admin token ends every session (session.ts). */
+/**
+ * The console (CONTRACT.md §11) as the listener mounts it, one per config: security headers on
+ * every answer, 421 for a host it does not serve, the session cookie verified once, then
+ * @koa/router on the gate's parsed path (routes.ts). A new admin token ends every session.
+ */
 export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): ConsoleFactory {
   let sessions = createSessions();
   let signedWith: string | undefined;
@@ -38,25 +40,18 @@ export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): C
         fixtures: fixtureContext(config, deps.engine, deps.now),
         auth, sessions, clientAddress, trustedPeer, log, now: deps.now ?? (() => new Date()), replay, adminTokenAt,
       };
-      return createConsole(pages, createHostCheck(config.server, trustedPeer));
+      const routes = consoleRoutes(pages);
+      const servesHost = createHostCheck(config.server, trustedPeer);
+      return function handleConsole(ctx, next) {
+        const ex = ctx.exchange;
+        ctx.set(SECURITY_HEADERS);
+        if (!servesHost(ex.req)) {
+          throw new HookError('misdirected_request', 'the console answers only for server.host, loopback and server.publicHosts: add the host name you reach it by to server.publicHosts');
+        }
+        ex.session = pages.sessions.verify(ctx.cookies.get(COOKIE), Date.now());
+        return routes(ctx, next);
+      };
     },
     close: () => sessions.endAll(),
-  };
-}
-
-/**
- * The console (CONTRACT.md §11): security headers on every answer, 421 for a host it does not
- * serve, the session cookie verified once, then @koa/router on the gate's parsed path (routes.ts).
- */
-function createConsole(deps: PageDeps, servesHost: ReturnType<typeof createHostCheck>): Middleware<DefaultState, ExchangeContext> {
-  const routes = consoleRoutes(deps);
-  return function handleConsole(ctx, next) {
-    const ex = ctx.exchange;
-    ctx.set(SECURITY_HEADERS);
-    if (!servesHost(ex.req)) {
-      throw new HookError('misdirected_request', 'the console answers only for server.host, loopback and server.publicHosts: add the host name you reach it by to server.publicHosts');
-    }
-    ex.session = deps.sessions.verify(ctx.cookies.get(COOKIE), Date.now());
-    return routes(ctx, next);
   };
 }
