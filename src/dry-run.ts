@@ -2,7 +2,7 @@ import { HookError } from './errors.js';
 import type { Action } from './action.js';
 import type { MappingConfig } from './config/types.js';
 import type { Engine } from './engine/engine.js';
-import type { Decision, Rendered, Stage } from './engine/decide.js';
+import type { DecideRequest, Decision, Rendered, Stage } from './engine/decide.js';
 import type { MappingAnswer } from './mapping-answer.js';
 import { withoutCredentialParams } from './credentials.js';
 import { createRouting } from './http/routes-table.js';
@@ -24,12 +24,6 @@ export interface DryRunRequest {
   /** A query string without `?` (credentials are removed here, as the gate removes them). */
   query: string;
   now: Date;
-}
-
-/** What a dry run checks besides the mapping step. */
-export interface DryRunOptions {
-  /** The mappings' `verify` ({@link dryRunSignatures}); without it no signature is asked for. */
-  signatures?: Pick<Signatures, 'check'>;
 }
 
 /** The listener's signature checks (http/signatures.ts) for a dry run; a dry run carries the token, so `auth` is never asked. */
@@ -57,8 +51,12 @@ export class DryRunProblem extends Error {
 /** Stand-ins for the ids a real accept draws, in a dry run's `response` (it accepts nothing). */
 export const DRY_RUN_IDS = { eventId: '<eventId>', runId: '<runId>' } as const;
 
-/** Resolves `{hooksPath}/NAME` through decide() as the listener does, in the shape `hookrelay test` prints; acts on nothing. Throws {@link DryRunProblem}. */
-export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, opts: DryRunOptions = {}): Promise<Record<string, unknown>> {
+/**
+ * Resolves `{hooksPath}/NAME` through decide() as the listener does, in the shape `hookrelay test`
+ * prints; acts on nothing. `signatures`: the mappings' `verify` ({@link dryRunSignatures}), else
+ * no signature is asked for. Throws {@link DryRunProblem}.
+ */
+export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, signatures?: Pick<Signatures, 'check'>): Promise<Record<string, unknown>> {
   const target = parseTarget(`${hooksPath}/${req.name}`);
   const route = target && createRouting(hooksPath, true)(target);
   if (route?.kind !== 'mapped') {
@@ -71,24 +69,20 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
   if (!takes[method]) {
     throw new DryRunProblem('method', `${method} is not allowed on ${hooksPath}/${route.name}; its mappings take ${takes.allow}`, { status: 405, code: 'method_not_allowed' });
   }
-  const { signatures } = opts;
-  const body = req.body;
-  const d = await engine.decide({
-    route: 'mapped',
-    name: route.name,
-    method,
-    path: route.path,
-    query: withoutCredentialParams(req.query),
-    headers: req.headers,
-    body,
-    payload: () => (method === 'GET' ? {} : parsePayload(body, req.headers['content-type'], true)),
-    who: {},
-    now: req.now,
-  }, signatures ? { verify: (raw) => signatures.check({ name: route.name, method, path: route.path, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw) } : {});
+  const d = await engine.decide(decideRequest(route.name, route.path, method, req), signatures ? {
+    verify: (raw) => signatures.check({ name: route.name, method, path: route.path, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
+  } : {});
   const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${f.code}: ${f.message}); counted as not matching`);
   const out = await outcome(d, warnings);
   if (warnings) out.warnings = warnings;
   return out;
+}
+
+/** A mapped hook's request as the listener gives it to decide(): the query without credentials, the payload parsed on demand. */
+export function decideRequest(name: string, path: string, method: 'GET' | 'POST', req: Omit<DryRunRequest, 'name' | 'method'>): DecideRequest {
+  const { body, headers } = req;
+  const payload = () => (method === 'GET' ? {} : parsePayload(body, headers['content-type'], true));
+  return { route: 'mapped', name, method, path, query: withoutCredentialParams(req.query), headers, body, payload, who: {}, now: req.now };
 }
 
 /** The printed result of a decision, with the status the listener would answer. */

@@ -7,7 +7,7 @@ export function answerPage(ex: Exchange, status: number, page: Html): void {
   answerBody(ex, status, 'text/html; charset=utf-8', page.text);
 }
 
-/** 303: after a POST the browser GETs the target (RFC 9110 §15.4.4). An empty text body, as Koa sent one. */
+/** 303: after a POST the browser GETs the target (RFC 9110 §15.4.4); an empty text body, as Koa's ctx.redirect() sends. */
 export function redirect(ex: Exchange, location: string): void {
   answer(ex, 303, { location, 'content-type': 'text/plain; charset=utf-8', 'content-length': '0' }, '');
 }

@@ -1,23 +1,15 @@
-import type { MappingConfig } from '../config/types.js';
 import type { Exchange } from '../http/exchange.js';
 import { RUN_STATUSES, type RunStatus } from '../store/records.js';
-import type { Store } from '../store/store.js';
 import { answerPage } from './answers.js';
 import { lastSeq } from './events-stream.js';
 import { eventsPage, mappingsPage, notFoundPage, runPage, runsPage } from './pages.js';
-
-/** The console's read-only pages of what the gateway did and does: the runs, a run, the events, the mappings. */
-export interface BrowseDeps {
-  store: Pick<Store, 'getRun' | 'listRuns' | 'listEvents' | 'flowState'>;
-  hooksPath: string;
-  mappings: readonly MappingConfig[];
-}
+import type { PageDeps } from './routes.js';
 
 const RUNS_PAGE = 50;
 const EVENTS_PAGE = 100;
 
 /** `/console/` and `/console/runs`: the runs, newest first, filtered by `status`, paged with `before`. */
-export async function runs(deps: BrowseDeps, ex: Exchange): Promise<void> {
+export async function runs(deps: PageDeps, ex: Exchange): Promise<void> {
   const params = new URLSearchParams(ex.route!.query);
   const status = RUN_STATUSES.includes(params.get('status') as RunStatus) ? (params.get('status') as RunStatus) : undefined;
   const before = params.get('before') || undefined;
@@ -26,7 +18,7 @@ export async function runs(deps: BrowseDeps, ex: Exchange): Promise<void> {
 }
 
 /** `/console/runs/ID`. */
-export async function run(deps: BrowseDeps, ex: Exchange): Promise<void> {
+export async function run(deps: PageDeps, ex: Exchange): Promise<void> {
   const id = ex.route!.name.slice('runs/'.length);
   const found = await deps.store.getRun(id);
   if (!found) answerPage(ex, 404, notFoundPage('No run with that id (it may have been purged after store.retainDays).'));
@@ -34,14 +26,14 @@ export async function run(deps: BrowseDeps, ex: Exchange): Promise<void> {
 }
 
 /** `/console/events`: the newest page of events; the page's script follows the stream (events-stream.ts). */
-export async function events(deps: BrowseDeps, ex: Exchange): Promise<void> {
+export async function events(deps: PageDeps, ex: Exchange): Promise<void> {
   const last = await lastSeq(deps.store);
   const list = await deps.store.listEvents(Math.max(0, last - EVENTS_PAGE), EVENTS_PAGE, 1024 * 1024);
   answerPage(ex, 200, eventsPage(list, list.length ? list[list.length - 1]!.seq : last));
 }
 
 /** `/console/mappings`: the mappings in match order (which are paused, with their pause and resume buttons), and the playground's form. */
-export async function mappings(deps: BrowseDeps, ex: Exchange): Promise<void> {
+export async function mappings(deps: PageDeps, ex: Exchange): Promise<void> {
   const paused = new Set((await deps.store.flowState()).paused);
   answerPage(ex, 200, mappingsPage(deps.mappings, deps.hooksPath, paused));
 }

@@ -1,8 +1,7 @@
 import { answer, answerStream } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
-import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
-import type { Sessions } from './session.js';
+import type { PageDeps } from './routes.js';
 
 /** How often an open stream asks the store for newer events (one indexed read). */
 export const POLL_MS = 500;
@@ -12,7 +11,7 @@ const BATCH = 100;
 const BATCH_BYTES = 256 * 1024;
 
 /** `GET /console/events/stream?after=SEQ` (or `Last-Event-ID`): the main session's events as server-sent events. */
-export function streamEvents(deps: { store: Pick<Store, 'listEvents'>; sessions: Sessions; log: Logger }, ex: Exchange): void {
+export function streamEvents(deps: PageDeps, ex: Exchange): void {
   const session = ex.session!;
   const resume = ex.req.headers['last-event-id'] ?? new URLSearchParams(ex.route!.query).get('after');
   let after = /^\d{1,15}$/.test(String(resume ?? '')) ? Number(resume) : 0;

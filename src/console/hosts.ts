@@ -41,12 +41,7 @@ export function checkSameOrigin(req: IncomingMessage, trustedPeer: (req: Incomin
   const origin = req.headers.origin;
   let ok = site === undefined || site === 'same-origin';
   if (origin !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(origin);
-    } catch {
-      url = undefined;
-    }
+    const url = URL.canParse(origin) ? new URL(origin) : undefined;
     // URL.host drops a default port, as a browser's Host does; both are compared lower-cased.
     ok &&= url !== undefined && url.protocol === (isHttps(req, trustedPeer) ? 'https:' : 'http:') && url.host === requestHost(req, trustedPeer);
   }

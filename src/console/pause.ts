@@ -1,19 +1,11 @@
-import type { MappingConfig } from '../config/types.js';
 import type { Exchange } from '../http/exchange.js';
-import type { Store } from '../store/store.js';
 import { answerPage, redirect } from './answers.js';
 import { notFoundPage } from './pages.js';
+import type { PageDeps } from './routes.js';
 
-/** What the console's pause and resume buttons need (CONTRACT.md §14, docs/flow-control.md). */
-export interface PauseDeps {
-  store: Pick<Store, 'pauseMapping'>;
-  mappings: readonly MappingConfig[];
-}
-
-/** POST `/console/pause/ID` and `/console/resume/ID`: the write of `hookrelay pause`/`resume`, then back to the mappings. */
-export async function pauseMapping(deps: PauseDeps, ex: Exchange): Promise<void> {
-  const [verb, raw] = ex.route!.name.split('/') as ['pause' | 'resume', string];
-  const id = decodeURIComponent(raw);
+/** POST `/console/pause/ID` and `/console/resume/ID` (CONTRACT.md §14): the write of `hookrelay pause`/`resume`, then back to the mappings. */
+export async function pauseMapping(deps: PageDeps, ex: Exchange): Promise<void> {
+  const [verb, id] = ex.route!.name.split('/') as ['pause' | 'resume', string];
   if (!deps.mappings.some((m) => m.id === id)) {
     answerPage(ex, 404, notFoundPage('No mapping with that id in the current config.'));
     return;

@@ -1,20 +1,15 @@
-import type { Engine } from '../engine/engine.js';
 import { dryRun, DryRunProblem } from '../dry-run.js';
 import { HookError } from '../errors.js';
 import { answerJson } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
 import { readBody } from './read-body.js';
+import type { PageDeps } from './routes.js';
 
-/** The playground: a payload rendered through the mappings as `hookrelay test` does; nothing is dispatched or stored. */
-export interface PlaygroundDeps {
-  engine: Pick<Engine, 'decide' | 'methods'>;
-  hooksPath: string;
-  maxBodyBytes: number;
-  now: () => Date;
-}
-
-/** POST `/console/playground`: `{name, method?, payload, headers, query}` → `{ok, output}` (`hookrelay test`'s) or `{ok, problem}`. */
-export async function playground(deps: PlaygroundDeps, ex: Exchange): Promise<void> {
+/**
+ * POST `/console/playground`: `{name, method?, payload, headers, query}` → `{ok, output}` (`hookrelay test`'s)
+ * or `{ok, problem}`: a payload rendered through the mappings; nothing is dispatched or stored.
+ */
+export async function playground(deps: PageDeps, ex: Exchange): Promise<void> {
   // The body is a payload, headers and a query in JSON: room for a payload of maxBodyBytes, escaped.
   const raw = await readBody(ex.req, deps.maxBodyBytes * 2 + 16 * 1024);
   let input: { name?: unknown; method?: unknown; payload?: unknown; headers?: unknown; query?: unknown };

@@ -35,8 +35,3 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('error', onError);
   });
 }
-
-/** One field of an `application/x-www-form-urlencoded` body. */
-export function formField(body: Buffer, name: string): string | undefined {
-  return new URLSearchParams(body.toString('utf8')).get(name) ?? undefined;
-}

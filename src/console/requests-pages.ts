@@ -2,8 +2,7 @@ import type { RequestRecord } from '../store/records.js';
 import { html, type Html } from './html.js';
 import { cell, field, filterSelect, layout, pager, time } from './layout.js';
 
-/** The status classes the requests page filters by. */
-export const STATUS_CLASSES = [2, 3, 4, 5] as const;
+const STATUS_CLASSES = [2, 3, 4, 5] as const;
 
 /** What the requests page was asked for. */
 export interface RequestsFilter {

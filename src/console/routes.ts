@@ -1,23 +1,51 @@
+import type { IncomingMessage } from 'node:http';
 import type { DefaultState, Middleware } from 'koa';
+import type { MappingConfig } from '../config/types.js';
+import type { Engine } from '../engine/engine.js';
 import { HookError } from '../errors.js';
+import type { FixtureContext } from '../fixtures/run-fixture.js';
 import { answerBody } from '../http/answer.js';
+import type { Auth } from '../http/auth.js';
 import type { Exchange, ExchangeContext } from '../http/exchange.js';
+import type { Replayed } from '../http/replay.js';
 import { createRouter, literal, routesOnParsedPath, type RoutedContext } from '../http/router.js';
 import { CONSOLE_PATH } from '../http/routes-table.js';
 import type { Logger } from '../log.js';
+import type { RequestRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
 import { answerPage, redirect } from './answers.js';
-import { events, mappings, run, runs, type BrowseDeps } from './browse.js';
+import { events, mappings, run, runs } from './browse.js';
 import { streamEvents } from './events-stream.js';
 import { checkSameOrigin } from './hosts.js';
-import { notFoundPage } from './pages.js';
-import { pauseMapping, type PauseDeps } from './pause.js';
-import { playground, type PlaygroundDeps } from './playground.js';
-import { fixture, replay, request, requests, type RequestsDeps } from './requests.js';
-import { login, loginForm, logout, type SignInDeps } from './sign-in.js';
+import { notFoundPage, type AdminTokenAt } from './pages.js';
+import { pauseMapping } from './pause.js';
+import { playground } from './playground.js';
+import { fixture, replay, request, requests } from './requests.js';
+import type { Sessions } from './session.js';
+import { login, loginForm, logout } from './sign-in.js';
 import { STATIC } from './static.js';
 
 /** What the console's pages need (console.ts makes it from the listener's deps). */
-export type PageDeps = BrowseDeps & RequestsDeps & PlaygroundDeps & SignInDeps & PauseDeps & { log: Logger };
+export interface PageDeps {
+  engine: Pick<Engine, 'decide' | 'methods'>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
+  /** Replays a kept request through the listener (http/replay.ts). */
+  replay: (row: RequestRecord) => Promise<Replayed>;
+  hooksPath: string;
+  mappings: readonly MappingConfig[];
+  /** The dry run of `hookrelay fixture` under the current config, for a request's fixture download. */
+  fixtures: FixtureContext;
+  maxBodyBytes: number;
+  auth: Auth;
+  sessions: Sessions;
+  clientAddress: (req: IncomingMessage) => string;
+  /** True when the peer is in server.trustedProxies (its X-Forwarded-Proto and X-Forwarded-Host are believed). */
+  trustedPeer: (req: IncomingMessage) => boolean;
+  /** Where the admin token of the config being served is, for the sign-in page (never the token). */
+  adminTokenAt?: () => AdminTokenAt | undefined;
+  log: Logger;
+  now: () => Date;
+}
 
 /** A page's handler: the request's record is all it reads of the request. */
 type Page = (deps: PageDeps, ex: Exchange) => Promise<void> | void;

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 
 /** The session cookie's name. */
 export const COOKIE = 'hookrelay_console';
@@ -22,15 +23,10 @@ export interface Sessions {
 export function createSessions(): Sessions {
   const key = randomBytes(32);
   const revoked = new Map<string, number>();
-  const streams = new Map<string, Set<() => void>>();
+  // An event per session id, heard by its streams (an id is 22 base64url characters: never `error`).
+  const ends = new EventEmitter().setMaxListeners(0);
   let ended = false;
   const mac = (payload: string) => createHmac('sha256', key).update(payload).digest();
-
-  function closeStreams(id: string): void {
-    const set = streams.get(id);
-    streams.delete(id);
-    for (const close of set ?? []) close();
-  }
 
   return {
     issue(nowMs) {
@@ -51,30 +47,15 @@ export function createSessions(): Sessions {
     revoke(id, nowMs) {
       for (const [old, until] of revoked) if (until <= nowMs) revoked.delete(old);
       revoked.set(id, nowMs + SESSION_SECONDS * 1000);
-      closeStreams(id);
+      ends.emit(id);
     },
     onEnd(id, close) {
-      let set = streams.get(id);
-      if (!set) streams.set(id, (set = new Set()));
-      set.add(close);
-      return () => {
-        set.delete(close);
-        if (set.size === 0 && streams.get(id) === set) streams.delete(id);
-      };
+      ends.once(id, close);
+      return () => ends.off(id, close);
     },
     endAll() {
       ended = true;
-      for (const id of [...streams.keys()]) closeStreams(id);
+      for (const id of ends.eventNames()) ends.emit(id);
     },
   };
-}
-
-/** The session cookie's value in a Cookie header, if any. */
-export function cookieValue(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === COOKIE) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }

@@ -1,33 +1,21 @@
-import type { IncomingMessage } from 'node:http';
-import type { Auth } from '../http/auth.js';
 import type { Exchange } from '../http/exchange.js';
 import { answerPage, redirect } from './answers.js';
 import { isHttps } from './hosts.js';
-import { loginPage, type AdminTokenAt } from './pages.js';
-import { formField, readBody } from './read-body.js';
-import { COOKIE, SESSION_SECONDS, type Sessions } from './session.js';
-
-/** Signing in with the admin token and out (CONTRACT.md §11). */
-export interface SignInDeps {
-  auth: Auth;
-  sessions: Sessions;
-  clientAddress: (req: IncomingMessage) => string;
-  /** True when the peer is in server.trustedProxies (its X-Forwarded-Proto is believed). */
-  trustedPeer: (req: IncomingMessage) => boolean;
-  /** Where the admin token of the config being served is, for the page (never the token). */
-  adminTokenAt?: () => AdminTokenAt | undefined;
-}
+import { loginPage } from './pages.js';
+import { readBody } from './read-body.js';
+import type { PageDeps } from './routes.js';
+import { COOKIE, SESSION_SECONDS } from './session.js';
 
 const LOGIN_MAX_BYTES = 4096;
 
 /** GET `/console/login`: the sign-in page. */
-export function loginForm(deps: SignInDeps, ex: Exchange): void {
+export function loginForm(deps: PageDeps, ex: Exchange): void {
   answerPage(ex, 200, loginPage(deps.adminTokenAt?.()));
 }
 
 /** POST `/console/login`: the admin token, under the gate's failure budget; a session cookie on success. */
-export async function login(deps: SignInDeps, ex: Exchange): Promise<void> {
-  const token = formField(await readBody(ex.req, LOGIN_MAX_BYTES), 'token') ?? '';
+export async function login(deps: PageDeps, ex: Exchange): Promise<void> {
+  const token = new URLSearchParams((await readBody(ex.req, LOGIN_MAX_BYTES)).toString('utf8')).get('token') ?? '';
   const verdict = deps.auth.verify(token, deps.clientAddress(ex.req), 'admin');
   if (!verdict.ok && verdict.code === 'rate_limited') {
     ex.res.setHeader('retry-after', String(verdict.retryAfter));
@@ -44,7 +32,7 @@ export async function login(deps: SignInDeps, ex: Exchange): Promise<void> {
 }
 
 /** POST `/console/logout`: the session ends now (its event streams close) and its cookie is cleared. */
-export function logout(deps: SignInDeps, ex: Exchange): void {
+export function logout(deps: PageDeps, ex: Exchange): void {
   deps.sessions.revoke(ex.session!, Date.now());
   ex.res.setHeader('set-cookie', `${COOKIE}=; Path=/console/; Max-Age=0; HttpOnly; SameSite=Strict`);
   redirect(ex, '/console/login');

@@ -23,30 +23,22 @@ function badge(status) {
   return el('span', status.replace('_', ' '), 'badge badge-' + status.replace(/[^a-z_]/g, ''));
 }
 
+function cell(child, className) {
+  const td = el('td', undefined, className);
+  td.append(child);
+  return td;
+}
+
 function eventRow(e) {
-  const tr = document.createElement('tr');
-  tr.className = 'fresh';
-  tr.appendChild(el('td', String(e.seq), 'mono'));
-  const when = el('td');
-  const t = el('time', e.at);
-  t.setAttribute('datetime', e.at);
-  when.appendChild(t);
-  tr.appendChild(when);
-  const kind = el('td');
-  kind.appendChild(badge(e.kind));
-  tr.appendChild(kind);
-  const source = el('td', undefined, 'mono');
-  if (e.source.startsWith('run:')) {
-    const a = el('a', e.source);
-    a.href = '/console/runs/' + encodeURIComponent(e.source.slice(4));
-    source.appendChild(a);
-  } else {
-    source.textContent = e.source;
+  const time = el('time', e.at);
+  time.setAttribute('datetime', e.at);
+  let source = e.source;
+  if (source.startsWith('run:')) {
+    source = el('a', e.source);
+    source.href = '/console/runs/' + encodeURIComponent(e.source.slice(4));
   }
-  tr.appendChild(source);
-  const text = el('td');
-  text.appendChild(el('div', e.text, 'text'));
-  tr.appendChild(text);
+  const tr = el('tr', undefined, 'fresh');
+  tr.append(el('td', String(e.seq), 'mono'), cell(time), cell(badge(e.kind)), cell(source, 'mono'), cell(el('div', e.text, 'text')));
   localTimes(tr);
   return tr;
 }
