@@ -23,7 +23,7 @@ export function eventsCommand(program: Command): void {
     .description("print the main session's events (wake, summary, reply) from the store")
     .addOption(configOption())
     .option('--after <seq>', 'only events after this sequence number', toInt, 0)
-    .option('--limit <n>', `at most this many per page (1–${EVENTS_LIMIT.max})`, (v) => toLimit(v, EVENTS_LIMIT.max), EVENTS_LIMIT.default)
+    .option('--limit <n>', `at most this many per page (1–${EVENTS_LIMIT.max})`, toLimit(EVENTS_LIMIT.max), EVENTS_LIMIT.default)
     .option('-f, --follow', 'keep printing new events as they arrive (Ctrl-C to stop)')
     .option('--full', `show whole texts (without it, a text past ${SHOWN} characters is cut, saying how many more there are)`)
     .option('--json', 'one JSON object per line, with the whole text: {seq, id, kind, text, source, at}, as GET {hooks.path}/events answers')

@@ -11,7 +11,7 @@ import { serveCommand } from './serve.js';
 import { storeCommand } from './store.js';
 import { testCommand } from './test.js';
 
-/** The only reader of argv and the environment (STYLE.md); one file per command, listed in `--help` order. */
+/** The only reader of argv and the environment (STYLE.md); one file per command, listed in `--help` order. Each command imports what it needs when it runs: `--help` and `check` load no Koa, SQLite or model client. */
 export async function main(argv: string[]): Promise<void> {
   const program = new Command()
     .name('hookrelay')

@@ -16,12 +16,7 @@ const shapeAjv = () => (ajv ??= createShapeAjv());
 const validateShape = shapeChecker(shapeAjv);
 let validateMappingList: ValidateFunction | undefined;
 
-/** CONTRACT.md §2; `fallback` (the example config of `npm start`) only when none was given and `./hookrelay.yaml` does not exist. */
-export function resolveConfigPath(flag?: string, env: Env = process.env, fallback?: string): string {
-  return configSource(flag, env, fallback).file;
-}
-
-/** {@link resolveConfigPath}, and why that file: `npm start` may pick any of four files. */
+/** The config file and why that one (CONTRACT.md §2); `fallback` (the example config of `npm start`) only when none was given and `./hookrelay.yaml` does not exist. */
 export function configSource(flag?: string, env: Env = process.env, fallback?: string): { file: string; from: string } {
   if (flag) return { file: flag, from: '--config' };
   if (env.HOOKRELAY_CONFIG) return { file: env.HOOKRELAY_CONFIG, from: '$HOOKRELAY_CONFIG' };
@@ -56,10 +51,9 @@ export function readConfig(file: string, overrides: ConfigOverrides = {}): unkno
 }
 
 /** Applied before validation, so `--host 0.0.0.0` is checked like the file's own value (a non-loopback host needs a token). */
-function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
+function withOverrides(raw: Obj, { host, port }: ConfigOverrides): Obj {
   if (host === undefined && port === undefined) return raw;
-  if (raw !== null && raw !== undefined && !isPlainObject(raw)) return raw;
-  const doc = { ...(raw as Obj | undefined) };
+  const doc = { ...raw };
   const server = isPlainObject(doc.server) ? { ...doc.server } : {};
   if (host !== undefined) server.host = host;
   if (port !== undefined) server.port = port;
