@@ -4,8 +4,6 @@ import type { LoadedConfig } from '../config/types.js';
 import { orExit } from './exit.js';
 import type { StoreReader } from '../store/store.js';
 
-// The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
-
 /** What `fixture` reads: the store and the mappings, not the hooks tokens nor the e-mail account. */
 export const FIXTURE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store')
   || (isAtOrBelow(path, 'hooks') && !['hooks.token', 'hooks.tokens', 'hooks.email'].some((key) => isAtOrBelow(path, key)));

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EVENTS_LIMIT } from '../http/limits.js';
 import { configOption, toInt, toLimit } from './arguments.js';
-import { printable, printableJson } from '../printable.js';
+import { cutAt, printable, printableJson } from '../printable.js';
 import { withStoreReader } from './config.js';
 
 interface EventsOptions {
@@ -33,8 +33,7 @@ export function eventsCommand(program: Command): void {
 /** The first {@link SHOWN} characters of `text`, and how many more there are. */
 function shortText(text: string): string {
   if (text.length <= SHOWN) return text;
-  const code = text.charCodeAt(SHOWN - 1);
-  const n = code >= 0xd800 && code <= 0xdbff ? SHOWN - 1 : SHOWN; // not half a surrogate pair
+  const n = cutAt(text, SHOWN);
   return `${text.slice(0, n)}… (${text.length - n} more characters; --full shows all)`;
 }
 
