@@ -23,15 +23,14 @@ export abstract class StoreShell implements Store {
   private readonly calls = new Set<Promise<unknown>>();
   protected readonly reads: Reads;
   protected readonly maintenance: Maintenance;
-  /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, its request-log part, the key purge. */
+  /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, the key purge. */
   readonly purgeExpired: Maintenance['purgeExpired'];
-  readonly purgeRequestLog: Maintenance['purgeRequestLog'];
   readonly purgeExpiredKeys: Maintenance['purgeExpiredKeys'];
 
-  protected constructor(db: Db, opts: StoreOptions, protected readonly instance: string | null) {
+  protected constructor(protected readonly db: Db, opts: StoreOptions, protected readonly instance: string | null) {
     this.reads = reads(db);
     this.maintenance = startMaintenance(this.purgePort(), opts);
-    ({ purgeExpired: this.purgeExpired, purgeRequestLog: this.purgeRequestLog, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
+    ({ purgeExpired: this.purgeExpired, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
   }
 
   /** Commits one op; resolves with its result once committed. */
@@ -99,7 +98,7 @@ export abstract class StoreShell implements Store {
   }
 
   async claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
-    const op: WriteOp = { kind: 'claim', limit: this.limit(limit), startedAt, instance: this.instance, ...(rules ? { rules } : {}) };
+    const op: WriteOp = { kind: 'claim', limit: this.db.limit(limit), startedAt, instance: this.instance, ...(rules ? { rules } : {}) };
     for (let attempt = 0; ; attempt++) {
       try {
         return (await this.write<RunRow[]>(op)).map(toRun);
@@ -151,7 +150,7 @@ export abstract class StoreShell implements Store {
   }
 
   async claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }> {
-    const op: WriteOp = { kind: 'claimOutbox', now, limit: this.limit(limit), leaseUntil, instance: this.instance };
+    const op: WriteOp = { kind: 'claimOutbox', now, limit: this.db.limit(limit), leaseUntil, instance: this.instance };
     const { rows, nextAt } = await this.write<{ rows: OutboxRow[]; nextAt?: string }>(op);
     return nextAt == null ? { deliveries: rows.map(toDelivery) } : { deliveries: rows.map(toDelivery), nextAt };
   }
@@ -167,9 +166,6 @@ export abstract class StoreShell implements Store {
   settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void> {
     return this.write({ kind: 'settleDelivery', id, outcome, effects });
   }
-
-  /** LIMIT's value for this backend. */
-  protected abstract limit(n: number): number | null;
 
   /** Runs a call unless the store is closing; close() waits for the calls under way. */
   protected guard<T>(fn: () => Promise<T>): Promise<T> {
