@@ -42,7 +42,6 @@ function openCopy(config: Config): Promise<StoreCopy> {
   return config.store.kind === 'postgres' ? openPgCopy(config.store.url!) : openSqliteCopy(config.dataDir);
 }
 
-/** Rows copied per table. */
 export type CopyCounts = Record<CopyTable, number>;
 
 /** Copies everything from `from` into `to`, `batch` rows at a time, telling `progress` after each batch. */
