@@ -1,6 +1,5 @@
 import type { Db } from './dialect.js';
 import { StoreError, type StoreReader } from './store.js';
-import { toFlowState, toHeldCounts } from './flow-rows.js';
 import {
   RUN_STATUSES, type EventRecord, type FlowState, type HistoryMessage, type ListRequestsOptions, type ListRunsOptions, type RequestRecord,
   type RunRecord, type RunStatus, type StoredKey,
@@ -88,11 +87,18 @@ export function reads(db: Db) {
     },
 
     async flowState(): Promise<FlowState> {
-      return toFlowState(await db.all<{ name: string; what: string }>(sql.flow.flowState));
+      const state: FlowState = { paused: [], held: [] };
+      for (const r of await db.all<{ name: string; what: string }>(sql.flow.flowState)) (r.what === 'paused' ? state.paused : state.held).push(r.name);
+      state.paused.sort();
+      state.held.sort();
+      return state;
     },
 
+    /** Held wakes and queued runs of paused mappings, summed per source. */
     async countHeld(): Promise<Record<string, number>> {
-      return toHeldCounts(await db.all<{ source: string; n: number }>(sql.flow.countHeld));
+      const counts: Record<string, number> = {};
+      for (const r of await db.all<{ source: string; n: number | string }>(sql.flow.countHeld)) counts[r.source] = (counts[r.source] ?? 0) + Number(r.n);
+      return counts;
     },
   };
 }
