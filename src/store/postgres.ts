@@ -5,7 +5,7 @@ import { pgProblem, pgStoreError } from './db-errors.js';
 import { pgDb, type Db } from './dialect.js';
 import { groupCommit, type CommitStats, type GroupCommit } from './group-commit.js';
 import { BATCH_MAX, type StoreOptions } from './options.js';
-import { keepLease, logJoining, releaseInstance, renewLease, takeOverGone } from './postgres-instances.js';
+import { keepLease, logJoining, releaseInstance, takeOverGone } from './postgres-instances.js';
 import { pgLeader } from './postgres-leader.js';
 import { createPool, migratePg, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
 import { readerOf, reads } from './reads.js';
@@ -69,7 +69,7 @@ export class PostgresStore extends StoreShell {
       try {
         const { from, to } = await migratePg(client);
         if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
-        await renewLease(pgDb(client), instanceId, opts.leaseSeconds);
+        await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
         await logJoining(pgDb(client), instanceId, opts.log);
       } finally {
         client.release();
