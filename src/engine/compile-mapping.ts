@@ -4,7 +4,7 @@ import { HookError } from '../errors.js';
 import { checkIdempotencyKey } from '../idempotency-key.js';
 import type { Action } from '../action.js';
 import type { HookRequest } from './mapping-step.js';
-import { itemContext, requestContext, transformInput } from './context.js';
+import { requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
@@ -175,7 +175,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     const fields = kind === 'agent' ? agentFields : wakeFields;
     let context: Body | undefined;
     if (fields.length > 0) {
-      context = index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      context = requestContext(req, now, item, index);
       if (isAsync) await renderAsync(fields, context, body, budget);
       else renderSync(fields, context, body);
     }
@@ -183,7 +183,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     const action: Action = kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
     if (action.kind === 'agent' && mapping.callback) action.callbackUrl = mapping.callback.url;
     if (keyField) {
-      context ??= index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      context ??= requestContext(req, now, item, index);
       const rendered = { idempotencyKey: '' };
       if (isAsync) await renderAsync([keyField], context, rendered, budget);
       else renderSync([keyField], context, rendered);
