@@ -2,10 +2,7 @@ import { availableParallelism } from 'node:os';
 import { realpath } from 'node:fs/promises';
 import type { TransformInput } from '../transform-types.js';
 import { resolveTransformModule, type LoadedTransform } from './transform-module.js';
-import type { WorkerSetup, WorkerSpec } from './transform-result.js';
-import { createWorkers } from './transform-workers.js';
-
-export type { WorkerSpec } from './transform-result.js';
+import { createWorkers, type WorkerSetup, type WorkerSpec } from './transform-workers.js';
 
 /** The transforms of one engine, loaded in worker processes. */
 export interface TransformPool {

@@ -1,5 +1,6 @@
 import { importModule, pickExport, type LoadedTransform, type TransformFn } from './transform-module.js';
-import { carried, type WorkerSetup } from './transform-result.js';
+import { OVERRIDE_KEYS } from '../transform-types.js';
+import type { WorkerSetup } from './transform-workers.js';
 
 const send = process.send!.bind(process);
 const setup = JSON.parse(process.argv[2]!) as WorkerSetup;
@@ -85,4 +86,31 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 function describe(err: unknown): { name: string; message: string; stack?: string } {
   if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
   return { name: 'Error', message: `transform threw ${typeof err === 'string' ? err : typeof err}` };
+}
+
+const CARRIED_KEYS: readonly string[] = ['kind', 'channel', ...OVERRIDE_KEYS];
+
+/** What of a transform's result crosses back to the gateway (run in the worker, before the JSON message home). */
+export function carried(result: unknown, maxTextLength: number): unknown {
+  if (result === null || result === undefined) return result;
+  if (typeof result === 'string') return '';
+  if (Array.isArray(result)) return [];
+  if (typeof result !== 'object') return faithful(result, 'the result');
+  const out: Record<string, unknown> = {};
+  for (const key of CARRIED_KEYS) {
+    if (!Object.hasOwn(result, key)) continue;
+    const value = (result as Record<string, unknown>)[key];
+    // One character past the limit: the validator still says it is too long, naming the field.
+    out[key] = typeof value === 'string' && value.length > maxTextLength ? value.slice(0, maxTextLength + 1) : faithful(value, key);
+  }
+  return out;
+}
+
+/** A value as it is when JSON carries it unchanged; else a TypeError (500 transform_failed), where JSON would quietly turn it into something else. */
+function faithful(value: unknown, what: string): unknown {
+  const type = typeof value;
+  if (type === 'function' || type === 'symbol' || type === 'bigint' || (type === 'number' && !Number.isFinite(value))) {
+    throw new TypeError(`transform returned ${what === 'the result' ? 'a' : `${what}: a`} ${type === 'number' ? String(value) : type}, which cannot be sent back from its worker`);
+  }
+  return value;
 }
