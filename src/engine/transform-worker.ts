@@ -17,32 +17,27 @@ process.on('uncaughtException', (err) => {
   setTimeout(() => process.exit(1), 1000).unref();
 });
 
+// Each spec's function, or the problem it had loading (its calls fail with it).
 const fns: (TransformFn | string)[] = [];
 void load().then((problems) => send(['ready', problems]));
 
 async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | null)[]> {
   const problems: (Exclude<LoadedTransform, { fn: TransformFn }> | null)[] = [];
   const modules = new Map<string, Promise<Record<string, unknown>>>();
-  for (let i = 0; i < specs.length; i++) {
+  for (const [i, { file, export: name }] of specs.entries()) {
     send(['loading', i]);
-    const file = specs[i]!.file;
-    let name = specs[i]!.export;
     let loading = modules.get(file);
     if (!loading) modules.set(file, (loading = importModule(file, dir)));
     let picked: ReturnType<typeof pickExport>;
+    let key: 'module' | 'export' = name !== undefined ? 'export' : 'module';
     try {
       picked = pickExport(await loading, name);
     } catch (err) {
       picked = { problem: (err as Error).message };
-      name = undefined;
+      key = 'module';
     }
-    if ('problem' in picked) {
-      problems.push({ problem: picked.problem, key: name !== undefined ? 'export' : 'module' });
-      fns.push(picked.problem);
-    } else {
-      problems.push(null);
-      fns.push(picked.fn);
-    }
+    problems.push('problem' in picked ? { problem: picked.problem, key } : null);
+    fns.push('problem' in picked ? picked.problem : picked.fn);
   }
   return problems;
 }
