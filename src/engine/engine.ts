@@ -98,7 +98,8 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const mappings = hooks.mappings.map((m, i) => buildMapping(m, parts[i]!, build));
   // The mappings that can take `{path}/NAME`, in order: for each NAME a mapping names, and for any other.
   const anyName = mappings.filter((m) => m.match.path === undefined);
-  const named = new Map(mappings.flatMap(({ match: { path } }) => (path === undefined ? [] : [[path, mappings.filter((c) => c.match.path === undefined || c.match.path === path)]])));
+  const names = new Set(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path])));
+  const named = new Map([...names].map((name) => [name, mappings.filter((c) => c.match.path === undefined || c.match.path === name)] as const));
   const match = createMatcher(named, anyName);
   const anyNameMethods = methodsOf(anyName);
   const methodsByName = new Map([...named].map(([name, list]) => [name, methodsOf(list)]));
