@@ -70,10 +70,9 @@ for (const file of files(SRC)) {
 // (https://ajv.js.org/standalone.html), with the options of the ajv that would compile them at load.
 const standaloneCode = createRequire(import.meta.url)('ajv/dist/standalone').default;
 const built = (file) => import(pathToFileURL(path.join(DIST, file)).href);
-const { createShapeAjv, compileShape, SHAPE_CHECKER, compileMappingListShape, MAPPING_LIST_CHECKER } = await built('config/shape.js');
+const { createShapeAjv, compileShape, SHAPE_CHECKER } = await built('config/shape.js');
 const shapeAjv = createShapeAjv({ code: { source: true } });
 writeFileSync(path.join(DIST, SHAPE_CHECKER), standaloneCode(shapeAjv, compileShape(shapeAjv)));
-writeFileSync(path.join(DIST, MAPPING_LIST_CHECKER), standaloneCode(shapeAjv, compileMappingListShape(shapeAjv)));
 const { createActionAjv, compileActionSchemas, ACTION_CHECKERS } = await built('engine/action-schemas.js');
 const actionAjv = createActionAjv({ code: { source: true } });
 for (const [name, checker] of Object.entries(compileActionSchemas(actionAjv))) {

@@ -39,7 +39,8 @@ function escape(ch: string): string {
   return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
-function cutAt(text: string, n: number): number {
+/** `n`, or `n - 1` where the `n`th code unit starts a surrogate pair: never half a character. */
+export function cutAt(text: string, n: number): number {
   const code = text.charCodeAt(n - 1);
   return code >= 0xd800 && code <= 0xdbff ? n - 1 : n;
 }

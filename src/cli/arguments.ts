@@ -30,16 +30,16 @@ export function pairs(list: string[], flag: string, key: (k: string) => string =
 // A bad value throws InvalidArgumentError: commander then names the option (or argument) and
 // the value, `option '--after <seq>' argument 'abc' is invalid.`, followed by what is expected.
 
-/** `--limit`: the same rule as the endpoints' `limit` (1 to the maximum; past it is an error, not a clamp). */
-export function toLimit(v: string, max: number): number {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1 || n > max) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}`);
-  return n;
+/** A whole number from `min` to `max`, else `expected`. */
+function wholeNumber(min: number, max: number, expected: string): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || n < min || n > max) throw new InvalidArgumentError(expected);
+    return n;
+  };
 }
 
-/** A whole number, 0 or more. */
-export function toInt(v: string): number {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a whole number, 0 or more');
-  return n;
-}
+/** `--limit`: the same rule as the endpoints' `limit` (1 to the maximum; past it is an error, not a clamp). */
+export const toLimit = (max: number) => wholeNumber(1, max, `expected a whole number from 1 to ${max}`);
+
+export const toInt = wholeNumber(0, Number.MAX_SAFE_INTEGER, 'expected a whole number, 0 or more');

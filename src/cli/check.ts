@@ -3,7 +3,6 @@ import type { Config } from '../config/types.js';
 import { configOption } from './arguments.js';
 import { compile } from './config.js';
 import { orExit } from './exit.js';
-import { tokenModule, warningsModule } from './modules.js';
 
 /** `hookrelay check`: validate and compile everything; exit 1 listing each problem with its YAML path. */
 export function checkCommand(program: Command): void {
@@ -18,9 +17,9 @@ async function checkAction(opts: { config?: string }): Promise<void> {
   // One pass: the loader's problems and every template's, schema's and transform's together.
   const { loaded, engine } = await compile(opts.config);
   await engine.close();
-  const { ensureToken } = await tokenModule();
+  const { ensureToken } = await import('../config/token.js');
   orExit(() => ensureToken(loaded, { dryRun: true }));
-  const { configWarnings } = await warningsModule();
+  const { configWarnings } = await import('../config/warnings.js');
   for (const line of configWarnings(loaded.config)) process.stderr.write(`warning: ${line}\n`);
   const n = loaded.config.hooks.mappings.length;
   process.stdout.write(`ok: ${loaded.file} is valid (${n} mapping${n === 1 ? '' : 's'}: ${engine.mappings.join(', ') || 'none'})\n`);

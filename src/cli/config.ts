@@ -1,11 +1,8 @@
 import type { ConfigOverrides, Reads } from '../config/load.js';
 import { isAtOrBelow } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
-import { orExit, orExitAsync } from './exit.js';
+import { orExit } from './exit.js';
 import type { StoreReader } from '../store/store.js';
-import { compileModule, configLoader, storeModule } from './modules.js';
-
-// The config file: `--config`, else $HOOKRELAY_CONFIG, else ./hookrelay.yaml (CONTRACT.md §2).
 
 /** What `fixture` reads: the store and the mappings, not the hooks tokens nor the e-mail account. */
 export const FIXTURE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store')
@@ -23,28 +20,28 @@ interface CompileOptions {
 
 /** Reads, validates and compiles the config in one pass (compile-config.ts); every problem: exit 1. */
 export async function compile(flag: string | undefined, { overrides, fallback, reads }: CompileOptions = {}) {
-  const [{ readConfig, configSource }, { compileConfig }] = await Promise.all([configLoader(), compileModule()]);
+  const [{ readConfig, configSource }, { compileConfig }] = await Promise.all([import('../config/load.js'), import('../compile-config.js')]);
   const { file, from } = configSource(flag, process.env, fallback);
-  return { ...(await orExitAsync(() => compileConfig(readConfig(file, overrides), file, process.env, {}, reads))), from };
+  return { ...(await orExit(() => compileConfig(readConfig(file, overrides), file, process.env, {}, reads))), from };
 }
 
 /** Reads and validates the config without compiling its mappings (the commands that do not map); a problem: exit 1. */
 export async function load(flag: string | undefined, reads?: Reads): Promise<LoadedConfig> {
-  const { loadConfig, resolveConfigPath } = await configLoader();
-  return orExit(() => loadConfig(resolveConfigPath(flag, process.env), process.env, {}, reads));
+  const { loadConfig, configSource } = await import('../config/load.js');
+  return orExit(() => loadConfig(configSource(flag).file, process.env, {}, reads));
 }
 
 /** The config of the commands that only read or copy the store: dataDir and store alone (load.ts loadStoreConfig); a problem: exit 1. */
 export async function loadStore(flag: string | undefined): Promise<LoadedConfig> {
-  const { loadStoreConfig, resolveConfigPath } = await configLoader();
-  return orExit(() => loadStoreConfig(resolveConfigPath(flag, process.env), process.env));
+  const { loadStoreConfig, configSource } = await import('../config/load.js');
+  return orExit(() => loadStoreConfig(configSource(flag).file, process.env));
 }
 
 /** Runs `use` on the store opened read-only, which works beside a running server, and closes it. */
 export async function withStoreReader<T>(flag: string | undefined, use: (store: StoreReader) => Promise<T>): Promise<T> {
   const loaded = await loadStore(flag);
-  const { openStoreReadOnly } = await storeModule();
-  const store = await orExitAsync(() => openStoreReadOnly(loaded.config));
+  const { openStoreReadOnly } = await import('../store/open.js');
+  const store = await orExit(() => openStoreReadOnly(loaded.config));
   try {
     return await use(store);
   } finally {

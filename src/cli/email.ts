@@ -3,7 +3,6 @@ import type { SetupOptions } from '../email/setup.js';
 import { configOption, toInt } from './arguments.js';
 import { load } from './config.js';
 import { fail, orExit, reportConfig } from './exit.js';
-import { configLoader, emailRunModule, emailSetupModule, emailWatcherModule, logModule, tokenModule } from './modules.js';
 
 interface EmailRunOptions {
   config?: string;
@@ -47,8 +46,8 @@ Example: Gmail over IMAP with an app password
 
 /** Writes hooks.email and enables the preset, keeping the rest of the file. */
 async function setupAction(opts: SetupOptions & { config?: string }): Promise<void> {
-  const [{ resolveConfigPath }, { emailSetup }] = await Promise.all([configLoader(), emailSetupModule()]);
-  const file = resolveConfigPath(opts.config, process.env);
+  const [{ configSource }, { emailSetup }] = await Promise.all([import('../config/load.js'), import('../email/setup.js')]);
+  const file = configSource(opts.config).file;
   const { changed } = orExit(() => emailSetup(file, opts));
   process.stdout.write(changed ? `wrote hooks.email to ${file}; now run: hookrelay email run\n` : `${file} already has these settings; nothing changed\n`);
 }
@@ -56,7 +55,8 @@ async function setupAction(opts: SetupOptions & { config?: string }): Promise<vo
 /** The companion: posts each new mail of the mailbox once, until SIGINT/SIGTERM. */
 async function runAction(opts: EmailRunOptions): Promise<void> {
   const loaded = await load(opts.config);
-  const [{ createLogger }, { ensureToken }, { runEmail }, { WatchError }] = await Promise.all([logModule(), tokenModule(), emailRunModule(), emailWatcherModule()]);
+  const [{ createLogger }, { ensureToken }, { runEmail }, { WatchError }] =
+    await Promise.all([import('../log.js'), import('../config/token.js'), import('../email/run.js'), import('../email/watcher.js')]);
   const log = createLogger(opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level, undefined, { bufferBytes: loaded.config.log.bufferBytes }).child({ component: 'email' });
   const withToken = orExit(() => ensureToken(loaded, { log }));
   const stop = new AbortController();

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EVENTS_LIMIT } from '../http/limits.js';
 import { configOption, toInt, toLimit } from './arguments.js';
-import { printable, printableJson } from '../printable.js';
+import { cutAt, printable, printableJson } from '../printable.js';
 import { withStoreReader } from './config.js';
 
 interface EventsOptions {
@@ -23,7 +23,7 @@ export function eventsCommand(program: Command): void {
     .description("print the main session's events (wake, summary, reply) from the store")
     .addOption(configOption())
     .option('--after <seq>', 'only events after this sequence number', toInt, 0)
-    .option('--limit <n>', `at most this many per page (1–${EVENTS_LIMIT.max})`, (v) => toLimit(v, EVENTS_LIMIT.max), EVENTS_LIMIT.default)
+    .option('--limit <n>', `at most this many per page (1–${EVENTS_LIMIT.max})`, toLimit(EVENTS_LIMIT.max), EVENTS_LIMIT.default)
     .option('-f, --follow', 'keep printing new events as they arrive (Ctrl-C to stop)')
     .option('--full', `show whole texts (without it, a text past ${SHOWN} characters is cut, saying how many more there are)`)
     .option('--json', 'one JSON object per line, with the whole text: {seq, id, kind, text, source, at}, as GET {hooks.path}/events answers')
@@ -33,8 +33,7 @@ export function eventsCommand(program: Command): void {
 /** The first {@link SHOWN} characters of `text`, and how many more there are. */
 function shortText(text: string): string {
   if (text.length <= SHOWN) return text;
-  const code = text.charCodeAt(SHOWN - 1);
-  const n = code >= 0xd800 && code <= 0xdbff ? SHOWN - 1 : SHOWN; // not half a surrogate pair
+  const n = cutAt(text, SHOWN);
   return `${text.slice(0, n)}… (${text.length - n} more characters; --full shows all)`;
 }
 

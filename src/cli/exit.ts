@@ -1,19 +1,11 @@
 import { ConfigError } from '../config/errors.js';
 import { StoreError } from '../store/store.js';
 
-/** Config problems: one per line with its path, exit 1; a store that cannot be opened: its message, exit 1. Anything else is a bug: rethrow. */
+/** Config problems: one per line with its path, exit 1; a store that cannot be opened: its message, exit 1. Anything else, thrown or rejected, is a bug: rethrow. */
 export function orExit<T>(fn: () => T): T {
   try {
-    return fn();
-  } catch (e) {
-    return reportConfig(e);
-  }
-}
-
-/** {@link orExit} for a promise. */
-export async function orExitAsync<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
+    const out = fn();
+    return (out instanceof Promise ? out.catch(reportConfig) : out) as T;
   } catch (e) {
     return reportConfig(e);
   }

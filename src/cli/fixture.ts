@@ -3,8 +3,7 @@ import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { collect, configOption, pairs, toInt } from './arguments.js';
 import { compile, FIXTURE_READS } from './config.js';
-import { fail, orExitAsync } from './exit.js';
-import { fixturesModule, storeModule } from './modules.js';
+import { fail, orExit } from './exit.js';
 
 interface FixtureOptions {
   config?: string;
@@ -26,11 +25,12 @@ export function fixtureCommand(program: Command): void {
 
 async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
   const { loaded, engine } = await compile(opts.config, { reads: FIXTURE_READS });
-  const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, fixtureText, unkeptMatchHeaders, FixtureProblem }] = await Promise.all([storeModule(), fixturesModule()]);
+  const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, fixtureText, unkeptMatchHeaders, FixtureProblem }] =
+    await Promise.all([import('../store/open.js'), import('../fixtures/index.js')]);
   let text: string;
   let unkept: string[];
   try {
-    const store = await orExitAsync(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
+    const store = await orExit(() => openStoreReadOnly(loaded.config)); // read-only: works beside a running server
     const row = await store.getRequest(seq).finally(() => store.close());
     if (!row) fail(`no request #${seq} in the request log (see \`hookrelay requests\`; rows are purged after store.retainDays)`);
     const extra = pairs(opts.header, '--header', (k) => k.toLowerCase());

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import pkg from '../../package.json' with { type: 'json' };
 import { checkCommand } from './check.js';
 import { emailCommand } from './email.js';
 import { eventsCommand } from './events.js';
@@ -11,12 +11,12 @@ import { serveCommand } from './serve.js';
 import { storeCommand } from './store.js';
 import { testCommand } from './test.js';
 
-/** The only reader of argv and the environment (STYLE.md); one file per command, listed in `--help` order. */
+/** The only reader of argv and the environment (STYLE.md); one file per command, listed in `--help` order. Each command imports what it needs when it runs: `--help` and `check` load no Koa, SQLite or model client. */
 export async function main(argv: string[]): Promise<void> {
   const program = new Command()
     .name('hookrelay')
     .description('Self-hosted webhook gateway for AI agents: JSON POSTs become wake events or agent turns.')
-    .version(version(), '-V, --version')
+    .version(pkg.version, '-V, --version')
     .showHelpAfterError('(run with --help for usage)');
 
   serveCommand(program);
@@ -31,9 +31,4 @@ export async function main(argv: string[]): Promise<void> {
   pauseCommands(program);
 
   await program.parseAsync(argv);
-}
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }

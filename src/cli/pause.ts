@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import { configOption } from './arguments.js';
 import { load, PAUSE_READS } from './config.js';
-import { fail, orExitAsync } from './exit.js';
-
-const pauseControlModule = () => import('../store/pause-control.js');
+import { fail, orExit } from './exit.js';
 
 /** CONTRACT.md §14: written straight into the store; a running gateway sees it within a second. */
 export function pauseCommands(program: Command): void {
@@ -28,8 +26,8 @@ async function setPaused(mapping: string, paused: boolean, configFile: string | 
   if (!known.includes(mapping)) {
     fail(`no mapping "${mapping}" in this config; its mappings are: ${known.length > 0 ? known.join(', ') : '(none)'}`);
   }
-  const { openPauseControl } = await pauseControlModule();
-  const control = await orExitAsync(() => openPauseControl(config));
+  const { openPauseControl } = await import('../store/pause-control.js');
+  const control = await orExit(() => openPauseControl(config));
   try {
     const was = (await control.paused()).includes(mapping);
     await control.setPaused(mapping, paused);

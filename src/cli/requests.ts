@@ -18,7 +18,7 @@ export function requestsCommand(program: Command): void {
     .command('requests')
     .description('list the request log, newest first: seq, time, route or mapping, status, sender (the token\'s name)')
     .addOption(configOption())
-    .option('--limit <n>', `at most this many (1–${REQUESTS_LIMIT.max})`, (v) => toLimit(v, REQUESTS_LIMIT.max), REQUESTS_LIMIT.default)
+    .option('--limit <n>', `at most this many (1–${REQUESTS_LIMIT.max})`, toLimit(REQUESTS_LIMIT.max), REQUESTS_LIMIT.default)
     .option('--json', 'one JSON object per line (bodies are not listed)')
     .action(requestsAction);
 }

@@ -21,7 +21,7 @@ export function runsCommand(program: Command): void {
     .description('list agent runs (most recently accepted first), or show one run')
     .argument('[id]', 'a run id')
     .addOption(configOption())
-    .option('--limit <n>', `at most this many (1–${RUNS_LIMIT.max})`, (v) => toLimit(v, RUNS_LIMIT.max), RUNS_LIMIT.default)
+    .option('--limit <n>', `at most this many (1–${RUNS_LIMIT.max})`, toLimit(RUNS_LIMIT.max), RUNS_LIMIT.default)
     .addOption(new Option('--status <status>', 'only runs in this state').choices(['queued', 'running', 'succeeded', 'failed', 'timed_out']))
     .option('--before <id>', 'only runs accepted before this one (page on with the last id listed)')
     .option('--json', 'JSON output')

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { configOption, portNumber } from './arguments.js';
 import { compile } from './config.js';
-import { orExit, orExitAsync } from './exit.js';
-import { compileModule, configLoader, logModule, serveModule, tokenModule } from './modules.js';
+import { orExit } from './exit.js';
 
 interface ServeOptions {
   config?: string;
@@ -28,12 +27,12 @@ export function serveCommand(program: Command): void {
 async function serveAction(opts: ServeOptions): Promise<void> {
   // The config's modules first, so that the transform workers start as soon as it is read;
   // then the listener's load while the config compiles (mostly waiting for those workers).
-  await Promise.all([configLoader(), compileModule()]);
-  const modules = Promise.all([logModule(), tokenModule(), serveModule()]);
+  await Promise.all([import('../config/load.js'), import('../compile-config.js')]);
+  const modules = Promise.all([import('../log.js'), import('../config/token.js'), import('../serve.js')]);
   const { loaded, engine, from } = await compile(opts.config, { overrides: { host: opts.host, port: opts.port }, fallback: opts.fallbackConfig });
   const level = opts.logLevel ?? process.env.HOOKRELAY_LOG_LEVEL ?? loaded.config.log.level;
   const [{ createLogger }, { ensureToken }, { serve }] = await modules;
   const log = createLogger(level, undefined, { bufferBytes: loaded.config.log.bufferBytes });
   const withToken = orExit(() => ensureToken(loaded, { log }));
-  await orExitAsync(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }, { engine, from, finish: (next) => ensureToken(next, { log }) }));
+  await orExit(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }, { engine, from, finish: (next) => ensureToken(next, { log }) }));
 }

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { loadStore } from './config.js';
-import { orExitAsync } from './exit.js';
-import { copyModule } from './modules.js';
+import { orExit } from './exit.js';
 
 /** `hookrelay store copy`: everything from one store into another, empty one (CONTRACT.md §10). */
 export function storeCommand(program: Command): void {
@@ -16,7 +15,7 @@ export function storeCommand(program: Command): void {
 
 async function copyAction(opts: { from: string; to: string }): Promise<void> {
   const [from, to] = [await loadStore(opts.from), await loadStore(opts.to)];
-  const { copyStore } = await copyModule();
-  const counts = await orExitAsync(() => copyStore(from.config, to.config, (line) => process.stdout.write(`${line}\n`)));
+  const { copyStore } = await import('../store/copy.js');
+  const counts = await orExit(() => copyStore(from.config, to.config, (line) => process.stdout.write(`${line}\n`)));
   process.stdout.write(`copied: ${Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(', ')}\n`);
 }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { collect, configOption, pairs } from './arguments.js';
 import { compile } from './config.js';
 import { fail } from './exit.js';
-import { dryRunModule, fixturesModule, printableModule } from './modules.js';
+import { printable } from '../printable.js';
 
 interface TestOptions {
   payload?: string;
@@ -40,7 +40,7 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   }
   if (name === undefined) fail('give the NAME of a hook (or --fixtures DIR)');
   const { loaded, engine } = await compile(opts.config);
-  const { dryRun, DryRunProblem } = await dryRunModule();
+  const { dryRun, DryRunProblem } = await import('../dry-run.js');
   const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());
   const method = opts.method.toUpperCase();
   if (method !== 'GET' && method !== 'POST') fail(`--method ${opts.method}: give POST or GET`);
@@ -54,7 +54,7 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
     const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date() });
-    const { tokenWarning } = await fixturesModule();
+    const { tokenWarning } = await import('../fixtures/index.js');
     const warning = tokenWarning({ mappings: loaded.config.hooks.mappings, hooksPath: loaded.config.hooks.path }, name, method, out.mapping as string);
     if (warning) out.warnings = [...((out.warnings as string[] | undefined) ?? []), warning];
     process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
@@ -78,7 +78,7 @@ const MARKS = { passed: '✓', failed: '✗', skipped: '-' } as const;
 /** `test --fixtures DIR`: one line per fixture, then the counts; exit 1 when any failed. */
 async function fixturesAction(dir: string, config: string | undefined): Promise<void> {
   const { loaded, engine } = await compile(config);
-  const [{ readFixtureDir, checkFixtures, fixtureContext }, { printable }] = await Promise.all([fixturesModule(), printableModule()]);
+  const { readFixtureDir, checkFixtures, fixtureContext } = await import('../fixtures/index.js');
   let results;
   try {
     let files;

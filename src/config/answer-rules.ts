@@ -1,7 +1,6 @@
 import type { ConfigProblem } from './errors.js';
 import { joinPath } from './problems.js';
-
-type Obj = Record<string, any>;
+import type { Obj } from './read.js';
 
 /** Statuses that carry no body (RFC 9110 §15.3.5, §15.3.6, §15.4.5). */
 export const BODYLESS_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);

@@ -1,4 +1,4 @@
-import { callbackUrlProblem, compileHostRule, type HostRule } from '../callback-url.js';
+import { callbackUrlProblem, compileHostRule } from '../callback-url.js';
 import type { ConfigProblem } from './errors.js';
 import { isPlainObject } from './read.js';
 import type { Config } from './types.js';
@@ -8,16 +8,14 @@ export function callbackProblems(cfg: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (!isPlainObject(cfg.hooks)) return problems;
   const hosts = Array.isArray(cfg.hooks.callbackHosts) ? cfg.hooks.callbackHosts : [];
-  let rule: HostRule | undefined = () => true;
   hosts.forEach((entry, i) => {
     try {
       compileHostRule([entry]);
     } catch (err) {
       problems.push({ path: `hooks.callbackHosts[${i}]`, message: (err as Error).message });
-      rule = undefined;
     }
   });
-  if (rule) rule = compileHostRule(hosts);
+  const rule = problems.length === 0 ? compileHostRule(hosts) : undefined;
   const forward = isPlainObject(cfg.runtime) && cfg.runtime.kind === 'forward';
   (Array.isArray(cfg.hooks.mappings) ? cfg.hooks.mappings : []).forEach((m, i) => {
     if (!isPlainObject(m) || !isPlainObject(m.callback)) return;

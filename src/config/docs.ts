@@ -24,19 +24,10 @@ export function configReference(): string {
 function rows(parent: SchemaNode, path: string, out: string[]): void {
   for (const [key, node] of Object.entries(parent.properties ?? {})) {
     const here = `${path}.${key}`;
-    const required = parent.required?.includes(key) ?? false;
-    if (isMap(node)) {
-      out.push(row(here, node, required));
-      rows(node, here, out);
-    } else if (node.type === 'array' && node.items && isMap(node.items)) {
-      out.push(row(here, node, required));
-      rows(node.items, `${here}[]`, out);
-    } else if (node.type === 'array' && node.items?.anyOf?.some(isMap)) {
-      out.push(row(here, node, required));
-      for (const item of node.items.anyOf.filter(isMap)) rows(item, `${here}[]`, out);
-    } else {
-      out.push(row(here, node, required));
-    }
+    out.push(row(here, node, parent.required?.includes(key) ?? false));
+    if (isMap(node)) rows(node, here, out);
+    const items = node.type === 'array' && node.items ? [node.items, ...(node.items.anyOf ?? [])] : [];
+    for (const item of items.filter(isMap)) rows(item, `${here}[]`, out);
   }
 }
 

@@ -1,27 +1,18 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Ajv, ValidateFunction } from 'ajv';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import type { MappingValidator } from './presets.js';
 import { ajvProblems, dedupe } from './problems.js';
 import { isPlainObject, NOT_A_MAP, prepare, readConfigFile, type Env, type Obj } from './read.js';
 import { channelConflicts, checkMapping, checkRules, urlProblems } from './rules.js';
 import { configSchema } from './schema.js';
-import { createShapeAjv, mappingListChecker, shapeChecker } from './shape.js';
+import { createShapeAjv, shapeChecker } from './shape.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 
 // Every problem of every stage is collected, so one run lists them all.
-let ajv: Ajv | undefined;
-const shapeAjv = () => (ajv ??= createShapeAjv());
-const validateShape = shapeChecker(shapeAjv);
-let validateMappingList: ValidateFunction | undefined;
+const validateShape = shapeChecker(() => createShapeAjv());
 
-/** CONTRACT.md §2; `fallback` (the example config of `npm start`) only when none was given and `./hookrelay.yaml` does not exist. */
-export function resolveConfigPath(flag?: string, env: Env = process.env, fallback?: string): string {
-  return configSource(flag, env, fallback).file;
-}
-
-/** {@link resolveConfigPath}, and why that file: `npm start` may pick any of four files. */
+/** The config file and why that one (CONTRACT.md §2); `fallback` (the example config of `npm start`) only when none was given and `./hookrelay.yaml` does not exist. */
 export function configSource(flag?: string, env: Env = process.env, fallback?: string): { file: string; from: string } {
   if (flag) return { file: flag, from: '--config' };
   if (env.HOOKRELAY_CONFIG) return { file: env.HOOKRELAY_CONFIG, from: '$HOOKRELAY_CONFIG' };
@@ -56,10 +47,9 @@ export function readConfig(file: string, overrides: ConfigOverrides = {}): unkno
 }
 
 /** Applied before validation, so `--host 0.0.0.0` is checked like the file's own value (a non-loopback host needs a token). */
-function withOverrides(raw: unknown, { host, port }: ConfigOverrides): unknown {
+function withOverrides(raw: Obj, { host, port }: ConfigOverrides): Obj {
   if (host === undefined && port === undefined) return raw;
-  if (raw !== null && raw !== undefined && !isPlainObject(raw)) return raw;
-  const doc = { ...(raw as Obj | undefined) };
+  const doc = { ...raw };
   const server = isPlainObject(doc.server) ? { ...doc.server } : {};
   if (host !== undefined) server.host = host;
   if (port !== undefined) server.port = port;
@@ -120,8 +110,10 @@ export function deepFreeze<T>(value: T): T {
 const validateMappings: MappingValidator = (raw, path, idPrefix) => {
   const list = prepare(raw, null); // shipped files: no ${VAR}
   const problems = channelConflicts(list, path);
-  validateMappingList ??= mappingListChecker(shapeAjv);
-  if (!validateMappingList(list)) problems.push(...ajvProblems(validateMappingList.errors, path));
+  // The config's own checker, on a config of these mappings alone.
+  if (!validateShape({ hooks: { mappings: list } })) {
+    problems.push(...ajvProblems(validateShape.errors!.map((e) => ({ ...e, instancePath: e.instancePath.slice('/hooks/mappings'.length) })), path));
+  }
   if (!Array.isArray(list)) return { problems, mappings: [] };
   list.forEach((m, i) => isPlainObject(m) && checkMapping(m, `${path}[${i}]`, `${idPrefix}${i + 1}`, problems));
   return { problems, mappings: list as MappingConfig[] };

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Ajv, ValidateFunction } from 'ajv';
-import { configSchema, mappingSchema } from './schema.js';
+import { configSchema } from './schema.js';
 
 /** coerceTypes: `port: ${PORT:-8788}` is a string after expansion. ajv loads only when a checker is compiled here. */
 export function createShapeAjv(options: { code?: { source: boolean } } = {}): Ajv {
@@ -14,11 +14,7 @@ export function createShapeAjv(options: { code?: { source: boolean } } = {}): Aj
 
 export const compileShape = (ajv: Ajv): ValidateFunction => ajv.compile(configSchema);
 
-export const compileMappingListShape = (ajv: Ajv): ValidateFunction => ajv.compile({ type: 'array', items: mappingSchema });
-
 export const SHAPE_CHECKER = 'config/config-shape.cjs';
-
-export const MAPPING_LIST_CHECKER = 'config/mapping-list-shape.cjs';
 
 /** The build's compiled checker (ajv standalone code under dist/), or, run from the sources, compiled here. */
 export function prebuiltChecker(file: string, compile: () => ValidateFunction): ValidateFunction {
@@ -27,5 +23,3 @@ export function prebuiltChecker(file: string, compile: () => ValidateFunction): 
 }
 
 export const shapeChecker = (ajv: () => Ajv): ValidateFunction => prebuiltChecker(SHAPE_CHECKER, () => compileShape(ajv()));
-
-export const mappingListChecker = (ajv: () => Ajv): ValidateFunction => prebuiltChecker(MAPPING_LIST_CHECKER, () => compileMappingListShape(ajv()));

@@ -1,8 +1,10 @@
+import type { EMAIL_TLS, PROVIDERS, THINKING_LEVELS, VERIFY_SCHEMES, WAKE_MODES } from './schema.js';
+
 /** The validated, defaulted and frozen configuration; mirrors `schema.ts`, the source of truth. */
-export type Provider = 'whatsapp' | 'telegram' | 'signal' | 'imessage' | 'discord' | 'slack' | 'msteams';
+export type Provider = (typeof PROVIDERS)[number];
 export type ProviderOrLast = Provider | 'last';
-export type WakeMode = 'now' | 'next-heartbeat';
-export type Thinking = 'off' | 'minimal' | 'low' | 'medium' | 'high';
+export type WakeMode = (typeof WAKE_MODES)[number];
+export type Thinking = (typeof THINKING_LEVELS)[number];
 export type TemplateLanguage = 'handlebars' | 'jsonata';
 
 export interface MappingConfig {
@@ -20,7 +22,6 @@ export interface MappingConfig {
   messageTemplate?: string;
   textTemplate?: string;
   sessionKey?: string;
-  /** Unset means false on mappings (CONTRACT.md §5). */
   deliver?: boolean;
   /** Always set after load (default `last`; the alias `channel` is folded into it). */
   provider?: ProviderOrLast;
@@ -33,13 +34,9 @@ export interface MappingConfig {
   allowUnsafeExternalContent?: boolean;
   /** Signature check over the raw body (CONTRACT.md §8); load.ts guarantees match.path. */
   verify?: VerifyConfig;
-  /** The body limit of `match.path` in place of `hooks.maxBodyBytes` (http/body-limits.ts). */
   maxBodyBytes?: number;
-  /** `signature`: a valid signature stands in for the hooks token (default `token`). */
   auth?: 'token' | 'signature';
-  /** Agent mappings: POST each run's outcome to `url` when it ends (docs/callbacks.md). */
   callback?: { url: string };
-  /** Flow control (CONTRACT.md §14): at most this many of its agent runs running at once. */
   concurrency?: number;
   ratePerMinute?: number;
 }
@@ -57,7 +54,7 @@ export interface ResponseConfig {
   body?: string;
 }
 
-export type VerifyScheme = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac' | 'meta';
+export type VerifyScheme = (typeof VERIFY_SCHEMES)[number];
 
 /** `verify` of a mapping; exactly one of `secret` and `secrets` (load.ts). */
 export interface VerifyConfig {
@@ -65,7 +62,6 @@ export interface VerifyConfig {
   secret?: string;
   secrets?: string[];
   toleranceSeconds?: number;
-  /** Scheme `meta`: what Meta's verification GET must send as `hub.verify_token` (http/handshake.ts). */
   verifyToken?: string;
   header?: string;
   algorithm?: 'sha256' | 'sha1' | 'sha512';
@@ -96,9 +92,7 @@ export interface HooksConfig {
   transformPoolSize?: number;
   transformMaxMemoryMb: number;
   maxTextLength: number;
-  /** `whsec_…`: signs run callbacks (docs/callbacks.md); empty: callbacks are refused. */
   callbackSecret: string;
-  /** Hosts a callback URL may name (src/callback-url.ts); empty: any. */
   callbackHosts: string[];
   maxWaitSeconds: number;
   /** User mappings first, then the enabled presets' (first match wins). */
@@ -113,7 +107,7 @@ export interface EmailConfig {
   imap: {
     host: string;
     port?: number;
-    tls: 'implicit' | 'starttls' | 'none';
+    tls: (typeof EMAIL_TLS)[number];
     user: string;
     passwordEnv?: string;
     passwordFile?: string;
@@ -129,7 +123,6 @@ export interface EmailConfig {
 export type SessionMode = 'persistent' | 'isolated';
 
 export interface AgentConfig {
-  /** The agent's id: an `/agent` body's `agentId` must name it (OpenClaw clients send one). */
   id: string;
   baseUrl: string;
   apiKey: string;

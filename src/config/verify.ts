@@ -1,7 +1,6 @@
 import type { ConfigProblem } from './errors.js';
+import type { Obj } from './read.js';
 import { HMAC_KEYS, TIMESTAMPED_SCHEMES } from './schema.js';
-
-type Obj = Record<string, any>;
 
 const WHSEC = 'whsec_';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

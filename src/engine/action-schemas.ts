@@ -41,10 +41,7 @@ const AGENT_SCHEMA = {
 };
 
 /** The checkers of a direct (or rendered) `/wake` and `/agent` body, before validate.ts's own rules. */
-export interface ActionCheckers {
-  wake: ValidateFunction;
-  agent: ValidateFunction;
-}
+export type ActionCheckers = Record<'wake' | 'agent', ValidateFunction>;
 
 /** The ajv that compiles the two body schemas: the build's (with `code.source`, for ajv's standalone code), or the specs' at load. */
 export function createActionAjv(options: { code?: { source: boolean } } = {}): Ajv {

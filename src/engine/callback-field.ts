@@ -22,9 +22,3 @@ export function callbackField(config: Readonly<Config>): (body: unknown) => stri
 function invalid(message: string): HookError {
   return new HookError('invalid_payload', message);
 }
-
-/** `action` with its `callbackUrl` (when one was given). */
-export function withCallback<A extends { callbackUrl?: string }>(action: A, url: string | undefined): A {
-  if (url !== undefined) action.callbackUrl = url;
-  return action;
-}

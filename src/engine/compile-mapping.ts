@@ -4,7 +4,7 @@ import { HookError } from '../errors.js';
 import { checkIdempotencyKey } from '../idempotency-key.js';
 import type { Action } from '../action.js';
 import type { HookRequest } from './mapping-step.js';
-import { itemContext, requestContext, transformInput } from './context.js';
+import { requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
@@ -14,7 +14,7 @@ import type { LoadedTransform, TransformFn } from './transform-module.js';
 import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
 import type { MappingAnswer } from '../mapping-answer.js';
-import { compileAnswerParts, renderRespond, renderResponse, type AnswerParts, type Render } from './mapping-answers.js';
+import { compileAnswerParts, renderRespond, renderResponse, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
 
 /** A mapping ready for requests: everything compiled, its transform loaded. */
 export interface CompiledMapping {
@@ -85,17 +85,20 @@ export async function compileMapping(
   const before = problems.length;
   const compile = (source: string): Render =>
     mapping.engine === 'jsonata' ? compileJsonata(source, deps.jsonataLimits) : compileHandlebars(source);
+  const attempt: Attempt = (path, make, prefix = '') => {
+    if (skip(path)) return;
+    try {
+      make();
+    } catch (err) {
+      problems.push({ path, message: `${prefix}${(err as Error).message}` });
+    }
+  };
   const compileFields = (specs: readonly (readonly [string, keyof MappingConfig])[]): Field[] => {
     const fields: Field[] = [];
     if (skip(`${at}.engine`)) return fields;
     for (const [key, label] of specs) {
       const source = mapping[label];
-      if (source === undefined || skip(`${at}.${label}`)) continue;
-      try {
-        fields.push({ key, label, render: compile(String(source)) });
-      } catch (err) {
-        problems.push({ path: `${at}.${label}`, message: (err as Error).message });
-      }
+      if (source !== undefined) attempt(`${at}.${label}`, () => fields.push({ key, label, render: compile(String(source)) }));
     }
     return fields;
   };
@@ -103,16 +106,10 @@ export async function compileMapping(
   const wakeFields = compileFields(WAKE_FIELDS);
   const keyField = compileFields([['idempotencyKey', 'idempotencyKey']])[0];
   let checkPayload: PayloadCheck | undefined;
-  if (mapping.schema !== undefined && !skip(`${at}.schema`)) {
-    try {
-      checkPayload = deps.compileSchema(mapping.schema);
-    } catch (err) {
-      problems.push({ path: `${at}.schema`, message: `not a usable JSON Schema (draft 2020-12): ${(err as Error).message}` });
-    }
-  }
+  if (mapping.schema !== undefined) attempt(`${at}.schema`, () => (checkPayload = deps.compileSchema(mapping.schema)), 'not a usable JSON Schema (draft 2020-12): ');
   const loading = mapping.transform && !skip(`${at}.transform`) ? deps.loadTransform(mapping.transform) : undefined;
   const transformAt = problems.length;
-  const answers = compileAnswerParts(mapping, at, compile, deps.jsonataLimits, problems, skip);
+  const answers = compileAnswerParts(mapping, at, compile, deps.jsonataLimits, attempt, skip);
   let transform: TransformFn | undefined;
   const loaded = await loading;
   if (loaded && 'problem' in loaded) problems.splice(transformAt, 0, { path: `${at}.transform.${loaded.key}`, message: loaded.problem });
@@ -175,7 +172,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     const fields = kind === 'agent' ? agentFields : wakeFields;
     let context: Body | undefined;
     if (fields.length > 0) {
-      context = index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      context = requestContext(req, now, item, index);
       if (isAsync) await renderAsync(fields, context, body, budget);
       else renderSync(fields, context, body);
     }
@@ -183,7 +180,7 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     const action: Action = kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
     if (action.kind === 'agent' && mapping.callback) action.callbackUrl = mapping.callback.url;
     if (keyField) {
-      context ??= index >= 0 ? itemContext(req, now, item, index) : requestContext(req, now);
+      context ??= requestContext(req, now, item, index);
       const rendered = { idempotencyKey: '' };
       if (isAsync) await renderAsync([keyField], context, rendered, budget);
       else renderSync([keyField], context, rendered);

@@ -11,35 +11,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The template context of a request: the payload's own fields at the top level, then the
- * named keys, which win over payload fields of the same name (those stay reachable as
- * `payload.x`). Prototype keys are not copied: they never resolve, and assigning
- * `__proto__` would set the context's prototype.
+ * The template context of a request, or of forEach item `index` (≥ 0): the payload's (or the
+ * item's) own fields at the top level, then the named keys, which win over fields of the same
+ * name (those stay reachable as `payload.x`). Prototype keys are not copied: they never
+ * resolve, and assigning `__proto__` would set the context's prototype.
  */
-export function requestContext(req: HookRequest, now: string): Record<string, unknown> {
-  const payload = req.payload;
-  const context = isRecord(payload) ? copyWithoutPrototypeKeys(payload) : {};
-  context.payload = payload;
-  context.headers = req.headers;
-  context.query = req.query;
-  context.path = req.name;
-  context.now = now;
-  return context;
-}
-
-/**
- * The template context of one `forEach` item: the item's own fields at the top level, then
- * `item`, `index` and the request's named keys (`payload`, `headers`, `query`, `path`, `now`).
- */
-export function itemContext(req: HookRequest, now: string, item: unknown, index: number): Record<string, unknown> {
-  const context = isRecord(item) ? copyWithoutPrototypeKeys(item) : {};
+export function requestContext(req: HookRequest, now: string, item?: unknown, index = -1): Record<string, unknown> {
+  const top = index >= 0 ? item : req.payload;
+  const context = isRecord(top) ? copyWithoutPrototypeKeys(top) : {};
   context.payload = req.payload;
   context.headers = req.headers;
   context.query = req.query;
   context.path = req.name;
   context.now = now;
-  context.item = item;
-  context.index = index;
+  if (index >= 0) {
+    context.item = item;
+    context.index = index;
+  }
   return context;
 }
 

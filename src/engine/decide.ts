@@ -218,7 +218,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         act.items = await itemsOf(actions, `mapping:${mappingId}`, req.body, ports.keys);
         return act;
       }
-      const rendered = who.replay === true ? undefined : actions[0]!.idempotency;
+      const rendered = actions[0]!.idempotency;
       if (rendered && keyed) {
         key = requestKey(`mapping:${mappingId}`, rendered.key, req.body);
         const repeat = await lookup(key);

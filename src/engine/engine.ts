@@ -6,9 +6,9 @@ import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type Co
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { stepBudget, type StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';
-import { DEFAULT_POOL_SIZE, startTransformPool } from './transform-pool.js';
+import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
 import { createValidator } from './validate.js';
-import { callbackField, withCallback } from './callback-field.js';
+import { callbackField } from './callback-field.js';
 import { HookError } from '../errors.js';
 import type { WhenFailure } from './mapping-answers.js';
 import { createMatcher } from './match.js';
@@ -70,8 +70,8 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSe
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
   const limits = { maxMemoryMb: hooks.transformMaxMemoryMb, maxTextLength: hooks.maxTextLength };
-  // The workers start first and load while the templates compile.
-  const { ready } = await startTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs, undefined, limits);
+  // The workers load while the templates compile.
+  const ready = createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs, undefined, limits);
   const deps: CompileDeps = {
     loadTransform: async (spec) => (await ready).load(spec),
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
@@ -96,10 +96,13 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const build: BuildDeps = { validator: createValidator(config, opts.uuid), allowUnsafeExternalContent: hooks.allowUnsafeExternalContent };
   const validator = build.validator;
   const mappings = hooks.mappings.map((m, i) => buildMapping(m, parts[i]!, build));
-  const match = createMatcher(mappings);
-  const anyNameMethods = methodsOf(mappings.filter((m) => m.match.path === undefined));
-  const methodsByName = new Map(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path]))
-    .map((name) => [name, methodsOf(mappings.filter((c) => c.match.path === undefined || c.match.path === name))]));
+  // The mappings that can take `{path}/NAME`, in order: for each NAME a mapping names, and for any other.
+  const anyName = mappings.filter((m) => m.match.path === undefined);
+  const names = new Set(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path])));
+  const named = new Map([...names].map((name) => [name, mappings.filter((c) => c.match.path === undefined || c.match.path === name)] as const));
+  const match = createMatcher(named, anyName);
+  const anyNameMethods = methodsOf(anyName);
+  const methodsByName = new Map([...named].map(([name, list]) => [name, methodsOf(list)]));
   const maxFanOut = hooks.maxFanOut;
   const callbackOf = callbackField(config);
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
@@ -135,7 +138,12 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   }
 
   const wake = (body: unknown) => validator.wake(body, direct.wake);
-  const agent = (body: unknown) => withCallback(validator.agent(body, direct.agent, true), callbackOf(body));
+  const agent = (body: unknown) => {
+    const action = validator.agent(body, direct.agent, true);
+    const url = callbackOf(body);
+    if (url !== undefined) action.callbackUrl = url;
+    return action;
+  };
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
     decide: decider({ match, map: mapWith, wake, agent }, hooks),

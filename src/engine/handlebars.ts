@@ -156,12 +156,8 @@ function rewriteMustache(source: string, open: number): { text: string; end: num
 
 type Expression = hbs.AST.Expression;
 
-function unresolvable(loc: hbs.AST.SourceLocation): hbs.AST.PathExpression {
-  return { type: 'PathExpression', data: true, depth: 0, parts: ['hookrelayNever'], original: '@hookrelayNever', loc };
-}
-
-function textHelperPath(loc: hbs.AST.SourceLocation): hbs.AST.PathExpression {
-  return { type: 'PathExpression', data: false, depth: 0, parts: [TEXT_HELPER], original: TEXT_HELPER, loc };
+function path(parts: string, data: boolean, loc: hbs.AST.SourceLocation): hbs.AST.PathExpression {
+  return { type: 'PathExpression', data, depth: 0, parts: [parts], original: data ? `@${parts}` : parts, loc };
 }
 
 function rewriteProgram(program: hbs.AST.Program | undefined): void {
@@ -176,10 +172,7 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
       return;
     case 'BlockStatement': {
       const block = statement as hbs.AST.BlockStatement;
-      const isCall = block.params.length > 0 || block.hash !== undefined;
-      if (!isCall) block.path = sanitize(block.path) as hbs.AST.PathExpression;
-      block.params = block.params.map(sanitize);
-      sanitizeHash(block.hash);
+      if (!sanitizeCall(block)) block.path = sanitize(block.path) as hbs.AST.PathExpression;
       rewriteProgram(block.program);
       rewriteProgram(block.inverse);
       return;
@@ -193,41 +186,28 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
 }
 
 function routeThroughTextHelper(mustache: hbs.AST.MustacheStatement): void {
-  const isCall = mustache.params.length > 0 || mustache.hash !== undefined;
-  let value: Expression;
-  if (isCall) {
-    mustache.params = mustache.params.map(sanitize);
-    sanitizeHash(mustache.hash);
-    const call = {
-      type: 'SubExpression',
-      path: mustache.path as hbs.AST.PathExpression,
-      params: mustache.params,
-      hash: mustache.hash,
-      loc: mustache.loc,
-    };
-    value = call as unknown as Expression;
-  } else {
-    value = sanitize(mustache.path as Expression);
-  }
-  mustache.path = textHelperPath(mustache.loc);
+  const { path: callee, hash, loc } = mustache;
+  const value = sanitizeCall(mustache)
+    ? ({ type: 'SubExpression', path: callee, params: mustache.params, hash, loc } as unknown as Expression)
+    : sanitize(callee as Expression);
+  mustache.path = path(TEXT_HELPER, false, loc);
   mustache.params = [value];
   (mustache as { hash?: hbs.AST.Hash }).hash = undefined;
 }
 
-function sanitize(expression: Expression): Expression {
-  if (expression.type === 'PathExpression') {
-    const path = expression as hbs.AST.PathExpression;
-    return path.parts.some(isPrototypeKey) ? unresolvable(path.loc) : path;
-  }
-  if (expression.type === 'SubExpression') {
-    const sub = expression as hbs.AST.SubExpression;
-    sub.params = sub.params.map(sanitize);
-    sanitizeHash(sub.hash);
-  }
-  return expression;
+/** Sanitises a call's arguments; false when it has none (then it is a plain path). */
+function sanitizeCall(call: { params: Expression[]; hash?: hbs.AST.Hash }): boolean {
+  if (call.params.length === 0 && call.hash === undefined) return false;
+  call.params = call.params.map(sanitize);
+  for (const pair of call.hash?.pairs ?? []) pair.value = sanitize(pair.value);
+  return true;
 }
 
-function sanitizeHash(hash: hbs.AST.Hash | undefined): void {
-  if (!hash) return;
-  for (const pair of hash.pairs) pair.value = sanitize(pair.value);
+function sanitize(expression: Expression): Expression {
+  if (expression.type === 'PathExpression') {
+    const p = expression as hbs.AST.PathExpression;
+    return p.parts.some(isPrototypeKey) ? path('hookrelayNever', true, p.loc) : p;
+  }
+  if (expression.type === 'SubExpression') sanitizeCall(expression as hbs.AST.SubExpression);
+  return expression;
 }

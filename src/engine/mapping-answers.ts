@@ -1,4 +1,3 @@
-import type { ConfigProblem } from '../config/errors.js';
 import type { MappingConfig } from '../config/types.js';
 import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
 import type { HookRequest } from './mapping-step.js';
@@ -24,20 +23,14 @@ export interface AnswerParts {
   responseBody?: Render;
 }
 
-/** Compiles `match.when` (always JSONata) and the `respond`/`response` bodies; problems go to `problems`. */
+/** Runs `make`, a compile of the part at `path` (unless skipped); its error, after `prefix`, is that path's problem. */
+export type Attempt = (path: string, make: () => void, prefix?: string) => void;
+
+/** Compiles `match.when` (always JSONata) and the `respond`/`response` bodies. */
 export function compileAnswerParts(
-  mapping: MappingConfig, at: string, compile: (source: string) => Render, limits: JsonataLimits,
-  problems: ConfigProblem[], skip: (path: string) => boolean,
+  mapping: MappingConfig, at: string, compile: (source: string) => Render, limits: JsonataLimits, attempt: Attempt, skip: (path: string) => boolean,
 ): AnswerParts {
   const parts: AnswerParts = {};
-  const attempt = (path: string, make: () => void) => {
-    if (skip(path)) return;
-    try {
-      make();
-    } catch (err) {
-      problems.push({ path, message: (err as Error).message });
-    }
-  };
   const when = mapping.match?.when;
   if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits)));
   if (skip(`${at}.engine`)) return parts;

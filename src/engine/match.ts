@@ -7,16 +7,8 @@ import { whenHolds, type WhenFailure } from './mapping-answers.js';
  * a `when` that throws counts as not matching and is reported). Admission comes before `when`
  * (CONTRACT.md §12): a `when` of a mapping the request is not admitted to never runs.
  */
-export function createMatcher(mappings: CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Found | Promise<Found> {
-  const anyName = mappings.filter((m) => m.match.path === undefined);
-  const byName = new Map<string, CompiledMapping[]>();
-  for (const m of mappings) {
-    const path = m.match.path;
-    if (path !== undefined && !byName.has(path)) {
-      byName.set(path, mappings.filter((c) => c.match.path === undefined || c.match.path === path));
-    }
-  }
-  return (req, admitted) => scan({ candidates: byName.get(req.name) ?? anyName, req, admitted }, 0, {});
+export function createMatcher(named: ReadonlyMap<string, readonly CompiledMapping[]>, anyName: readonly CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Found | Promise<Found> {
+  return (req, admitted) => scan({ candidates: named.get(req.name) ?? anyName, req, admitted }, 0, {});
 }
 
 /** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report. */

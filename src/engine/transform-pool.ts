@@ -2,10 +2,7 @@ import { availableParallelism } from 'node:os';
 import { realpath } from 'node:fs/promises';
 import type { TransformInput } from '../transform-types.js';
 import { resolveTransformModule, type LoadedTransform } from './transform-module.js';
-import type { WorkerSetup, WorkerSpec } from './transform-result.js';
-import { createWorkers } from './transform-workers.js';
-
-export type { WorkerSpec } from './transform-result.js';
+import { createWorkers, type WorkerSetup, type WorkerSpec } from './transform-workers.js';
 
 /** The transforms of one engine, loaded in worker processes. */
 export interface TransformPool {
@@ -31,19 +28,14 @@ const LOAD_TIMEOUT_MS = 30_000;
  * Starts `size` worker processes that each import every transform once; a module that fails to load is its spec's problem.
  * Processes, not threads: a thread cannot be stopped inside native code (`execSync`), and one past its heap limit ends the whole process.
  */
-export async function createTransformPool(...args: Parameters<typeof startTransformPool>): Promise<TransformPool> {
-  return (await startTransformPool(...args)).ready;
-}
-
-/** {@link createTransformPool} without waiting for the workers to load: the caller compiles the rest meanwhile. */
-export async function startTransformPool(
+export async function createTransformPool(
   specs: readonly { module: string; export?: string }[],
   transformsDir: string,
   size: number,
   timeoutMs: number,
   loadTimeoutMs = LOAD_TIMEOUT_MS,
   limits: Partial<WorkerLimits> = {},
-): Promise<{ ready: Promise<TransformPool> }> {
+): Promise<TransformPool> {
   const loaded = new Map<object, LoadedTransform>();
   const toLoad: WorkerSpec[] = [];
   const byKey = new Map<string, number>();
@@ -59,16 +51,11 @@ export async function startTransformPool(
     if (i === undefined) byKey.set(key, (i = toLoad.push({ file: resolved.file, export: spec.export }) - 1));
     indexOf.set(spec, i);
   }
-  if (toLoad.length === 0) return { ready: Promise.resolve({ load: (spec) => loaded.get(spec)!, close: async () => {} }) };
+  if (toLoad.length === 0) return { load: (spec) => loaded.get(spec)!, close: async () => {} };
 
   const setup: WorkerSetup = { specs: toLoad, dir: await realpath(transformsDir), maxTextLength: limits.maxTextLength ?? DEFAULT_WORKER_LIMITS.maxTextLength };
   const workers = createWorkers(setup, size, timeoutMs, loadTimeoutMs, limits.maxMemoryMb ?? DEFAULT_WORKER_LIMITS.maxMemoryMb);
-  const ready = workers.started.then((problems): TransformPool => {
-    for (const [spec, i] of indexOf) {
-      const problem = problems[i];
-      loaded.set(spec, problem ?? { fn: (input: TransformInput) => workers.call(i, input) });
-    }
-    return { load: (spec) => loaded.get(spec)!, close: workers.close };
-  });
-  return { ready };
+  const problems = await workers.started;
+  for (const [spec, i] of indexOf) loaded.set(spec, problems[i] ?? { fn: (input: TransformInput) => workers.call(i, input) });
+  return { load: (spec) => loaded.get(spec)!, close: workers.close };
 }

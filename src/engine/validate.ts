@@ -1,6 +1,6 @@
 import { uuidv7 } from '../ids.js';
 import type { ErrorObject } from 'ajv';
-import type { Config, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
+import type { Config, ProviderOrLast, WakeMode } from '../config/types.js';
 import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES, wholeSeconds } from '../config/schema.js';
 import { actionCheckers, PROVIDERS_OR_LAST, SESSION_MODES } from './action-schemas.js';
 import { HookError } from '../errors.js';
@@ -44,21 +44,10 @@ interface WakeBody {
   mode?: WakeMode | null;
 }
 
-interface AgentBody {
-  message: string;
-  name?: string | null;
-  sessionKey?: string | null;
-  wakeMode?: WakeMode | null;
-  deliver?: boolean | null;
-  provider?: ProviderOrLast | null;
-  channel?: ProviderOrLast | null;
-  to?: string | null;
-  model?: string | null;
-  thinking?: Thinking | null;
-  timeoutSeconds?: number | null;
-  agentId?: string | null;
-  sessionMode?: SessionMode | null;
-}
+/** An `/agent` body as its schema admits it: the action's fields, each optional and nullable. */
+type AgentBody = { message: string; channel?: ProviderOrLast | null } & {
+  [F in 'name' | 'sessionKey' | 'wakeMode' | 'deliver' | 'provider' | 'to' | 'model' | 'thinking' | 'timeoutSeconds' | 'agentId' | 'sessionMode']?: AgentAction[F] | null;
+};
 
 function invalid(message: string): HookError {
   return new HookError('invalid_payload', message);

@@ -14,7 +14,6 @@ export interface CommitHealth {
   problem(): string | undefined;
 }
 
-/** See {@link CommitHealth}. */
 export function commitHealth(log: Logger): CommitHealth {
   let problem: string | undefined;
   let failures = 0;

@@ -43,7 +43,7 @@ export function insertInto(table: string, columns: string, types: string, tail =
   };
 }
 
-export function rowLimit<T>(n: number, none: T): number | T {
+function rowLimit<T>(n: number, none: T): number | T {
   if (n === Number.POSITIVE_INFINITY) return none;
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }

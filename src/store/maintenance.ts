@@ -54,7 +54,6 @@ export interface Maintenance {
   keysSince(): string;
   /** One retention pass (CONTRACT.md §3): the request log's part, then ended runs, turns, events, settled outbox rows; one under way is joined. */
   purgeExpired(): Promise<PurgeCounts>;
-  purgeRequestLog(): Promise<RequestPurgeCounts>;
   purgeExpiredKeys(): Promise<number>;
   stop(): void;
 }
@@ -92,7 +91,6 @@ export function startMaintenance(port: PurgePort, opts: MaintenanceOptions): Mai
     clock,
     keysSince,
     purgeExpired,
-    purgeRequestLog,
     purgeExpiredKeys,
     stop: () => timers.forEach((t) => t.stop()),
   };

@@ -20,45 +20,28 @@ export async function openStore(config: Config, log: Logger, metrics?: CommitMet
     log,
     onCommit: metrics && ((accepts) => metrics.commit(accepts)),
   };
-  const kind = config.store.kind;
-  switch (kind) {
-    case 'sqlite':
-      try {
-        return await SqliteStore.open({ ...common, dataDir: resolve(config.dataDir), durability: config.store.durability });
-      } catch (err) {
-        if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
-        throw err;
-      }
-    case 'postgres': {
-      // Loaded only for this kind: pg and the PostgreSQL store are start-up time and resident
-      // memory that a SQLite gateway does not need.
-      const { PostgresStore } = await import('./postgres.js');
-      return PostgresStore.open({
-        ...common,
-        url: config.store.url!, // required with kind: postgres (the loader checks)
-        poolSize: config.store.poolSize,
-        leaseSeconds: config.store.leaseSeconds,
-        instanceId,
-      });
-    }
-    default: {
-      const never: never = kind;
-      throw new Error(`unknown store kind: ${String(never)}`);
-    }
+  if (config.store.kind === 'postgres') {
+    // Loaded only for this kind: pg and the PostgreSQL store are start-up time and resident
+    // memory that a SQLite gateway does not need.
+    const { PostgresStore } = await import('./postgres.js');
+    return PostgresStore.open({
+      ...common,
+      url: config.store.url!, // required with kind: postgres (the loader checks)
+      poolSize: config.store.poolSize,
+      leaseSeconds: config.store.leaseSeconds,
+      instanceId,
+    });
+  }
+  try {
+    return await SqliteStore.open({ ...common, dataDir: resolve(config.dataDir), durability: config.store.durability });
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'locked') throw new ConfigError([{ path: 'dataDir', message: err.message }]);
+    throw err;
   }
 }
 
 /** Opens the store for reading only, beside a running server; {@link StoreError} `unavailable`, saying what to do, when there is none or its schema is another version's. */
 export async function openStoreReadOnly(config: Config): Promise<StoreReader> {
-  const kind = config.store.kind;
-  switch (kind) {
-    case 'sqlite':
-      return openSqliteReader(resolve(config.dataDir));
-    case 'postgres':
-      return (await import('./postgres.js')).openPgReader(config.store.url!);
-    default: {
-      const never: never = kind;
-      throw new Error(`unknown store kind: ${String(never)}`);
-    }
-  }
+  if (config.store.kind === 'postgres') return (await import('./postgres.js')).openPgReader(config.store.url!);
+  return openSqliteReader(resolve(config.dataDir));
 }

@@ -10,10 +10,6 @@ import * as sql from './sql/index.js';
  */
 type Tx = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 
-export async function renewLease(db: Db, id: string, leaseSeconds: number): Promise<void> {
-  await db.run(sql.instances.renewLease, [id, leaseSeconds]);
-}
-
 /** Says, at open, which other live instances this one joins. */
 export async function logJoining(db: Db, id: string, log: Logger): Promise<void> {
   const others = (await db.all<{ id: string }>(sql.instances.otherLiveInstances, [id])).map((r) => r.id);
@@ -28,7 +24,7 @@ export function keepLease(tx: Tx, id: string, leaseSeconds: number, log: Logger,
   const schedule = () => {
     timer = setTimeout(() => {
       if (!open()) return;
-      renewing = tx((db) => renewLease(db, id, leaseSeconds)).then(
+      renewing = tx((db) => db.run(sql.instances.renewLease, [id, leaseSeconds])).then(
         () => {},
         (err) => log.warn({ err }, 'renewing this instance\'s lease failed; retrying (past store.leaseSeconds, other instances take over its runs)'),
       ).finally(() => {

@@ -5,7 +5,6 @@ import { LEADER_LOCK } from './postgres-schema.js';
 import { HEARTBEAT_CHANNEL } from './sql/events.js';
 import type { Leadership, LeaderHandlers } from './store.js';
 
-/** Options of {@link pgLeader}. */
 export interface PgLeaderOptions {
   url: string;
   log: Logger;

@@ -239,7 +239,6 @@ const types = {
     oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-/** Options of {@link createPool}. */
 export interface PoolOptions {
   url: string;
   max: number;

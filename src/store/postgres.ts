@@ -2,10 +2,10 @@ import type pg from 'pg';
 import { uuidv7 } from '../ids.js';
 import { commitHealth } from './commit-health.js';
 import { pgProblem, pgStoreError } from './db-errors.js';
-import { pgDb, rowLimit, type Db } from './dialect.js';
+import { pgDb, type Db } from './dialect.js';
 import { groupCommit, type CommitStats, type GroupCommit } from './group-commit.js';
 import { BATCH_MAX, type StoreOptions } from './options.js';
-import { keepLease, logJoining, releaseInstance, renewLease, takeOverGone } from './postgres-instances.js';
+import { keepLease, logJoining, releaseInstance, takeOverGone } from './postgres-instances.js';
 import { pgLeader } from './postgres-leader.js';
 import { createPool, migratePg, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
 import { readerOf, reads } from './reads.js';
@@ -29,7 +29,6 @@ export interface PostgresStoreOptions extends StoreOptions {
 /** The store on PostgreSQL (CONTRACT.md §10): accepts group-committed, other writes one transaction each; instances hold leases, a survivor takes over. */
 export class PostgresStore extends StoreShell {
   private closing: Promise<void> | undefined;
-  private readonly db: Db;
   private readonly batcher: GroupCommit;
   private readonly lease: { stop(): Promise<void> };
   private readonly health;
@@ -42,9 +41,7 @@ export class PostgresStore extends StoreShell {
     /** This instance's id: a new one each open, so a restart is a new instance. */
     readonly instanceId: string,
   ) {
-    const db = pgDb(pool, () => pool.connect());
-    super(db, opts, instanceId);
-    this.db = db;
+    super(pgDb(pool, () => pool.connect()), opts, instanceId);
     this.health = commitHealth(opts.log);
     this.batcher = groupCommit({
       commit: async (ops) => {
@@ -72,7 +69,7 @@ export class PostgresStore extends StoreShell {
       try {
         const { from, to } = await migratePg(client);
         if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
-        await renewLease(pgDb(client), instanceId, opts.leaseSeconds);
+        await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
         await logJoining(pgDb(client), instanceId, opts.log);
       } finally {
         client.release();
@@ -94,7 +91,7 @@ export class PostgresStore extends StoreShell {
   }
 
   takeOver(limit: number): Promise<TakenOver> {
-    return this.guard(() => takeOverGone((fn) => this.tx(fn), this.instanceId, this.limit(limit), this.opts.log));
+    return this.guard(() => takeOverGone((fn) => this.tx(fn), this.instanceId, this.db.limit(limit), this.opts.log));
   }
 
   lead(handlers: LeaderHandlers): Promise<Leadership> {
@@ -141,10 +138,6 @@ export class PostgresStore extends StoreShell {
 
   protected readError(err: unknown): StoreError {
     return pgStoreError(err);
-  }
-
-  protected limit(n: number): number | null {
-    return rowLimit(n, null);
   }
 
   private tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {

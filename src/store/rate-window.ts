@@ -8,7 +8,6 @@ export interface RateWindow {
 
 export const RATE_WINDOW_MS = 60_000;
 
-/** An empty window per key. */
 export function createRateWindow(): RateWindow {
   /** Admitted times per key, oldest first; never longer than the largest limit asked for. */
   const hits = new Map<string, number[]>();

@@ -1,6 +1,5 @@
 import type { Db } from './dialect.js';
 import { StoreError, type StoreReader } from './store.js';
-import { toFlowState, toHeldCounts } from './flow-rows.js';
 import {
   RUN_STATUSES, type EventRecord, type FlowState, type HistoryMessage, type ListRequestsOptions, type ListRunsOptions, type RequestRecord,
   type RunRecord, type RunStatus, type StoredKey,
@@ -88,29 +87,42 @@ export function reads(db: Db) {
     },
 
     async flowState(): Promise<FlowState> {
-      return toFlowState(await db.all<{ name: string; what: string }>(sql.flow.flowState));
+      const state: FlowState = { paused: [], held: [] };
+      for (const r of await db.all<{ name: string; what: string }>(sql.flow.flowState)) (r.what === 'paused' ? state.paused : state.held).push(r.name);
+      state.paused.sort();
+      state.held.sort();
+      return state;
     },
 
+    /** Held wakes and queued runs of paused mappings, summed per source. */
     async countHeld(): Promise<Record<string, number>> {
-      return toHeldCounts(await db.all<{ source: string; n: number }>(sql.flow.countHeld));
+      const counts: Record<string, number> = {};
+      for (const r of await db.all<{ source: string; n: number | string }>(sql.flow.countHeld)) counts[r.source] = (counts[r.source] ?? 0) + Number(r.n);
+      return counts;
     },
   };
 }
 
 export type Reads = ReturnType<typeof reads>;
 
+/** The reads a store serves as they are (findKeys takes the store's key window). */
+const SERVED = ['listEvents', 'getRun', 'listRuns', 'countRuns', 'history', 'getState', 'listRequests', 'getRequest', 'flowState', 'countHeld'] as const;
+export type ServedReads = Pick<Reads, (typeof SERVED)[number]>;
+
+/** Each served read of `r`, run through `call` (a store's guard and error mapping). */
+export function served(r: Reads, call: <T>(read: () => Promise<T>) => Promise<T>): ServedReads {
+  const entries = SERVED.map((name) => [name, (...a: unknown[]) => call(() => (r[name] as (...a: unknown[]) => Promise<unknown>)(...a))]);
+  return Object.fromEntries(entries) as ServedReads;
+}
+
 /** A {@link StoreReader} over reads.ts, rejecting `closed` once closed. */
 export function readerOf<X extends object>(r: Reads, toError: (err: unknown) => StoreError, end: () => Promise<void>, extra: X): StoreReader & X {
   let open = true;
-  const guard = <A extends unknown[], T>(fn: (...a: A) => Promise<T>) => (...a: A): Promise<T> =>
-    open ? fn(...a).catch((err: unknown) => Promise.reject(toError(err))) : Promise.reject(new StoreError('closed', 'the store is closed'));
+  const call = <T>(read: () => Promise<T>): Promise<T> =>
+    open ? read().catch((err: unknown) => Promise.reject(toError(err))) : Promise.reject(new StoreError('closed', 'the store is closed'));
   return {
     ...extra,
-    listEvents: guard(r.listEvents),
-    getRun: guard(r.getRun),
-    listRuns: guard(r.listRuns),
-    listRequests: guard(r.listRequests),
-    getRequest: guard(r.getRequest),
+    ...served(r, call),
     close: async () => {
       if (open) await end();
       open = false;

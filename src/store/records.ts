@@ -245,5 +245,3 @@ export interface ListRequestsOptions {
   route?: string;
   replayOf?: number;
 }
-
-export type { Provider };

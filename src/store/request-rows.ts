@@ -3,7 +3,6 @@ import type { NewRequestLog, RequestRecord } from './records.js';
 
 /** The request log's rows (CONTRACT.md §11), the same table and encodings in both backends; action ids space-separated (uuids hold no space). */
 
-/** A `requests` row as the database returns it. */
 export interface RequestRow {
   seq: number;
   at: string;
@@ -35,7 +34,6 @@ export const REQUEST_COLUMNS =
 export const REQUEST_LIST_COLUMNS =
   'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of, sender';
 
-/** Values for inserting a row, in {@link REQUEST_COLUMNS} order. */
 export function requestValues(r: NewRequestLog): Bind[] {
   return [
     r.at, r.requestId ?? null, r.method, r.path, r.route, r.status, r.ms,

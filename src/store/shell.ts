@@ -1,10 +1,10 @@
 import type { Db } from './dialect.js';
 import { startMaintenance, type Maintenance, type PurgePort, type PurgeStep } from './maintenance.js';
 import type { StoreOptions } from './options.js';
-import { reads, type Reads } from './reads.js';
+import { reads, served, type Reads, type ServedReads } from './reads.js';
 import type {
-  ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, EventRecord, FlowState, HistoryMessage, ListRequestsOptions, ListRunsOptions, NewDelivery,
-  NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RequestRecord, RunEffects, RunEnd, RunRecord, RunStatus, SettleEffects, StoredKey,
+  ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RunEffects,
+  RunEnd, RunRecord, SettleEffects, StoredKey,
 } from './records.js';
 import { requestValues } from './request-rows.js';
 import { eventValues, forwardValues, keyValues, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
@@ -18,20 +18,22 @@ const NONE_HELD: readonly number[] = Object.freeze([]);
  * backend (sqlite.ts, postgres.ts) says how a write is committed and adds what only it has:
  * the rate window, takeover of a gone instance, heartbeat leadership.
  */
+// The served reads (reads.ts), assigned in the constructor.
+export interface StoreShell extends ServedReads {}
 export abstract class StoreShell implements Store {
   protected state: 'open' | 'closing' | 'closed' = 'open';
   private readonly calls = new Set<Promise<unknown>>();
   protected readonly reads: Reads;
   protected readonly maintenance: Maintenance;
-  /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, its request-log part, the key purge. */
+  /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, the key purge. */
   readonly purgeExpired: Maintenance['purgeExpired'];
-  readonly purgeRequestLog: Maintenance['purgeRequestLog'];
   readonly purgeExpiredKeys: Maintenance['purgeExpiredKeys'];
 
-  protected constructor(db: Db, opts: StoreOptions, protected readonly instance: string | null) {
+  protected constructor(protected readonly db: Db, opts: StoreOptions, protected readonly instance: string | null) {
     this.reads = reads(db);
+    Object.assign(this, served(this.reads, (read) => this.read(read)));
     this.maintenance = startMaintenance(this.purgePort(), opts);
-    ({ purgeExpired: this.purgeExpired, purgeRequestLog: this.purgeRequestLog, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
+    ({ purgeExpired: this.purgeExpired, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
   }
 
   /** Commits one op; resolves with its result once committed. */
@@ -74,32 +76,8 @@ export abstract class StoreShell implements Store {
     return this.read(() => this.reads.findKeys(keys, this.maintenance.keysSince()));
   }
 
-  listRequests(opts: ListRequestsOptions): Promise<RequestRecord[]> {
-    return this.read(() => this.reads.listRequests(opts));
-  }
-
-  getRequest(seq: number): Promise<RequestRecord | undefined> {
-    return this.read(() => this.reads.getRequest(seq));
-  }
-
-  listEvents(after: number, limit: number, maxBytes?: number): Promise<EventRecord[]> {
-    return this.read(() => this.reads.listEvents(after, limit, maxBytes));
-  }
-
-  getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.read(() => this.reads.getRun(runId));
-  }
-
-  listRuns(opts: ListRunsOptions): Promise<RunRecord[]> {
-    return this.read(() => this.reads.listRuns(opts));
-  }
-
-  countRuns(): Promise<Record<RunStatus, number>> {
-    return this.read(() => this.reads.countRuns());
-  }
-
   async claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]> {
-    const op: WriteOp = { kind: 'claim', limit: this.limit(limit), startedAt, instance: this.instance, ...(rules ? { rules } : {}) };
+    const op: WriteOp = { kind: 'claim', limit: this.db.limit(limit), startedAt, instance: this.instance, ...(rules ? { rules } : {}) };
     for (let attempt = 0; ; attempt++) {
       try {
         return (await this.write<RunRow[]>(op)).map(toRun);
@@ -114,16 +92,8 @@ export abstract class StoreShell implements Store {
     return this.write({ kind: 'pause', id, paused, at: this.maintenance.clock().toISOString() });
   }
 
-  flowState(): Promise<FlowState> {
-    return this.read(() => this.reads.flowState());
-  }
-
   releaseWakes(source: string): Promise<number> {
     return this.write<number>({ kind: 'releaseWakes', source });
-  }
-
-  countHeld(): Promise<Record<string, number>> {
-    return this.read(() => this.reads.countHeld());
   }
 
   finishRun(runId: string, end: RunEnd, effects: RunEffects): Promise<void> {
@@ -134,10 +104,6 @@ export abstract class StoreShell implements Store {
     return runIds.length === 0 ? this.guard(async () => {}) : this.write({ kind: 'requeue', runIds });
   }
 
-  history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
-    return this.read(() => this.reads.history(sessionKey, limit));
-  }
-
   appendHistory(
     sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events: NewEvent[] = [], delivery?: NewDelivery,
   ): Promise<void> {
@@ -146,12 +112,8 @@ export abstract class StoreShell implements Store {
     return this.write({ kind: 'append', sessionKey, messages, state, events: events.map(eventValues), wakesNow, at, delivery });
   }
 
-  getState(key: string): Promise<string | undefined> {
-    return this.read(() => this.reads.getState(key));
-  }
-
   async claimDeliveries(now: string, limit: number, leaseUntil: string): Promise<{ deliveries: DeliveryRecord[]; nextAt?: string }> {
-    const op: WriteOp = { kind: 'claimOutbox', now, limit: this.limit(limit), leaseUntil, instance: this.instance };
+    const op: WriteOp = { kind: 'claimOutbox', now, limit: this.db.limit(limit), leaseUntil, instance: this.instance };
     const { rows, nextAt } = await this.write<{ rows: OutboxRow[]; nextAt?: string }>(op);
     return nextAt == null ? { deliveries: rows.map(toDelivery) } : { deliveries: rows.map(toDelivery), nextAt };
   }
@@ -167,9 +129,6 @@ export abstract class StoreShell implements Store {
   settleDelivery(id: number, outcome: DeliveryOutcomeRecord, effects: SettleEffects): Promise<void> {
     return this.write({ kind: 'settleDelivery', id, outcome, effects });
   }
-
-  /** LIMIT's value for this backend. */
-  protected abstract limit(n: number): number | null;
 
   /** Runs a call unless the store is closing; close() waits for the calls under way. */
   protected guard<T>(fn: () => Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { COPY_TABLES, type CopyRow, type CopyTable, type StoreCopy } from './copy.js';
 import { lockDataDir } from './sqlite-lock.js';
 import { DB_FILE } from './sqlite.js';
-import { migrate } from './sqlite-schema.js';
+import { FILL_READY, migrate } from './sqlite-schema.js';
 
 /** The embedded store as one side of `hookrelay store copy`: its data directory locked, migrated, one connection. */
 export async function openSqliteCopy(dataDir: string): Promise<StoreCopy> {
@@ -40,13 +40,8 @@ export async function openSqliteCopy(dataDir: string): Promise<StoreCopy> {
         // seq goes on after the source's last one, even where its newest events had been purged.
         db.prepare("UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'events'").run(lastEventSeq);
         db.prepare("INSERT INTO sqlite_sequence (name, seq) SELECT 'events', ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events')").run(lastEventSeq);
-        // The claimable heads (sqlite-schema.ts v2), as the migration builds them: rows came in any status order.
-        db.exec(`DELETE FROM ready;
-          INSERT INTO ready (session_key, seq)
-            SELECT session_key, MIN(seq) FROM runs AS q
-            WHERE status = 'queued'
-              AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
-            GROUP BY session_key;`);
+        // The claimable heads, as migration v2 builds them: rows came in any status order.
+        db.exec(`DELETE FROM ready; ${FILL_READY}`);
       })();
     },
     close: async () => {

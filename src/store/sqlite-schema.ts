@@ -2,6 +2,13 @@ import type Database from 'better-sqlite3';
 
 /** The embedded store's schema: STRICT tables (https://www.sqlite.org/stricttables.html), a CHECK on every enum column. */
 
+/** The claimable heads of the runs as they stand: part of migration v2 (so never to change), and what `store copy` refills `ready` with. */
+export const FILL_READY = `INSERT INTO ready (session_key, seq)
+    SELECT session_key, MIN(seq) FROM runs AS q
+    WHERE status = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
+    GROUP BY session_key;`;
+
 /** Migration N takes `PRAGMA user_version` from N-1 to N; append only (databases in the field ran them). */
 export const MIGRATIONS: readonly string[] = [
   // v1
@@ -66,11 +73,7 @@ export const MIGRATIONS: readonly string[] = [
 
   DROP INDEX runs_status;
 
-  INSERT INTO ready (session_key, seq)
-    SELECT session_key, MIN(seq) FROM runs AS q
-    WHERE status = 'queued'
-      AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.status = 'running' AND r.session_key = q.session_key)
-    GROUP BY session_key;
+  ${FILL_READY}
 
   CREATE TRIGGER runs_ready_insert AFTER INSERT ON runs WHEN NEW.status = 'queued'
   BEGIN

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { commitHealth } from './commit-health.js';
 import { sqliteProblem, sqliteStoreError, toStoreError } from './db-errors.js';
-import { rowLimit, sqliteDb } from './dialect.js';
+import { sqliteDb } from './dialect.js';
 import { groupCommit, type CommitStats, type GroupCommit } from './group-commit.js';
 import { BATCH_MAX, type StoreOptions } from './options.js';
 import type { ClaimRules, RunRecord } from './records.js';
@@ -47,13 +47,13 @@ export class SqliteStore extends StoreShell {
   private stopping = false;
 
   private constructor(
-    private readonly db: Database.Database,
+    private readonly conn: Database.Database,
     private readonly writer: Writer,
     private readonly lock: DataDirLock | undefined,
     private readonly opts: SqliteStoreOptions,
     private readonly writerStartMs: number,
   ) {
-    super(sqliteDb(db), opts, null);
+    super(sqliteDb(conn), opts, null);
     this.health = commitHealth(opts.log);
     const worker = (this.worker = writer.worker);
     this.batcher = groupCommit({
@@ -146,7 +146,7 @@ export class SqliteStore extends StoreShell {
       this.maintenance.stop();
       this.state = 'closing'; // new calls reject from here on; queued writes still commit
       await this.batcher.idle();
-      this.db.close();
+      this.conn.close();
       if (!this.batcher.broken() || this.goneError) await this.stopWriter();
       this.lock?.release(); // last: the database is closed, the next owner may take it
       this.state = 'closed';
@@ -164,10 +164,6 @@ export class SqliteStore extends StoreShell {
 
   protected override gone(): StoreError | undefined {
     return this.goneError;
-  }
-
-  protected limit(n: number): number {
-    return rowLimit(n, -1);
   }
 
   /** Sends a batch to the writer thread; ops that cannot cross it (a function, …) fail alone. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
-import { configFromObject, loadConfig, resolveConfigPath } from '../../../src/config/load.js';
+import { configFromObject, configSource, loadConfig } from '../../../src/config/load.js';
 import { expandEnv } from '../../../src/config/read.js';
 import { yamlPath } from '../../../src/config/problems.js';
 
@@ -29,11 +29,11 @@ const paths = (ps: ConfigProblem[]) => ps.map((p) => p.path);
 const agentMapping = { match: { path: 'x' }, messageTemplate: 'hi' };
 
 describe('config/load', () => {
-  describe('resolveConfigPath', () => {
+  describe('configSource', () => {
     it('prefers --config, then $HOOKRELAY_CONFIG, then ./hookrelay.yaml', () => {
-      expect(resolveConfigPath('a.yaml', { HOOKRELAY_CONFIG: 'b.yaml' })).to.equal('a.yaml');
-      expect(resolveConfigPath(undefined, { HOOKRELAY_CONFIG: 'b.yaml' })).to.equal('b.yaml');
-      expect(resolveConfigPath(undefined, {})).to.equal('./hookrelay.yaml');
+      expect(configSource('a.yaml', { HOOKRELAY_CONFIG: 'b.yaml' }).file).to.equal('a.yaml');
+      expect(configSource(undefined, { HOOKRELAY_CONFIG: 'b.yaml' }).file).to.equal('b.yaml');
+      expect(configSource(undefined, {}).file).to.equal('./hookrelay.yaml');
     });
   });
 

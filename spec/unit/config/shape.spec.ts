@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect } from 'chai';
 import { parse } from 'yaml';
 import { ROOT } from '../../support/gateway.js';
 import { builtChecker, itAnswersAlike } from '../../support/prebuilt-checkers.js';
 import { configSchema } from '../../../src/config/schema.js';
-import { compileMappingListShape, createShapeAjv, MAPPING_LIST_CHECKER, SHAPE_CHECKER } from '../../../src/config/shape.js';
+import { createShapeAjv, SHAPE_CHECKER } from '../../../src/config/shape.js';
 
 // The bin checks a config's shape with the checker the build compiled ahead (ajv's standalone
 // code in dist/, built before the specs run); the specs that load src/ compile it at load.
@@ -23,27 +22,7 @@ describe('config: the build compiles the config shape checker ahead, to the same
     }],
     ['coerced scalars (what ${VAR} expands to)', { server: { port: '8788' }, hooks: { maxBodyBytes: '1000' } }],
     ['not a map', 'text'],
+    ['the e-mail preset, as load.ts checks a preset', { hooks: { mappings: parse(fs.readFileSync(path.join(ROOT, 'presets', 'email.yaml'), 'utf8')) } }],
   ];
   itAnswersAlike(built, compiled, configs);
-});
-
-// A preset's list of mappings (load.ts validateMappings) likewise: the build's checker and the
-// one compiled at load fill the same defaults and report the same errors.
-describe('config: the build compiles the mapping list checker (presets) ahead, to the same checker', () => {
-  const built = builtChecker(MAPPING_LIST_CHECKER);
-  const compiled = compileMappingListShape(createShapeAjv());
-
-  const lists: [string, unknown][] = [
-    ['the e-mail preset', parse(fs.readFileSync(path.join(ROOT, 'presets', 'email.yaml'), 'utf8'))],
-    ['an empty list', []],
-    ['unknown keys, wrong types and values', [{ id: 3, action: 'nope', match: 'x', bogus: 1 }, { action: 'agent', verify: { scheme: 'github', secret: '' } }]],
-    ['coerced scalars', [{ id: 'a', action: 'wake', match: { path: 'a' }, textTemplate: 't', maxFanOut: '3' }]],
-    ['not a list', { id: 'a' }],
-  ];
-  itAnswersAlike(built, compiled, lists);
-
-  it('the lists above include one the checker takes and one it refuses', () => {
-    const answers = lists.map(([, list]) => compiled(structuredClone(list)));
-    expect(answers).to.include(true).and.to.include(false);
-  });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { HookRequest } from '../../../src/engine/mapping-step.js';
-import { itemContext, requestContext, templateQuery, templateUrl, transformInput } from '../../../src/engine/context.js';
+import { requestContext, templateQuery, templateUrl, transformInput } from '../../../src/engine/context.js';
 
 const req = (payload: Record<string, unknown>): HookRequest => ({
   name: 'github',
@@ -45,9 +45,9 @@ describe('engine/context', () => {
   it('builds item contexts: item fields at the top, plus item, index and payload', () => {
     const r = req({ messages: [] });
     const item = { id: 'm1', index: 'shadowed', subject: 'hi' };
-    const ctx = itemContext(r, NOW, item, 3);
+    const ctx = requestContext(r, NOW, item, 3);
     expect(ctx).to.include({ id: 'm1', subject: 'hi', item, index: 3, payload: r.payload, path: 'github', now: NOW });
-    expect(itemContext(r, NOW, 'plain', 0)).to.include({ item: 'plain', index: 0 });
+    expect(requestContext(r, NOW, 'plain', 0)).to.include({ item: 'plain', index: 0 });
   });
 
   it('gives transforms payload, headers, query, path, url and now (+ item and index under forEach)', () => {

@@ -1,7 +1,6 @@
 import { insertInto } from '../dialect.js';
 import { OUTBOX_COLUMNS } from '../rows.js';
 
-/** Rows of `status` and OUTBOX_COLUMNS. */
 export const insertOutbox = insertInto('outbox', `status, ${OUTBOX_COLUMNS}`, 'text, text, text, text, text, integer, text, text');
 
 /**

@@ -1,7 +1,6 @@
 import { insertInto } from '../dialect.js';
 import { RUN_COLUMNS } from '../rows.js';
 
-/** Rows of `status` and RUN_COLUMNS. */
 export const insertRuns = insertInto('runs', `status, ${RUN_COLUMNS}`,
   'text, text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text, text');
 
