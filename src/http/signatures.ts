@@ -3,7 +3,7 @@ import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import type { Auth } from './auth.js';
 import type { Signed } from '../engine/decide.js';
-import { compileVerifier, signedIdHeader, type SignatureFailure, type SignedIdHeader, type Verifier } from './verify/schemes.js';
+import { compileVerifier, standardWebhooksIdHeader, type SignatureFailure, type Verifier } from './verify/schemes.js';
 
 /** The signature checks of a config's mappings: the one place a sender's signature is verified (engine/decide.ts calls it). */
 export interface Signatures {
@@ -30,8 +30,8 @@ interface Entry {
   method: string;
   verify: Verifier;
   standsIn: boolean;
-  /** The header holding the message id the signature covers, for schemes that sign one. */
-  signedId: ((headers: IncomingMessage['headers']) => SignedIdHeader | undefined) | undefined;
+  /** The scheme signs a message id too (standard-webhooks). */
+  signsId: boolean;
 }
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
@@ -40,7 +40,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   const byName = new Map<string, Entry[]>();
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
-    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signedId: signedIdHeader(m.verify) };
+    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signsId: m.verify.scheme === 'standard-webhooks' };
     const list = byName.get(m.match.path) ?? [];
     list.push(entry);
     byName.set(m.match.path, list);
@@ -66,7 +66,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
         }
         signed ??= { signedBy: new Set() };
         (signed.signedBy as Set<string>).add(e.id);
-        const idHeader = e.signedId?.(req.headers);
+        const idHeader = e.signsId ? standardWebhooksIdHeader(req.headers) : undefined;
         if (idHeader !== undefined) signed.signedKey = idHeader;
       }
       // Standing in for the hooks token, a signature counts as one (auth.ts FailureKind).

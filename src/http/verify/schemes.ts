@@ -21,15 +21,10 @@ const HEX = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const SECONDS = /^\d{1,15}$/;
 
-/** The header of the message id a valid signature of this scheme also signed (standard-webhooks), the idempotency key (CONTRACT.md §8). */
-export function signedIdHeader(v: VerifyConfig): ((headers: IncomingHttpHeaders) => SignedIdHeader | undefined) | undefined {
-  return v.scheme === 'standard-webhooks' ? standardWebhooksIdHeader : undefined;
-}
-
 export type SignedIdHeader = 'webhook-id' | 'svix-id';
 
-/** The id header a Standard Webhooks signature covers: `webhook-id`, else Svix's `svix-id` (the verifier's own choice). */
-function standardWebhooksIdHeader(headers: IncomingHttpHeaders): SignedIdHeader | undefined {
+/** The id header a Standard Webhooks signature covers, the idempotency key (CONTRACT.md §8): `webhook-id`, else Svix's `svix-id`. */
+export function standardWebhooksIdHeader(headers: IncomingHttpHeaders): SignedIdHeader | undefined {
   if (headers['webhook-id'] !== undefined) return 'webhook-id';
   return headers['svix-id'] !== undefined ? 'svix-id' : undefined;
 }
@@ -39,12 +34,10 @@ export function compileVerifier(v: VerifyConfig): Verifier {
   const secrets = v.secrets ?? [v.secret!];
   const tolerance = v.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   switch (v.scheme) {
+    // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries; Meta signs the same
+    // header the same way: https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads
     case 'github':
-      // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
-      return hmacHeader('X-Hub-Signature-256', 'sha256', 'hex', 'sha256=', secrets);
     case 'meta':
-      // GitHub's header and digest; Meta signs the payload as sent, so only the raw bytes verify.
-      // https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads
       return hmacHeader('X-Hub-Signature-256', 'sha256', 'hex', 'sha256=', secrets);
     case 'hmac':
       return hmacHeader(v.header!, v.algorithm ?? 'sha256', v.encoding ?? 'hex', v.prefix ?? '', secrets);
@@ -143,7 +136,8 @@ function standardWebhooks(keys: Buffer[], tolerance: number): Verifier {
   };
 }
 
-function hmac(algorithm: Algorithm, key: string | Buffer, ...parts: Buffer[]): Buffer {
+/** The HMAC of the parts in order under `key`. */
+export function hmac(algorithm: Algorithm, key: string | Buffer, ...parts: Buffer[]): Buffer {
   const h = createHmac(algorithm, key);
   for (const p of parts) h.update(p);
   return h.digest();

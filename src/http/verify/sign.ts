@@ -1,6 +1,6 @@
-import { createHmac } from 'node:crypto';
 import type { VerifyConfig } from '../../config/types.js';
 import { standardWebhooksKey } from '../../config/verify.js';
+import { hmac } from './schemes.js';
 
 /** The message id a fixture's Standard Webhooks signature signs when the fixture names none. */
 const FIXTURE_MESSAGE_ID = 'msg_fixture';
@@ -33,10 +33,4 @@ export function signatureHeaders(v: VerifyConfig, headers: Readonly<Record<strin
       return { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
     }
   }
-}
-
-function hmac(algorithm: string, key: string | Buffer, ...parts: Buffer[]): Buffer {
-  const h = createHmac(algorithm, key);
-  for (const p of parts) h.update(p);
-  return h.digest();
 }
