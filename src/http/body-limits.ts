@@ -17,10 +17,9 @@ export type BodyLimits = (route: Route) => BodyLimit;
 export function createBodyLimits(hooks: Pick<HooksConfig, 'maxBodyBytes' | 'mappings'>): BodyLimits {
   const fallback: BodyLimit = Object.freeze({ bytes: hooks.maxBodyBytes, name: 'hooks.maxBodyBytes' });
   const byPath = new Map<string, BodyLimit>();
-  const own = hooks.mappings.filter((m) => m.maxBodyBytes !== undefined && m.match.path !== undefined);
   for (const m of hooks.mappings) {
     const path = m.match.path;
-    if (path === undefined || !own.some((o) => o.match.path === path)) continue;
+    if (path === undefined) continue;
     const limit = m.maxBodyBytes === undefined ? fallback : { bytes: m.maxBodyBytes, name: `the maxBodyBytes of mapping "${m.id}"` };
     const known = byPath.get(path);
     if (!known || limit.bytes > known.bytes) byPath.set(path, Object.freeze(limit));

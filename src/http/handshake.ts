@@ -27,10 +27,8 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
   const meta = new Map<string, MetaEntry[]>();
   for (const m of mappings) {
     const path = m.match.path;
-    if (!m.verify || path === undefined) continue;
-    if (m.verify.scheme === 'meta' && m.verify.verifyToken !== undefined) {
-      meta.set(path, [...(meta.get(path) ?? []), { id: m.id, digest: digest(m.verify.verifyToken) }]);
-    }
+    if (m.verify?.scheme !== 'meta' || m.verify.verifyToken === undefined || path === undefined) continue;
+    meta.set(path, [...(meta.get(path) ?? []), { id: m.id, digest: digest(m.verify.verifyToken) }]);
   }
 
   return {
