@@ -1,6 +1,7 @@
 import { Busboy } from '@fastify/busboy';
 import { HookError } from '../errors.js';
 import { isPrototypeKey } from '../engine/prototype-keys.js';
+import { addField } from './payload.js';
 
 /** Parts a multipart form may have (a SendGrid mail has about 20); more is 413. */
 export const MAX_FORM_PARTS = 1000;
@@ -44,10 +45,7 @@ export function parseMultipart(raw: Buffer, contentType: string, maxBytes: numbe
     form.on('field', (name, value) => {
       if (isPrototypeKey(name)) return;
       if (name === 'files') return fail(new HookError('invalid_payload', 'body: a form field is named "files", which holds the list of uploaded files: rename the field'));
-      const prev = fields[name];
-      if (prev === undefined) fields[name] = value;
-      else if (Array.isArray(prev)) prev.push(value);
-      else fields[name] = [prev, value];
+      addField(fields, name, value);
     });
     form.on('file', (field, stream, filename, _encoding, mimeType) => {
       const file: FormFile = { field, filename: filename ?? '', contentType: mimeType, size: 0 };

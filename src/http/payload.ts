@@ -54,11 +54,15 @@ function isForm(contentType: string | undefined): boolean {
 function parseForm(text: string): Record<string, unknown> {
   const fields: Record<string, string | string[]> = Object.create(null);
   for (const [k, v] of new URLSearchParams(text)) {
-    if (isPrototypeKey(k)) continue;
-    const prev = fields[k];
-    if (prev === undefined) fields[k] = v;
-    else if (Array.isArray(prev)) prev.push(v);
-    else fields[k] = [prev, v];
+    if (!isPrototypeKey(k)) addField(fields, k, v);
   }
   return { ...fields };
+}
+
+/** Adds a form field's value: a repeated name's values become a list. */
+export function addField(fields: Record<string, string | string[]>, name: string, value: string): void {
+  const prev = fields[name];
+  if (prev === undefined) fields[name] = value;
+  else if (Array.isArray(prev)) prev.push(value);
+  else fields[name] = [prev, value];
 }
