@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../config/types.js';
@@ -121,13 +122,9 @@ export async function listen(config: Readonly<Config>, deps: ListenDeps, log: Lo
   server.maxConnections = config.server.maxConnections;
   capPerAddress(server, config.server.maxConnectionsPerAddress, isProxy, log);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.server.port, config.server.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  // once() rejects on the server's 'error' (https://nodejs.org/api/events.html#eventsonceemitter-name-options).
+  server.listen(config.server.port, config.server.host);
+  await once(server, 'listening');
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   url = `http://${host}:${addr.port}`;
