@@ -39,13 +39,10 @@ export function fromStored(status: number, body: string): MappingAnswer | undefi
   return { status, contentType: kept.contentType ?? DEFAULT_ANSWER_TYPE, ...(kept.body === null ? {} : { body: kept.body }) };
 }
 
-/** The header that says an answer is a replay of the first one (CONTRACT.md §8). */
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
-
-/** Marks the answer about to be written as a replay of a first answer (the header, and the request-log row). */
+/** Marks the answer about to be written as a replay of a first answer (its header, CONTRACT.md §8, and the request-log row). */
 export function markReplayed(ex: Exchange): void {
   ex.replayed = true;
-  ex.res.setHeader(REPLAYED_HEADER, 'true');
+  ex.res.setHeader('Idempotent-Replayed', 'true');
 }
 
 /** Answers with a kept first answer, marked as a replay. */

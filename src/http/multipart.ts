@@ -4,12 +4,12 @@ import { isPrototypeKey } from '../engine/prototype-keys.js';
 import { addField } from './payload.js';
 
 /** Parts a multipart form may have (a SendGrid mail has about 20); more is 413. */
-export const MAX_FORM_PARTS = 1000;
+const MAX_FORM_PARTS = 1000;
 /** Files a multipart form may carry; more is 413 (SendGrid sends one part per attachment). */
-export const MAX_FORM_FILES = 100;
+const MAX_FORM_FILES = 100;
 
 /** What a payload keeps of one uploaded file (CONTRACT.md §12): never its contents. */
-export interface FormFile {
+interface FormFile {
   field: string;
   filename: string;
   contentType: string;

@@ -21,7 +21,7 @@ export const LOGGED_PATH_MAX = 200;
 export const SENDER_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** Rows of refused requests kept per client address and minute; the rest are dropped and counted. */
-export const REFUSALS_PER_MINUTE = 60;
+const REFUSALS_PER_MINUTE = 60;
 const REFUSING_ADDRESSES = 50_000;
 const MINUTE_MS = 60_000;
 

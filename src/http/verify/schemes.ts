@@ -21,10 +21,8 @@ const HEX = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const SECONDS = /^\d{1,15}$/;
 
-export type SignedIdHeader = 'webhook-id' | 'svix-id';
-
 /** The id header a Standard Webhooks signature covers, the idempotency key (CONTRACT.md §8): `webhook-id`, else Svix's `svix-id`. */
-export function standardWebhooksIdHeader(headers: IncomingHttpHeaders): SignedIdHeader | undefined {
+export function standardWebhooksIdHeader(headers: IncomingHttpHeaders): 'webhook-id' | 'svix-id' | undefined {
   if (headers['webhook-id'] !== undefined) return 'webhook-id';
   return headers['svix-id'] !== undefined ? 'svix-id' : undefined;
 }
