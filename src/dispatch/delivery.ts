@@ -3,6 +3,7 @@ import { unconfiguredProvider } from '../config/schema.js';
 import { PROVIDER_DESCRIPTORS } from './providers/index.js';
 import { DeliveryError, type Sender } from './providers/sender.js';
 import { splitText } from './providers/split.js';
+import { backoffMs } from './retry.js';
 
 export { DeliveryError };
 
@@ -48,8 +49,7 @@ export interface BackoffPolicy {
 
 /** The wait before retry `n` (CONTRACT.md §9): capped exponential plus 0–20 % jitter; a Retry-After is waited out in full. */
 export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy: BackoffPolicy): number {
-  const base = Math.min(2 ** Math.max(0, n - 1) * 1000, policy.maxDelayMs);
-  const delay = Math.round(base * (1 + 0.2 * (policy.random ?? Math.random)()));
+  const delay = Math.round(backoffMs(n, 1000, policy.maxDelayMs, policy.random));
   return retryAfterMs !== undefined && retryAfterMs > delay ? retryAfterMs : delay;
 }
 

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ImapFlow } from 'imapflow';
+import { backoffMs } from '../dispatch/retry.js';
 import type { Logger } from '../log.js';
 import { readMail, SOURCE_MAX_BYTES, type MailLimits } from './message.js';
-import { postMail, retryDelayMs, sleep, type HookTarget } from './post.js';
+import { postMail, type HookTarget } from './post.js';
 import type { MailboxProgress, Progress } from './progress.js';
 import type { Threads } from './threads.js';
 
@@ -68,10 +70,10 @@ export async function watch(o: WatchOptions): Promise<void> {
       }
       if (e instanceof WatchError) throw e;
       failures++;
-      const wait = retryDelayMs(failures);
+      const wait = backoffMs(failures, 1000, 30_000);
       log.warn({ host: account.host, port: account.port }, `IMAP connection lost or refused (${(e as Error).message}); retrying in ${(wait / 1000).toFixed(1)}s`);
       client.close();
-      await sleep(wait, signal).catch(() => {});
+      await sleep(wait, undefined, { signal }).catch(() => {});
       continue;
     }
     client.close();
