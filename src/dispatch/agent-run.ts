@@ -94,11 +94,10 @@ export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOu
     end.errorCode = 'model_timeout';
   }
   const summary = buildSummary(run, outcome, endedAt, deps.config.hooks.mainSummary);
-  if (summary && run.wakeMode === 'now') summary.wakesNow = true;
   const callback = callbackOf(run, end);
   await deps.store.finishRun(run.runId, end, { summary, history: turns, callback });
   deps.log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');
   if (callback) deps.onEnqueued();
   deps.onRunEnded?.(run.runId);
-  if (summary && run.wakeMode === 'now') deps.onSummary();
+  if (summary?.wakesNow) deps.onSummary();
 }
