@@ -12,24 +12,19 @@ export interface DeliveryTarget {
   to: string;
 }
 
-export interface ProviderSender {
-  send: Sender;
-  limit: number;
-}
-
 /** `problem` says why a provider has no sender (what to configure). */
 export interface Delivery {
-  sender(provider: Provider): ProviderSender | { problem: string };
+  sender(provider: Provider): Sender | { problem: string };
   /** In order, by the provider's limit (CONTRACT.md §9). */
   split(provider: Provider, text: string): string[];
 }
 
 export function createDelivery(providers: Config['providers'], fetchImpl: typeof fetch = fetch): Delivery {
-  const senders = new Map<Provider, ProviderSender>();
+  const senders = new Map<Provider, Sender>();
   const limits = new Map<Provider, number>();
   for (const p of PROVIDER_DESCRIPTORS) {
     limits.set(p.name, p.limit);
-    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, { send: p.create(providers[p.name], fetchImpl), limit: p.limit });
+    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, p.create(providers[p.name], fetchImpl));
   }
   return {
     sender(provider) {

@@ -56,7 +56,7 @@ function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSende
   }
   const sender = deps.delivery.sender(d.provider);
   if ('problem' in sender) return sender;
-  return (part, signal) => sender.send(d.to, part, { signal, timeoutMs });
+  return (part, signal) => sender(d.to, part, { signal, timeoutMs });
 }
 
 async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unknown, stored: (write: () => Promise<void>) => Promise<void>): Promise<void> {
