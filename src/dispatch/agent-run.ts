@@ -39,7 +39,7 @@ export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSi
       log.info({ runId: run.runId }, 'run requeued at shutdown; it resumes on next start');
       return;
     case 'timed_out':
-      return stored("the run's end", () => finishRun(deps, run, { status: 'timed_out', afterSeconds: result.afterSeconds }));
+      return stored("the run's end", () => finishRun(deps, run, { status: 'timed_out', afterSeconds: result.afterSeconds, error: result.error }));
     case 'failed':
       log.warn({ runId: run.runId, errorCode: result.error.code, error: result.error.message }, 'run failed');
       return stored("the run's end", () => finishRun(deps, run, { status: 'failed', error: result.error }));
@@ -86,12 +86,9 @@ export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOu
       end.error = `delivery failed: ${outcome.delivery.error.message}`;
       end.errorCode = outcome.delivery.error.code;
     }
-  } else if (outcome.status === 'failed') {
+  } else {
     end.error = outcome.error.message;
     end.errorCode = outcome.error.code;
-  } else {
-    end.error = `timed out after ${outcome.afterSeconds} s`;
-    end.errorCode = 'model_timeout';
   }
   const summary = buildSummary(run, outcome, endedAt, deps.config.hooks.mainSummary);
   const callback = callbackOf(run, end);

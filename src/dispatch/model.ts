@@ -1,10 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { AgentConfig, Thinking } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { RunError } from '../run-errors.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffMs, isRetryableStatus, parseRetryAfter } from './retry.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
@@ -126,16 +126,10 @@ function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number 
   const status = err.status;
   const retryable = err instanceof sdk.APIConnectionError || (status !== undefined && isRetryableStatus(status));
   if (!retryable) return undefined;
-  const asked = retryAfterMs(err.headers);
-  if (asked !== undefined) return asked;
-  return backoffMs(attempt, policy.baseMs, policy.maxMs);
-}
-
-/** OpenAI's `retry-after-ms`, else `Retry-After`. */
-function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  // OpenAI's own `retry-after-ms` first.
+  const ms = Number(err.headers?.get('retry-after-ms') ?? NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  return parseRetryAfter(headers?.get('retry-after'));
+  return parseRetryAfter(err.headers?.get('retry-after')) ?? backoffMs(attempt, policy.baseMs, policy.maxMs);
 }
 
 function rejectsReasoningEffort(err: unknown): boolean {

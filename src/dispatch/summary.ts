@@ -15,7 +15,7 @@ export type DeliveryOutcome =
 export type RunOutcome =
   | { status: 'succeeded'; reply: string; delivery: DeliveryOutcome }
   | { status: 'failed'; error: RunError }
-  | { status: 'timed_out'; afterSeconds: number };
+  | { status: 'timed_out'; afterSeconds: number; error: RunError };
 
 type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name' | 'wakeMode'>;
 

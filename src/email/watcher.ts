@@ -125,7 +125,8 @@ async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uid
       const first = all.slice(-o.backfill)[0];
       if (first !== undefined) {
         lastUid = first - 1;
-        lastDate = (await dateOf(client, first)) - 1;
+        const m = await client.fetchOne(String(first), { uid: true, internalDate: true }, { uid: true });
+        lastDate = (m ? seconds(m.internalDate) : lastDate) - 1;
       }
       o.log.info({ backfill: Math.min(o.backfill, all.length) }, 'first run: posting the last mails of the mailbox once, then new ones');
     } else {
@@ -187,11 +188,6 @@ function advance(p: MailboxProgress, uid: number, date: number, id: string): Mai
   if (date > last) return { ...p, lastUid: uid, lastDate: date, lastDateIds: [id] };
   if (date === last) return { ...p, lastUid: uid, lastDateIds: [...(p.lastDateIds ?? []), id] };
   return { ...p, lastUid: uid };
-}
-
-async function dateOf(client: ImapFlow, uid: number): Promise<number> {
-  const m = await client.fetchOne(String(uid), { uid: true, internalDate: true }, { uid: true });
-  return m ? seconds(m.internalDate) : Math.floor(Date.now() / 1000);
 }
 
 function seconds(date: Date | string | undefined): number {
