@@ -74,6 +74,3 @@ export function logDropped(log: Logger): number {
 export function flushLog(log: Logger): Promise<void> {
   return (log as Logger & { [OUTPUT]?: LogOutput })[OUTPUT]?.flush() ?? Promise.resolve();
 }
-
-/** A logger that drops everything: for specs and dry runs. */
-export const silentLogger: Logger = pino({ level: 'silent' });

@@ -292,5 +292,5 @@ export function expectSend(fake: FakeProvider, call: ProviderCall, text: string)
 export async function sendAllParts(delivery: Delivery, target: { provider: Provider; to: string }, text: string): Promise<void> {
   const sender = delivery.sender(target.provider);
   if ('problem' in sender) throw new DeliveryError(sender.problem);
-  for (const part of delivery.split(target.provider, text)) await sender.send(target.to, part, { timeoutMs: 5000 });
+  for (const part of delivery.split(target.provider, text)) await sender(target.to, part, { timeoutMs: 5000 });
 }

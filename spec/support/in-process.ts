@@ -1,7 +1,8 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { configFromObject } from '../../src/config/load.js';
-import { silentLogger, type Logger } from '../../src/log.js';
+import type { Logger } from '../../src/log.js';
+import { silentLogger } from './silent-logger.js';
 import { start, type Running } from '../../src/serve.js';
 import { DB_FILE } from '../../src/store/sqlite.js';
 import { ADMIN_TOKEN, freePort, tmpDir, withAdminToken } from './gateway.js';

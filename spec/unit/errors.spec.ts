@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { ERRORS, HookError, errorBody } from '../../src/errors.js';
-import { errorCatalog } from '../../src/config/docs.js';
-import { generatedSection, generatedSectionText, repoFile } from '../../src/config/doc-sections.js';
+import { errorCatalog } from '../../scripts/docs/render.js';
+import { generatedSection, generatedSectionText, repoFile } from '../../scripts/docs/sections.js';
 
 describe('errors: the catalog', () => {
   it('has one stable status per code, 4xx or 5xx, each with a summary', () => {

@@ -5,7 +5,7 @@ import { compileConfig } from '../../src/compile-config.js';
 import { readConfigFile } from '../../src/config/read.js';
 import type { LoadedConfig } from '../../src/config/types.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../support/silent-logger.js';
 import { createReloader } from '../../src/reload.js';
 import { tmpDir } from '../support/gateway.js';
 

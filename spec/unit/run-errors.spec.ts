@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { RUN_ERRORS } from '../../src/run-errors.js';
 import { ERRORS } from '../../src/errors.js';
-import { runErrorCatalog } from '../../src/config/docs.js';
-import { generatedSection, generatedSectionText } from '../../src/config/doc-sections.js';
+import { runErrorCatalog } from '../../scripts/docs/render.js';
+import { generatedSection, generatedSectionText } from '../../scripts/docs/sections.js';
 
 describe('run-errors: the catalog of a run\'s errorCode', () => {
   it('has unique snake_case codes, none shared with the HTTP catalog, each with a run status and a summary', () => {

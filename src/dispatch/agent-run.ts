@@ -39,7 +39,7 @@ export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSi
       log.info({ runId: run.runId }, 'run requeued at shutdown; it resumes on next start');
       return;
     case 'timed_out':
-      return stored("the run's end", () => finishRun(deps, run, { status: 'timed_out', afterSeconds: result.afterSeconds }));
+      return stored("the run's end", () => finishRun(deps, run, { status: 'timed_out', afterSeconds: result.afterSeconds, error: result.error }));
     case 'failed':
       log.warn({ runId: run.runId, errorCode: result.error.code, error: result.error.message }, 'run failed');
       return stored("the run's end", () => finishRun(deps, run, { status: 'failed', error: result.error }));
@@ -86,19 +86,15 @@ export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOu
       end.error = `delivery failed: ${outcome.delivery.error.message}`;
       end.errorCode = outcome.delivery.error.code;
     }
-  } else if (outcome.status === 'failed') {
+  } else {
     end.error = outcome.error.message;
     end.errorCode = outcome.error.code;
-  } else {
-    end.error = `timed out after ${outcome.afterSeconds} s`;
-    end.errorCode = 'model_timeout';
   }
   const summary = buildSummary(run, outcome, endedAt, deps.config.hooks.mainSummary);
-  if (summary && run.wakeMode === 'now') summary.wakesNow = true;
   const callback = callbackOf(run, end);
   await deps.store.finishRun(run.runId, end, { summary, history: turns, callback });
   deps.log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');
   if (callback) deps.onEnqueued();
   deps.onRunEnded?.(run.runId);
-  if (summary && run.wakeMode === 'now') deps.onSummary();
+  if (summary?.wakesNow) deps.onSummary();
 }

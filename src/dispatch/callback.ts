@@ -11,9 +11,7 @@ export type CallbackSender = (url: string, id: string, body: string, signal: Abo
 export function callbackOf(run: RunRecord, end: RunEnd): NewCallback | undefined {
   if (run.callbackUrl === undefined) return undefined;
   const body: Record<string, unknown> = { runId: run.runId, sessionKey: run.sessionKey, status: end.status };
-  if (end.reply !== undefined) body.reply = end.reply;
-  if (end.error !== undefined) body.error = end.error;
-  if (end.errorCode !== undefined) body.errorCode = end.errorCode;
+  for (const key of ['reply', 'error', 'errorCode'] as const) if (end[key] !== undefined) body[key] = end[key];
   return { kind: 'callback', url: run.callbackUrl, body: JSON.stringify(body), createdAt: end.endedAt };
 }
 

@@ -3,6 +3,7 @@ import { unconfiguredProvider } from '../config/schema.js';
 import { PROVIDER_DESCRIPTORS } from './providers/index.js';
 import { DeliveryError, type Sender } from './providers/sender.js';
 import { splitText } from './providers/split.js';
+import { backoffMs } from './retry.js';
 
 export { DeliveryError };
 
@@ -11,24 +12,19 @@ export interface DeliveryTarget {
   to: string;
 }
 
-export interface ProviderSender {
-  send: Sender;
-  limit: number;
-}
-
 /** `problem` says why a provider has no sender (what to configure). */
 export interface Delivery {
-  sender(provider: Provider): ProviderSender | { problem: string };
+  sender(provider: Provider): Sender | { problem: string };
   /** In order, by the provider's limit (CONTRACT.md §9). */
   split(provider: Provider, text: string): string[];
 }
 
 export function createDelivery(providers: Config['providers'], fetchImpl: typeof fetch = fetch): Delivery {
-  const senders = new Map<Provider, ProviderSender>();
+  const senders = new Map<Provider, Sender>();
   const limits = new Map<Provider, number>();
   for (const p of PROVIDER_DESCRIPTORS) {
     limits.set(p.name, p.limit);
-    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, { send: p.create(providers[p.name], fetchImpl), limit: p.limit });
+    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, p.create(providers[p.name], fetchImpl));
   }
   return {
     sender(provider) {
@@ -48,8 +44,7 @@ export interface BackoffPolicy {
 
 /** The wait before retry `n` (CONTRACT.md §9): capped exponential plus 0–20 % jitter; a Retry-After is waited out in full. */
 export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy: BackoffPolicy): number {
-  const base = Math.min(2 ** Math.max(0, n - 1) * 1000, policy.maxDelayMs);
-  const delay = Math.round(base * (1 + 0.2 * (policy.random ?? Math.random)()));
+  const delay = Math.round(backoffMs(n, 1000, policy.maxDelayMs, policy.random));
   return retryAfterMs !== undefined && retryAfterMs > delay ? retryAfterMs : delay;
 }
 

@@ -39,8 +39,6 @@ export interface MainSessionDeps {
   onTurn?: () => void;
 }
 
-const REPLY_SOURCE = 'heartbeat';
-
 /** Light markdown or punctuation around the acknowledgment still counts: models add it. */
 export function isHeartbeatOk(reply: string): boolean {
   return /^[\s*_`"'.]*HEARTBEAT_OK[\s*_`"'.!]*$/.test(reply);
@@ -116,7 +114,7 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
   const ack = isHeartbeatOk(reply);
   const replyEvents: NewEvent[] = ack ? [] : [
       // unsafe: the model's own text, not listener text to fence.
-    { id: uuidv7(), kind: 'reply', text: reply, source: REPLY_SOURCE, at: deps.clock().toISOString(), unsafe: true },
+    { id: uuidv7(), kind: 'reply', text: reply, source: 'heartbeat', at: deps.clock().toISOString(), unsafe: true },
   ];
   // Written until it lands (CONTRACT.md §8), else the next trigger would ask the model again.
   const delivery = await untilStored(async () => {

@@ -1,10 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { AgentConfig, Thinking } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { RunError } from '../run-errors.js';
-import { isRetryableStatus, parseRetryAfter } from './retry.js';
+import { backoffMs, isRetryableStatus, parseRetryAfter } from './retry.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
 
@@ -50,8 +51,7 @@ class ModelReplyError extends Error {
 
 /** The process's one OpenAI client, at `agent.baseUrl`: any OpenAI-compatible server works. */
 export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: typeof fetch, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
-  const host = hostOf(agent.baseUrl);
-  const endpoint = endpointOf(agent.baseUrl);
+  const { host, endpoint } = serverOf(agent.baseUrl);
   let client: OpenAI | undefined;
   const getClient = async (): Promise<OpenAI> =>
     (client ??= new (await loadSdk())({
@@ -68,7 +68,7 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
   async function call(req: ModelRequest, withEffort: boolean): Promise<string> {
     const body: ChatCompletionCreateParamsNonStreaming = { model: req.model, messages: req.messages };
     if (withEffort && req.thinking && req.thinking !== 'off') body.reasoning_effort = req.thinking;
-    const res = await abortable((await getClient()).chat.completions.create(body, { signal: req.signal, timeout: req.timeoutMs + SDK_TIMEOUT_SLACK_MS }), req.signal);
+    const res = await (await getClient()).chat.completions.create(body, { signal: req.signal, timeout: req.timeoutMs + SDK_TIMEOUT_SLACK_MS });
     const message = res.choices?.[0]?.message;
     if (message?.refusal) throw new ModelReplyError('model_refused', 'the model refused to answer');
     const text = typeof message?.content === 'string' ? message.content : '';
@@ -103,28 +103,20 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
           const wait = attempt < retry.attempts && !req.signal.aborted ? retryDelay(err, attempt, retry) : undefined;
           if (wait === undefined) throw err;
           log.info({ attempt, waitMs: Math.round(wait), error: explain(err).message }, 'model call failed; retrying');
-          await sleep(wait, req.signal);
+          await sleep(wait, undefined, { signal: req.signal, ref: false });
         }
       }
     },
   };
 }
 
-/** `{agent.baseUrl}/chat/completions` without userinfo, query or fragment (they may hold secrets). */
-function endpointOf(baseUrl: string): string {
+/** The server's host, and `{agent.baseUrl}/chat/completions` without userinfo, query or fragment (they may hold secrets). */
+function serverOf(baseUrl: string): { host: string; endpoint: string } {
   try {
     const u = new URL(baseUrl);
-    return `${u.origin}${u.pathname.replace(/\/+$/, '')}/chat/completions`;
+    return { host: u.host || 'agent.baseUrl', endpoint: `${u.origin}${u.pathname.replace(/\/+$/, '')}/chat/completions` };
   } catch {
-    return 'agent.baseUrl + /chat/completions';
-  }
-}
-
-function hostOf(baseUrl: string): string {
-  try {
-    return new URL(baseUrl).host || 'agent.baseUrl';
-  } catch {
-    return 'agent.baseUrl';
+    return { host: 'agent.baseUrl', endpoint: 'agent.baseUrl + /chat/completions' };
   }
 }
 
@@ -134,42 +126,15 @@ function retryDelay(err: unknown, attempt: number, policy: RetryPolicy): number 
   const status = err.status;
   const retryable = err instanceof sdk.APIConnectionError || (status !== undefined && isRetryableStatus(status));
   if (!retryable) return undefined;
-  const asked = retryAfterMs(err.headers);
-  if (asked !== undefined) return asked;
-  const backoff = Math.min(policy.baseMs * 2 ** (attempt - 1), policy.maxMs);
-  return backoff * (1 + Math.random() * 0.2);
-}
-
-/** OpenAI's `retry-after-ms`, else `Retry-After`. */
-function retryAfterMs(headers: Headers | undefined): number | undefined {
-  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  // OpenAI's own `retry-after-ms` first.
+  const ms = Number(err.headers?.get('retry-after-ms') ?? NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  return parseRetryAfter(headers?.get('retry-after'));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return abortable(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
+  return parseRetryAfter(err.headers?.get('retry-after')) ?? backoffMs(attempt, policy.baseMs, policy.maxMs);
 }
 
 function rejectsReasoningEffort(err: unknown): boolean {
   if (!sdk || !(err instanceof sdk.APIError) || err.status !== 400) return false;
   return /reasoning[_ ]?effort/i.test(`${err.param ?? ''} ${err.message}`);
-}
-
-/** The SDK's back-off sleep ignores the signal, so a timeout or shutdown could otherwise wait out a Retry-After. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-      (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
-    );
-  });
 }
 
 /** A 404 other than `model_not_found` is most often a base URL without `/v1` (the SDK appends only `/chat/completions`). */

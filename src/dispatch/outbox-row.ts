@@ -56,7 +56,7 @@ function senderOf({ deps, timeoutMs }: RowContext, d: DeliveryRecord): PartSende
   }
   const sender = deps.delivery.sender(d.provider);
   if ('problem' in sender) return sender;
-  return (part, signal) => sender.send(d.to, part, { signal, timeoutMs });
+  return (part, signal) => sender(d.to, part, { signal, timeoutMs });
 }
 
 async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unknown, stored: (write: () => Promise<void>) => Promise<void>): Promise<void> {
@@ -78,19 +78,18 @@ async function failed(ctx: RowContext, d: DeliveryRecord, part: number, err: unk
 }
 
 async function settle({ deps }: RowContext, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<void> {
-  const { effects, wake } = await settleEffects(deps, d, outcome, ack);
+  const effects = await settleEffects(deps, d, outcome, ack);
   await deps.store.settleDelivery(d.id, outcome, effects);
   deps.onOutcome?.(labelOf(d), outcome.status);
   logSettled(deps, d, outcome, ack);
   if (d.runId !== undefined) deps.onRunChanged?.(d.runId);
-  if (wake) deps.onSummary();
+  if (effects.summary?.wakesNow) deps.onSummary();
 }
 
 /** `forward` ends its run (never claimed here); `heartbeat` moves the last recipient; `run` records the delivery and posts the summary. */
-async function settleEffects(deps: OutboxDeps, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<{ effects: SettleEffects; wake: boolean }> {
+async function settleEffects(deps: OutboxDeps, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): Promise<SettleEffects> {
   const delivered = outcome.status === 'delivered';
   const effects: SettleEffects = {};
-  let wake = false;
   if (d.kind === 'callback') {
     // A callback reports on a run that has ended: settling it changes nothing else.
   } else if (d.kind === 'forward') {
@@ -113,11 +112,9 @@ async function settleEffects(deps: OutboxDeps, d: DeliveryRecord, outcome: Deliv
         ? { kind: 'delivered' as const, to: d.target }
         : { kind: 'failed' as const, to: d.target, error: { code: 'delivery_failed' as const, message: outcome.error } };
       effects.summary = buildSummary(run, { status: 'succeeded', reply: run.reply, delivery }, deps.clock().toISOString(), deps.config.hooks.mainSummary);
-      wake = effects.summary !== undefined && run.wakeMode === 'now';
-      if (wake) effects.summary!.wakesNow = true;
     }
   }
-  return { effects, wake };
+  return effects;
 }
 
 function logSettled({ log }: OutboxDeps, d: DeliveryRecord, outcome: DeliveryOutcomeRecord, ack?: ForwardAck | void): void {

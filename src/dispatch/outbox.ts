@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config, Provider } from '../config/types.js';
 import type { DeliveryOutcome } from '../metrics.js';
 import type { Logger } from '../log.js';
@@ -6,7 +7,6 @@ import type { Store } from '../store/store.js';
 import type { CallbackSender } from './callback.js';
 import type { Delivery } from './delivery.js';
 import type { Forwarder } from './forward.js';
-import { stopWithGrace } from './grace.js';
 import { attemptRow, type RowContext } from './outbox-row.js';
 import { logStoreFailure } from './retry.js';
 
@@ -44,102 +44,90 @@ export interface Outbox {
   stop(graceMs: number): Promise<void>;
 }
 
-interface Loop {
-  row: RowContext;
-  leaseMs: number;
-  inFlight: Map<number, { ctl: AbortController; done: Promise<void> }>;
-  stopped: boolean;
-  timer: NodeJS.Timeout | undefined;
-  pumping: Promise<void> | undefined;
-  /** Kicked while a claim was under way: claim again when it ends. */
-  again: boolean;
-}
-
 /** A woken loop, not a poll: claims due rows when kicked, then sleeps on one timer until the next falls due. */
 export function createOutbox(deps: OutboxDeps): Outbox {
-  const { config } = deps;
+  const { config, store, log } = deps;
   const timeoutMs = config.delivery.timeoutSeconds * 1000;
-  const loop: Loop = {
-    row: { deps, timeoutMs, policy: { maxDelayMs: config.delivery.maxDelaySeconds * 1000, random: deps.random } },
-    // Longer than any attempt can take; a restart clears it, so only another instance waits it out.
-    leaseMs: 5 * 60_000 + 4 * Math.max(timeoutMs, config.runtime.forward.timeoutSeconds * 1000),
-    inFlight: new Map(),
-    stopped: true,
-    timer: undefined,
-    pumping: undefined,
-    again: false,
-  };
-  return {
-    kick: () => kick(loop),
-    start() {
-      if (!loop.stopped) return;
-      loop.stopped = false;
-      kick(loop);
-    },
-    stop: (graceMs) => stop(loop, graceMs),
-  };
-}
+  const row: RowContext = { deps, timeoutMs, policy: { maxDelayMs: config.delivery.maxDelaySeconds * 1000, random: deps.random } };
+  // Longer than any attempt can take; a restart clears it, so only another instance waits it out.
+  const leaseMs = 5 * 60_000 + 4 * Math.max(timeoutMs, config.runtime.forward.timeoutSeconds * 1000);
+  const inFlight = new Map<number, { ctl: AbortController; done: Promise<void> }>();
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  let pumping: Promise<void> | undefined;
+  /** Kicked while a claim was under way: claim again when it ends. */
+  let again = false;
 
-function kick(loop: Loop): void {
-  if (loop.stopped) return;
-  if (loop.pumping) {
-    loop.again = true;
-    return;
-  }
-  loop.pumping = pump(loop).finally(() => {
-    loop.pumping = undefined;
-    if (loop.again) {
-      loop.again = false;
-      kick(loop);
+  function kick(): void {
+    if (stopped) return;
+    if (pumping) {
+      again = true;
+      return;
     }
-  });
-}
-
-function sleepUntil(loop: Loop, at: number): void {
-  clearTimeout(loop.timer);
-  loop.timer = setTimeout(kick, Math.min(Math.max(0, at - Date.now()), MAX_SLEEP_MS), loop);
-  loop.timer.unref();
-}
-
-async function pump(loop: Loop): Promise<void> {
-  const { store, log } = loop.row.deps;
-  const free = MAX_IN_FLIGHT - loop.inFlight.size;
-  if (free <= 0) return; // a delivery that ends kicks again
-  const now = Date.now();
-  let claimed: Awaited<ReturnType<Store['claimDeliveries']>>;
-  try {
-    claimed = await store.claimDeliveries(new Date(now).toISOString(), free, new Date(now + loop.leaseMs).toISOString());
-  } catch (err) {
-    logStoreFailure(log, err, 'claiming deliveries failed; retrying shortly');
-    sleepUntil(loop, now + STORE_RETRY_MS);
-    return;
-  }
-  // Claimed during stop(): they keep their lease, which the next start clears.
-  if (loop.stopped) return;
-  for (const d of claimed.deliveries) if (!loop.inFlight.has(d.id)) launch(loop, d);
-  if (claimed.nextAt !== undefined) sleepUntil(loop, Date.parse(claimed.nextAt));
-}
-
-function launch(loop: Loop, d: DeliveryRecord): void {
-  const ctl = new AbortController();
-  const done = attemptRow(loop.row, d, ctl.signal)
-    .catch((err) => {
-      // Progress could not be stored: the row stays pending under its lease and is tried again after it.
-      loop.row.deps.log.error({ err, deliveryId: d.id }, 'delivery bookkeeping failed; it is retried later');
-    })
-    .finally(() => {
-      loop.inFlight.delete(d.id);
-      kick(loop);
+    pumping = pump().finally(() => {
+      pumping = undefined;
+      if (again) {
+        again = false;
+        kick();
+      }
     });
-  loop.inFlight.set(d.id, { ctl, done });
-}
+  }
 
-async function stop(loop: Loop, graceMs: number): Promise<void> {
-  loop.stopped = true;
-  clearTimeout(loop.timer);
-  await loop.pumping;
-  const entries = [...loop.inFlight.values()];
-  await stopWithGrace(Promise.all(entries.map((e) => e.done)), graceMs, () => {
-    for (const e of entries) e.ctl.abort(new Error('gateway stopping'));
-  });
+  function sleepUntil(at: number): void {
+    clearTimeout(timer);
+    timer = setTimeout(kick, Math.min(Math.max(0, at - Date.now()), MAX_SLEEP_MS));
+    timer.unref();
+  }
+
+  async function pump(): Promise<void> {
+    const free = MAX_IN_FLIGHT - inFlight.size;
+    if (free <= 0) return; // a delivery that ends kicks again
+    const now = Date.now();
+    let claimed: Awaited<ReturnType<Store['claimDeliveries']>>;
+    try {
+      claimed = await store.claimDeliveries(new Date(now).toISOString(), free, new Date(now + leaseMs).toISOString());
+    } catch (err) {
+      logStoreFailure(log, err, 'claiming deliveries failed; retrying shortly');
+      sleepUntil(now + STORE_RETRY_MS);
+      return;
+    }
+    // Claimed during stop(): they keep their lease, which the next start clears.
+    if (stopped) return;
+    for (const d of claimed.deliveries) if (!inFlight.has(d.id)) launch(d);
+    if (claimed.nextAt !== undefined) sleepUntil(Date.parse(claimed.nextAt));
+  }
+
+  function launch(d: DeliveryRecord): void {
+    const ctl = new AbortController();
+    const done = attemptRow(row, d, ctl.signal)
+      .catch((err) => {
+        // Progress could not be stored: the row stays pending under its lease and is tried again after it.
+        log.error({ err, deliveryId: d.id }, 'delivery bookkeeping failed; it is retried later');
+      })
+      .finally(() => {
+        inFlight.delete(d.id);
+        kick();
+      });
+    inFlight.set(d.id, { ctl, done });
+  }
+
+  return {
+    kick,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      kick();
+    },
+    async stop(graceMs) {
+      stopped = true;
+      clearTimeout(timer);
+      await pumping;
+      const entries = [...inFlight.values()];
+      const settled = Promise.all(entries.map((e) => e.done));
+      if ((await Promise.race([settled, sleep(graceMs, 'late', { ref: false })])) === 'late') {
+        for (const e of entries) e.ctl.abort(new Error('gateway stopping'));
+        await settled;
+      }
+    },
+  };
 }

@@ -11,11 +11,10 @@ export const PAUSE_POLL_MS = 500;
  */
 export interface PauseWatch {
   start(): Promise<void>;
-  refresh(): Promise<void>;
   stop(): void;
 }
 
-export function watchPauses(deps: { store: Store; flow: FlowRules; log: Logger; onResumed: () => void; everyMs?: number }): PauseWatch {
+export function watchPauses(deps: { store: Store; flow: FlowRules; log: Logger; onResumed: () => void }): PauseWatch {
   let paused = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -43,10 +42,9 @@ export function watchPauses(deps: { store: Store; flow: FlowRules; log: Logger; 
       await refresh();
       timer = setInterval(() => {
         refresh().catch((err) => deps.log.error({ err }, 'reading the paused mappings failed; retrying'));
-      }, deps.everyMs ?? PAUSE_POLL_MS);
+      }, PAUSE_POLL_MS);
       timer.unref();
     },
-    refresh,
     stop: () => clearInterval(timer),
   };
 }

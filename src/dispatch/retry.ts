@@ -16,6 +16,11 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** Retry `n` (from 1): `baseMs` doubled each time up to `maxMs`, plus 0–20 % jitter so that many clients spread out. */
+export function backoffMs(n: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  return Math.min(baseMs * 2 ** Math.max(0, n - 1), maxMs) * (1 + 0.2 * random());
+}
+
 /** A down store says so itself every few seconds (store/commit-health.ts), so a loop logs it at debug, not once per turn. */
 export function logStoreFailure(log: Logger, err: unknown, msg: string): void {
   if (isStoreDown(err)) log.debug({ err }, msg);

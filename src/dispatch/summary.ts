@@ -15,9 +15,9 @@ export type DeliveryOutcome =
 export type RunOutcome =
   | { status: 'succeeded'; reply: string; delivery: DeliveryOutcome }
   | { status: 'failed'; error: RunError }
-  | { status: 'timed_out'; afterSeconds: number };
+  | { status: 'timed_out'; afterSeconds: number; error: RunError };
 
-type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name'>;
+type SummaryRun = Pick<RunRecord, 'runId' | 'sessionKey' | 'name' | 'wakeMode'>;
 
 /** The summary posted to the main session (CONTRACT.md §5); it names the reply's recipient so the heartbeat does not resend it. */
 function summaryText(run: SummaryRun, outcome: RunOutcome): string {
@@ -46,7 +46,7 @@ function deliveryText(d: DeliveryOutcome): string {
   }
 }
 
-/** The summary event, or none under `hooks.mainSummary: undelivered` for a delivered reply. */
+/** The summary event, or none under `hooks.mainSummary: undelivered` for a delivered reply; a run with `wakeMode: now` has it wake the heartbeat. */
 export function buildSummary(
   run: SummaryRun,
   outcome: RunOutcome,
@@ -56,7 +56,9 @@ export function buildSummary(
   const delivered = outcome.status === 'succeeded' && outcome.delivery.kind === 'delivered';
   if (delivered && mainSummary === 'undelivered') return undefined;
   // Our own text (the excerpt is neutralised), so it reaches the heartbeat without a fence.
-  return { id: uuidv7(), kind: 'summary', text: summaryText(run, outcome), source: `run:${run.runId}`, at, unsafe: true };
+  const summary: NewEvent = { id: uuidv7(), kind: 'summary', text: summaryText(run, outcome), source: `run:${run.runId}`, at, unsafe: true };
+  if (run.wakeMode === 'now') summary.wakesNow = true;
+  return summary;
 }
 
 /** Collapses whitespace, neutralises fence-like tags and cuts at `max` characters with an ellipsis. */

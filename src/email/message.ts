@@ -82,7 +82,7 @@ export async function readMail(source: Buffer, place: MailPlace, limits: MailLim
     fields: {
       id: messageId ? safeId(messageId) : uid,
       uid,
-      from: sender(mail.from) || '(unknown sender)',
+      from: (mail.from?.text ?? '').trim() || '(unknown sender)',
       subject: (mail.subject ?? '').trim(),
       snippet: cut(body.replace(/\s+/g, ' ').trim(), limits.snippetChars),
       body,
@@ -131,10 +131,6 @@ function htmlText(html: string): string {
       { selector: 'img', format: 'skip' },
     ],
   });
-}
-
-function sender(from: AddressObject | undefined): string {
-  return (from?.text ?? '').trim();
 }
 
 /** Bare addresses, lower-case (RFC 5321's local part may be case-sensitive; no one relies on it). */

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffMs, isRetryableStatus } from '../dispatch/retry.js';
 import type { Logger } from '../log.js';
 import type { MailFields } from './message.js';
 
@@ -11,13 +13,9 @@ export interface HookTarget {
 /** `accepted`: a 2xx (a replay too); `refused`: a 4xx that no retry can change (400, 413, 422). */
 export type PostOutcome = { outcome: 'accepted' | 'refused'; status: number; code?: string };
 
-export function retryDelayMs(n: number): number {
-  return Math.min(2 ** (n - 1), 30) * 1000 * (1 + Math.random() * 0.2);
-}
-
 // 401/403/404 are the gateway's config (token, preset not enabled), not the mail's fault:
 // they are retried, so that nothing is lost while the user fixes the config.
-const RETRIED = (status: number) => status === 408 || status === 429 || status >= 500 || [401, 403, 404].includes(status);
+const RETRIED = (status: number) => isRetryableStatus(status) || [401, 403, 404].includes(status);
 
 /** Retries network errors, 408, 429, 5xx and the config statuses with back-off until `signal` aborts. */
 export async function postMail(target: HookTarget, mail: MailFields, key: string, uid: number, log: Logger, signal: AbortSignal): Promise<PostOutcome> {
@@ -40,9 +38,9 @@ export async function postMail(target: HookTarget, mail: MailFields, key: string
       signal.throwIfAborted();
       reason = (e as Error).name === 'TimeoutError' ? 'no answer within 30 s' : `${(e as Error).message}${causeOf(e)}`;
     }
-    const wait = retryDelayMs(attempt);
+    const wait = backoffMs(attempt, 1000, 30_000);
     log.warn({ uid, attempt, url: target.url }, `the hook did not take the mail (${reason}); retrying in ${(wait / 1000).toFixed(1)}s`);
-    await sleep(wait, signal);
+    await sleep(wait, undefined, { signal });
   }
 }
 
@@ -63,19 +61,4 @@ function errorCode(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

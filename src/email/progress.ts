@@ -11,8 +11,6 @@ export interface MailboxProgress {
   lastDateIds?: string[];
 }
 
-type ProgressFile = Record<string, MailboxProgress>;
-
 export interface Progress {
   get(): MailboxProgress | undefined;
   set(next: MailboxProgress): void;
@@ -20,15 +18,7 @@ export interface Progress {
 
 export function openProgress(dataDir: string, key: string): Progress {
   const file = join(dataDir, 'email-progress.json');
-  const read = (): ProgressFile => {
-    try {
-      return JSON.parse(readFileSync(file, 'utf8')) as ProgressFile;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw new Error(`${file} cannot be read (${(e as Error).message}); move it away to start again from now`);
-    }
-  };
-  let all = read();
+  let all = readJsonFile<MailboxProgress>(file, 'move it away to start again from now');
   return {
     get: () => all[key],
     set(next) {
@@ -36,6 +26,16 @@ export function openProgress(dataDir: string, key: string): Progress {
       writeAtomic(file, `${JSON.stringify(all, null, 2)}\n`);
     },
   };
+}
+
+/** The file's entries by mailbox, none when it does not exist; `advice` says what to do when it cannot be read. */
+export function readJsonFile<T>(file: string, advice: string): Record<string, T> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, T>;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new Error(`${file} cannot be read (${(e as Error).message}); ${advice}`);
+  }
 }
 
 /** Temp, fsync, rename, fsync of the folder: a crash leaves the old or the new content. */

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from './progress.js';
+import { readJsonFile, writeAtomic } from './progress.js';
 
 /**
  * Who took part in which thread (CONTRACT.md §7): only a participant continues a thread's
@@ -20,17 +19,10 @@ export interface Threads {
 }
 
 type ThreadList = [string, string[]][];
-type ThreadsFile = Record<string, ThreadList>;
 
 export function openThreads(dataDir: string, key: string): Threads {
   const file = join(dataDir, 'email-threads.json');
-  let all: ThreadsFile;
-  try {
-    all = JSON.parse(readFileSync(file, 'utf8')) as ThreadsFile;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} cannot be read (${(e as Error).message}); move it away to forget the threads (replies then start sessions of their own)`);
-    all = {};
-  }
+  let all = readJsonFile<ThreadList>(file, 'move it away to forget the threads (replies then start sessions of their own)');
   const threads = new Map<string, string[]>(Object.prototype.hasOwnProperty.call(all, key) ? all[key] : []);
   return {
     continued(threadIds, sender) {

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ImapFlow } from 'imapflow';
+import { backoffMs } from '../dispatch/retry.js';
 import type { Logger } from '../log.js';
 import { readMail, SOURCE_MAX_BYTES, type MailLimits } from './message.js';
-import { postMail, retryDelayMs, sleep, type HookTarget } from './post.js';
+import { postMail, type HookTarget } from './post.js';
 import type { MailboxProgress, Progress } from './progress.js';
 import type { Threads } from './threads.js';
 
@@ -68,10 +70,10 @@ export async function watch(o: WatchOptions): Promise<void> {
       }
       if (e instanceof WatchError) throw e;
       failures++;
-      const wait = retryDelayMs(failures);
+      const wait = backoffMs(failures, 1000, 30_000);
       log.warn({ host: account.host, port: account.port }, `IMAP connection lost or refused (${(e as Error).message}); retrying in ${(wait / 1000).toFixed(1)}s`);
       client.close();
-      await sleep(wait, signal).catch(() => {});
+      await sleep(wait, undefined, { signal }).catch(() => {});
       continue;
     }
     client.close();
@@ -123,7 +125,8 @@ async function begin(client: ImapFlow, o: WatchOptions, uidValidity: string, uid
       const first = all.slice(-o.backfill)[0];
       if (first !== undefined) {
         lastUid = first - 1;
-        lastDate = (await dateOf(client, first)) - 1;
+        const m = await client.fetchOne(String(first), { uid: true, internalDate: true }, { uid: true });
+        lastDate = (m ? seconds(m.internalDate) : lastDate) - 1;
       }
       o.log.info({ backfill: Math.min(o.backfill, all.length) }, 'first run: posting the last mails of the mailbox once, then new ones');
     } else {
@@ -185,11 +188,6 @@ function advance(p: MailboxProgress, uid: number, date: number, id: string): Mai
   if (date > last) return { ...p, lastUid: uid, lastDate: date, lastDateIds: [id] };
   if (date === last) return { ...p, lastUid: uid, lastDateIds: [...(p.lastDateIds ?? []), id] };
   return { ...p, lastUid: uid };
-}
-
-async function dateOf(client: ImapFlow, uid: number): Promise<number> {
-  const m = await client.fetchOne(String(uid), { uid: true, internalDate: true }, { uid: true });
-  return m ? seconds(m.internalDate) : Math.floor(Date.now() / 1000);
 }
 
 function seconds(date: Date | string | undefined): number {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { configReference } from '../../../src/config/docs.js';
-import { generatedSection, generatedSectionText, repoFile } from '../../../src/config/doc-sections.js';
+import { configReference } from '../../../scripts/docs/render.js';
+import { generatedSection, generatedSectionText, repoFile } from '../../../scripts/docs/sections.js';
 import { configSchema } from '../../../src/config/schema.js';
 import type { SchemaNode } from '../../../src/schema-node.js';
 

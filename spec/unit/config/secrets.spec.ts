@@ -3,7 +3,7 @@ import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
 import { configSchema, PROVIDERS, SECRET_KEYS } from '../../../src/config/schema.js';
 import type { SchemaNode } from '../../../src/schema-node.js';
-import { configReference } from '../../../src/config/docs.js';
+import { configReference } from '../../../scripts/docs/render.js';
 
 const SECRET = 'Sup3rSecretValue';
 

@@ -1,6 +1,6 @@
 import { mock } from 'node:test';
 import { expect } from 'chai';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { createHeartbeat } from '../../../src/dispatch/heartbeat.js';
 import { isHeartbeatOk } from '../../../src/dispatch/main-session.js';
 

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { providersGuide } from '../../../src/config/docs.js';
-import { generatedSection, generatedSectionText, repoFile } from '../../../src/config/doc-sections.js';
+import { providersGuide } from '../../../scripts/docs/render.js';
+import { generatedSection, generatedSectionText, repoFile } from '../../../scripts/docs/sections.js';
 import { ConfigError } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
 import { configSchema, PROVIDERS, SECRET_KEYS, unconfiguredProvider } from '../../../src/config/schema.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
 import type { AgentAction, WakeAction } from '../../../src/action.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { createRuntime, type Runtime } from '../../../src/dispatch/runtime.js';
 import type { Accepted } from '../../../src/action.js';
 import type { RetryPolicy } from '../../../src/dispatch/model.js';

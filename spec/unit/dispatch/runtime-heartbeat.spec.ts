@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { INTERRUPTED } from '../../../src/dispatch/runner.js';
 import { HEARTBEAT_CURSOR_KEY, LAST_RECIPIENT_KEY } from '../../../src/dispatch/main-session.js';
 import { openStore } from '../../../src/store/open.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { createRuntime } from '../../../src/dispatch/runtime.js';
 import { agent, FENCE_OPEN, Harness, runIdOf, SYSTEM, wake } from './runtime-harness.js';
 

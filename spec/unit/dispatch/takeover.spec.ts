@@ -5,7 +5,7 @@ import path from 'node:path';
 import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
 import { createRuntime, type Runtime } from '../../../src/dispatch/runtime.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { PostgresStore } from '../../../src/store/postgres.js';
 import { until } from '../../support/gateway.js';
 import { expireInstance, freshDatabase } from '../../support/postgres.js';

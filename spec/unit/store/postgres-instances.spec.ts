@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { PostgresStore } from '../../../src/store/postgres.js';
 import { LEADER_LOCK } from '../../../src/store/postgres-schema.js';
 import type { NewDelivery, NewEvent, NewRun } from '../../../src/store/records.js';

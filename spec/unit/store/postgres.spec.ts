@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { configFromObject } from '../../../src/config/load.js';
 import { ConfigError } from '../../../src/config/errors.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { openStore, openStoreReadOnly } from '../../../src/store/open.js';
 import { PostgresStore } from '../../../src/store/postgres.js';
 import { PG_SCHEMA_VERSION, redactUrl } from '../../../src/store/postgres-schema.js';

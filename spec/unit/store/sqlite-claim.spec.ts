@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { MIGRATIONS } from '../../../src/store/sqlite-schema.js';
 import { runValues, RUN_COLUMNS } from '../../../src/store/rows.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import type { NewEvent, NewRun } from '../../../src/store/records.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';

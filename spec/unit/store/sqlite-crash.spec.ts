@@ -3,12 +3,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 
 const STORE_URL = new URL('../../../src/store/sqlite.ts', import.meta.url).href;
-const LOG_URL = new URL('../../../src/log.ts', import.meta.url).href;
+const SILENT_LOGGER_URL = new URL('../../support/silent-logger.ts', import.meta.url).href;
 
 /**
  * A child process that opens the store and accepts (event, run) pairs in waves of 20
@@ -17,7 +17,7 @@ const LOG_URL = new URL('../../../src/log.ts', import.meta.url).href;
  */
 const WRITER = `
 const { SqliteStore } = await import(process.env.STORE_URL);
-const { silentLogger } = await import(process.env.LOG_URL);
+const { silentLogger } = await import(process.env.SILENT_LOGGER_URL);
 const store = await SqliteStore.open({ ...JSON.parse(process.env.STORE_OPTIONS), dataDir: process.env.DATA_DIR, durability: process.env.DURABILITY, log: silentLogger });
 const at = new Date().toISOString();
 let n = 0;
@@ -36,7 +36,7 @@ for (;;) {
 /** Opens a store, writes once, and neither closes it nor exits: the process must end by itself. */
 const FORGETFUL = `
 const { SqliteStore } = await import(process.env.STORE_URL);
-const { silentLogger } = await import(process.env.LOG_URL);
+const { silentLogger } = await import(process.env.SILENT_LOGGER_URL);
 const store = await SqliteStore.open({ ...JSON.parse(process.env.STORE_OPTIONS), dataDir: process.env.DATA_DIR, durability: process.env.DURABILITY, log: silentLogger });
 await store.accept([{ id: 'only', kind: 'wake', text: 't', source: 'wake', at: 'now', unsafe: false }], []);
 process.stdout.write('ack\\n');
@@ -44,7 +44,7 @@ process.stdout.write('ack\\n');
 
 function child(code: string, dataDir: string, durability: string) {
   return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
-    env: { ...process.env, STORE_URL, LOG_URL, DATA_DIR: dataDir, DURABILITY: durability, STORE_OPTIONS: JSON.stringify(STORE_SPEC_OPTIONS) },
+    env: { ...process.env, STORE_URL, SILENT_LOGGER_URL, DATA_DIR: dataDir, DURABILITY: durability, STORE_OPTIONS: JSON.stringify(STORE_SPEC_OPTIONS) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../../src/config/errors.js';
 import type { Config } from '../../../src/config/types.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { openStore } from '../../../src/store/open.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import type { NewRun } from '../../../src/store/records.js';

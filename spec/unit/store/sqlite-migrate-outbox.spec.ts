@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';
 import { STORE_SPEC_OPTIONS } from '../../support/store-options.js';
 import { sqliteAtVersion } from './fixtures.js';

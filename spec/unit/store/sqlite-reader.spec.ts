@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { openSqliteReader, SqliteStore } from '../../../src/store/sqlite.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import type { NewEvent } from '../../../src/store/records.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../support/silent-logger.js';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite-schema.js';
 import { PURGE_BATCH } from '../../../src/store/maintenance.js';
 import { SqliteStore } from '../../../src/store/sqlite.js';

@@ -15,14 +15,14 @@ export async function request(
   fetchImpl: typeof fetch,
   provider: string,
   url: string,
-  init: { method?: string; headers: Record<string, string>; body: string; redirect?: RequestRedirect },
+  init: { headers: Record<string, string>; body: string; redirect?: RequestRedirect },
   opts: SendOptions,
   secrets: readonly string[],
 ): Promise<Answer> {
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   try {
-    const res = await fetchImpl(url, { method: init.method ?? 'POST', headers: init.headers, body: init.body, signal, redirect: init.redirect });
+    const res = await fetchImpl(url, { method: 'POST', headers: init.headers, body: init.body, signal, redirect: init.redirect });
     const raw = await res.text();
     let body: unknown;
     try {

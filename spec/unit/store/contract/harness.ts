@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { silentLogger } from '../../../../src/log.js';
+import { silentLogger } from '../../../support/silent-logger.js';
 import { PostgresStore } from '../../../../src/store/postgres.js';
 import { SqliteStore } from '../../../../src/store/sqlite.js';
 import type { Store } from '../../../../src/store/store.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Harness, OpenOptions, TestStore } from './harness.js';
-import { silentLogger } from '../../../../src/log.js';
+import { silentLogger } from '../../../support/silent-logger.js';
 import { createRequestLog } from '../../../../src/store/request-log.js';
 import type { NewKey, NewRequestLog } from '../../../../src/store/records.js';
 import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';

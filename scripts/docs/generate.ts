@@ -1,6 +1,6 @@
-/** `npm run docs`: regenerates the generated sections of docs/ (doc-sections.ts); specs check the files match, so the docs cannot drift. */
+/** `npm run docs`: regenerates the generated sections of docs/ (sections.ts); specs check the files match, so the docs cannot drift. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { GENERATED_SECTIONS, repoFile, withSection } from './doc-sections.js';
+import { GENERATED_SECTIONS, repoFile, withSection } from './sections.js';
 
 const files = [...new Set(GENERATED_SECTIONS.map((s) => s.file))];
 for (const file of files) {

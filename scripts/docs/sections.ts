@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { configReference, errorCatalog, providersGuide, runErrorCatalog } from './docs.js';
+import { configReference, errorCatalog, providersGuide, runErrorCatalog } from './render.js';
 
 /** Where `npm run docs` writes each generated section, between `<!-- NAME:start -->` and `<!-- NAME:end -->`; the docs specs read them back from here. */
 export interface GeneratedSection {
   readonly name: string;
   /** Relative to the repository root. */
   readonly file: string;
-  /** Renders the section's text from the code (docs.ts). */
+  /** Renders the section's text from the code (render.ts). */
   readonly render: () => string;
 }
 

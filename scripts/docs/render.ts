@@ -1,8 +1,8 @@
-import { ERRORS } from '../errors.js';
-import { RUN_ERRORS } from '../run-errors.js';
-import { PROVIDER_SPECS } from '../providers/index.js';
-import type { SchemaNode } from '../schema-node.js';
-import { configSchema } from './schema.js';
+import { ERRORS } from '../../src/errors.js';
+import { RUN_ERRORS } from '../../src/run-errors.js';
+import { PROVIDER_SPECS } from '../../src/providers/index.js';
+import type { SchemaNode } from '../../src/schema-node.js';
+import { configSchema } from '../../src/config/schema.js';
 
 /** The configuration reference rendered from the schema (STYLE.md #6), written by `npm run docs` into docs/configuration.md. */
 export function configReference(): string {
