@@ -6,7 +6,8 @@ import { bodyParser } from './body.js';
 import { createBodyLimits, type BodyLimits } from './body-limits.js';
 import type { ExchangeContext } from './exchange.js';
 import { readRoutes } from './reads.js';
-import { createRouter, literal, routesOnParsedPath } from './router.js';
+import { createRouter, routesOnParsedPath } from './router.js';
+import type { RouteKind } from './routes-table.js';
 import { sendHandler, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps {
@@ -30,26 +31,25 @@ export type App = Koa<DefaultState, ExchangeContext>;
 /** The listener's Koa app (CONTRACT.md §5), one per config. */
 export function createApp(deps: AppDeps): App {
   const bodyLimit = deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] });
-  const router = createRouter();
-  const base = literal(deps.hooksPath);
   const send = sendHandler(deps, bodyLimit);
-  router.post(`${base}/wake`, send);
-  router.post(`${base}/agent`, send);
+  // The reads, /healthz and the console; the send routes go by the gate's decision below.
+  const router = createRouter();
   readRoutes(router, deps);
-  // A mapped hook: the gate let through only the methods its mappings take.
-  router.get(`${base}/*name`, send);
-  router.post(`${base}/*name`, send);
   router.get('/healthz', (ctx) => health(ctx, deps.store.commitProblem()));
   if (deps.console) router.all(['/console', '/console/*rest'], deps.console);
+  const routes = routesOnParsedPath(router);
 
   const app = new Koa<DefaultState, ExchangeContext>();
   app.silent = true; // the first step answers and logs errors (https://koajs.com/#error-handling)
   app.use(deps.begin);
   app.use(deps.gate);
   app.use(bodyParser(bodyLimit, deps.bodyTimeoutMs));
-  app.use(routesOnParsedPath(router));
+  // The gate's parse already named the route (STYLE.md #13): matching it again would be a second decision.
+  app.use((ctx, next) => (SEND_KINDS.has(ctx.exchange.route!.kind) ? send(ctx) : routes(ctx, next)));
   return app;
 }
+
+const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
 
 const HEALTHY = JSON.stringify({ ok: true });
 
