@@ -10,13 +10,8 @@ class Exit {
 let queue: Promise<unknown> = Promise.resolve();
 
 /**
- * `hookrelay ARGS` through the CLI's own `main`, in this process: its stdout, stderr and exit
- * code as the bin's would be (process.exit and process.exitCode, as src/cli/exit.ts and
- * commander use them). `env` is laid over process.env for the call (undefined: unset).
- * Calls run one at a time, since each borrows the process's streams and environment. For
- * commands that run until stopped (serve, --follow), or whose exit is what a spec checks
- * (a process that must end by itself), specs spawn the bin instead.
- */
+ * `hookrelay ARGS` by the CLI's `main` in this process, one call at a time (each borrows its streams and
+ * environment; `env` laid over it, undefined: unset). Commands that run until stopped spawn the bin. */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   const result = queue.then(() => once(args, env));
   queue = result.catch(() => undefined);

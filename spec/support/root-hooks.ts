@@ -33,9 +33,8 @@ let holding = false;
 const isExclusive = (suite: Suite): boolean => !!ONE_AT_A_TIME?.test(suite.file ?? '') || suite.suites.some(isExclusive);
 
 /**
- * With SPEC_TIMES=FILE each worker appends to FILE, for each spec file: how long it took (ms),
- * the CPU it used (ms: the worker's threads and the processes it started and reaped, from
- * /proc/self/stat, https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html) and its path.
+ * With SPEC_TIMES=FILE each worker appends to FILE, per spec file: ms taken, CPU ms (its threads and
+ * reaped children, https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html), path.
  */
 const TIMES = process.env.SPEC_TIMES;
 let started = 0;
