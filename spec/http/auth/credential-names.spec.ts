@@ -1,17 +1,12 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
+import { runCli } from '../../support/cli.js';
+import { call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 import { ADMIN_TOKEN, TOKEN } from '../../support/in-process.js';
 
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(BIN, [...args], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+/** The CLI's `main` in this process (spec/http/cli/ runs each command through the bin as well). */
+const run = (args: string[]) => runCli(args);
 
 /** Each credential a sender may send, by where it goes; each value unique, so that a leak names itself. */
 const CREDENTIAL_HEADERS = ['X-Api-Key', 'Api-Key', 'X-Auth-Token', 'X-Gitlab-Token', 'X-Amz-Security-Token', 'Cookie', 'Proxy-Authorization', 'X-Foo-Secret', 'X-Session-Id', 'X-Password'];

@@ -1,17 +1,14 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, tmpDir } from '../../support/gateway.js';
+import { runCli, type CliResult } from '../../support/cli.js';
+import { tmpDir } from '../../support/gateway.js';
 
-function check(config: unknown): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `hookrelay check` on `config`, through the CLI's `main` in this process. */
+function check(config: unknown): Promise<CliResult> {
   const file = path.join(tmpDir(), 'hookrelay.json');
   fs.writeFileSync(file, JSON.stringify(config));
-  return new Promise((resolve) => {
-    execFile(BIN, ['check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
+  return runCli(['check', '--config', file]);
 }
 
 const wake = (extra: Record<string, unknown>) => ({ action: 'wake', textTemplate: 't', ...extra });

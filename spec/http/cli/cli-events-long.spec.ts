@@ -1,14 +1,8 @@
-import { execFile } from 'node:child_process';
 import { expect } from 'chai';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir } from '../../support/gateway.js';
+import { runCli } from '../../support/cli.js';
+import { ADMIN_TOKEN, call, freePort, startGateway, tmpDir } from '../../support/gateway.js';
 
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(BIN, [...args], { cwd: ROOT, timeout: 30000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const run = (args: string[]) => runCli(args);
 
 // Issue 32: `hookrelay events` printed whole texts (a 200 KB wake filled the terminal), and its
 // --json printed an internal `unsafe` field that the events endpoint does not have.

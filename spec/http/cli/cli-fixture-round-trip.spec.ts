@@ -3,9 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { sign as githubSign } from '@octokit/webhooks-methods';
+import { runCli } from '../../support/cli.js';
 import { BIN, ROOT, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+const run = (args: string[]) => runCli(args);
+
+function bin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(BIN, [...args], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
@@ -73,7 +76,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
   after(() => gw?.stop());
 
   it('hookrelay requests: the log, newest first — seq, time, route or mapping, status, the token\'s name; beside the running server', async () => {
-    const r = await run(['requests', '--config', gw.configFile]);
+    const r = await bin(['requests', '--config', gw.configFile]);
     expect(r.code).to.equal(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines).to.have.length(4);
@@ -90,7 +93,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
     const out = path.join(dir, 'fixtures', 'github-push.json');
     fs.mkdirSync(path.dirname(out), { recursive: true });
     // The log kept the request's headers and query with its body (hooks.keepBodies), credentials removed.
-    const r = await run(['fixture', String(seq.github), '--out', out, '--config', gw.configFile]);
+    const r = await bin(['fixture', String(seq.github), '--out', out, '--config', gw.configFile]);
     expect(r.stderr).to.include(`wrote ${out}`).and.not.include('note:');
     expect(r.code).to.equal(0);
     const text = fs.readFileSync(out, 'utf8');
@@ -116,7 +119,7 @@ describe('cli: hookrelay requests, hookrelay fixture SEQ and the console\'s down
         action: { mapping: 'gh', action: 'agent', message: 'Push to acme/api: Fix the build', name: 'GitHub', sessionKey: 'hook:github:42', wakeMode: 'now', deliver: false, provider: 'last' },
       },
     });
-    const t = await run(['test', '--fixtures', path.dirname(out), '--config', gw.configFile]);
+    const t = await bin(['test', '--fixtures', path.dirname(out), '--config', gw.configFile]);
     expect(t.stdout).to.equal(`✓ request #${seq.github} to /hooks/github\n1 passed, 0 failed\n`);
     expect(t.code).to.equal(0);
     // The same file without sign: refused like the real unsigned request.

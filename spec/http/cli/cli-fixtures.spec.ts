@@ -2,9 +2,12 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { runCli } from '../../support/cli.js';
 import { BIN, ROOT, tmpDir } from '../../support/gateway.js';
 
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+const run = (args: string[]) => runCli(args);
+
+function bin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(BIN, [...args], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
@@ -70,7 +73,7 @@ describe('cli: hookrelay test --fixtures', function () {
   };
 
   it('all pass, skipped ones marked: one line each, then the counts, exit 0', async () => {
-    const r = await run(['test', '--fixtures', folder({ ...passing, ...signed }), '--config', file]);
+    const r = await bin(['test', '--fixtures', folder({ ...passing, ...signed }), '--config', file]);
     expect(r.stderr).to.equal('');
     expect(r.code).to.equal(0);
     expect(r.stdout.split('\n')).to.deep.equal([

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import { runCli } from '../../support/cli.js';
 import { BIN, ROOT, call, freePort, startGateway, tmpDir } from '../../support/gateway.js';
 
 /** Runs the bin; stdout as raw bytes (what reaches the terminal). */
@@ -12,6 +13,12 @@ function run(args: string[]): Promise<{ code: number; stdout: Buffer; stderr: st
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr: stderr.toString('utf8') });
     });
   });
+}
+
+/** The CLI's `main` in this process; stdout as the bytes the bin would write. */
+async function runInProcess(args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const r = await runCli(args);
+  return { ...r, stdout: Buffer.from(r.stdout, 'utf8') };
 }
 
 const RAW = ['\x1b', '\r', '\u202e', '\u2028', '\x9b'];
@@ -72,10 +79,10 @@ describe('cli: events and runs only read the store', function () {
 
       const [human, json, runs, runsJson, one] = await Promise.all([
         run(['events', '--config', gw.configFile]),
-        run(['events', '--json', '--config', gw.configFile]),
-        run(['runs', '--config', gw.configFile]),
-        run(['runs', '--json', '--config', gw.configFile]),
-        run(['runs', a.data.runId, '--config', gw.configFile]),
+        runInProcess(['events', '--json', '--config', gw.configFile]),
+        runInProcess(['runs', '--config', gw.configFile]),
+        runInProcess(['runs', '--json', '--config', gw.configFile]),
+        runInProcess(['runs', a.data.runId, '--config', gw.configFile]),
       ]);
       expect(human.code, human.stderr).to.equal(0);
       expectNoRawControls(human.stdout, 'events');

@@ -2,10 +2,14 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { runCli } from '../../support/cli.js';
 import { BIN, ROOT, call, freePort, startGateway, tmpDir } from '../../support/gateway.js';
 
+/** Runs the CLI's `main` in this process with the environment minus `unset`. */
+const run = (args: string[], unset: string[]) => runCli(args, Object.fromEntries(unset.map((name) => [name, undefined])));
+
 /** Runs the bin with the environment minus `unset`. */
-function run(args: string[], unset: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function bin(args: string[], unset: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = { ...process.env };
   for (const name of unset) delete env[name];
   return new Promise((resolve) => {
@@ -44,10 +48,10 @@ describe('cli: unset ${VAR}s — the store readers need only dataDir and store; 
     writeFileSync(target, JSON.stringify({ dataDir: './copy', hooks: { token: '${SPEC_MODEL_KEY}' } }));
 
     const [events, runs, check, serve] = await Promise.all([
-      run(['events', '--config', gw.configFile], VARS),
+      bin(['events', '--config', gw.configFile], VARS),
       run(['runs', '--config', gw.configFile], VARS),
       run(['check', '--config', gw.configFile], VARS),
-      run(['serve', '--config', gw.configFile], VARS),
+      bin(['serve', '--config', gw.configFile], VARS),
     ]);
     expect(events.code, events.stderr).to.equal(0);
     expect(events.stdout).to.include('hello');

@@ -3,10 +3,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
+import { runCli } from '../../support/cli.js';
 import { BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 
+/** Runs the CLI's `main` in this process with the environment minus `unset`. */
+const run = (args: string[], unset: string[] = []) => runCli(args, Object.fromEntries(unset.map((name) => [name, undefined])));
+
 /** Runs the bin with the environment minus `unset`. */
-function run(args: string[], unset: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
+function bin(args: string[], unset: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = { ...process.env };
   for (const name of unset) delete env[name];
   return new Promise((resolve) => {
@@ -62,7 +66,7 @@ describe('cli: what each command needs, and what it says about bad input', funct
 
   it('requests, fixture, pause and resume need no ${VAR} they do not read (the hooks token, the model key, a provider token)', async () => {
     const unset = ['SPEC_UI_TOKEN', 'SPEC_UI_MODEL_KEY', 'SPEC_UI_BOT'];
-    const requests = await run(['requests', '--config', gw.configFile], unset);
+    const requests = await bin(['requests', '--config', gw.configFile], unset);
     expect(requests.code, requests.stderr).to.equal(0);
     expect(requests.stdout).to.match(new RegExp(`^#${seq} .* POST mapping:note 200`));
     const fixture = await run(['fixture', String(seq), '--config', gw.configFile], unset);
@@ -137,7 +141,7 @@ describe('cli: a URL setting without http:// or https://', function () {
       agent: { baseUrl: 'localhost:11434' },
       providers: { signal: { number: '+15550100', apiBase: '127.0.0.1:8080' }, slack: { botToken: 'x', apiBase: 'ftp://slack.example' } },
     }));
-    const [check, serve] = await Promise.all([run(['check', '--config', file]), run(['serve', '--config', file, '--port', '0'])]);
+    const [check, serve] = await Promise.all([run(['check', '--config', file]), bin(['serve', '--config', file, '--port', '0'])]);
     for (const r of [check, serve]) {
       expect(r.code).to.equal(1);
       expect(r.stderr.trim().split('\n')).to.deep.equal([

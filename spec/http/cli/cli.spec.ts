@@ -2,9 +2,13 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { runCli } from '../../support/cli.js';
 import { BIN, ROOT, call, freePort, startGateway, tmpDir } from '../../support/gateway.js';
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Most commands run through the CLI's `main` in this process; each family also once through the bin. */
+const run = (args: string[]) => runCli(args);
+
+function bin(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(BIN, [...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
@@ -23,7 +27,7 @@ describe('cli', function () {
 
   it('--help on every command', async () => {
     for (const cmd of [[], ['serve'], ['check'], ['test'], ['events'], ['runs'], ['requests'], ['fixture']]) {
-      const r = await run([...cmd, '--help']);
+      const r = await (cmd.length ? run : bin)([...cmd, '--help']);
       expect(r.code, cmd.join(' ')).to.equal(0);
       expect(r.stdout).to.include('Usage: hookrelay');
     }
@@ -31,7 +35,7 @@ describe('cli', function () {
 
   it('check: exit 0 on a valid config, exit 1 with one problem per line naming its path', async () => {
     const dir = tmpDir();
-    expect((await run(['check', '--config', path.join(ROOT, 'hookrelay.example.yaml')])).code).to.equal(0);
+    expect((await bin(['check', '--config', path.join(ROOT, 'hookrelay.example.yaml')])).code).to.equal(0);
     const bad = writeConfig(dir, {
       hooks: { token: 't', mappings: [
         { id: 'a', match: { path: 'x' }, action: 'wake', textTemplate: '{{#if}}' },
@@ -131,7 +135,7 @@ describe('cli', function () {
     fs.mkdirSync(path.join(dir, 'data'), { mode: 0o700 });
     fs.writeFileSync(path.join(dir, 'data', 'token'), 'first-use-token-0123456789abcdefghij\n', { mode: 0o600 });
     const pub = writeConfig(dir, { ...config, server: { host: '0.0.0.0', port } }, 'public.json');
-    const r = await run(['serve', '--config', pub]);
+    const r = await bin(['serve', '--config', pub]);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.match(/^hooks\.token: /m);
   });
@@ -144,7 +148,7 @@ describe('cli', function () {
     await call(`${gw.hooks}/wake`, { token: 'tok-123', json: { text: 'from the cli spec', mode: 'next-heartbeat' } });
     const a = await call(`${gw.hooks}/agent`, { token: 'tok-123', json: { message: 'hi', deliver: false } });
     expect(await gw.stop()).to.equal(0);
-    const ev = await run(['events', '--config', gw.configFile, '--json']);
+    const ev = await bin(['events', '--config', gw.configFile, '--json']);
     expect(ev.code).to.equal(0);
     expect(ev.stdout.trim().split('\n').map((l) => JSON.parse(l).text)).to.include('from the cli spec');
     const runs = await run(['runs', '--config', gw.configFile, '--json']);

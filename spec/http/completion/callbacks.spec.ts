@@ -1,25 +1,28 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, BIN, ROOT, call, freePort, runOf, startGateway, tmpDir, until, waitRun, withAdminToken, type Gateway } from '../../support/gateway.js';
+import { runCli } from '../../support/cli.js';
+import { ADMIN_TOKEN, call, freePort, runOf, startGateway, tmpDir, until, waitRun, withAdminToken, type Gateway } from '../../support/gateway.js';
+import { startInProcess, type InProcess } from '../../support/in-process.js';
 import { startCallbackReceiver, type CallbackReceiver } from './callback-receiver.js';
 
 /**
- * Run callbacks (CONTRACT.md §14, docs/callbacks.md) against the real bin: the outcome POSTed
+ * Run callbacks (CONTRACT.md §14, docs/callbacks.md) against the real bin where a spec
+ * restarts, kills or reloads it, and the real app in this process elsewhere: the outcome POSTed
  * through the durable outbox, signed as Standard Webhooks, retried like a delivery, never sent
  * again once acknowledged — across a SIGKILL — and the callback URL checked before anything
  * is accepted.
  */
-describe('http: run callbacks (real bin)', function () {
+describe('http: run callbacks', function () {
   this.timeout(60_000);
   const TOKEN = 'callbacks-token-0123456789';
   const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
   let model: FakeModel;
   let receiver: CallbackReceiver;
   let gw: Gateway | undefined;
+  /** The app in this process, for the specs that neither restart nor signal it. */
+  let app: InProcess | undefined;
 
   beforeEach(async () => {
     model = await startFakeModel([{ match: 'fail me', status: 400, error: { message: 'bad request' } }, { reply: 'the answer' }]);
@@ -28,6 +31,8 @@ describe('http: run callbacks (real bin)', function () {
   afterEach(async () => {
     await gw?.kill();
     gw = undefined;
+    await app?.stop();
+    app = undefined;
     await receiver.close();
     await model.close();
   });
@@ -78,7 +83,7 @@ describe('http: run callbacks (real bin)', function () {
   it('reports a failed run with its error and errorCode; a 4xx fails the callback at once', async () => {
     const { dir, config: cfg } = await config();
     receiver.answer = () => ({ status: 410 });
-    gw = await startGateway(cfg, { dir });
+    const gw = app = await startInProcess(cfg, dir);
     const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'fail me', deliver: false, callbackUrl: receiver.url } });
     const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback failed');
     expect(run.status).to.equal('failed');
@@ -93,7 +98,7 @@ describe('http: run callbacks (real bin)', function () {
     try {
       const { dir, config: cfg } = await config();
       receiver.answer = () => ({ status: 302, headers: { location: elsewhere.url } });
-      gw = await startGateway(cfg, { dir });
+      const gw = app = await startInProcess(cfg, dir);
       const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hi', deliver: false, callbackUrl: receiver.url } });
       const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback failed');
       expect(run.callback).to.deep.equal({ status: 'failed', attempts: 1, error: 'callback: HTTP 302' });
@@ -107,7 +112,7 @@ describe('http: run callbacks (real bin)', function () {
     const { dir, config: cfg } = await config({
       mappings: [{ id: 'ci', match: { path: 'ci' }, action: 'agent', messageTemplate: 'build {{n}}', callback: { url: receiver.url } }],
     });
-    gw = await startGateway(cfg, { dir });
+    const gw = app = await startInProcess(cfg, dir);
     const r = await call(`${gw.hooks}/ci`, { token: TOKEN, json: { n: 7 } });
     expect(r.status).to.equal(202);
     await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'delivered', 'the callback acknowledged');
@@ -162,21 +167,21 @@ describe('http: run callbacks (real bin)', function () {
   });
 
   describe('a callback URL is checked before anything is accepted', () => {
-    let checked: Gateway;
+    let checked: InProcess;
     let quiet: FakeModel;
     before(async () => {
       quiet = await startFakeModel();
       const dir = tmpDir('hookrelay-callback-hosts-');
-      checked = await startGateway({
+      checked = await startInProcess({
         server: { host: '127.0.0.1', port: await freePort() },
         dataDir: `${dir}/data`,
         hooks: { token: TOKEN, callbackSecret: SECRET, callbackHosts: ['hooks.example.com', '*.receivers.example', '127.0.0.0/8'] },
         agent: { baseUrl: quiet.baseUrl, model: 'fake' },
         heartbeat: { everySeconds: 3600 },
-      }, { dir });
+      }, dir);
     });
     after(async () => {
-      await checked.kill();
+      await checked.stop();
       await quiet.close();
     });
 
@@ -206,7 +211,7 @@ describe('http: run callbacks (real bin)', function () {
 
   it('without hooks.callbackSecret a callbackUrl is 400 invalid_payload', async () => {
     const { dir, config: cfg } = await config({ callbackSecret: '' });
-    gw = await startGateway(cfg, { dir });
+    const gw = app = await startInProcess(cfg, dir);
     const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hi', callbackUrl: receiver.url } });
     expect(r.status).to.equal(400);
     expect(r.data.error.code).to.equal('invalid_payload');
@@ -220,7 +225,7 @@ describe('http: run callbacks (real bin)', function () {
     });
     const file = `${dir}/hookrelay.json`;
     fs.writeFileSync(file, JSON.stringify(cfg));
-    const out = await promisify(execFile)(BIN, ['check', '--config', file], { cwd: ROOT }).then(() => ({ code: 0, stderr: '', stdout: '' }), (e) => e);
+    const out = await runCli(['check', '--config', file]);
     expect(out.code).to.equal(1);
     const text = `${out.stdout}${out.stderr}`;
     expect(text).to.include('hooks.mappings[0].callback: needs hooks.callbackSecret');

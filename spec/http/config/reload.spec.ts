@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ADMIN_TOKEN, BIN, call, freePort, ROOT, sleep, startGateway, tmpDir, until as pollUntil, type Gateway } from '../../support/gateway.js';
+import { runCli } from '../../support/cli.js';
+import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, until as pollUntil, type Gateway } from '../../support/gateway.js';
 
 /** Hot reload (CONTRACT.md §8) and the one-pass check (§2), over the real bin. */
 describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)', function () {
@@ -184,6 +184,7 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
   });
 });
 
+/** Through the CLI's `main` in this process (spec/http/cli/ runs `check` through the bin as well). */
 describe('cli: check lists every problem in one pass (CONTRACT.md §2)', function () {
   this.timeout(30_000);
 
@@ -191,11 +192,7 @@ describe('cli: check lists every problem in one pass (CONTRACT.md §2)', functio
     it(`${what} is refused with exit 1 and says what the file must hold`, async () => {
       const file = path.join(tmpDir(), 'hookrelay.yaml');
       fs.writeFileSync(file, text);
-      const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
-        execFile(BIN, ['check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
-          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
-        });
-      });
+      const r = await runCli(['check', '--config', file]);
       expect(r.code, r.stderr).to.equal(1);
       expect(r.stderr).to.match(/holds no settings|must be a map of keys/);
     });
@@ -210,11 +207,7 @@ describe('cli: check lists every problem in one pass (CONTRACT.md §2)', functio
       { match: { path: 'b' }, messageTemplate: '{{#if}}' },
       { match: { path: 'c' }, transform: { module: 'missing.ts' } },
     ] } }));
-    const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(BIN, ['check', '--config', file], { cwd: ROOT, timeout: 30000 }, (err, _stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
-      });
-    });
+    const r = await runCli(['check', '--config', file]);
     expect(r.code).to.equal(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines.map((l) => l.slice(0, l.indexOf(': ')))).to.deep.equal([

@@ -1,13 +1,17 @@
 import { execFile } from 'node:child_process';
 import { expect } from 'chai';
+import { runCli } from '../../support/cli.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 import { freshDatabase } from '../../support/postgres.js';
 
 const TOKEN = 'flow-pause-token';
 
+/** The CLI's `main` in this process: exit code and output. */
+const cli = (args: string[]) => runCli(args);
+
 /** The real bin: exit code and output. */
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function bin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(BIN, [...args], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
@@ -55,7 +59,7 @@ describe('flow control: pause and resume', function () {
         .filter((e: { kind: string }) => e.kind === 'wake').map((e: { text: string }) => e.text);
       const jobCalls = () => model.requests.filter((r) => r.user.includes('job ')).map((r) => /job (\d)/.exec(r.user)![1]);
 
-      const unknown = await cli(['pause', 'nope', '--config', file]);
+      const unknown = await bin(['pause', 'nope', '--config', file]);
       expect(unknown.code).to.equal(1);
       expect(unknown.stderr).to.include('no mapping "nope"').and.include('jobs, notes, free');
 

@@ -1,18 +1,12 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, call, until } from '../../support/gateway.js';
+import { runCli } from '../../support/cli.js';
+import { call, until } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(BIN, [...args], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => runCli(args);
 
 /** `GET {path}/runs` and `hookrelay runs`: listing, filtering and paging; the one `limit` rule. */
 describe('http: GET {path}/runs lists runs; limit past the maximum is 400 on runs and events', function () {
