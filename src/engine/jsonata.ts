@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
 import { BUDGET_BINDING, spend, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
+import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
@@ -93,6 +94,8 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
     sizes(expr, input, environment, result);
     return spendStep(environment, maxSteps);
   });
+  const [entry, hook] = sequenceGuard(maxSequenceLength);
+  expression.assign(entry as unknown as string, hook);
   return { evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }), literal: isLiteral(expression.ast()) };
 }
 
