@@ -3,7 +3,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Provider } from '../../src/config/types.js';
 import { closeServer, createRecorder } from './recorder.js';
-import { DeliveryError, type Delivery } from '../../src/dispatch/delivery.js';
+import type { Delivery } from '../../src/dispatch/delivery.js';
+import { DeliveryError } from '../../src/dispatch/providers/sender.js';
 
 /** Stand-ins for the seven delivery providers' HTTP APIs, each with its real path, auth, body fields and answers. */
 

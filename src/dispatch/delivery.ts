@@ -1,11 +1,9 @@
 import type { Config, Provider, ProviderOrLast } from '../config/types.js';
 import { unconfiguredProvider } from '../config/schema.js';
 import { PROVIDER_DESCRIPTORS } from './providers/index.js';
-import { DeliveryError, type Sender } from './providers/sender.js';
+import type { Sender } from './providers/sender.js';
 import { splitText } from './providers/split.js';
 import { backoffMs } from './retry.js';
-
-export { DeliveryError };
 
 export interface DeliveryTarget {
   provider: Provider;

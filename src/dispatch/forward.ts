@@ -4,10 +4,8 @@ import { base, classify, failure, request } from './providers/http.js';
 
 /** Forward mode (CONTRACT.md §9): ONE attempt to send a forward row upstream; retries are the outbox's. */
 
-export type ForwardAck = Forwarded;
-
 /** One attempt at `POST {url}/{path}`: resolves on a 2xx, else rejects with a DeliveryError classed like a provider's. */
-export type Forwarder = (path: NewForward['path'], key: string, body: string, signal: AbortSignal) => Promise<ForwardAck>;
+export type Forwarder = (path: NewForward['path'], key: string, body: string, signal: AbortSignal) => Promise<Forwarded>;
 
 /** The body OpenClaw's `POST /hooks/wake` takes. */
 export function wakeForward(eventId: string, text: string, mode: WakeMode, createdAt: string): NewForward {

@@ -50,7 +50,7 @@ class ModelReplyError extends Error {
 }
 
 /** The process's one OpenAI client, at `agent.baseUrl`: any OpenAI-compatible server works. */
-export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: typeof fetch, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
+export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
   const { host, endpoint } = serverOf(agent.baseUrl);
   let client: OpenAI | undefined;
   const getClient = async (): Promise<OpenAI> =>
@@ -60,7 +60,6 @@ export function createModelClient(agent: AgentConfig, log: Logger, fetchImpl?: t
       apiKey: agent.apiKey || 'none',
       // Ours instead: bounded by the caller's signal, and Retry-After is honoured.
       maxRetries: 0,
-      ...(fetchImpl ? { fetch: fetchImpl } : {}),
     }));
   // Models that answered 400 to `reasoning_effort`: later calls leave it out up front.
   const noReasoning = new Set<string>();

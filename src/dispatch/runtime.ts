@@ -12,7 +12,7 @@ import { createDelivery } from './delivery.js';
 import { agentForward, createForwarder, wakeForward } from './forward.js';
 import { createHeartbeat } from './heartbeat.js';
 import { hasPendingEvents, heartbeatTurn } from './main-session.js';
-import { createModelClient, DEFAULT_RETRY, type RetryPolicy } from './model.js';
+import { createModelClient, type RetryPolicy } from './model.js';
 import { createOutbox } from './outbox.js';
 import { createFlowRules, type FlowRules } from './flow.js';
 import { watchPauses } from './pause-watch.js';
@@ -48,10 +48,7 @@ export interface RuntimeOptions {
   log: Logger;
   /** Time of records; timers use real time. */
   clock?: () => Date;
-  fetch?: typeof fetch;
   modelRetry?: RetryPolicy;
-  /** Jitter of delivery retries, uniform in [0, 1). */
-  random?: () => number;
   metrics?: Pick<Metrics, 'delivery' | 'heartbeat'>;
   /** Asked at each callback attempt: a reload may narrow hooks.callbackHosts. */
   callbackHosts?: () => HostRule;
@@ -79,10 +76,10 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const { config, store } = opts;
   const clock = opts.clock ?? (() => new Date());
   const log = opts.log.child({ component: 'runtime' });
-  const model = createModelClient(config.agent, log, opts.fetch, opts.modelRetry ?? DEFAULT_RETRY);
-  const delivery = createDelivery(config.providers, opts.fetch);
+  const model = createModelClient(config.agent, log, opts.modelRetry);
+  const delivery = createDelivery(config.providers);
   const forwarding = config.runtime.kind === 'forward';
-  const forwarder = forwarding ? createForwarder(config.runtime.forward, opts.fetch) : undefined;
+  const forwarder = forwarding ? createForwarder(config.runtime.forward) : undefined;
   const onSummary = () => heartbeat.trigger();
   const metrics = opts.metrics;
   // Another instance may end a run, so a wait polls; a run ended here wakes it at once.
@@ -90,9 +87,9 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   const onRunChanged = (runId: string) => waiter.notify(runId);
   const startHosts = compileHostRule(config.hooks.callbackHosts);
   const callbackHosts = opts.callbackHosts ?? (() => startHosts);
-  const callbacks = config.hooks.callbackSecret ? createCallbackSender(config.hooks.callbackSecret, config.delivery.timeoutSeconds * 1000, callbackHosts, opts.fetch) : undefined;
+  const callbacks = config.hooks.callbackSecret ? createCallbackSender(config.hooks.callbackSecret, config.delivery.timeoutSeconds * 1000, callbackHosts) : undefined;
   const outbox = createOutbox({
-    store, config, delivery, forwarder, callbacks, onRunChanged, clock, random: opts.random, log: log.child({ part: 'outbox' }), onSummary,
+    store, config, delivery, forwarder, callbacks, onRunChanged, clock, log: log.child({ part: 'outbox' }), onSummary,
     onOutcome: metrics && ((provider, outcome) => metrics.delivery(provider, outcome)),
   });
   const onEnqueued = () => outbox.kick();

@@ -1,9 +1,9 @@
 import { mock } from 'node:test';
 import { expect } from 'chai';
 import type { Provider } from '../../../src/config/types.js';
-import { createDelivery, DeliveryError } from '../../../src/dispatch/delivery.js';
+import { createDelivery } from '../../../src/dispatch/delivery.js';
 import { PROVIDER_DESCRIPTORS } from '../../../src/dispatch/providers/index.js';
-import type { Sender } from '../../../src/dispatch/providers/sender.js';
+import { DeliveryError, type Sender } from '../../../src/dispatch/providers/sender.js';
 import { expectSend, sendAllParts, startFakeProvider, type FakeProvider } from '../../support/fake-providers.js';
 
 const LIMITS: Record<Provider, number> = { whatsapp: 4096, telegram: 4096, signal: 4000, imessage: 4000, discord: 2000, slack: 4000, msteams: 4000 };

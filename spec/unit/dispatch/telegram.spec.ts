@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { createDelivery, DeliveryError, resolveTarget } from '../../../src/dispatch/delivery.js';
+import { createDelivery, resolveTarget } from '../../../src/dispatch/delivery.js';
+import { DeliveryError } from '../../../src/dispatch/providers/sender.js';
 import { splitText } from '../../../src/dispatch/providers/split.js';
 
 const TELEGRAM_MAX_TEXT = 4096;
