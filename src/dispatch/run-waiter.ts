@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events';
 import type { RunRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
@@ -12,24 +13,8 @@ export interface RunWaiter {
 }
 
 export function createRunWaiter(store: Pick<Store, 'getRun'>, pollMs: number): RunWaiter {
-  const sleepers = new Map<string, Set<() => void>>();
+  const changed = new EventEmitter().setMaxListeners(0);
   let ended = false;
-
-  function sleep(runId: string, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let set = sleepers.get(runId);
-      if (!set) sleepers.set(runId, (set = new Set()));
-      const wake = () => {
-        clearTimeout(timer);
-        set!.delete(wake);
-        if (set!.size === 0 && sleepers.get(runId) === set) sleepers.delete(runId);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      set.add(wake);
-    });
-  }
-
   return {
     async wait(runId, ms, done) {
       const deadline = Date.now() + ms;
@@ -39,16 +24,17 @@ export function createRunWaiter(store: Pick<Store, 'getRun'>, pollMs: number): R
         if (done(run)) return run;
         const left = deadline - Date.now();
         if (ended || left <= 0) return undefined;
-        await sleep(runId, Math.min(pollMs, left));
+        await once(changed, runId, { signal: AbortSignal.timeout(Math.min(pollMs, left)) }).catch(() => {});
         if (ended) return undefined;
       }
     },
     notify(runId) {
-      for (const wake of [...(sleepers.get(runId) ?? [])]) wake();
+      changed.emit(runId);
     },
     end() {
       ended = true;
-      for (const set of [...sleepers.values()]) for (const wake of [...set]) wake();
+      // once() listens for 'error' too: only the runs' own events are emitted.
+      for (const runId of changed.eventNames().filter((name) => name !== 'error')) changed.emit(runId);
     },
   };
 }
