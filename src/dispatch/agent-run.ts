@@ -4,7 +4,7 @@ import { callbackOf } from './callback.js';
 import { resolveTarget } from './delivery.js';
 import { forModel } from './fence.js';
 import { getLastRecipient, isHeartbeatOk, type MainSessionDeps } from './main-session.js';
-import { modelTurn } from './model-turn.js';
+import { modelTurn } from './model.js';
 import { untilStored } from './retry.js';
 import { buildSummary, type DeliveryOutcome, type RunOutcome } from './summary.js';
 

@@ -5,8 +5,7 @@ import type { EventRecord, NewDelivery, NewEvent } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { Delivery, DeliveryTarget } from './delivery.js';
 import { forModel } from './fence.js';
-import type { ModelClient } from './model.js';
-import { modelTurn } from './model-turn.js';
+import { modelTurn, type ModelClient } from './model.js';
 import { untilStored } from './retry.js';
 
 const MAIN_SESSION_KEY = 'main';
