@@ -14,8 +14,7 @@ import { createHeartbeat } from './heartbeat.js';
 import { hasPendingEvents, heartbeatTurn } from './main-session.js';
 import { createModelClient, type RetryPolicy } from './model.js';
 import { createOutbox } from './outbox.js';
-import { createFlowRules, type FlowRules } from './flow.js';
-import { watchPauses } from './pause-watch.js';
+import { createFlow, type Flow } from './flow.js';
 import { createRunner } from './runner.js';
 import { createRunWaiter } from './run-waiter.js';
 
@@ -56,11 +55,9 @@ export interface RuntimeOptions {
 
 /** Dispatcher, main session + heartbeat, agent runner and outbox; in forward mode the dispatcher and outbox (CONTRACT.md §9). */
 export interface Runtime {
-  /** {@link prepare} and {@link commit} in one; resolves once the actions are durable (the caller answers 2xx after). */
-  dispatch(actions: Action[]): Promise<Accepted[]>;
   /** Draws the actions' ids and builds their records; the caller adds its keys and request-log row and hands it all to {@link commit}. */
   prepare(actions: Action[]): Prepared;
-  /** One `store.accept`; resolves with the indexes of the claims whose key was already held (left out). */
+  /** One `store.accept`, durable when it resolves (the caller answers 2xx after); resolves with the indexes of the claims whose key was already held (left out). */
   commit(prepared: Prepared, claims?: readonly KeyClaim[], request?: NewRequestLog): Promise<readonly number[]>;
   /** Marks runs left `running` by a crash failed, then starts timers and claiming. */
   start(): Promise<void>;
@@ -98,12 +95,11 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     turn: (stop) => heartbeatTurn({ store, config, model, delivery, clock, onEnqueued, onTurn: metrics && (() => metrics.heartbeat()), log: log.child({ part: 'heartbeat' }) }, stop),
     log,
   });
-  const flow = createFlowRules(config.hooks.mappings);
-  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued, onRunEnded: onRunChanged }, flow.rules);
-  const pauses = watchPauses({ store, flow, log: log.child({ part: 'pauses' }), onResumed: () => {
+  const flow = createFlow(config.hooks.mappings, { store, log: log.child({ part: 'pauses' }), onResumed: () => {
     runner.kick();
     heartbeat.trigger();
   } });
+  const runner = createRunner({ store, config, model, delivery, clock, log: log.child({ part: 'runner' }), onSummary, onEnqueued, onRunEnded: onRunChanged }, flow.rules);
   let state: 'idle' | 'started' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
   let leadership: Leadership | undefined;
@@ -143,11 +139,6 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   }
 
   return {
-    async dispatch(actions) {
-      const prepared = prepare(actions);
-      await commit(prepared);
-      return prepared.accepted;
-    },
     prepare,
     commit,
     waitRun: (runId, ms, done) => waiter.wait(runId, ms, done),
@@ -164,7 +155,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
         return;
       }
       // A wake's mode is not stored: after a restart waiting events go to the next heartbeat.
-      await pauses.start();
+      await flow.start();
       leadership = await store.lead({ onLeader, onTrigger: () => heartbeat.trigger() });
       await leading;
       runner.start();
@@ -175,7 +166,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
     stop() {
       state = 'stopped';
       waiter.end();
-      pauses.stop();
+      flow.stop();
       // Leadership first (a follower takes over), then the heartbeat it may have started.
       const stopHeartbeat = async () => {
         await leadership?.stop();
@@ -190,7 +181,7 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   };
 }
 
-function prepareActions(actions: Action[], at: string, forwarding: boolean, flow: Pick<FlowRules, 'isHeld'>): Prepared {
+function prepareActions(actions: Action[], at: string, forwarding: boolean, flow: Pick<Flow, 'isHeld'>): Prepared {
   const events: NewEvent[] = [];
   const runs: NewRun[] = [];
   const accepted: Accepted[] = [];

@@ -13,7 +13,7 @@ import { StoreError } from './store.js';
  * into the store beside a running gateway, like `events` and `runs` read it — no token, no
  * lock. SQLite: one short write transaction on the WAL database (busy_timeout waits for the
  * gateway's writer between its commits); PostgreSQL: one statement. The gateways see it
- * within a second (dispatch/pause-watch.ts) and release what it held themselves.
+ * within a second (dispatch/flow.ts) and release what it held themselves.
  */
 export interface PauseControl {
   setPaused(id: string, paused: boolean): Promise<void>;

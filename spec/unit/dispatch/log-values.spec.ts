@@ -9,6 +9,7 @@ import { createLogger } from '../../../src/log.js';
 import { silentLogger } from '../../support/silent-logger.js';
 import { LOG_VALUE_MAX } from '../../../src/printable.js';
 import { createRuntime, type Runtime } from '../../../src/dispatch/runtime.js';
+import { dispatch } from './runtime-harness.js';
 import type { Accepted } from '../../../src/action.js';
 import { openStore } from '../../../src/store/open.js';
 import type { RunRecord } from '../../../src/store/records.js';
@@ -153,7 +154,7 @@ describe('dispatch logs: request-derived values are escaped and capped (real run
   it('run started / reply delivered / run finished / model retry: session key, to, provider:to and model', async () => {
     // The server refuses reasoning_effort, so the runner logs the (requested) model name.
     h = await new Harness().open([{ when: (r) => 'reasoning_effort' in r.body, status: 400, error: { message: 'unknown reasoning_effort', param: 'reasoning_effort' } }]);
-    const [a] = await h.runtime!.dispatch([agent({ model: MODEL, thinking: 'low' })]);
+    const [a] = await dispatch(h.runtime!, [agent({ model: MODEL, thinking: 'low' })]);
     const run = await h.run(runIdOf(a), 'succeeded');
     await waitFor(() => h.lines().find((l) => l.msg === 'reply delivered'), 'reply delivered line');
 
@@ -173,7 +174,7 @@ describe('dispatch logs: request-derived values are escaped and capped (real run
   it('reply delivery failed (a run\'s): the target and a provider error that quotes it', async () => {
     h = await new Harness().open([]);
     h.tg.respond = (call) => telegramError(400, `Bad Request: chat ${String(call.body.chat_id)} not found`);
-    const [a] = await h.runtime!.dispatch([agent({})]);
+    const [a] = await dispatch(h.runtime!, [agent({})]);
     const failed = await waitFor(() => h.lines().find((l) => l.msg === 'reply delivery failed'), 'delivery failure');
     const run = (await h.store.getRun(runIdOf(a)))!;
     expect(run.error).to.include('\u001b'); // the run keeps the provider's text as it is
@@ -185,7 +186,7 @@ describe('dispatch logs: request-derived values are escaped and capped (real run
   it('reply delivery failed (a heartbeat\'s): the main session recipient and the provider error', async () => {
     h = await new Harness().open([{ reply: 'news for you' }], { provider: 'telegram', to: TO });
     h.tg.respond = (call) => telegramError(400, `Bad Request: chat ${String(call.body.chat_id)} not found`);
-    await h.runtime!.dispatch([wake('something happened')]);
+    await dispatch(h.runtime!, [wake('something happened')]);
     const failed = await waitFor(() => h.lines().find((l) => l.msg === 'reply delivery failed'), 'heartbeat delivery failure');
     expectEscapedAndCapped(failed.target, 'telegram:555');
     expect(failed.error).to.match(/^telegram: Bad Request: chat 555\\x1b\[2J/);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { configFromObject } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
-import type { AgentAction, WakeAction } from '../../../src/action.js';
+import type { Action, AgentAction, WakeAction } from '../../../src/action.js';
 import { silentLogger } from '../../support/silent-logger.js';
 import { createRuntime, type Runtime } from '../../../src/dispatch/runtime.js';
 import type { Accepted } from '../../../src/action.js';
@@ -87,6 +87,13 @@ export class Harness {
 
 export const waitFor = <T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> => until(what, fn, timeoutMs, 20);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Accepts the actions as the listener does: prepare, then one commit. */
+export async function dispatch(rt: Pick<Runtime, 'prepare' | 'commit'>, actions: Action[]): Promise<Accepted[]> {
+  const prepared = rt.prepare(actions);
+  await rt.commit(prepared);
+  return prepared.accepted;
+}
 
 export function agent(message: string, over: Partial<AgentAction> = {}): AgentAction {
   return { kind: 'agent', message, sessionKey: 'hook:spec', wakeMode: 'next-heartbeat', deliver: false, provider: 'last', source: 'agent', unsafe: false, ...over };

@@ -3,7 +3,7 @@ import { silentLogger } from '../../support/silent-logger.js';
 import { INTERRUPTED } from '../../../src/dispatch/runner.js';
 import { HEARTBEAT_CURSOR_KEY, LAST_RECIPIENT_KEY } from '../../../src/dispatch/main-session.js';
 import { openStore } from '../../../src/store/open.js';
-import { agent, FENCE_OPEN, Harness, runIdOf, sleep, SYSTEM, waitFor, wake } from './runtime-harness.js';
+import { agent, dispatch, FENCE_OPEN, Harness, runIdOf, sleep, SYSTEM, waitFor, wake } from './runtime-harness.js';
 
 describe('dispatch/runtime (real store, fake model and Telegram)', function () {
   this.timeout(15000);
@@ -14,7 +14,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('coalesces a burst of 20 now-wakes into one model call with all 20 texts, each fenced', async () => {
       h = await new Harness().open({}, [{ reply: 'You have 20 alerts.' }]);
       const rt = await h.runtime();
-      await Promise.all(Array.from({ length: 20 }, (_, i) => rt.dispatch([wake(`alert number ${i}`)])));
+      await Promise.all(Array.from({ length: 20 }, (_, i) => dispatch(rt, [wake(`alert number ${i}`)])));
       await h.model.waitForRequests(1, 5000);
       await h.tg.waitForMessages(1);
       // No second turn: the next wake's turn below is the second request.
@@ -26,7 +26,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(h.tg.messages.map((m) => m.body)).to.deep.equal([{ chat_id: '123', text: 'You have 20 alerts.' }]);
       expect(await h.store.getState(HEARTBEAT_CURSOR_KEY)).to.equal('20');
       // The exchange is the main session's history, used by the next heartbeat.
-      await rt.dispatch([wake('one more')]);
+      await dispatch(rt, [wake('one more')]);
       const [, q2] = await h.model.waitForRequests(2);
       expect(q2!.body.messages.map((m) => m.role)).to.deep.equal(['system', 'user', 'assistant', 'user']);
       expect(q2!.user).to.include('one more').and.not.include('alert number');
@@ -35,12 +35,12 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('a next-heartbeat wake waits; the next heartbeat carries it (summaries unfenced)', async () => {
       h = await new Harness().open({}, [{ reply: 'HEARTBEAT_OK' }]);
       const rt = await h.runtime();
-      await rt.dispatch([wake('quiet event', { mode: 'next-heartbeat' })]);
-      const [a] = await rt.dispatch([agent('job', { name: 'Job' })]); // wakeMode next-heartbeat too
+      await dispatch(rt, [wake('quiet event', { mode: 'next-heartbeat' })]);
+      const [a] = await dispatch(rt, [agent('job', { name: 'Job' })]); // wakeMode next-heartbeat too
       await h.run(runIdOf(a!), 'succeeded');
       // Not carried yet: the heartbeat below still finds it after the cursor.
       expect(h.model.requests.filter((r) => r.user.includes('quiet event'))).to.have.length(0);
-      await rt.dispatch([wake('loud event', { unsafe: true })]);
+      await dispatch(rt, [wake('loud event', { unsafe: true })]);
       const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('loud event')), 2000, 'heartbeat');
       expect(q.user).to.include('quiet event').and.include('[Job] Agent run');
       expect([...q.user.matchAll(FENCE_OPEN)]).to.have.length(1); // the unsafe wake and the summary are not fenced
@@ -51,7 +51,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('the periodic heartbeat picks up waiting events', async () => {
       h = await new Harness().open({ heartbeat: { everySeconds: 1 } });
       const rt = await h.runtime();
-      await rt.dispatch([wake('periodic please', { mode: 'next-heartbeat' })]);
+      await dispatch(rt, [wake('periodic please', { mode: 'next-heartbeat' })]);
       await sleep(300);
       expect(h.model.requests).to.have.length(0);
       const [q] = await h.model.waitForRequests(1, 2500);
@@ -61,7 +61,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('a run with wakeMode now triggers a heartbeat with its summary', async () => {
       h = await new Harness().open({}, [{ match: 'System events', reply: 'HEARTBEAT_OK' }, { reply: 'did it' }]);
       const rt = await h.runtime();
-      await rt.dispatch([agent('job', { wakeMode: 'now' })]);
+      await dispatch(rt, [agent('job', { wakeMode: 'now' })]);
       const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('System events')), 3000, 'heartbeat');
       expect(q.user).to.include('succeeded').and.include('did it');
     });
@@ -71,7 +71,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       let n = 0;
       h.tg.respond = () => (n++ === 0 ? { status: 502, body: { ok: false, error_code: 502, description: 'Bad Gateway' } } : undefined);
       const rt = await h.runtime();
-      const [a] = await rt.dispatch([agent('job', { wakeMode: 'now', deliver: true })]);
+      const [a] = await dispatch(rt, [agent('job', { wakeMode: 'now', deliver: true })]);
       const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('System events')), 5000, 'heartbeat');
       expect(q.user).to.include('Delivered to telegram:123');
       expect(h.tg.messages, 'the heartbeat came after the second, accepted attempt').to.have.length(2);
@@ -82,7 +82,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       h = await new Harness().open({}, [{ match: 'System events', reply: 'news for you' }]);
       const rt = await h.runtime();
       expect(await h.store.getState(LAST_RECIPIENT_KEY)).to.equal(undefined);
-      await rt.dispatch([wake('something happened')]);
+      await dispatch(rt, [wake('something happened')]);
       await waitFor(() => h.store.getState(LAST_RECIPIENT_KEY), 5000, 'the last recipient');
       expect(JSON.parse((await h.store.getState(LAST_RECIPIENT_KEY))!)).to.deep.equal({ provider: 'telegram', to: '123' });
       expect(h.tg.messages.map((m) => m.body.text)).to.deep.equal(['news for you']);
@@ -91,10 +91,10 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('keeps the cursor when the model fails (retries used up), and retries the same events on the next trigger', async () => {
       h = await new Harness().open({}, [{ status: 503, times: 3, headers: { 'retry-after-ms': '1' } }, { reply: 'HEARTBEAT_OK' }]);
       const rt = await h.runtime({ attempts: 3, baseMs: 10, maxMs: 50 });
-      await rt.dispatch([wake('first')]);
+      await dispatch(rt, [wake('first')]);
       await h.model.waitForRequests(3);
       expect(await h.store.getState(HEARTBEAT_CURSOR_KEY)).to.equal(undefined);
-      await rt.dispatch([wake('second')]);
+      await dispatch(rt, [wake('second')]);
       const reqs = await h.model.waitForRequests(4);
       expect(reqs[3]!.user).to.include('first').and.include('second');
       await waitFor(async () => (await h.store.getState(HEARTBEAT_CURSOR_KEY)) === '2', 2000, 'cursor');
@@ -107,7 +107,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
         { match: 'third wake', reply: 'Nobody to tell.' },
       ]);
       const rt = await h.runtime();
-      await rt.dispatch([wake('first wake')]);
+      await dispatch(rt, [wake('first wake')]);
       await h.tg.waitForMessages(1);
       const replies = async () => (await h.store.listEvents(0, 100)).filter((e) => e.kind === 'reply');
       const [r1] = await waitFor(async () => ((await replies()).length === 1 ? replies() : undefined), 2000, 'reply event');
@@ -115,7 +115,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(r1!.seq).to.be.greaterThan(1);
       expect(await h.store.getState(HEARTBEAT_CURSOR_KEY)).to.equal('1'); // committed with the turn, after its cursor
 
-      await rt.dispatch([wake('second wake')]);
+      await dispatch(rt, [wake('second wake')]);
       const [, q2] = await h.model.waitForRequests(2);
       // The reply is in the main session's history (as the assistant's turn), not among the events.
       expect(q2!.user).to.include('second wake').and.not.include('Your build broke.').and.not.include('from heartbeat');
@@ -125,7 +125,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(await replies()).to.have.length(1); // HEARTBEAT_OK: no event
 
       h.tg.respond = () => ({ status: 400, body: { ok: false, error_code: 400, description: 'Bad Request: chat not found' } });
-      await rt.dispatch([wake('third wake')]);
+      await dispatch(rt, [wake('third wake')]);
       await waitFor(async () => ((await replies()).length === 2 ? true : undefined), 2000, 'second reply event');
       expect((await replies())[1]).to.include({ text: 'Nobody to tell.' });
       // A restart finds only a reply after the cursor: nothing is queued, so no catch-up turn.
@@ -162,7 +162,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('stop() aborts an in-flight model call and requeues the run; the next start resumes it', async () => {
       h = await new Harness().open({}, [{ match: 'long', delayMs: 10000, times: 1 }]);
       const rt = await h.runtime();
-      const [a] = await rt.dispatch([agent('long job')]);
+      const [a] = await dispatch(rt, [agent('long job')]);
       await h.model.waitForRequests(1);
       const t0 = Date.now();
       await rt.stop();
@@ -178,7 +178,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       h = await new Harness().open();
       h.tg.respond = () => ({ status: 200, body: { ok: true, result: {} }, delayMs: 500 });
       const rt = await h.runtime();
-      const [a] = await rt.dispatch([agent('deliver me', { deliver: true })]);
+      const [a] = await dispatch(rt, [agent('deliver me', { deliver: true })]);
       await h.tg.waitForMessages(1);
       await rt.stop();
       expect(await h.store.getRun(runIdOf(a!))).to.include({ status: 'succeeded', deliveredTo: 'telegram:123' });

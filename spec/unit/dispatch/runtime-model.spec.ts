@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { DEFAULT_RETRY } from '../../../src/dispatch/model.js';
-import { agent, Harness, runIdOf } from './runtime-harness.js';
+import { agent, dispatch, Harness, runIdOf } from './runtime-harness.js';
 
 describe('dispatch/runtime (real store, fake model and Telegram)', function () {
   this.timeout(15000);
@@ -12,7 +12,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       h = await new Harness().open({}, [{ match: 'slow', delayMs: 5000 }]);
       const rt = await h.runtime();
       const t0 = Date.now();
-      const [a, b] = await rt.dispatch([agent('slow one', { timeoutSeconds: 1, name: 'Slow' }), agent('fast one')]);
+      const [a, b] = await dispatch(rt, [agent('slow one', { timeoutSeconds: 1, name: 'Slow' }), agent('fast one')]);
       const run = await h.run(runIdOf(a!), 'timed_out');
       expect(Date.now() - t0).to.be.below(2500);
       expect(run.error).to.match(/timed out after 1 s/);
@@ -25,7 +25,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('fails a run when the model keeps answering 500 (after every retry), without server text', async () => {
       h = await new Harness().open({}, [{ status: 500, error: { message: 'secret prompt echo' }, headers: { 'retry-after-ms': '1' } }]);
       const rt = await h.runtime();
-      const [a] = await rt.dispatch([agent('boom', { wakeMode: 'now' })]);
+      const [a] = await dispatch(rt, [agent('boom', { wakeMode: 'now' })]);
       const run = await h.run(runIdOf(a!), 'failed');
       const host = new URL(h.model.baseUrl).host;
       expect(run.error).to.equal(`the model server at ${host} answered HTTP 500`);
@@ -38,7 +38,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('a 4xx other than 408/429 is not retried: failed at once, model_http', async () => {
       h = await new Harness().open({}, [{ status: 404, error: { code: 'model_not_found' } }]);
       const rt = await h.runtime({ attempts: 6, baseMs: 10, maxMs: 50 });
-      const [a] = await rt.dispatch([agent('nope')]);
+      const [a] = await dispatch(rt, [agent('nope')]);
       const run = await h.run(runIdOf(a!), 'failed');
       expect(run).to.include({ errorCode: 'model_http', error: `the model server at ${new URL(h.model.baseUrl).host} answered HTTP 404 (model_not_found): check agent.model (or the mapping's model)` });
       expect(h.model.requests).to.have.length(1);
@@ -50,7 +50,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       const withSecrets = `${bare}?token=query-secret`;
       h.config = { ...h.config, agent: { ...h.config.agent, baseUrl: withSecrets, apiKey: 'sk-api-key-secret' } };
       const rt = await h.runtime({ attempts: 6, baseMs: 10, maxMs: 50 });
-      const [a] = await rt.dispatch([agent('where')]);
+      const [a] = await dispatch(rt, [agent('where')]);
       const run = await h.run(runIdOf(a!), 'failed');
       const host = new URL(bare).host;
       expect(run).to.include({
@@ -68,7 +68,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
         { reply: 'made it' },
       ]);
       const rt = await h.runtime({ attempts: 6, baseMs: 50, maxMs: 200 });
-      const [a] = await rt.dispatch([agent('persist')]);
+      const [a] = await dispatch(rt, [agent('persist')]);
       const run = await h.run(runIdOf(a!), ['succeeded', 'failed']);
       expect(run).to.include({ status: 'succeeded', reply: 'made it' });
       expect(run.errorCode).to.equal(undefined);
@@ -81,7 +81,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
     it('a model server that cannot be reached is named by host, never by key or path; retried, then model_unreachable', async () => {
       h = await new Harness().open({ agent: { baseUrl: 'http://127.0.0.1:9/v1/path-secret-123', apiKey: 'sk-key-secret-456' } });
       const rt = await h.runtime({ attempts: 3, baseMs: 20, maxMs: 50 });
-      const [a] = await rt.dispatch([agent('anyone there')]);
+      const [a] = await dispatch(rt, [agent('anyone there')]);
       const run = await h.run(runIdOf(a!), 'failed');
       expect(run).to.include({ errorCode: 'model_unreachable', error: 'could not reach the model server at 127.0.0.1:9' });
       const s = (await h.summaries()).find((e) => e.source === `run:${run.runId}`)!;
@@ -92,7 +92,7 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       h = await new Harness().open({}, [{ status: 503, headers: { 'retry-after': '30' } }]);
       const rt = await h.runtime();
       const t0 = Date.now();
-      const [a] = await rt.dispatch([agent('hurry', { timeoutSeconds: 1 })]);
+      const [a] = await dispatch(rt, [agent('hurry', { timeoutSeconds: 1 })]);
       const run = await h.run(runIdOf(a!), ['timed_out', 'failed'], 5000);
       expect(run).to.include({ status: 'timed_out', errorCode: 'model_timeout', error: 'timed out after 1 s' });
       expect(Date.now() - t0).to.be.below(2500);
@@ -106,11 +106,11 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
         error: { message: 'Unrecognized request argument supplied: reasoning_effort', param: 'reasoning_effort' },
       }]);
       const rt = await h.runtime();
-      const [a] = await rt.dispatch([agent('think', { thinking: 'low' })]);
+      const [a] = await dispatch(rt, [agent('think', { thinking: 'low' })]);
       await h.run(runIdOf(a!), 'succeeded');
       expect(h.model.requests.map((r) => r.body.reasoning_effort)).to.deep.equal(['low', undefined]);
       // Remembered for the model: the next run does not ask again.
-      const [b] = await rt.dispatch([agent('think again', { thinking: 'high' })]);
+      const [b] = await dispatch(rt, [agent('think again', { thinking: 'high' })]);
       await h.run(runIdOf(b!), 'succeeded');
       expect(h.model.requests.map((r) => r.body.reasoning_effort)).to.deep.equal(['low', undefined, undefined]);
     });
