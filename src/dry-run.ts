@@ -48,9 +48,6 @@ export class DryRunProblem extends Error {
   readonly code: string;
 }
 
-/** Stand-ins for the ids a real accept draws, in a dry run's `response` (it accepts nothing). */
-export const DRY_RUN_IDS = { eventId: '<eventId>', runId: '<runId>' } as const;
-
 /**
  * Resolves `{hooksPath}/NAME` through decide() as the listener does, in the shape `hookrelay test`
  * prints; acts on nothing. `signatures`: the mappings' `verify` ({@link dryRunSignatures}), else
@@ -101,7 +98,8 @@ async function outcome(d: Decision, warnings: string[] | undefined): Promise<Rec
       return { mapping, status: 204, skipped: true };
     case 'act': {
       const { actions, fanOut } = d;
-      const accepted = actions.map((a) => (a.kind === 'wake' ? { action: 'wake', eventId: DRY_RUN_IDS.eventId } : { action: 'agent', runId: DRY_RUN_IDS.runId, sessionKey: a.sessionKey }));
+      // Stand-ins for the ids a real accept draws: a dry run accepts nothing.
+      const accepted = actions.map((a) => (a.kind === 'wake' ? { action: 'wake', eventId: '<eventId>' } : { action: 'agent', runId: '<runId>', sessionKey: a.sessionKey }));
       let made: Rendered;
       try {
         made = await d.answer(accepted);

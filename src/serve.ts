@@ -59,11 +59,14 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     onWhenFailed: (f: WhenFailure) =>
       log.warn({ mapping: f.mappingId, code: f.code }, 'match.when failed on a request; the mapping counted as not matching'),
   });
-  const listener = await listen(config, deps(engine), log).catch(async (err: NodeJS.ErrnoException) => {
+  const closeAll = async () => {
     await requestLog.close();
     await runtime.stop();
     await store.close();
     await engine.close();
+  };
+  const listener = await listen(config, deps(engine), log).catch(async (err: NodeJS.ErrnoException) => {
+    await closeAll();
     throw listenProblem(err, config);
   });
   const retiring = new Set<Promise<void>>();
@@ -92,10 +95,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
         runtime.endWaits();
         await listener.close();
         await Promise.all(retiring);
-        await requestLog.close();
-        await runtime.stop();
-        await store.close();
-        await engine.close();
+        await closeAll();
       })()),
     watch: reloader.watch,
   };

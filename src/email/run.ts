@@ -4,6 +4,7 @@ import { ConfigError } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
 import { hookCredentials } from '../config/token.js';
 import type { Logger } from '../log.js';
+import { localHost } from '../ready-check.js';
 import { openProgress } from './progress.js';
 import { openThreads } from './threads.js';
 import { watch, type ImapAccount } from './watcher.js';
@@ -55,11 +56,4 @@ export async function runEmail(loaded: LoadedConfig, env: NodeJS.ProcessEnv, log
     log,
     signal,
   });
-}
-
-/** The address that reaches the listener from this machine: a wildcard listens on loopback too. */
-function localHost(host: string): string {
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
-  if (host === '::' || host === '[::]') return '[::1]';
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
