@@ -46,13 +46,11 @@ export function retryDelayMs(n: number, retryAfterMs: number | undefined, policy
   return retryAfterMs !== undefined && retryAfterMs > delay ? retryAfterMs : delay;
 }
 
-export type TargetResolution = { target: DeliveryTarget } | { problem: string };
-
 /** A run's `provider`/`to` (CONTRACT.md §5): `last` is the main session's last recipient, else `whatsapp` for a mapping's run. */
 export function resolveTarget(
   run: { provider: ProviderOrLast; to?: string; source: string },
   last: DeliveryTarget | undefined,
-): TargetResolution {
+): { target: DeliveryTarget } | { problem: string } {
   let provider: Provider;
   let to = run.to;
   if (run.provider === 'last') {

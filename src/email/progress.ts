@@ -6,7 +6,7 @@ export interface MailboxProgress {
   /** Text: it is a 32-bit unsigned number. */
   uidValidity: string;
   lastUid: number;
-  /** INTERNALDATE (ms) of the newest mail handled and the ids with it: where to resume after a UIDVALIDITY change. */
+  /** INTERNALDATE (seconds) of the newest mail handled and the ids with it: where to resume after a UIDVALIDITY change. */
   lastDate?: number;
   lastDateIds?: string[];
 }
