@@ -25,13 +25,13 @@ export function signCallback(secret: string, id: string, timestamp: number, body
  * Signed afresh at each attempt under the same `webhook-id` (the run id). Redirects are not
  * followed: their host was never checked against `allowed`, asked at every attempt.
  */
-export function createCallbackSender(secret: string, timeoutMs: number, allowed: () => HostRule, fetchImpl: typeof fetch = fetch): CallbackSender {
+export function createCallbackSender(secret: string, timeoutMs: number, allowed: () => HostRule): CallbackSender {
   const secrets = [secret];
   return async (url, id, body, signal) => {
     const problem = callbackUrlProblem(url, allowed());
     if (problem) throw failure('callback', `the URL ${problem}`, secrets, { retryable: false });
     const timestamp = Math.floor(Date.now() / 1000);
-    const answer = await request(fetchImpl, 'callback', url, {
+    const answer = await request(fetch, 'callback', url, {
       headers: {
         'content-type': 'application/json',
         'webhook-id': id,

@@ -17,12 +17,12 @@ export interface Delivery {
   split(provider: Provider, text: string): string[];
 }
 
-export function createDelivery(providers: Config['providers'], fetchImpl: typeof fetch = fetch): Delivery {
+export function createDelivery(providers: Config['providers']): Delivery {
   const senders = new Map<Provider, Sender>();
   const limits = new Map<Provider, number>();
   for (const p of PROVIDER_DESCRIPTORS) {
     limits.set(p.name, p.limit);
-    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, p.create(providers[p.name], fetchImpl));
+    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, p.create(providers[p.name], fetch));
   }
   return {
     sender(provider) {

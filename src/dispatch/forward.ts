@@ -35,12 +35,12 @@ export function agentForward(run: NewRun, given: { sessionKey: boolean; agentId?
 }
 
 /** Every attempt carries the row's id as `X-OpenClaw-Idempotency-Key`, so an upstream that honours it acts once however often an answer was lost. */
-export function createForwarder(cfg: ForwardConfig, fetchImpl: typeof fetch = fetch): Forwarder {
+export function createForwarder(cfg: ForwardConfig): Forwarder {
   const root = base(cfg.url ?? '');
   const timeoutMs = cfg.timeoutSeconds * 1000;
   const secrets = [cfg.token];
   return async (path, key, body, signal) => {
-    const answer = await request(fetchImpl, 'upstream', `${root}/${path}`, {
+    const answer = await request(fetch, 'upstream', `${root}/${path}`, {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${cfg.token}`, 'x-openclaw-idempotency-key': key },
       body,
     }, { signal, timeoutMs }, secrets);
