@@ -5,8 +5,7 @@ import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
 import { FixtureProblem } from '../fixtures/run-fixture.js';
 import { ReplayRefused, whyNotReplay, type Replayed } from '../http/replay.js';
 import type { RequestRecord } from '../store/records.js';
-import { answerPage, redirect } from './answers.js';
-import { notFoundPage } from './pages.js';
+import { answerPage, notFoundPage, redirect } from './pages.js';
 import { requestPage, requestsPage, type RequestsFilter } from './requests-pages.js';
 import type { PageDeps } from './routes.js';
 
@@ -34,7 +33,7 @@ function routeLabels(mappings: readonly MappingConfig[]): string[] {
 /** `/console/requests/SEQ`: one logged request, its replays, and whether it can be replayed. */
 export async function request(deps: PageDeps, ex: Exchange): Promise<void> {
   const found = await loggedRequest(deps, ex, 'requests/');
-  if (found) answerPage(ex, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: found.seq }), whyNotReplay(found, replayHooks(deps))));
+  if (found) answerPage(ex, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: found.seq }), whyNotReplay(found, { path: deps.hooksPath, mappings: deps.mappings })));
 }
 
 /** POST `/console/replay/SEQ`: the kept request again, to the route it reached, through the current mappings; then the new request's page. */
@@ -72,10 +71,6 @@ export async function fixture(deps: PageDeps, ex: Exchange): Promise<void> {
   }
   const headers = { ...jsonHeaders(Buffer.byteLength(text)), 'content-disposition': `attachment; filename="fixture-${found.seq}.json"` };
   answer(ex, 200, headers, text);
-}
-
-function replayHooks(deps: PageDeps) {
-  return { path: deps.hooksPath, mappings: deps.mappings };
 }
 
 /** The request-log row that `requests/SEQ` or `replay/SEQ` names; undefined once it has answered 404 for a missing one. */

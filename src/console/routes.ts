@@ -13,12 +13,10 @@ import { CONSOLE_PATH } from '../http/routes-table.js';
 import type { Logger } from '../log.js';
 import type { RequestRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import { answerPage, redirect } from './answers.js';
-import { events, mappings, run, runs } from './browse.js';
+import { events, mappings, pauseMapping, run, runs } from './browse.js';
 import { streamEvents } from './events-stream.js';
 import { checkSameOrigin } from './hosts.js';
-import { notFoundPage, type AdminTokenAt } from './pages.js';
-import { pauseMapping } from './pause.js';
+import { answerPage, notFoundPage, redirect, type AdminTokenAt } from './pages.js';
 import { playground } from './playground.js';
 import { fixture, replay, request, requests } from './requests.js';
 import type { Sessions } from './session.js';
@@ -44,7 +42,6 @@ export interface PageDeps {
   /** Where the admin token of the config being served is, for the sign-in page (never the token). */
   adminTokenAt?: () => AdminTokenAt | undefined;
   log: Logger;
-  now: () => Date;
 }
 
 /** A page's handler: the request's record is all it reads of the request. */
