@@ -18,7 +18,6 @@ export interface RouteDeps extends AcceptDeps {
   engine: Pick<Engine, 'decide' | 'methods'>;
   store: AcceptDeps['store'] & Pick<Store, 'getRun' | 'listEvents' | 'listRuns'>;
   signatures: Pick<Signatures, 'check'>;
-  now?: () => Date;
   onDropped?: (mappingId: string, dropped: number) => void;
   /** Meta's verification GET (handshake.ts), answered by the gate. */
   handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
@@ -33,7 +32,6 @@ const EMPTY = Buffer.alloc(0);
 
 /** The send routes of CONTRACT.md §5: the request becomes the engine's, its one decision (engine/decide.ts) the answer. */
 export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookContext) => Promise<void> {
-  const now = deps.now ?? (() => new Date());
   const keys: DecidePorts['keys'] = (hashes) => deps.store.findKeys(hashes);
   return async function send(ctx) {
     const ex = ctx.exchange;
@@ -56,7 +54,7 @@ export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookC
       body: ex.raw ?? EMPTY,
       payload: () => payloadOf(ex, bodyLimit(route).bytes),
       who: { routes: ex.sender?.routes, bySignature, replay: ex.replayOf !== undefined },
-      now: now(),
+      now: new Date(),
     }, { keys, verify });
     return answerDecision(deps, ex, decision);
   };
