@@ -3,7 +3,7 @@ import { answer, jsonHeaders } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
 import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
 import { FixtureProblem } from '../fixtures/run-fixture.js';
-import { ReplayRefused, whyNotReplay, type Replayed } from '../http/replay.js';
+import { whyNotReplay, type Replayed } from '../http/replay.js';
 import type { RequestRecord } from '../store/records.js';
 import { answerPage, notFoundPage, redirect } from './pages.js';
 import { requestPage, requestsPage, type RequestsFilter } from './requests-pages.js';
@@ -41,14 +41,15 @@ export async function replay(deps: PageDeps, ex: Exchange): Promise<void> {
   const found = await loggedRequest(deps, ex, 'replay/');
   if (!found) return;
   const seq = found.seq;
+  const refused = whyNotReplay(found, { path: deps.hooksPath, mappings: deps.mappings });
+  if (refused !== undefined) {
+    answerPage(ex, 409, notFoundPage(`This request cannot be replayed: ${refused}.`, 'Cannot replay'));
+    return;
+  }
   let done: Replayed;
   try {
     done = await deps.replay(found);
   } catch (err) {
-    if (err instanceof ReplayRefused) {
-      answerPage(ex, 409, notFoundPage(err.message, 'Cannot replay'));
-      return;
-    }
     deps.log.warn({ err, seq }, 'console replay failed');
     answerPage(ex, 502, notFoundPage(`The replay could not be sent: ${(err as Error).message}.`, 'Replay failed'));
     return;
