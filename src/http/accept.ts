@@ -72,17 +72,15 @@ async function acceptItems(deps: AcceptDeps, ex: Exchange, d: Act, beforeCommit?
     const claims: KeyClaim[] = [];
     const claimed: number[] = [];
     todo.forEach((i, j) => {
+      answers[i] = accepted[j]!;
       const key = items[i]!.key;
       if (!key) return;
       claimed.push(i);
       claims.push({ actions: [j], status: statusOf(deps, [accepted[j]!]), body: JSON.stringify(accepted[j]), ...key });
     });
     // The row's status is the whole answer's: the items replayed and those acted on now.
-    const all = answers.slice();
-    todo.forEach((i, j) => (all[i] = accepted[j]!));
-    const held = await deps.dispatch.commit(prepared, claims, requestRow(ex, statusOf(deps, all), accepted));
+    const held = await deps.dispatch.commit(prepared, claims, requestRow(ex, statusOf(deps, answers), accepted));
     if (held.length === 0) ex.committed = true;
-    todo.forEach((i, j) => (answers[i] = accepted[j]!));
     if (held.length > 0 && !(await readBack(deps, held.map((c) => claimed[c]!), items, answers))) {
       throw new HookError('unavailable', 'an idempotency key was held but could not be read back');
     }
