@@ -17,7 +17,7 @@ export interface GateOptions {
   enabled: boolean;
   console: boolean;
   maxBodyBytes: number;
-  bodyLimit?: BodyLimits;
+  bodyLimit: BodyLimits;
   allowQueryToken: boolean;
   metrics: boolean;
   auth: Auth;
@@ -30,7 +30,7 @@ export interface GateOptions {
   credentialHeaders: ReadonlySet<string>;
   handshakes: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
-  replayOf?: (req: IncomingMessage, route: Route) => number | undefined;
+  replayOf: (req: IncomingMessage, route: Route) => number | undefined;
   /** True for a request that Node handed over to be told `100 Continue` or refused (server.ts). */
   expectsContinue: (req: IncomingMessage) => boolean;
 }
@@ -75,7 +75,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       return;
     }
     // A console replay's marker is its credential, for exactly the route it replays (replay.ts).
-    const replayed = decided?.hooks && opts.replayOf ? opts.replayOf(req, decided) : undefined;
+    const replayed = decided?.hooks ? opts.replayOf(req, decided) : undefined;
     if (replayed !== undefined) ex.replayOf = replayed;
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : opts.enabled) {
@@ -114,7 +114,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
     }
     if (decided.hooks) {
       const length = req.headers['content-length'];
-      const limit = opts.bodyLimit?.(decided) ?? { bytes: opts.maxBodyBytes, name: 'hooks.maxBodyBytes' };
+      const limit = opts.bodyLimit(decided);
       if (length !== undefined && Number(length) > limit.bytes) {
         deny(ex, 'payload_too_large', `the body is larger than ${limit.name} (${limit.bytes} bytes)`);
         return;
