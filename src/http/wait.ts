@@ -1,6 +1,6 @@
 import type { Accepted } from '../action.js';
 import type { AgentWait } from '../engine/decide.js';
-import type { RunRecord } from '../store/records.js';
+import { ENDED_STATUSES, type RunRecord } from '../store/records.js';
 import type { Runtime } from '../dispatch/runtime.js';
 import { isHeartbeatOk } from '../dispatch/main-session.js';
 import { publicRun } from './reads.js';
@@ -16,7 +16,7 @@ export async function waitedAnswer(dispatch: Pick<Runtime, 'waitRun'>, wait: Age
 }
 
 /** OpenClaw's `completion` of a waited `/hooks/agent` call (CONTRACT.md §14; openclaw src/gateway/hooks.types.ts): bounded facts only. */
-export interface Completion {
+interface Completion {
   status: 'ok' | 'error' | 'skipped';
   replyDisposition: 'visible' | 'silent' | 'empty';
   delivered?: boolean;
@@ -25,7 +25,7 @@ export interface Completion {
 }
 
 /** The completion of an ended run whose delivery (if any) has settled. */
-export function completionOf(run: RunRecord): Completion {
+function completionOf(run: RunRecord): Completion {
   const reply = run.reply?.trim() ?? '';
   const completion: Completion = {
     status: run.status === 'succeeded' ? 'ok' : 'error',
@@ -41,11 +41,10 @@ export function completionOf(run: RunRecord): Completion {
 }
 
 /** True once a run has ended and its reply's delivery, if any, has settled: what waitForCompletion waits for. */
-export function completed(run: RunRecord): boolean {
+function completed(run: RunRecord): boolean {
   return ended(run) && run.delivery?.status !== 'pending';
 }
 
-/** True once a run has ended (`?wait`). */
-export function ended(run: RunRecord): boolean {
-  return run.status === 'succeeded' || run.status === 'failed' || run.status === 'timed_out';
+function ended(run: RunRecord): boolean {
+  return ENDED_STATUSES.includes(run.status);
 }
