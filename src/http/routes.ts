@@ -1,7 +1,7 @@
 import type { Engine, WhenFailure } from '../engine/engine.js';
 import type { Decision, DecidePorts, SendRoute } from '../engine/decide.js';
 import { accept, type AcceptDeps } from './accept.js';
-import { answer, jsonHeaders } from './answer.js';
+import { answer, answerJson } from './answer.js';
 import { payloadOf } from './body.js';
 import type { BodyLimits } from './body-limits.js';
 import type { Exchange, HookContext } from './exchange.js';
@@ -73,7 +73,7 @@ async function answerDecision(deps: RouteDeps, ex: Exchange, d: Decision): Promi
       return answerReplay(ex, d.stored);
     case 'respond':
       if (d.own) return answerMapping(ex, d.own);
-      if (d.json !== undefined) return answer(ex, d.status, jsonHeaders(Buffer.byteLength(d.json)), d.json);
+      if (d.json !== undefined) return answerJson(ex, d.status, d.json);
       return answer(ex, d.status, {});
     case 'act':
       if (d.dropped) deps.onDropped?.(d.mappingId!, d.dropped);
