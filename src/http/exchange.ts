@@ -57,7 +57,6 @@ export interface ExchangeContext {
 
 export type HookContext = ParameterizedContext<DefaultState, ExchangeContext>;
 
-/** Makes the request's record and puts it on its context. */
 export function openExchange(ctx: HookContext): Exchange {
   const ex = new Exchange(ctx);
   (ctx as { exchange: Exchange }).exchange = ex;
