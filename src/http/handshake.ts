@@ -17,11 +17,8 @@ export interface Handshakes {
   answerMeta(ex: Exchange, name: string, query: string): void;
 }
 
-interface MetaEntry {
-  id: string;
-  /** SHA-256 of verify.verifyToken: compared in constant time whatever the lengths. */
-  digest: Buffer;
-}
+/** A `meta` mapping and the digest of its verify.verifyToken (auth.ts digest()). */
+type MetaEntry = { id: string; digest: Buffer };
 
 export function createHandshakes(mappings: readonly MappingConfig[], deps: { auth: Auth; clientAddress: (req: IncomingMessage) => string }): Handshakes {
   const meta = new Map<string, MetaEntry[]>();
