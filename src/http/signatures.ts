@@ -13,7 +13,6 @@ export interface Signatures {
   check(req: SignedRequest, body: Uint8Array): Signed | undefined;
 }
 
-/** What a signature check reads of a request. */
 export interface SignedRequest {
   name: string;
   method: string;
