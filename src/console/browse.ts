@@ -1,8 +1,7 @@
 import type { Exchange } from '../http/exchange.js';
 import { RUN_STATUSES, type RunStatus } from '../store/records.js';
-import { answerPage } from './answers.js';
 import { lastSeq } from './events-stream.js';
-import { eventsPage, mappingsPage, notFoundPage, runPage, runsPage } from './pages.js';
+import { answerPage, eventsPage, mappingsPage, notFoundPage, redirect, runPage, runsPage } from './pages.js';
 import type { PageDeps } from './routes.js';
 
 const RUNS_PAGE = 50;
@@ -36,4 +35,15 @@ export async function events(deps: PageDeps, ex: Exchange): Promise<void> {
 export async function mappings(deps: PageDeps, ex: Exchange): Promise<void> {
   const paused = new Set((await deps.store.flowState()).paused);
   answerPage(ex, 200, mappingsPage(deps.mappings, deps.hooksPath, paused));
+}
+
+/** POST `/console/pause/ID` and `/console/resume/ID` (CONTRACT.md §14): the write of `hookrelay pause`/`resume`, then back to the mappings. */
+export async function pauseMapping(deps: PageDeps, ex: Exchange): Promise<void> {
+  const [verb, id] = ex.route!.name.split('/') as ['pause' | 'resume', string];
+  if (!deps.mappings.some((m) => m.id === id)) {
+    answerPage(ex, 404, notFoundPage('No mapping with that id in the current config.'));
+    return;
+  }
+  await deps.store.pauseMapping(id, verb === 'pause');
+  redirect(ex, '/console/mappings');
 }

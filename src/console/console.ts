@@ -37,8 +37,8 @@ export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): C
       const hooks = config.hooks;
       const pages: PageDeps = {
         engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
-        fixtures: fixtureContext(config, deps.engine, deps.now),
-        auth, sessions, clientAddress, trustedPeer, log, now: deps.now ?? (() => new Date()), replay, adminTokenAt,
+        fixtures: fixtureContext(config, deps.engine),
+        auth, sessions, clientAddress, trustedPeer, log, replay, adminTokenAt,
       };
       const routes = consoleRoutes(pages);
       const servesHost = createHostCheck(config.server, trustedPeer);

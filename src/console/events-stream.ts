@@ -1,12 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { answer, answerStream } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
 import type { Store } from '../store/store.js';
 import type { PageDeps } from './routes.js';
 
 /** How often an open stream asks the store for newer events (one indexed read). */
-export const POLL_MS = 500;
+const POLL_MS = 500;
 /** A comment line this often keeps proxies from closing an idle stream. */
-export const HEARTBEAT_MS = 15_000;
+const HEARTBEAT_MS = 15_000;
 const BATCH = 100;
 const BATCH_BYTES = 256 * 1024;
 
@@ -26,39 +27,34 @@ export function streamEvents(deps: PageDeps, ex: Exchange): void {
     'x-accel-buffering': 'no', // nginx: do not buffer the stream
   });
   res.write('retry: 2000\n\n');
-  let busy = false;
-  let done = false;
-  const tick = async () => {
-    if (busy || done) return;
-    busy = true;
-    try {
-      const events = await deps.store.listEvents(after, BATCH, BATCH_BYTES);
-      if (done) return;
-      let out = '';
-      for (const e of events) {
-        out += `id: ${e.seq}\nevent: event\ndata: ${JSON.stringify({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n\n`;
-        after = e.seq;
-      }
-      if (out !== '') res.write(out);
-    } catch (err) {
-      deps.log.warn({ errorType: (err as Error)?.name }, 'console event stream: the store could not be read; retrying');
-    } finally {
-      busy = false;
-    }
-  };
-  const poll = setInterval(tick, POLL_MS);
+  const stop = new AbortController();
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   const end = () => {
-    if (done) return;
-    done = true;
-    clearInterval(poll);
+    if (stop.signal.aborted) return;
+    stop.abort();
     clearInterval(heartbeat);
     off();
     res.end();
   };
   const off = deps.sessions.onEnd(session, end);
   res.once('close', end);
-  void tick();
+  // One read at a time, POLL_MS after the last (https://nodejs.org/api/timers.html#timerspromisessettimeoutdelay-value-options).
+  void (async () => {
+    do {
+      try {
+        const events = await deps.store.listEvents(after, BATCH, BATCH_BYTES);
+        if (stop.signal.aborted) return;
+        let out = '';
+        for (const e of events) {
+          out += `id: ${e.seq}\nevent: event\ndata: ${JSON.stringify({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n\n`;
+          after = e.seq;
+        }
+        if (out !== '') res.write(out);
+      } catch (err) {
+        deps.log.warn({ errorType: (err as Error)?.name }, 'console event stream: the store could not be read; retrying');
+      }
+    } while (await sleep(POLL_MS, true, { signal: stop.signal }).catch(() => false));
+  })();
 }
 
 /** The seq of the newest event (0: none), found by galloping then bisecting: the store pages forward only. */

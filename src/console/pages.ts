@@ -1,8 +1,20 @@
 import type { MappingConfig } from '../config/types.js';
+import { answer, answerBody } from '../http/answer.js';
+import type { Exchange } from '../http/exchange.js';
 import { isCredentialName } from '../credentials.js';
 import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/records.js';
 import { html, type Html } from './html.js';
 import { badge, cell, field, filterSelect, layout, pager, time } from './layout.js';
+
+/** Answers with a console page (through the listener's one answer(), http/answer.ts). */
+export function answerPage(ex: Exchange, status: number, page: Html): void {
+  answerBody(ex, status, 'text/html; charset=utf-8', page.text);
+}
+
+/** 303: after a POST the browser GETs the target (RFC 9110 §15.4.4); an empty text body, as Koa's ctx.redirect() sends. */
+export function redirect(ex: Exchange, location: string): void {
+  answer(ex, 303, { location, 'content-type': 'text/plain; charset=utf-8', 'content-length': '0' }, '');
+}
 
 /** Where this server's admin token is: the file `serve` generated, or the config key and file (never the token). */
 export type AdminTokenAt = { file: string } | { key: 'server.adminToken' | 'server.adminTokens'; configFile: string };

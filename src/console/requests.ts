@@ -3,10 +3,9 @@ import { answer, jsonHeaders } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
 import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
 import { FixtureProblem } from '../fixtures/run-fixture.js';
-import { ReplayRefused, whyNotReplay, type Replayed } from '../http/replay.js';
+import { whyNotReplay, type Replayed } from '../http/replay.js';
 import type { RequestRecord } from '../store/records.js';
-import { answerPage, redirect } from './answers.js';
-import { notFoundPage } from './pages.js';
+import { answerPage, notFoundPage, redirect } from './pages.js';
 import { requestPage, requestsPage, type RequestsFilter } from './requests-pages.js';
 import type { PageDeps } from './routes.js';
 
@@ -34,7 +33,7 @@ function routeLabels(mappings: readonly MappingConfig[]): string[] {
 /** `/console/requests/SEQ`: one logged request, its replays, and whether it can be replayed. */
 export async function request(deps: PageDeps, ex: Exchange): Promise<void> {
   const found = await loggedRequest(deps, ex, 'requests/');
-  if (found) answerPage(ex, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: found.seq }), whyNotReplay(found, replayHooks(deps))));
+  if (found) answerPage(ex, 200, requestPage(found, await deps.store.listRequests({ limit: 20, replayOf: found.seq }), whyNotReplay(found, { path: deps.hooksPath, mappings: deps.mappings })));
 }
 
 /** POST `/console/replay/SEQ`: the kept request again, to the route it reached, through the current mappings; then the new request's page. */
@@ -42,14 +41,15 @@ export async function replay(deps: PageDeps, ex: Exchange): Promise<void> {
   const found = await loggedRequest(deps, ex, 'replay/');
   if (!found) return;
   const seq = found.seq;
+  const refused = whyNotReplay(found, { path: deps.hooksPath, mappings: deps.mappings });
+  if (refused !== undefined) {
+    answerPage(ex, 409, notFoundPage(`This request cannot be replayed: ${refused}.`, 'Cannot replay'));
+    return;
+  }
   let done: Replayed;
   try {
     done = await deps.replay(found);
   } catch (err) {
-    if (err instanceof ReplayRefused) {
-      answerPage(ex, 409, notFoundPage(err.message, 'Cannot replay'));
-      return;
-    }
     deps.log.warn({ err, seq }, 'console replay failed');
     answerPage(ex, 502, notFoundPage(`The replay could not be sent: ${(err as Error).message}.`, 'Replay failed'));
     return;
@@ -72,10 +72,6 @@ export async function fixture(deps: PageDeps, ex: Exchange): Promise<void> {
   }
   const headers = { ...jsonHeaders(Buffer.byteLength(text)), 'content-disposition': `attachment; filename="fixture-${found.seq}.json"` };
   answer(ex, 200, headers, text);
-}
-
-function replayHooks(deps: PageDeps) {
-  return { path: deps.hooksPath, mappings: deps.mappings };
 }
 
 /** The request-log row that `requests/SEQ` or `replay/SEQ` names; undefined once it has answered 404 for a missing one. */

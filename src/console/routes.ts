@@ -1,50 +1,36 @@
-import type { IncomingMessage } from 'node:http';
 import type { DefaultState, Middleware } from 'koa';
 import type { MappingConfig } from '../config/types.js';
 import type { Engine } from '../engine/engine.js';
 import { HookError } from '../errors.js';
 import type { FixtureContext } from '../fixtures/run-fixture.js';
 import { answerBody } from '../http/answer.js';
-import type { Auth } from '../http/auth.js';
 import type { Exchange, ExchangeContext } from '../http/exchange.js';
-import type { Replayed } from '../http/replay.js';
 import { createRouter, literal, routesOnParsedPath, type RoutedContext } from '../http/router.js';
+import type { ConsoleMount } from '../http/server.js';
 import { CONSOLE_PATH } from '../http/routes-table.js';
-import type { Logger } from '../log.js';
-import type { RequestRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import { answerPage, redirect } from './answers.js';
-import { events, mappings, run, runs } from './browse.js';
+import { events, mappings, pauseMapping, run, runs } from './browse.js';
 import { streamEvents } from './events-stream.js';
 import { checkSameOrigin } from './hosts.js';
-import { notFoundPage, type AdminTokenAt } from './pages.js';
-import { pauseMapping } from './pause.js';
+import { answerPage, notFoundPage, redirect, type AdminTokenAt } from './pages.js';
 import { playground } from './playground.js';
 import { fixture, replay, request, requests } from './requests.js';
 import type { Sessions } from './session.js';
 import { login, loginForm, logout } from './sign-in.js';
 import { STATIC } from './static.js';
 
-/** What the console's pages need (console.ts makes it from the listener's deps). */
-export interface PageDeps {
+/** What the console's pages need (console.ts makes it from the listener's mount). */
+export interface PageDeps extends Pick<ConsoleMount, 'auth' | 'clientAddress' | 'trustedPeer' | 'replay' | 'log'> {
   engine: Pick<Engine, 'decide' | 'methods'>;
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
-  /** Replays a kept request through the listener (http/replay.ts). */
-  replay: (row: RequestRecord) => Promise<Replayed>;
   hooksPath: string;
   mappings: readonly MappingConfig[];
   /** The dry run of `hookrelay fixture` under the current config, for a request's fixture download. */
   fixtures: FixtureContext;
   maxBodyBytes: number;
-  auth: Auth;
   sessions: Sessions;
-  clientAddress: (req: IncomingMessage) => string;
-  /** True when the peer is in server.trustedProxies (its X-Forwarded-Proto and X-Forwarded-Host are believed). */
-  trustedPeer: (req: IncomingMessage) => boolean;
   /** Where the admin token of the config being served is, for the sign-in page (never the token). */
   adminTokenAt?: () => AdminTokenAt | undefined;
-  log: Logger;
-  now: () => Date;
 }
 
 /** A page's handler: the request's record is all it reads of the request. */

@@ -1,7 +1,6 @@
 import type { Exchange } from '../http/exchange.js';
-import { answerPage, redirect } from './answers.js';
 import { isHttps } from './hosts.js';
-import { loginPage } from './pages.js';
+import { answerPage, loginPage, redirect } from './pages.js';
 import { readBody } from './read-body.js';
 import type { PageDeps } from './routes.js';
 import { COOKIE, SESSION_SECONDS } from './session.js';

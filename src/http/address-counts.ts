@@ -6,7 +6,6 @@ export interface AddressCounts {
   peek(address: string, now: number): Readonly<WindowCount> | undefined;
   /** Forgets `address` (its next hit starts a new window). */
   forget(address: string): void;
-  /** Addresses tracked now (at most `maxTracked`). */
   readonly size: number;
 }
 

@@ -5,8 +5,8 @@ import type { HookCredential } from '../config/token.js';
 import { createAddressCounts, type AddressCounts } from './address-counts.js';
 
 /** Failed attempts from one address within the window before it gets 429 (CONTRACT.md §4). */
-export const MAX_FAILURES = 20;
-export const WINDOW_MS = 60_000;
+const MAX_FAILURES = 20;
+const WINDOW_MS = 60_000;
 /** Bounds the failure table so that a spray of addresses cannot grow it without limit. */
 const MAX_TRACKED = 50_000;
 
@@ -65,12 +65,7 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
   const hookVerdicts: AuthVerdict[] = hooks.map((c) => (c.name === undefined && c.routes === undefined
     ? PASSED
     : Object.freeze({ ok: true as const, sender: Object.freeze({ name: c.name, routes: c.routes && new Set(c.routes) }) })));
-  const failures: Record<FailureKind, AddressCounts> = {
-    hooks: createAddressCounts(WINDOW_MS, MAX_TRACKED),
-    admin: createAddressCounts(WINDOW_MS, MAX_TRACKED),
-    verifyToken: createAddressCounts(WINDOW_MS, MAX_TRACKED),
-    either: createAddressCounts(WINDOW_MS, MAX_TRACKED),
-  };
+  const failures = Object.fromEntries(FAILURE_KINDS.map((k) => [k, createAddressCounts(WINDOW_MS, MAX_TRACKED)])) as Record<FailureKind, AddressCounts>;
 
   function presented(req: IncomingMessage, query: string): string | undefined {
     const h = req.headers;
@@ -160,6 +155,7 @@ function digestOfPresented(text: string): Buffer {
   return presentedDigest;
 }
 
-function digest(text: string): Buffer {
+/** SHA-256 of a secret: digests of any two lengths compare in constant time. */
+export function digest(text: string): Buffer {
   return hash('sha256', text, 'buffer');
 }

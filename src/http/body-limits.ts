@@ -10,10 +10,7 @@ export interface BodyLimit {
 /** The body limit of a routed request: decided from its path alone, before any byte of the body is read. */
 export type BodyLimits = (route: Route) => BodyLimit;
 
-/**
- * `hooks.maxBodyBytes`, or on a `match.path` the largest `maxBodyBytes` of its mappings
- * (CONTRACT.md §12): only the path is known before the body is read.
- */
+/** `hooks.maxBodyBytes`, or on a `match.path` the largest `maxBodyBytes` of its mappings (CONTRACT.md §12). */
 export function createBodyLimits(hooks: Pick<HooksConfig, 'maxBodyBytes' | 'mappings'>): BodyLimits {
   const fallback: BodyLimit = Object.freeze({ bytes: hooks.maxBodyBytes, name: 'hooks.maxBodyBytes' });
   const byPath = new Map<string, BodyLimit>();

@@ -11,7 +11,6 @@ export const LAST = Symbol('hookrelay.last');
 export const REFUSED = 'refused';
 export type Tracked = Socket & { [LAST]?: Exchange | typeof REFUSED };
 
-/** The last request begun on a connection, if it was not refused. */
 function lastOn(socket: Socket): Exchange | undefined {
   const last = (socket as Tracked)[LAST];
   return last === REFUSED ? undefined : last;

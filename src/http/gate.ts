@@ -17,20 +17,20 @@ export interface GateOptions {
   enabled: boolean;
   console: boolean;
   maxBodyBytes: number;
-  bodyLimit?: BodyLimits;
+  bodyLimit: BodyLimits;
   allowQueryToken: boolean;
-  metrics?: boolean;
+  metrics: boolean;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
   /** True when a signature may stand in for the token on `method` {hooks.path}/NAME (signatures.ts). */
   signatureStandsIn: (name: string, method: string) => boolean;
   /** The methods the mappings take on {hooks.path}/NAME (engine.ts `methods`, from the compiled mappings). */
   mappedMethods: (name: string) => MappedMethods;
-  keepBodies?: number;
-  credentialHeaders?: ReadonlySet<string>;
-  handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
+  keepBodies: number;
+  credentialHeaders: ReadonlySet<string>;
+  handshakes: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
-  replayOf?: (req: IncomingMessage, route: Route) => number | undefined;
+  replayOf: (req: IncomingMessage, route: Route) => number | undefined;
   /** True for a request that Node handed over to be told `100 Continue` or refused (server.ts). */
   expectsContinue: (req: IncomingMessage) => boolean;
 }
@@ -44,13 +44,7 @@ export interface GateOptions {
 export function createGate(opts: GateOptions): Middleware<DefaultState, ExchangeContext> {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
   const drainable = opts.maxBodyBytes;
-  const unauthorized = {
-    hooks: unauthorizedAnswer(opts.allowQueryToken, 'hooks'),
-    admin: unauthorizedAnswer(opts.allowQueryToken, 'admin'),
-    either: unauthorizedAnswer(opts.allowQueryToken, 'either'),
-  };
-  const keepBodies = opts.keepBodies ?? 0;
-  const credentialHeaders = opts.credentialHeaders ?? new Set<string>();
+  const unauthorized = Object.fromEntries(CREDENTIAL_KINDS.map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k)])) as Record<CredentialKind, Answer>;
   const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
   return function gate(ctx, next) {
     const ex = ctx.exchange;
@@ -63,11 +57,11 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       ex.label = ROUTE_KINDS[decided.kind].label;
       if (decided.hooks && decided.kind !== 'metrics') {
         ex.logged = true;
-        ex.keepBodies = keepBodies;
-        ex.credentialHeaders = credentialHeaders;
+        ex.keepBodies = opts.keepBodies;
+        ex.credentialHeaders = opts.credentialHeaders;
       }
     }
-    const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && opts.handshakes?.takesGet(decided.name) === true;
+    const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && opts.handshakes.takesGet(decided.name);
     if (decided?.kind === 'mapped' && !metaGet) {
       const takes = opts.mappedMethods(decided.name);
       if (method === 'GET' ? !takes.GET : method !== 'POST' || !takes.POST) {
@@ -81,7 +75,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       return;
     }
     // A console replay's marker is its credential, for exactly the route it replays (replay.ts).
-    const replayed = decided?.hooks && opts.replayOf ? opts.replayOf(req, decided) : undefined;
+    const replayed = decided?.hooks ? opts.replayOf(req, decided) : undefined;
     if (replayed !== undefined) ex.replayOf = replayed;
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : opts.enabled) {
@@ -107,7 +101,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       }
     }
     if (metaGet) {
-      opts.handshakes!.answerMeta(ex, decided!.name, decided!.query);
+      opts.handshakes.answerMeta(ex, decided!.name, decided!.query);
       return;
     }
     if (!decided) {
@@ -120,7 +114,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
     }
     if (decided.hooks) {
       const length = req.headers['content-length'];
-      const limit = opts.bodyLimit?.(decided) ?? { bytes: opts.maxBodyBytes, name: 'hooks.maxBodyBytes' };
+      const limit = opts.bodyLimit(decided);
       if (length !== undefined && Number(length) > limit.bytes) {
         deny(ex, 'payload_too_large', `the body is larger than ${limit.name} (${limit.bytes} bytes)`);
         return;
@@ -142,8 +136,11 @@ const WHICH: Record<CredentialKind, string> = {
   either: 'missing or wrong token',
 };
 
+const CREDENTIAL_KINDS: readonly CredentialKind[] = ['hooks', 'admin', 'either'];
+type Answer = { body: Buffer; headers: Record<string, string> };
+
 /** The 401, made once per kind: it names the credential the route takes and every place it may go. */
-function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind = 'either'): { body: Buffer; headers: Record<string, string> } {
+function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind): Answer {
   const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
   const body = Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
   return { body, headers: jsonHeaders(body.length) };

@@ -1,7 +1,7 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
-import type { Auth } from './auth.js';
+import { digest, type Auth } from './auth.js';
 import { answer, refuse } from './answer.js';
 import type { Exchange } from './exchange.js';
 import { mappingLabel } from './routes-table.js';
@@ -17,11 +17,8 @@ export interface Handshakes {
   answerMeta(ex: Exchange, name: string, query: string): void;
 }
 
-interface MetaEntry {
-  id: string;
-  /** SHA-256 of verify.verifyToken: compared in constant time whatever the lengths. */
-  digest: Buffer;
-}
+/** A `meta` mapping and the digest of its verify.verifyToken (auth.ts digest()). */
+type MetaEntry = { id: string; digest: Buffer };
 
 export function createHandshakes(mappings: readonly MappingConfig[], deps: { auth: Auth; clientAddress: (req: IncomingMessage) => string }): Handshakes {
   const meta = new Map<string, MetaEntry[]>();
@@ -74,8 +71,4 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
       answer(ex, 200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length), 'x-content-type-options': 'nosniff' }, body);
     },
   };
-}
-
-function digest(text: string): Buffer {
-  return hash('sha256', text, 'buffer');
 }

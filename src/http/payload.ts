@@ -1,7 +1,6 @@
 import { HookError } from '../errors.js';
 import { dropPrototypeKeys, isPrototypeKey } from '../engine/prototype-keys.js';
 
-/** The three words, as they are spelled without escapes. */
 const PROTO_WORD = /__proto__|constructor|prototype/;
 /** A `\u` escape of a character from U+0040 to U+007F (every letter, and the underscore). */
 const ASCII_ESCAPE = /\\u00[4-7]/;

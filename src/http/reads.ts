@@ -20,7 +20,7 @@ async function events(deps: Pick<RouteDeps, 'store'>, ctx: RoutedContext): Promi
   const after = intParam(params.get('after'), 'after', 0, 0);
   const limit = intParam(params.get('limit'), 'limit', EVENTS_LIMIT.default, 1, EVENTS_LIMIT.max);
   const events = await deps.store.listEvents(after, limit, EVENTS_MAX_BYTES);
-  ok(ctx, { events: events.map((e) => ({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })) });
+  answerJson(ctx.exchange, 200, { ok: true, events: events.map((e) => ({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })) });
 }
 
 async function runs(deps: Pick<RouteDeps, 'store'>, ctx: RoutedContext): Promise<void> {
@@ -35,7 +35,7 @@ async function runs(deps: Pick<RouteDeps, 'store'>, ctx: RoutedContext): Promise
     throw new HookError('invalid_payload', `before: no run with id ${JSON.stringify(before.slice(0, 64))} (page on with the runId of a listed run)`);
   }
   const list = await deps.store.listRuns({ limit, status: status as RunStatus | undefined, before });
-  ok(ctx, { runs: list.map(publicRun) });
+  answerJson(ctx.exchange, 200, { ok: true, runs: list.map(publicRun) });
 }
 
 async function run(deps: Pick<RouteDeps, 'store'>, ctx: RoutedContext): Promise<void> {
@@ -43,11 +43,7 @@ async function run(deps: Pick<RouteDeps, 'store'>, ctx: RoutedContext): Promise<
   const id = ctx.exchange.route!.name.slice('runs/'.length);
   const found = await deps.store.getRun(id);
   if (!found) throw new HookError('not_found', `no run with id ${JSON.stringify(id.slice(0, 64))}`);
-  ok(ctx, { run: publicRun(found) });
-}
-
-function ok(ctx: RoutedContext, body: Record<string, unknown>): void {
-  answerJson(ctx.exchange, 200, { ok: true, ...body });
+  answerJson(ctx.exchange, 200, { ok: true, run: publicRun(found) });
 }
 
 /** The run as the contract shows it (CONTRACT.md §9, docs/callbacks.md): no message text, delivery internals or callback URL. */

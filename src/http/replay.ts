@@ -27,14 +27,6 @@ export interface ReplayHooks {
   mappings: readonly MappingConfig[];
 }
 
-/** A replay the rules refuse (CONTRACT.md §11); its message says why, for the console to show. */
-export class ReplayRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ReplayRefused';
-  }
-}
-
 const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
 
 /** Why a logged request cannot be replayed (CONTRACT.md §11), or undefined; the log keeps no signature header, so a signed route cannot be. */
@@ -57,7 +49,7 @@ export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | u
 export interface Replayer {
   /** The gate: the seq a request replays when it carries this listener's marker for exactly `route`; its credential there. */
   replayOf(req: IncomingMessage, route: Route): number | undefined;
-  /** Sends a kept request again through the listener; its marker stands in for the token and keeps idempotency keys out (a replay is no repeat). */
+  /** Sends a kept request that {@link whyNotReplay} lets through again through the listener; its marker stands in for the token and keeps idempotency keys out (a replay is no repeat). */
   replay(row: RequestRecord, hooks: ReplayHooks): Promise<Replayed>;
 }
 
@@ -84,8 +76,6 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
     },
 
     async replay(row, hooks) {
-      const refused = whyNotReplay(row, hooks);
-      if (refused !== undefined) throw new ReplayRefused(`This request cannot be replayed: ${refused}.`);
       const requestId = `replay-${randomBytes(8).toString('hex')}`;
       const stored = requests.stored(requestId, ROW_WAIT_MS);
       // Cleaned again under the current mappings: a verify.header added since is a credential too.

@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { actionIds, type Accepted } from '../action.js';
 import { keptHead } from '../credentials.js';
@@ -96,13 +97,9 @@ export interface RequestLogger {
 }
 
 export function createRequestLogger(buffer: RequestLogBuffer, addressOf: (req: IncomingMessage) => string): RequestLogger {
-  const waiting = new Map<string, () => void>();
+  // One event per X-Request-Id of a replay whose row is stored.
+  const rows = new EventEmitter();
   const refusals = createAddressCounts(MINUTE_MS, REFUSING_ADDRESSES);
-  const settle = (id: string | undefined) => {
-    if (id === undefined) return;
-    waiting.get(id)?.();
-    waiting.delete(id);
-  };
   return {
     closed(ex) {
       if (!ex.logged) return;
@@ -117,21 +114,13 @@ export function createRequestLogger(buffer: RequestLogBuffer, addressOf: (req: I
         return;
       }
       // A replay's row is written at once: the console waits for it (replay.ts).
-      const done = () => settle(requestIdOf(ex));
+      const done = () => rows.emit(requestIdOf(ex) ?? '');
       if (ex.committed || !buffer.offer(closedRow, ex)) done();
       else buffer.flush().then(done, done);
     },
-    stored(requestId, timeoutMs) {
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          waiting.delete(requestId);
-          resolve();
-        }, timeoutMs).unref();
-        waiting.set(requestId, () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+    async stored(requestId, timeoutMs) {
+      // https://nodejs.org/api/events.html#eventsonceemitter-name-options: the listener goes when the signal aborts.
+      await once(rows, requestId, { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
     },
   };
 }

@@ -13,7 +13,6 @@ export interface Signatures {
   check(req: SignedRequest, body: Uint8Array): Signed | undefined;
 }
 
-/** What a signature check reads of a request. */
 export interface SignedRequest {
   name: string;
   method: string;
@@ -35,15 +34,12 @@ interface Entry {
 }
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
-export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; now?: () => number }): Signatures {
-  const clock = deps.now ?? Date.now;
+export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'> }): Signatures {
   const byName = new Map<string, Entry[]>();
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
     const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signsId: m.verify.scheme === 'standard-webhooks' };
-    const list = byName.get(m.match.path) ?? [];
-    list.push(entry);
-    byName.set(m.match.path, list);
+    byName.set(m.match.path, [...(byName.get(m.match.path) ?? []), entry]);
   }
   const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
 
@@ -53,7 +49,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
     check(req, body) {
       const list = byName.get(req.name)?.filter((e) => e.method === req.method);
       if (list === undefined || list.length === 0) return undefined;
-      const now = Math.floor(clock() / 1000);
+      const now = Math.floor(Date.now() / 1000);
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       let signed: Signed | undefined;
       let failed: SignatureFailure[] | undefined;

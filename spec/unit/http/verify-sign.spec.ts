@@ -3,11 +3,10 @@ import { verify as githubVerify } from '@octokit/webhooks-methods';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import type { VerifyConfig } from '../../../src/config/types.js';
-import { compileVerifier } from '../../../src/http/verify/schemes.js';
-import { signatureHeaders } from '../../../src/http/verify/sign.js';
+import { compileVerifier, signatureHeaders } from '../../../src/http/verify/schemes.js';
 
 /**
- * The signatures `sign: true` fixtures get (http/verify/sign.ts): accepted by the senders' own
+ * The signatures `sign: true` fixtures get (http/verify/schemes.ts signatureHeaders): accepted by the senders' own
  * libraries where there is one (so they are the real thing, not a mirror of our verifier), and
  * by the listener's verifier, for every scheme; refused with a tampered body.
  */
