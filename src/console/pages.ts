@@ -13,7 +13,7 @@ export function answerPage(ex: Exchange, status: number, page: Html): void {
 
 /** 303: after a POST the browser GETs the target (RFC 9110 §15.4.4); an empty text body, as Koa's ctx.redirect() sends. */
 export function redirect(ex: Exchange, location: string): void {
-  answer(ex, 303, { location, 'content-type': 'text/plain; charset=utf-8', 'content-length': '0' }, '');
+  answer(ex, 303, { location, 'content-type': 'text/plain; charset=utf-8' }, '');
 }
 
 /** Where this server's admin token is: the file `serve` generated, or the config key and file (never the token). */

@@ -1,5 +1,5 @@
 import type { MappingConfig } from '../config/types.js';
-import { answer, jsonHeaders } from '../http/answer.js';
+import { answer, JSON_HEADERS } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
 import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
 import { FixtureProblem } from '../fixtures/run-fixture.js';
@@ -70,8 +70,7 @@ export async function fixture(deps: PageDeps, ex: Exchange): Promise<void> {
     answerPage(ex, 409, notFoundPage(`${err.message}.`, 'No fixture'));
     return;
   }
-  const headers = { ...jsonHeaders(Buffer.byteLength(text)), 'content-disposition': `attachment; filename="fixture-${found.seq}.json"` };
-  answer(ex, 200, headers, text);
+  answer(ex, 200, { ...JSON_HEADERS, 'content-disposition': `attachment; filename="fixture-${found.seq}.json"` }, text);
 }
 
 /** The request-log row that `requests/SEQ` or `replay/SEQ` names; undefined once it has answered 404 for a missing one. */

@@ -2,17 +2,9 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import type { Exchange } from './exchange.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 
-export function bodyHeaders(type: string, byteLength: number): Record<string, string> {
-  return { 'content-type': type, 'content-length': String(byteLength) };
-}
-
-export function jsonHeaders(byteLength: number): Record<string, string> {
-  return bodyHeaders(JSON_TYPE, byteLength);
-}
-
-/** Sets the answer on Koa's response; one before the body's end (past `drainable` bytes) is {@link answerAndClose}'s. */
+/** Sets the answer on Koa's response, which measures the body for Content-Length; one before the body's end (past `drainable` bytes) is {@link answerAndClose}'s. */
 export function answer(ex: Exchange, status: number, headers: OutgoingHttpHeaders, body?: string | Buffer, drainable = 0): void {
   ex.answered = true;
   if (bodyMayFollow(ex.req, drainable)) return answerAndClose(ex, status, headers, body);
@@ -41,6 +33,8 @@ function answerAndClose(ex: Exchange, status: number, headers: OutgoingHttpHeade
     const value = headers[name];
     if (value !== undefined) res.setHeader(name, value);
   }
+  if (body !== undefined) res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  else if (status !== 204 && status !== 304) res.setHeader('content-length', 0);
   res.setHeader('connection', 'close');
   res.writeHead(status);
   if (status === 408 || (!ex.continued && req.headers.expect !== undefined)) {
@@ -72,21 +66,18 @@ function answerAndClose(ex: Exchange, status: number, headers: OutgoingHttpHeade
 
 /** Answers with a JSON body: an object, or text already serialized (`errorBody`, a stored answer). */
 export function answerJson(ex: Exchange, status: number, body: object | string): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  answer(ex, status, jsonHeaders(Buffer.byteLength(text)), text);
+  answer(ex, status, JSON_HEADERS, typeof body === 'string' ? body : JSON.stringify(body));
 }
 
 /** Answers with a body of `type` (the console's pages and files, `/metrics`). */
 export function answerBody(ex: Exchange, status: number, type: string, body: string | Buffer): void {
-  answer(ex, status, bodyHeaders(type, typeof body === 'string' ? Buffer.byteLength(body) : body.length), body);
+  answer(ex, status, { 'content-type': type }, body);
 }
 
 /** Answers the contract's JSON error body for `code` and notes the code on the record (the request log keeps it). */
 export function refuse(ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>, drainable = 0): void {
   ex.error = code;
-  const body = errorBody(code, message);
-  const h = jsonHeaders(Buffer.byteLength(body));
-  answer(ex, ERRORS[code].status, headers === undefined ? h : Object.assign(h, headers), body, drainable);
+  answer(ex, ERRORS[code].status, headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, errorBody(code, message), drainable);
 }
 
 /** Begins an answer the caller writes on and ends (the console's event stream), outside Koa's respond (https://koajs.com/#ctx-respond). */

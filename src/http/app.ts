@@ -7,7 +7,7 @@ import { createBodyLimits, type BodyLimits } from './body-limits.js';
 import type { ExchangeContext } from './exchange.js';
 import { readRoutes } from './reads.js';
 import { createRouter, routesOnParsedPath } from './router.js';
-import type { RouteKind } from './routes-table.js';
+import { SEND_KINDS } from './routes-table.js';
 import { sendHandler, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps {
@@ -48,8 +48,6 @@ export function createApp(deps: AppDeps): App {
   app.use((ctx, next) => (SEND_KINDS.has(ctx.exchange.route!.kind) ? send(ctx) : routes(ctx, next)));
   return app;
 }
-
-const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
 
 const HEALTHY = JSON.stringify({ ok: true });
 

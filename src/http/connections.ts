@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { fold } from '../address-rules.js';
 import { errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
-import { jsonHeaders } from './answer.js';
+import { JSON_HEADERS } from './answer.js';
 import type { Exchange } from './exchange.js';
 
 /** A connection's last request ({@link onClientError}), or {@link REFUSED} when the per-address cap answered it. */
@@ -46,7 +46,7 @@ function refuseBytes(err: NodeJS.ErrnoException, socket: Socket): void {
 /** At most `server.maxConnectionsPerAddress` per peer but a trusted proxy: one more is answered 503 and closed unread. */
 export function capPerAddress(server: http.Server, cap: number, isProxy: (address: string) => boolean, log: Logger): void {
   const body = errorBody('unavailable', `too many connections from this address (server.maxConnectionsPerAddress is ${cap}); retry later`);
-  const headers = { ...jsonHeaders(Buffer.byteLength(body)), 'retry-after': '1', connection: 'close' };
+  const headers = { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body), 'retry-after': '1', connection: 'close' };
   const refusal = `HTTP/1.1 503 Service Unavailable\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`;
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {

@@ -4,7 +4,7 @@ import { errorBody, type ErrorCode } from '../errors.js';
 import { createRouting, methodAllowed, ROUTE_KINDS, type Route } from './routes-table.js';
 import { parseTarget } from '../request-target.js';
 import type { Auth, CredentialKind } from './auth.js';
-import { answer, jsonHeaders, refuse } from './answer.js';
+import { answer, JSON_HEADERS, refuse } from './answer.js';
 import type { Exchange, ExchangeContext } from './exchange.js';
 import { printable } from '../printable.js';
 import { withoutCredentialParams } from '../credentials.js';
@@ -44,7 +44,7 @@ export interface GateOptions {
 export function createGate(opts: GateOptions): Middleware<DefaultState, ExchangeContext> {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
   const drainable = opts.maxBodyBytes;
-  const unauthorized = Object.fromEntries(CREDENTIAL_KINDS.map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k)])) as Record<CredentialKind, Answer>;
+  const unauthorized = Object.fromEntries(CREDENTIAL_KINDS.map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k)])) as Record<CredentialKind, Buffer>;
   const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
   return function gate(ctx, next) {
     const ex = ctx.exchange;
@@ -85,8 +85,8 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
         ex.error = verdict.code;
-        if (verdict.code === 'rate_limited') answer(ex, 429, { ...RATE_LIMITED_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
-        else answer(ex, 401, unauthorized[kind].headers, unauthorized[kind].body, drainable);
+        if (verdict.code === 'rate_limited') answer(ex, 429, { ...JSON_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
+        else answer(ex, 401, JSON_HEADERS, unauthorized[kind], drainable);
         return;
       }
       if (verdict.bySignature) ex.bySignature = true;
@@ -137,14 +137,11 @@ const WHICH: Record<CredentialKind, string> = {
 };
 
 const CREDENTIAL_KINDS: readonly CredentialKind[] = ['hooks', 'admin', 'either'];
-type Answer = { body: Buffer; headers: Record<string, string> };
 
 /** The 401, made once per kind: it names the credential the route takes and every place it may go. */
-function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind): Answer {
+function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind): Buffer {
   const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
-  const body = Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
-  return { body, headers: jsonHeaders(body.length) };
+  return Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
 }
 
 const RATE_LIMITED_BODY = Buffer.from(errorBody('rate_limited', 'too many failed token attempts from this address; retry later'));
-const RATE_LIMITED_HEADERS = jsonHeaders(RATE_LIMITED_BODY.length);

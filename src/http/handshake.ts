@@ -67,8 +67,7 @@ export function createHandshakes(mappings: readonly MappingConfig[], deps: { aut
       ex.label = mappingLabel(match.id);
       deps.auth.passed(address, 'verifyToken');
       // Exactly the challenge: Meta compares the body. nosniff: it is the sender's text, shown as text only.
-      const body = Buffer.from(challenge);
-      answer(ex, 200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length), 'x-content-type-options': 'nosniff' }, body);
+      answer(ex, 200, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, Buffer.from(challenge));
     },
   };
 }

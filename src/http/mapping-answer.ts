@@ -18,12 +18,7 @@ const CONTAINED: Readonly<OutgoingHttpHeaders> = Object.freeze({
 export function answerMapping(ex: Exchange, a: MappingAnswer): void {
   const headers: OutgoingHttpHeaders = { ...CONTAINED, ...a.headers };
   const body = a.body === undefined || a.status === 204 || a.status === 205 || a.status === 304 ? undefined : a.body;
-  if (body !== undefined) {
-    headers['content-type'] = a.contentType;
-    headers['content-length'] = String(Buffer.byteLength(body));
-  } else if (a.status !== 204 && a.status !== 304) {
-    headers['content-length'] = '0';
-  }
+  if (body !== undefined) headers['content-type'] = a.contentType;
   answer(ex, a.status, headers, body);
 }
 

@@ -4,7 +4,7 @@ import type { MappingConfig } from '../config/types.js';
 import { withoutCredentialParams, withoutCredentials } from '../credentials.js';
 import type { RequestRecord } from '../store/records.js';
 import { LOGGED_PATH_MAX, type RequestLogger } from './request-log.js';
-import type { Route, RouteKind } from './routes-table.js';
+import { SEND_KINDS, type Route } from './routes-table.js';
 import { routeKind } from '../request-target.js';
 
 /** The header that marks a console replay; one of the SECRET_HEADERS, a credential (credentials.ts), so no template, transform or log sees it. */
@@ -26,8 +26,6 @@ export interface ReplayHooks {
   path: string;
   mappings: readonly MappingConfig[];
 }
-
-const SEND_KINDS: ReadonlySet<RouteKind> = new Set(['wake', 'agent', 'mapped']);
 
 /** Why a logged request cannot be replayed (CONTRACT.md §11), or undefined; the log keeps no signature header, so a signed route cannot be. */
 export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | undefined {

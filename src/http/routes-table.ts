@@ -1,8 +1,12 @@
 import { routeKind, type HookRouteKind, type Target } from '../request-target.js';
+import type { SendRoute } from '../engine/decide.js';
 import type { CredentialKind } from './auth.js';
 
 /** The one routing decision (STYLE.md #13): the gate and @koa/router (router.ts) decide on the same `route.path`, never Koa's `ctx.path`. */
 export type RouteKind = HookRouteKind | 'health' | 'metrics' | 'console';
+
+/** The routes that take a POST's body and send work (engine/decide.ts `SendRoute`). */
+export const SEND_KINDS: ReadonlySet<RouteKind> = new Set<SendRoute>(['wake', 'agent', 'mapped']);
 
 /**
  * What each kind takes: its methods (HEAD rides along with GET; a mapped hook's are its mappings',

@@ -12,7 +12,6 @@ import { answer, answerJson } from './answer.js';
 import { payloadOf } from './body.js';
 import type { BodyLimits } from './body-limits.js';
 import type { Exchange, HookContext } from './exchange.js';
-import type { Handshakes } from './handshake.js';
 import { answerMapping, answerReplay, markReplayed, storedMappingAnswer } from './mapping-answer.js';
 import { publicRun } from './reads.js';
 import { requestRow } from './request-log.js';
@@ -28,8 +27,6 @@ export interface RouteDeps {
   store: Pick<Store, 'findKeys' | 'takeRate' | 'returnRate' | 'getRun' | 'listEvents' | 'listRuns'>;
   signatures: Pick<Signatures, 'check'>;
   onDropped?: (mappingId: string, dropped: number) => void;
-  /** Meta's verification GET (handshake.ts), answered by the gate. */
-  handshakes?: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
   onWhenFailed?: (failure: WhenFailure) => void;
   /** `GET /metrics` (absent: `server.metrics: false`, and the gate does not route it). */
   metrics?: Pick<Metrics, 'render' | 'contentType' | 'request' | 'rateLimited'>;

@@ -228,7 +228,6 @@ function createHandler(
     bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
     signatures,
-    handshakes,
     log,
     console: consoleOn
       ? deps.console!.mount({
