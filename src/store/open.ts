@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
-import type { StoreOptions } from './options.js';
+import type { StoreOptions } from './shell.js';
 import { openSqliteReader, SqliteStore } from './sqlite.js';
 import { StoreError, type Store, type StoreReader } from './store.js';
 

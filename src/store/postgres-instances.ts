@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { Db } from './dialect.js';
+import { repeat } from './maintenance.js';
 import type { RunRecord } from './records.js';
 import { toRun, type RunRow } from './rows.js';
 import * as sql from './sql/index.js';
@@ -17,30 +18,12 @@ export async function logJoining(db: Db, id: string, log: Logger): Promise<void>
   else log.info({ others }, `joining ${others.length} other live instance${others.length === 1 ? '' : 's'} on this database: ids ${others.join(', ')} (they share the work: docs/several-instances.md)`);
 }
 
-/** Renews the lease until stopped; `stop` waits for a renewal under way. */
+/** Renews the lease every third of `leaseSeconds` until stopped; `stop` waits for a renewal under way. */
 export function keepLease(tx: Tx, id: string, leaseSeconds: number, log: Logger, open: () => boolean): { stop(): Promise<void> } {
-  let timer: NodeJS.Timeout | undefined;
-  let renewing: Promise<void> | undefined;
-  const schedule = () => {
-    timer = setTimeout(() => {
-      if (!open()) return;
-      renewing = tx((db) => db.run(sql.instances.renewLease, [id, leaseSeconds])).then(
-        () => {},
-        (err) => log.warn({ err }, 'renewing this instance\'s lease failed; retrying (past store.leaseSeconds, other instances take over its runs)'),
-      ).finally(() => {
-        renewing = undefined;
-        if (open()) schedule();
-      });
-    }, (leaseSeconds * 1000) / 3);
-    timer.unref();
-  };
-  schedule();
-  return {
-    stop: async () => {
-      clearTimeout(timer);
-      await renewing;
-    },
-  };
+  const every = (leaseSeconds * 1000) / 3;
+  const renew = () => tx((db) => db.run(sql.instances.renewLease, [id, leaseSeconds]));
+  const failed = (err: unknown) => log.warn({ err }, 'renewing this instance\'s lease failed; retrying (past store.leaseSeconds, other instances take over its runs)');
+  return repeat(open, renew, failed, every, every);
 }
 
 /** See Store.takeOver: the running runs and outbox leases of instances whose lease has expired. */

@@ -1,18 +1,16 @@
 import type pg from 'pg';
 import { uuidv7 } from '../ids.js';
-import { commitHealth } from './commit-health.js';
 import { pgProblem, pgStoreError } from './db-errors.js';
 import { pgDb, type Db } from './dialect.js';
-import { groupCommit, type CommitStats, type GroupCommit } from './group-commit.js';
-import { BATCH_MAX, type StoreOptions } from './options.js';
+import type { CommitStats } from './group-commit.js';
 import { keepLease, logJoining, releaseInstance, takeOverGone } from './postgres-instances.js';
 import { pgLeader } from './postgres-leader.js';
 import { createPool, migratePg, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
 import { readerOf, reads } from './reads.js';
-import { StoreShell } from './shell.js';
+import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
-import { applyOps, runBatch, type WriteOp } from './writes.js';
+import { applyOps, runBatch, type BatchOutcome, type WriteOp } from './writes.js';
 
 export interface PostgresStoreOptions extends StoreOptions {
   /** `store.url`. Never logged: errors and log lines show it redacted. */
@@ -28,10 +26,7 @@ export interface PostgresStoreOptions extends StoreOptions {
 
 /** The store on PostgreSQL (CONTRACT.md §10): accepts group-committed, other writes one transaction each; instances hold leases, a survivor takes over. */
 export class PostgresStore extends StoreShell {
-  private closing: Promise<void> | undefined;
-  private readonly batcher: GroupCommit;
   private readonly lease: { stop(): Promise<void> };
-  private readonly health;
   /** Commits of the request log and retention, beside the accept batches: see {@link stats}. */
   private otherCommits = 0;
   private leaderships = new Set<Leadership>();
@@ -42,17 +37,6 @@ export class PostgresStore extends StoreShell {
     readonly instanceId: string,
   ) {
     super(pgDb(pool, () => pool.connect()), opts, instanceId);
-    this.health = commitHealth(opts.log);
-    this.batcher = groupCommit({
-      commit: async (ops) => {
-        const t0 = performance.now();
-        const { values, failed } = await this.healthy(() => runBatch(this.db, ops));
-        const outcome = { ...(values ? { values } : {}), ...(failed ? { failed: failed.map(([i, e]) => [i, pgStoreError(e)] as [number, StoreError]) } : {}) };
-        return { outcome, ms: performance.now() - t0 };
-      },
-      batchMax: opts.batchMax ?? BATCH_MAX,
-      onCommit: opts.onCommit,
-    });
     this.lease = keepLease((fn) => this.tx(fn), instanceId, opts.leaseSeconds, opts.log, () => this.state === 'open');
   }
 
@@ -107,28 +91,30 @@ export class PostgresStore extends StoreShell {
   }
 
   /** Commit counters since open: accept batches, plus the request log's and retention's transactions. */
-  stats(): CommitStats {
+  override stats(): CommitStats {
     return { ...this.batcher.stats, commits: this.batcher.stats.commits + this.otherCommits };
   }
 
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.maintenance.stop();
-      const renewed = this.lease.stop();
-      this.state = 'closing'; // new calls reject from here on; queued accepts still commit
-      await Promise.allSettled([...this.leaderships].map((l) => l.stop()));
-      await this.batcher.idle();
-      await this.settled();
-      await renewed;
-      await releaseInstance((fn) => this.db.transaction(fn), this.instanceId, this.opts.log);
-      await this.pool.end();
-      this.state = 'closed';
-    })();
-    return this.closing;
+  protected async shutdown(): Promise<void> {
+    this.maintenance.stop();
+    const renewed = this.lease.stop();
+    this.state = 'closing'; // new calls reject from here on; queued accepts still commit
+    await Promise.allSettled([...this.leaderships].map((l) => l.stop()));
+    await this.batcher.idle();
+    await this.settled();
+    await renewed;
+    await releaseInstance((fn) => this.db.transaction(fn), this.instanceId, this.opts.log);
+    await this.pool.end();
+    this.state = 'closed';
   }
 
-  protected commit<T>(op: WriteOp): Promise<T> {
-    if (op.kind === 'accept') return this.batcher.write<T>(op);
+  protected async commitBatch(ops: WriteOp[]): Promise<BatchOutcome<StoreError>> {
+    const { values, failed } = await this.healthy(() => runBatch(this.db, ops));
+    return { values, failed: failed?.map(([i, e]) => [i, pgStoreError(e)]) };
+  }
+
+  protected override commit<T>(op: WriteOp): Promise<T> {
+    if (op.kind === 'accept') return super.commit<T>(op);
     return this.guard(async () => {
       const [value] = await this.tx((tx) => applyOps(tx, [op]));
       if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies') this.otherCommits++;
