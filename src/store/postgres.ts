@@ -5,7 +5,7 @@ import { pgDb, type Db } from './dialect.js';
 import type { CommitStats } from './group-commit.js';
 import { keepLease, logJoining, releaseInstance, takeOverGone } from './postgres-instances.js';
 import { pgLeader } from './postgres-leader.js';
-import { createPool, migratePg, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
+import { createPool, openMigrated, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
 import { readerOf, reads } from './reads.js';
 import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
@@ -43,26 +43,12 @@ export class PostgresStore extends StoreShell {
   /** Connects and migrates (under an advisory lock); `unavailable`, naming the URL without its password, when it cannot. */
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
     const instanceId = opts.instanceId ?? uuidv7();
-    const pool = createPool({
-      url: opts.url,
-      max: opts.poolSize,
-      onIdleError: (err) => opts.log.warn({ err: pgStoreError(err) }, 'a database connection failed; the pool opens a new one when needed'),
+    const onIdleError = (err: Error) => opts.log.warn({ err: pgStoreError(err) }, 'a database connection failed; the pool opens a new one when needed');
+    const pool = await openMigrated({ url: opts.url, max: opts.poolSize, onIdleError }, async (client, { from, to }) => {
+      if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
+      await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
+      await logJoining(pgDb(client), instanceId, opts.log);
     });
-    try {
-      const client = await pool.connect();
-      try {
-        const { from, to } = await migratePg(client);
-        if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
-        await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
-        await logJoining(pgDb(client), instanceId, opts.log);
-      } finally {
-        client.release();
-      }
-    } catch (err) {
-      await pool.end().catch(() => {});
-      const e = pgStoreError(err);
-      throw new StoreError(e.code, `cannot open the store in ${redactUrl(opts.url)}: ${e.message}`, { cause: err });
-    }
     return new PostgresStore(pool, opts, instanceId);
   }
 
