@@ -3,10 +3,11 @@ import { uuidv7 } from '../ids.js';
 import { pgProblem, pgStoreError } from './db-errors.js';
 import { pgDb, type Db } from './dialect.js';
 import type { CommitStats } from './group-commit.js';
-import { keepLease, logJoining, releaseInstance, takeOverGone } from './postgres-instances.js';
+import { repeat } from './maintenance.js';
 import { pgLeader } from './postgres-leader.js';
 import { createPool, openMigrated, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
-import { readerOf, reads } from './reads.js';
+import { readerOf } from './reads.js';
+import { toRun, type RunRow } from './rows.js';
 import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
@@ -24,7 +25,11 @@ export interface PostgresStoreOptions extends StoreOptions {
   instanceId?: string;
 }
 
-/** The store on PostgreSQL (CONTRACT.md §10): accepts group-committed, other writes one transaction each; instances hold leases, a survivor takes over. */
+/**
+ * The store on PostgreSQL (CONTRACT.md §10): accepts group-committed, other writes one transaction
+ * each. Each instance holds a lease, renewed every third of `store.leaseSeconds`; a survivor
+ * takes over what one whose lease has expired held.
+ */
 export class PostgresStore extends StoreShell {
   private readonly lease: { stop(): Promise<void> };
   /** Commits of the request log and retention, beside the accept batches: see {@link stats}. */
@@ -37,7 +42,10 @@ export class PostgresStore extends StoreShell {
     readonly instanceId: string,
   ) {
     super(pgDb(pool, () => pool.connect()), opts, instanceId);
-    this.lease = keepLease((fn) => this.tx(fn), instanceId, opts.leaseSeconds, opts.log, () => this.state === 'open');
+    const every = (opts.leaseSeconds * 1000) / 3;
+    const renew = () => this.tx((db) => db.run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]));
+    const failed = (err: unknown) => opts.log.warn({ err }, 'renewing this instance\'s lease failed; retrying (past store.leaseSeconds, other instances take over its runs)');
+    this.lease = repeat(() => this.state === 'open', renew, failed, every, every);
   }
 
   /** Connects and migrates (under an advisory lock); `unavailable`, naming the URL without its password, when it cannot. */
@@ -47,7 +55,9 @@ export class PostgresStore extends StoreShell {
     const pool = await openMigrated({ url: opts.url, max: opts.poolSize, onIdleError }, async (client, { from, to }) => {
       if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
       await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
-      await logJoining(pgDb(client), instanceId, opts.log);
+      const others = (await pgDb(client).all<{ id: string }>(sql.instances.otherLiveInstances, [instanceId])).map((r) => r.id);
+      if (others.length === 0) opts.log.info({ others }, 'the only live instance on this database');
+      else opts.log.info({ others }, `joining ${others.length} other live instance${others.length === 1 ? '' : 's'} on this database: ids ${others.join(', ')} (they share the work: docs/several-instances.md)`);
     });
     return new PostgresStore(pool, opts, instanceId);
   }
@@ -60,8 +70,19 @@ export class PostgresStore extends StoreShell {
     return this.read(async () => void await this.db.run(sql.rates.returnRate, [key]));
   }
 
+  /** The running runs and outbox leases of instances whose lease has expired. */
   takeOver(limit: number): Promise<TakenOver> {
-    return this.guard(() => takeOverGone((fn) => this.tx(fn), this.instanceId, this.db.limit(limit), this.opts.log));
+    const max = this.db.limit(limit);
+    return this.guard(async () => {
+      const { runs, released } = await this.tx(async (db) => {
+        const released = await db.run(sql.instances.releaseGoneLeases, [this.instanceId]);
+        const runs = max === 0 ? [] : await db.all<RunRow>(sql.instances.takeOverRuns, [this.instanceId, max]);
+        await db.run(sql.instances.forgetGoneInstances);
+        return { runs, released };
+      });
+      if (released > 0) this.opts.log.warn({ released }, 'outbox leases of a gone instance released: a survivor sends those deliveries');
+      return { runs: runs.sort((a, b) => a.seq - b.seq).map(toRun), deliveries: released };
+    });
   }
 
   lead(handlers: LeaderHandlers): Promise<Leadership> {
@@ -89,7 +110,11 @@ export class PostgresStore extends StoreShell {
     await this.batcher.idle();
     await this.settled();
     await renewed;
-    await releaseInstance((fn) => this.db.transaction(fn), this.instanceId, this.opts.log);
+    // Its leases and row go, so that others take over at once, not after the lease.
+    await this.db.transaction(async (db) => {
+      await db.run(sql.instances.releaseOwnLeases, [this.instanceId]);
+      await db.run(sql.instances.removeInstance, [this.instanceId]);
+    }).catch((err) => this.opts.log.warn({ err }, 'could not release this instance at close; others take over after its lease'));
     await this.pool.end();
     this.state = 'closed';
   }
@@ -106,10 +131,6 @@ export class PostgresStore extends StoreShell {
       if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies') this.otherCommits++;
       return value as T;
     });
-  }
-
-  protected readError(err: unknown): StoreError {
-    return pgStoreError(err);
   }
 
   private tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -146,5 +167,5 @@ export async function openPgReader(url: string): Promise<StoreReader> {
     if (err instanceof StoreError) throw err;
     throw new StoreError('unavailable', `cannot read the store in ${redactUrl(url)}: ${pgStoreError(err).message}`, { cause: err });
   }
-  return readerOf(reads(pgDb(pool)), pgStoreError, () => pool.end(), {});
+  return readerOf(pgDb(pool), () => pool.end(), {});
 }

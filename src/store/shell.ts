@@ -55,8 +55,6 @@ export abstract class StoreShell implements Store {
   protected abstract shutdown(): Promise<void>;
   /** While a batch is in flight (SQLite refs its writer thread only then). */
   protected busy(_busy: boolean): void {}
-  /** A read's failure as a StoreError. */
-  protected abstract readError(err: unknown): StoreError;
   /** A failure that makes every call reject (SQLite: its database file is gone). */
   protected gone(): StoreError | undefined {
     return undefined;
@@ -174,7 +172,7 @@ export abstract class StoreShell implements Store {
   }
 
   protected read<T>(fn: () => Promise<T>): Promise<T> {
-    return this.guard(() => fn().catch((err: unknown) => Promise.reject(this.readError(err))));
+    return this.guard(() => fn().catch((err: unknown) => Promise.reject(this.db.storeError(err))));
   }
 
   protected write<T = void>(op: WriteOp): Promise<T> {

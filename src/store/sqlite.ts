@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { sqliteProblem, sqliteStoreError, toStoreError } from './db-errors.js';
+import { sqliteProblem, sqliteStoreError } from './db-errors.js';
 import { sqliteDb } from './dialect.js';
 import type { ClaimRules, RunRecord } from './records.js';
-import { readerOf, reads } from './reads.js';
+import { readerOf } from './reads.js';
 import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
 import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
@@ -148,10 +148,6 @@ export class SqliteStore extends StoreShell {
     else this.worker.unref();
   }
 
-  protected readError(err: unknown): StoreError {
-    return sqliteStoreError(err);
-  }
-
   protected override gone(): StoreError | undefined {
     return this.goneError;
   }
@@ -161,12 +157,12 @@ export class SqliteStore extends StoreShell {
     const reply = await this.writer.batch(ops);
     if (reply.error?.code === STORE_GONE) throw this.storeGone(reply.error.message);
     if (reply.error) {
-      const err = toStoreError(reply.error, 'unavailable');
+      const err = sqliteStoreError(reply.error, 'unavailable');
       this.health.failed(err, sqliteProblem(reply.error));
       throw err;
     }
     if (reply.ms > SLOW_COMMIT_MS) this.opts.log.warn({ ms: Math.round(reply.ms), ops: ops.length }, 'slow store commit');
-    const failed = reply.failed?.map(([i, e]) => [i, toStoreError(e)] as [number, StoreError]);
+    const failed = reply.failed?.map(([i, e]) => [i, sqliteStoreError(e)] as [number, StoreError]);
     const down = failed?.find(([, e]) => isStoreDown(e));
     if (down) this.health.failed(down[1], sqliteProblem(down[1].cause as { code?: string; message: string }));
     else this.health.committed();
@@ -221,5 +217,5 @@ export function openSqliteReader(dataDir: string): StoreReader & { db: Database.
     throw new StoreError('unavailable', `cannot read the store at ${file}: ${(err as Error).message}`, { cause: err });
   }
   const conn = db;
-  return readerOf(reads(sqliteDb(conn)), sqliteStoreError, async () => void conn.close(), { db: conn });
+  return readerOf(sqliteDb(conn), async () => void conn.close(), { db: conn });
 }
