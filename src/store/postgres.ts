@@ -150,22 +150,31 @@ export class PostgresStore extends StoreShell {
   }
 }
 
-/** A {@link StoreReader} on a small pool; refuses, saying what to do, a database without the store or at another schema version. */
-export async function openPgReader(url: string): Promise<StoreReader> {
+/**
+ * A {@link StoreReader} on a small pool, its Db for `hookrelay pause` (`writes`); refuses, saying
+ * what to do, a database without the store or at another schema version.
+ */
+export async function openPgReader(url: string, writes = false): Promise<StoreReader & { db: Db }> {
   const pool = createPool({ url, max: 2, onIdleError: () => {} });
+  const where = redactUrl(url);
   try {
     const version = await schemaVersion(pool);
-    if (version === 0) throw new StoreError('unavailable', `no store yet in ${redactUrl(url)} (\`hookrelay serve\` creates it there)`);
+    if (version === 0) throw new StoreError('unavailable', `no store yet in ${where} (\`hookrelay serve\` creates it there)`);
+    if (writes && version !== PG_SCHEMA_VERSION) {
+      const todo = version < PG_SCHEMA_VERSION ? 'run `hookrelay serve` once to migrate it' : 'upgrade hookrelay';
+      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, this hookrelay writes v${PG_SCHEMA_VERSION}: ${todo}`);
+    }
     if (version < PG_SCHEMA_VERSION) {
-      throw new StoreError('unavailable', `the store in ${redactUrl(url)} has schema v${version}, this hookrelay reads v${PG_SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
+      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, this hookrelay reads v${PG_SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
     }
     if (version > PG_SCHEMA_VERSION) {
-      throw new StoreError('unavailable', `the store in ${redactUrl(url)} has schema v${version}, newer than this hookrelay understands (v${PG_SCHEMA_VERSION}): upgrade hookrelay`);
+      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, newer than this hookrelay understands (v${PG_SCHEMA_VERSION}): upgrade hookrelay`);
     }
   } catch (err) {
     await pool.end().catch(() => {});
     if (err instanceof StoreError) throw err;
-    throw new StoreError('unavailable', `cannot read the store in ${redactUrl(url)}: ${pgStoreError(err).message}`, { cause: err });
+    throw new StoreError('unavailable', `cannot ${writes ? 'reach' : 'read'} the store in ${where}: ${pgStoreError(err).message}`, { cause: err });
   }
-  return readerOf(pgDb(pool), () => pool.end(), {});
+  const db = pgDb(pool);
+  return readerOf(db, () => pool.end(), { db });
 }
