@@ -26,14 +26,10 @@ export interface Db {
 const pick = (sql: Sql, kind: Db['kind']) => (typeof sql === 'string' ? sql : sql[kind]);
 
 /** An INSERT of rows of `columns`, each dialect's text built once. */
-export interface Insert {
-  readonly sqlite: string;
-  readonly pg: string;
-  readonly width: number;
-}
+type Insert = ReturnType<typeof insertInto>;
 
 /** `types`: the columns' PostgreSQL types; `tail` (ON CONFLICT, RETURNING) numbers its values after the columns. */
-export function insertInto(table: string, columns: string, types: string, tail = ''): Insert {
+export function insertInto(table: string, columns: string, types: string, tail = '') {
   const width = columns.split(',').length;
   const marks = Array.from({ length: width }, (_, i) => `$${i + 1}`).join(', ');
   const casts = types.split(',').map((t, i) => `$${i + 1}::${t.trim()}[]`).join(', ');

@@ -87,7 +87,7 @@ export class PostgresStore extends StoreShell {
 
   lead(handlers: LeaderHandlers): Promise<Leadership> {
     return this.guard(async () => {
-      const l = await pgLeader({ url: this.opts.url, log: this.opts.log, retryMs: this.opts.leaderRetryMs ?? 1000 }, handlers);
+      const l = await pgLeader(this.opts.url, this.opts.log, this.opts.leaderRetryMs ?? 1000, handlers);
       this.leaderships.add(l);
       return { stop: () => (this.leaderships.delete(l), l.stop()) };
     });

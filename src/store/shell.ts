@@ -32,6 +32,8 @@ export abstract class StoreShell implements Store {
   protected readonly maintenance: Maintenance;
   protected readonly health;
   protected readonly batcher: GroupCommit;
+  /** A failure that makes every call reject (SQLite: its database file is gone). */
+  protected goneError: StoreError | undefined;
   /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, the key purge. */
   readonly purgeExpired: Maintenance['purgeExpired'];
   readonly purgeExpiredKeys: Maintenance['purgeExpiredKeys'];
@@ -55,10 +57,6 @@ export abstract class StoreShell implements Store {
   protected abstract shutdown(): Promise<void>;
   /** While a batch is in flight (SQLite refs its writer thread only then). */
   protected busy(_busy: boolean): void {}
-  /** A failure that makes every call reject (SQLite: its database file is gone). */
-  protected gone(): StoreError | undefined {
-    return undefined;
-  }
 
   abstract takeRate(key: string, limit: number): Promise<number>;
   abstract returnRate(key: string): Promise<void>;
@@ -157,8 +155,7 @@ export abstract class StoreShell implements Store {
   /** Runs a call unless the store is closing; close() waits for the calls under way. */
   protected guard<T>(fn: () => Promise<T>): Promise<T> {
     if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
-    const gone = this.gone();
-    if (gone) return Promise.reject(gone);
+    if (this.goneError) return Promise.reject(this.goneError);
     const p = fn();
     this.calls.add(p);
     const done = () => void this.calls.delete(p);

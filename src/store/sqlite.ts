@@ -7,7 +7,7 @@ import type { ClaimRules, RunRecord } from './records.js';
 import { readerOf } from './reads.js';
 import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
-import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
+import { lockDataDir } from './sqlite-lock.js';
 import { migrate, SCHEMA_VERSION } from './sqlite-schema.js';
 import { STORE_GONE, startWriter, type Writer, type WriterPragmas } from './sqlite-writer.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
@@ -36,13 +36,12 @@ export class SqliteStore extends StoreShell {
   private readonly takenOver = new Set<string>();
   /** The writer thread (specs stop it to see how the store copes). */
   private readonly worker;
-  private goneError: StoreError | undefined;
   private stopping = false;
 
   private constructor(
     private readonly conn: Database.Database,
     private readonly writer: Writer,
-    private readonly lock: DataDirLock | undefined,
+    private readonly lock: ReturnType<typeof lockDataDir> | undefined,
     private readonly opts: SqliteStoreOptions,
   ) {
     super(sqliteDb(conn), opts, null);
@@ -146,10 +145,6 @@ export class SqliteStore extends StoreShell {
   protected override busy(busy: boolean): void {
     if (busy) this.worker.ref();
     else this.worker.unref();
-  }
-
-  protected override gone(): StoreError | undefined {
-    return this.goneError;
   }
 
   /** Sends a batch to the writer thread. */
