@@ -43,23 +43,17 @@ export interface MaintenanceOptions {
   keysPurgeEveryMs?: number;
 }
 
-export interface Maintenance {
-  readonly clock: () => Date;
-  keysSince(): string;
-  /** One retention pass (CONTRACT.md §3): the request log's part, then ended runs, turns, events, settled outbox rows; one under way is joined. */
-  purgeExpired(): Promise<PurgeCounts>;
-  purgeExpiredKeys(): Promise<number>;
-  stop(): void;
-}
+export type Maintenance = ReturnType<typeof startMaintenance>;
 
 /** Starts the timers (they do not keep the process alive). */
-export function startMaintenance(port: PurgePort, opts: MaintenanceOptions): Maintenance {
+export function startMaintenance(port: PurgePort, opts: MaintenanceOptions) {
   const clock = opts.clock ?? (() => new Date());
   const keyWindowMs = opts.idempotencyWindowSeconds * 1000;
   const keysSince = () => new Date(clock().getTime() - keyWindowMs).toISOString();
   let purging: Promise<PurgeCounts> | undefined;
 
   const purgeExpiredKeys = () => port.guard(() => keysPass(port, opts.log, keysSince()));
+  /** One retention pass (CONTRACT.md §3): the request log's part, then ended runs, turns, events, settled outbox rows; one under way is joined. */
   const purgeExpired = (): Promise<PurgeCounts> => {
     purging ??= port.guard(async () => {
       const now = clock();

@@ -64,7 +64,6 @@ export abstract class StoreShell implements Store {
   abstract lead(handlers: LeaderHandlers): Promise<Leadership>;
   abstract commitProblem(): string | undefined;
 
-  /** Commit counters since open, for benchmarks and specs (not part of the Store seam). */
   stats(): CommitStats {
     return { ...this.batcher.stats };
   }

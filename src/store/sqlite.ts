@@ -147,7 +147,6 @@ export class SqliteStore extends StoreShell {
     else this.worker.unref();
   }
 
-  /** Sends a batch to the writer thread. */
   protected async commitBatch(ops: WriteOp[]): Promise<BatchOutcome<StoreError>> {
     const reply = await this.writer.batch(ops);
     if (reply.error?.code === STORE_GONE) throw this.storeGone(reply.error.message);
