@@ -5,22 +5,14 @@ import type { StoreError } from './store.js';
 const LOG_EVERY_MS = 5_000;
 
 /** Whether a store's commits land (CONTRACT.md §8): while they fail, `problem()` says why, and the log says so every few seconds, not once per request. */
-export interface CommitHealth {
-  /** A commit failed for want of the backend (`unavailable`); `problem`: why, for the senders. */
-  failed(err: StoreError, problem: string): void;
-  /** A commit succeeded: the store is well again. */
-  committed(): void;
-  /** Why commits fail, while they do; undefined once one succeeded. */
-  problem(): string | undefined;
-}
-
-export function commitHealth(log: Logger): CommitHealth {
+export function commitHealth(log: Logger) {
   let problem: string | undefined;
   let failures = 0;
   let unlogged = 0;
   let loggedAt = 0;
   return {
-    failed(err, why) {
+    /** A commit failed for want of the backend (`unavailable`); `why`: the cause, for the senders. */
+    failed(err: StoreError, why: string): void {
       failures++;
       unlogged++;
       const now = Date.now();
@@ -31,12 +23,14 @@ export function commitHealth(log: Logger): CommitHealth {
       loggedAt = now;
       unlogged = 0;
     },
-    committed() {
+    /** A commit succeeded: the store is well again. */
+    committed(): void {
       if (problem === undefined) return;
       log.info({ failures }, 'store commits succeed again');
       problem = undefined;
       failures = unlogged = 0;
     },
-    problem: () => problem,
+    /** Why commits fail, while they do; undefined once one succeeded. */
+    problem: (): string | undefined => problem,
   };
 }

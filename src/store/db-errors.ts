@@ -6,22 +6,16 @@ export interface WireError {
   code?: string;
 }
 
-/** Maps a SQLite (or writer-side) error to the store's. */
-export function toStoreError(e: WireError, fallback: StoreErrorCode = 'failed'): StoreError {
-  const code = e.code ?? '';
+/** Maps a SQLite error, or one from the writer thread, to the store's. */
+export function sqliteStoreError(err: unknown, fallback: StoreErrorCode = 'failed'): StoreError {
+  if (err instanceof StoreError) return err;
+  const { message, code = '' } = err as WireError;
   const kind: StoreErrorCode =
     code === 'run_not_running' ? 'run_not_running'
     : code === 'constraint' || code.startsWith('SQLITE_CONSTRAINT') ? 'constraint'
     : /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(code) ? 'unavailable'
     : fallback;
-  return new StoreError(kind, e.message, { cause: e });
-}
-
-/** A SQLite error as the main thread gets it. */
-export function sqliteStoreError(err: unknown): StoreError {
-  if (err instanceof StoreError) return err;
-  const e = err as Error & { code?: string };
-  return toStoreError({ message: e.message, code: e.code });
+  return new StoreError(kind, message, { cause: err });
 }
 
 /**

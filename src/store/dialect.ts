@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
-import { pgStoreError } from './db-errors.js';
+import { pgStoreError, sqliteStoreError } from './db-errors.js';
 import { StoreError } from './store.js';
 
 /** A statement: one text for both, or each dialect's where they really differ. Placeholders are `$n`. */
@@ -16,6 +16,8 @@ export interface Db {
   insert<R = never>(into: Insert, rows: readonly unknown[][], extra?: readonly unknown[]): Promise<R[]>;
   /** Whether `err`, thrown inside a transaction, is one statement's own failure that leaves the transaction usable. */
   failsAlone(err: unknown): boolean;
+  /** A failure of this database as a StoreError. */
+  storeError(err: unknown): StoreError;
   transaction<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   /** LIMIT's value for `n` rows: +∞ is none, anything not a positive number zero. */
   limit(n: number): number | null;
@@ -24,14 +26,10 @@ export interface Db {
 const pick = (sql: Sql, kind: Db['kind']) => (typeof sql === 'string' ? sql : sql[kind]);
 
 /** An INSERT of rows of `columns`, each dialect's text built once. */
-export interface Insert {
-  readonly sqlite: string;
-  readonly pg: string;
-  readonly width: number;
-}
+type Insert = ReturnType<typeof insertInto>;
 
 /** `types`: the columns' PostgreSQL types; `tail` (ON CONFLICT, RETURNING) numbers its values after the columns. */
-export function insertInto(table: string, columns: string, types: string, tail = ''): Insert {
+export function insertInto(table: string, columns: string, types: string, tail = '') {
   const width = columns.split(',').length;
   const marks = Array.from({ length: width }, (_, i) => `$${i + 1}`).join(', ');
   const casts = types.split(',').map((t, i) => `$${i + 1}::${t.trim()}[]`).join(', ');
@@ -112,6 +110,7 @@ export function sqliteDb(db: Database.Database): Db {
     // Some errors (SQLITE_FULL, SQLITE_IOERR, …) roll the whole transaction back
     // (https://www.sqlite.org/lang_transaction.html, "Response To Errors Within A Transaction").
     failsAlone: () => db.inTransaction,
+    storeError: (err) => sqliteStoreError(err),
     limit: (n) => rowLimit(n, -1),
   };
   return self;
@@ -153,6 +152,7 @@ export function pgDb(client: Pick<pg.ClientBase, 'query'>, connect?: () => Promi
     },
     // Integrity (SQLSTATE class 23) or a value the column cannot take (22); not the connection's.
     failsAlone: (err) => err instanceof StoreError || /^2[23]/.test(String((err as { code?: unknown })?.code ?? '')),
+    storeError: pgStoreError,
     limit: (n) => rowLimit(n, null),
   };
 }

@@ -7,15 +7,16 @@ export interface CommitStats {
   commits: number;
   ops: number;
   largestBatch: number;
-  commitMs: number;
 }
 
-/** Commits a batch in one transaction: per-op outcomes, or a rejection that fails the whole batch. */
-export type Commit = (ops: WriteOp[]) => Promise<{ outcome: BatchOutcome<StoreError>; ms: number }>;
+/** Most accepts per group commit unless a spec or benchmark says otherwise. */
+const BATCH_MAX = 512;
 
 export interface GroupCommitOptions {
-  commit: Commit;
-  batchMax: number;
+  /** Commits a batch in one transaction: per-op outcomes, or a rejection that fails the whole batch. */
+  commit: (ops: WriteOp[]) => Promise<BatchOutcome<StoreError>>;
+  /** Most accepts (SQLite: write ops) per group commit: bounds one commit's latency and size. */
+  batchMax?: number;
   onCommit?: (accepts: number) => void;
   /** While a batch is in flight (SQLite refs its writer thread only then). */
   onBusy?: (busy: boolean) => void;
@@ -30,7 +31,7 @@ interface Pending {
 /** Group commit for both backends: writes that arrive while a batch is in flight share the next transaction, each resolving after its COMMIT. */
 export function groupCommit(opts: GroupCommitOptions) {
   const waiting: Pending[] = [];
-  const stats: CommitStats = { commits: 0, ops: 0, largestBatch: 0, commitMs: 0 };
+  const stats: CommitStats = { commits: 0, ops: 0, largestBatch: 0 };
   let inFlight = false;
   let scheduled = false;
   let broken: StoreError | undefined;
@@ -60,14 +61,11 @@ export function groupCommit(opts: GroupCommitOptions) {
 
   const flush = () => {
     if (inFlight || waiting.length === 0 || broken) return;
-    const batch = waiting.splice(0, opts.batchMax);
+    const batch = waiting.splice(0, opts.batchMax ?? BATCH_MAX);
     inFlight = true;
     opts.onBusy?.(true);
     opts.commit(batch.map((p) => p.op)).then(
-      ({ outcome, ms }) => {
-        stats.commitMs += ms;
-        settle(batch, outcome);
-      },
+      (outcome) => settle(batch, outcome),
       (err) => batch.forEach((p) => p.reject(err)),
     ).finally(() => {
       inFlight = false;

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import { StoreError } from './store.js';
+import type { WriteOp } from './writes.js';
 
 /**
  * The store's upkeep: retention (`store.retainDays`), kept request bodies (`hooks.keepBodies`),
@@ -17,22 +18,15 @@ const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events', 'outbo
 
 export type PurgeCounts = Record<PurgeTable, number>;
 
-export interface RequestPurgeCounts {
-  requests: number;
-  bodies: number;
-}
-
 /** One purge write's outcome: rows deleted, and where the next resumes (none: nothing more is old enough). */
 export interface PurgeStep {
   deleted: number;
   next?: number;
 }
 
-/** What a backend gives maintenance: each call one short write of at most `max` rows. */
+/** What a store gives maintenance: `write` commits one purge op, a short write of at most its `max` rows. */
 export interface PurgePort {
-  purge(table: PurgeTable | 'requests', before: string, after: number, max: number): Promise<PurgeStep>;
-  purgeBodies(now: string, max: number): Promise<number>;
-  purgeKeys(before: string, max: number): Promise<number>;
+  write<T>(op: Extract<WriteOp, { kind: 'purge' | 'purgeBodies' | 'purgeKeys' }>): Promise<T>;
   guard<T>(fn: () => Promise<T>): Promise<T>;
   isOpen(): boolean;
 }
@@ -49,32 +43,23 @@ export interface MaintenanceOptions {
   keysPurgeEveryMs?: number;
 }
 
-export interface Maintenance {
-  readonly clock: () => Date;
-  keysSince(): string;
-  /** One retention pass (CONTRACT.md §3): the request log's part, then ended runs, turns, events, settled outbox rows; one under way is joined. */
-  purgeExpired(): Promise<PurgeCounts>;
-  purgeExpiredKeys(): Promise<number>;
-  stop(): void;
-}
+export type Maintenance = ReturnType<typeof startMaintenance>;
 
 /** Starts the timers (they do not keep the process alive). */
-export function startMaintenance(port: PurgePort, opts: MaintenanceOptions): Maintenance {
+export function startMaintenance(port: PurgePort, opts: MaintenanceOptions) {
   const clock = opts.clock ?? (() => new Date());
   const keyWindowMs = opts.idempotencyWindowSeconds * 1000;
   const keysSince = () => new Date(clock().getTime() - keyWindowMs).toISOString();
-  const retainedSince = (now = clock()) => new Date(now.getTime() - opts.retainDays * DAY_MS).toISOString();
   let purging: Promise<PurgeCounts> | undefined;
 
-  const purgeRequestLog = () => port.guard(() => {
-    const now = clock();
-    return requestLogPass(port, opts.log, now, opts.retainDays > 0 ? retainedSince(now) : undefined);
-  });
   const purgeExpiredKeys = () => port.guard(() => keysPass(port, opts.log, keysSince()));
+  /** One retention pass (CONTRACT.md §3): the request log's part, then ended runs, turns, events, settled outbox rows; one under way is joined. */
   const purgeExpired = (): Promise<PurgeCounts> => {
     purging ??= port.guard(async () => {
-      await purgeRequestLog();
-      return opts.retainDays > 0 ? retentionPass(port, opts.log, retainedSince()) : { runs: 0, history: 0, events: 0, outbox: 0 };
+      const now = clock();
+      const before = opts.retainDays > 0 ? new Date(now.getTime() - opts.retainDays * DAY_MS).toISOString() : undefined;
+      await requestLogPass(port, opts.log, now, before);
+      return before ? retentionPass(port, opts.log, before) : { runs: 0, history: 0, events: 0, outbox: 0 };
     }).finally(() => (purging = undefined));
     return purging;
   };
@@ -83,43 +68,51 @@ export function startMaintenance(port: PurgePort, opts: MaintenanceOptions): Mai
   // A tenth of the window, between a second and ten minutes: a key outlives its window by at
   // most that (it no longer answers once past it; the purge only frees the room).
   const keysEveryMs = opts.keysPurgeEveryMs ?? Math.min(Math.max(keyWindowMs / 10, 1000), 600_000);
+  const failed = (what: string) => (err: unknown) => {
+    if (!(err instanceof StoreError && err.code === 'closed')) opts.log.warn({ err }, what);
+  };
   const timers = [
-    repeat(port, opts.log, purgeExpired, Math.min(purgeEveryMs, FIRST_PURGE_MAX_MS), purgeEveryMs, 'store retention pass failed; retrying later'),
-    repeat(port, opts.log, purgeExpiredKeys, keysEveryMs, keysEveryMs, 'idempotency key purge failed; retrying later'),
+    repeat(port.isOpen, purgeExpired, failed('store retention pass failed; retrying later'), Math.min(purgeEveryMs, FIRST_PURGE_MAX_MS), purgeEveryMs),
+    repeat(port.isOpen, purgeExpiredKeys, failed('idempotency key purge failed; retrying later'), keysEveryMs, keysEveryMs),
   ];
   return {
     clock,
     keysSince,
     purgeExpired,
     purgeExpiredKeys,
-    stop: () => timers.forEach((t) => t.stop()),
+    stop: () => timers.forEach((t) => void t.stop()),
   };
 }
 
-function repeat(port: PurgePort, log: Logger, task: () => Promise<unknown>, firstMs: number, everyMs: number, failed: string): { stop(): void } {
+/** Runs `task` after `firstMs`, then `everyMs` after each run ends, while `isOpen()`; `stop` waits for a run under way. */
+export function repeat(
+  isOpen: () => boolean, task: () => Promise<unknown>, onError: (err: unknown) => void, firstMs: number, everyMs: number,
+): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
   const schedule = (ms: number) => {
     timer = setTimeout(() => {
-      if (!port.isOpen()) return;
-      task().then(
-        () => port.isOpen() && schedule(everyMs),
-        (err) => {
-          if (!(err instanceof StoreError && err.code === 'closed')) log.warn({ err }, failed);
-          if (port.isOpen()) schedule(everyMs);
-        },
-      );
-    }, ms);
-    timer.unref();
+      if (!isOpen()) return;
+      running = task().then(() => {}, onError).finally(() => {
+        running = undefined;
+        if (isOpen()) schedule(everyMs);
+      });
+    }, ms).unref();
   };
   schedule(firstMs);
-  return { stop: () => clearTimeout(timer) };
+  return {
+    stop: async () => {
+      clearTimeout(timer);
+      await running;
+    },
+  };
 }
 
 async function purgeTable(port: PurgePort, table: PurgeTable | 'requests', before: string): Promise<number> {
   let deleted = 0;
   let after: number | undefined = 0;
   while (after !== undefined) {
-    const step = await port.purge(table, before, after, PURGE_BATCH);
+    const step: PurgeStep = await port.write({ kind: 'purge', table, before, after, max: PURGE_BATCH });
     deleted += step.deleted;
     after = step.next;
   }
@@ -142,16 +135,14 @@ async function retentionPass(port: PurgePort, log: Logger, before: string): Prom
   return counts;
 }
 
-async function requestLogPass(port: PurgePort, log: Logger, now: Date, rowsBefore: string | undefined): Promise<RequestPurgeCounts> {
-  const counts: RequestPurgeCounts = { requests: 0, bodies: 0 };
-  if (rowsBefore !== undefined) counts.requests = await purgeTable(port, 'requests', rowsBefore);
-  counts.bodies = await untilShort((max) => port.purgeBodies(now.toISOString(), max));
-  if (counts.requests + counts.bodies > 0) log.info({ ...counts }, 'store retention: old request-log rows and bodies purged');
-  return counts;
+async function requestLogPass(port: PurgePort, log: Logger, now: Date, rowsBefore: string | undefined): Promise<void> {
+  const requests = rowsBefore === undefined ? 0 : await purgeTable(port, 'requests', rowsBefore);
+  const bodies = await untilShort((max) => port.write<number>({ kind: 'purgeBodies', now: now.toISOString(), max }));
+  if (requests + bodies > 0) log.info({ requests, bodies }, 'store retention: old request-log rows and bodies purged');
 }
 
 async function keysPass(port: PurgePort, log: Logger, before: string): Promise<number> {
-  const total = await untilShort((max) => port.purgeKeys(before, max));
+  const total = await untilShort((max) => port.write<number>({ kind: 'purgeKeys', before, max }));
   if (total > 0) log.info({ deleted: total, before }, 'idempotency keys past the window purged');
   return total;
 }

@@ -2,17 +2,12 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../config/errors.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
-import type { StoreOptions } from './options.js';
+import type { StoreOptions } from './shell.js';
 import { openSqliteReader, SqliteStore } from './sqlite.js';
 import { StoreError, type Store, type StoreReader } from './store.js';
 
-/** Where the store reports each group commit's number of accepts (metrics.ts has one; the store does not import it). */
-export interface CommitMetrics {
-  commit(accepts: number): void;
-}
-
 /** Opens the store that `config.store.kind` names; a data directory another process holds is a {@link ConfigError} at `dataDir`. */
-export async function openStore(config: Config, log: Logger, metrics?: CommitMetrics, instanceId?: string): Promise<Store> {
+export async function openStore(config: Config, log: Logger, metrics?: { commit(accepts: number): void }, instanceId?: string): Promise<Store> {
   // Every value as the loader resolved it: the schema holds the defaults, no store repeats them.
   const common: StoreOptions = {
     retainDays: config.store.retainDays,

@@ -5,16 +5,13 @@ import { LEADER_LOCK } from './postgres-schema.js';
 import { HEARTBEAT_CHANNEL } from './sql/events.js';
 import type { Leadership, LeaderHandlers } from './store.js';
 
-export interface PgLeaderOptions {
-  url: string;
-  log: Logger;
-  /** How often a follower tries for the lock, and how soon a lost connection is opened again. */
-  retryMs: number;
-}
-
-/** Heartbeat leadership on PostgreSQL (CONTRACT.md §10): whoever holds the session-level advisory lock {@link LEADER_LOCK} on a connection of its own, LISTENing for `now` triggers there. */
-export async function pgLeader(opts: PgLeaderOptions, handlers: LeaderHandlers): Promise<Leadership> {
-  const log = opts.log.child({ part: 'leader' });
+/**
+ * Heartbeat leadership on PostgreSQL (CONTRACT.md §10): whoever holds the session-level advisory lock {@link LEADER_LOCK} on a
+ * connection of its own, LISTENing for `now` triggers there. `retryMs`: how often a follower tries for the lock, and how soon a
+ * lost connection is opened again.
+ */
+export async function pgLeader(url: string, parentLog: Logger, retryMs: number, handlers: LeaderHandlers): Promise<Leadership> {
+  const log = parentLog.child({ part: 'leader' });
   let stopped = false;
   let client: pg.Client | undefined;
   let leading = false;
@@ -31,12 +28,12 @@ export async function pgLeader(opts: PgLeaderOptions, handlers: LeaderHandlers):
   const schedule = () => {
     if (stopped) return;
     clearTimeout(timer);
-    timer = setTimeout(() => void tryOnce(), opts.retryMs);
+    timer = setTimeout(() => void tryOnce(), retryMs);
     timer.unref();
   };
 
   const connect = async (): Promise<pg.Client> => {
-    const c = new pg.Client({ connectionString: opts.url, application_name: 'hookrelay-leader', keepAlive: true, connectionTimeoutMillis: 5000 });
+    const c = new pg.Client({ connectionString: url, application_name: 'hookrelay-leader', keepAlive: true, connectionTimeoutMillis: 5000 });
     c.on('error', () => {}); // a broken connection also ends: 'end' below decides
     c.on('notification', (msg) => {
       if (msg.channel === HEARTBEAT_CHANNEL && leading && client === c) handlers.onTrigger();

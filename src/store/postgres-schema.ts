@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { pgStoreError } from './db-errors.js';
 import { StoreError } from './store.js';
 
 /** The PostgreSQL store's schema: the SQLite store's tables, columns and encodings (rows.ts maps both). */
@@ -198,8 +199,27 @@ export const MIGRATE_LOCK = 0x686f6f6b72656c61n; // "hookrela"
 /** Held (session-scoped, on a dedicated connection) by the heartbeat leader: see postgres-leader.ts. */
 export const LEADER_LOCK = 0x686f6f6b6c656164n; // "hooklead"
 
+/** A pool on the store at `opts.url`, migrated; `then` runs on the migrating connection. Fails naming the URL without its password. */
+export async function openMigrated(opts: PoolOptions, then?: (client: pg.PoolClient, migrated: { from: number; to: number }) => Promise<void>): Promise<pg.Pool> {
+  const pool = createPool(opts);
+  try {
+    const client = await pool.connect();
+    try {
+      const migrated = await migratePg(client);
+      await then?.(client, migrated);
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.end().catch(() => {});
+    const e = pgStoreError(err);
+    throw new StoreError(e.code, `cannot open the store in ${redactUrl(opts.url)}: ${e.message}`, { cause: err });
+  }
+  return pool;
+}
+
 /** Brings the database to {@link PG_SCHEMA_VERSION} under an advisory lock, each migration in its own transaction; refuses a newer one. */
-export async function migratePg(client: pg.ClientBase): Promise<{ from: number; to: number }> {
+async function migratePg(client: pg.ClientBase): Promise<{ from: number; to: number }> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK.toString()]);
   try {
     await client.query('CREATE TABLE IF NOT EXISTS hookrelay_schema (version integer NOT NULL)');

@@ -1,18 +1,17 @@
 import type pg from 'pg';
 import { uuidv7 } from '../ids.js';
-import { commitHealth } from './commit-health.js';
 import { pgProblem, pgStoreError } from './db-errors.js';
 import { pgDb, type Db } from './dialect.js';
-import { groupCommit, type CommitStats, type GroupCommit } from './group-commit.js';
-import { BATCH_MAX, type StoreOptions } from './options.js';
-import { keepLease, logJoining, releaseInstance, takeOverGone } from './postgres-instances.js';
+import type { CommitStats } from './group-commit.js';
+import { repeat } from './maintenance.js';
 import { pgLeader } from './postgres-leader.js';
-import { createPool, migratePg, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
-import { readerOf, reads } from './reads.js';
-import { StoreShell } from './shell.js';
+import { createPool, openMigrated, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
+import { readerOf } from './reads.js';
+import { toRun, type RunRow } from './rows.js';
+import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
-import { applyOps, runBatch, type WriteOp } from './writes.js';
+import { applyOps, runBatch, type BatchOutcome, type WriteOp } from './writes.js';
 
 export interface PostgresStoreOptions extends StoreOptions {
   /** `store.url`. Never logged: errors and log lines show it redacted. */
@@ -26,12 +25,13 @@ export interface PostgresStoreOptions extends StoreOptions {
   instanceId?: string;
 }
 
-/** The store on PostgreSQL (CONTRACT.md §10): accepts group-committed, other writes one transaction each; instances hold leases, a survivor takes over. */
+/**
+ * The store on PostgreSQL (CONTRACT.md §10): accepts group-committed, other writes one transaction
+ * each. Each instance holds a lease, renewed every third of `store.leaseSeconds`; a survivor
+ * takes over what one whose lease has expired held.
+ */
 export class PostgresStore extends StoreShell {
-  private closing: Promise<void> | undefined;
-  private readonly batcher: GroupCommit;
   private readonly lease: { stop(): Promise<void> };
-  private readonly health;
   /** Commits of the request log and retention, beside the accept batches: see {@link stats}. */
   private otherCommits = 0;
   private leaderships = new Set<Leadership>();
@@ -42,43 +42,23 @@ export class PostgresStore extends StoreShell {
     readonly instanceId: string,
   ) {
     super(pgDb(pool, () => pool.connect()), opts, instanceId);
-    this.health = commitHealth(opts.log);
-    this.batcher = groupCommit({
-      commit: async (ops) => {
-        const t0 = performance.now();
-        const { values, failed } = await this.healthy(() => runBatch(this.db, ops));
-        const outcome = { ...(values ? { values } : {}), ...(failed ? { failed: failed.map(([i, e]) => [i, pgStoreError(e)] as [number, StoreError]) } : {}) };
-        return { outcome, ms: performance.now() - t0 };
-      },
-      batchMax: opts.batchMax ?? BATCH_MAX,
-      onCommit: opts.onCommit,
-    });
-    this.lease = keepLease((fn) => this.tx(fn), instanceId, opts.leaseSeconds, opts.log, () => this.state === 'open');
+    const every = (opts.leaseSeconds * 1000) / 3;
+    const renew = () => this.tx((db) => db.run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]));
+    const failed = (err: unknown) => opts.log.warn({ err }, 'renewing this instance\'s lease failed; retrying (past store.leaseSeconds, other instances take over its runs)');
+    this.lease = repeat(() => this.state === 'open', renew, failed, every, every);
   }
 
   /** Connects and migrates (under an advisory lock); `unavailable`, naming the URL without its password, when it cannot. */
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
     const instanceId = opts.instanceId ?? uuidv7();
-    const pool = createPool({
-      url: opts.url,
-      max: opts.poolSize,
-      onIdleError: (err) => opts.log.warn({ err: pgStoreError(err) }, 'a database connection failed; the pool opens a new one when needed'),
+    const onIdleError = (err: Error) => opts.log.warn({ err: pgStoreError(err) }, 'a database connection failed; the pool opens a new one when needed');
+    const pool = await openMigrated({ url: opts.url, max: opts.poolSize, onIdleError }, async (client, { from, to }) => {
+      if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
+      await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
+      const others = (await pgDb(client).all<{ id: string }>(sql.instances.otherLiveInstances, [instanceId])).map((r) => r.id);
+      if (others.length === 0) opts.log.info({ others }, 'the only live instance on this database');
+      else opts.log.info({ others }, `joining ${others.length} other live instance${others.length === 1 ? '' : 's'} on this database: ids ${others.join(', ')} (they share the work: docs/several-instances.md)`);
     });
-    try {
-      const client = await pool.connect();
-      try {
-        const { from, to } = await migratePg(client);
-        if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
-        await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
-        await logJoining(pgDb(client), instanceId, opts.log);
-      } finally {
-        client.release();
-      }
-    } catch (err) {
-      await pool.end().catch(() => {});
-      const e = pgStoreError(err);
-      throw new StoreError(e.code, `cannot open the store in ${redactUrl(opts.url)}: ${e.message}`, { cause: err });
-    }
     return new PostgresStore(pool, opts, instanceId);
   }
 
@@ -90,13 +70,24 @@ export class PostgresStore extends StoreShell {
     return this.read(async () => void await this.db.run(sql.rates.returnRate, [key]));
   }
 
+  /** The running runs and outbox leases of instances whose lease has expired. */
   takeOver(limit: number): Promise<TakenOver> {
-    return this.guard(() => takeOverGone((fn) => this.tx(fn), this.instanceId, this.db.limit(limit), this.opts.log));
+    const max = this.db.limit(limit);
+    return this.guard(async () => {
+      const { runs, released } = await this.tx(async (db) => {
+        const released = await db.run(sql.instances.releaseGoneLeases, [this.instanceId]);
+        const runs = max === 0 ? [] : await db.all<RunRow>(sql.instances.takeOverRuns, [this.instanceId, max]);
+        await db.run(sql.instances.forgetGoneInstances);
+        return { runs, released };
+      });
+      if (released > 0) this.opts.log.warn({ released }, 'outbox leases of a gone instance released: a survivor sends those deliveries');
+      return { runs: runs.sort((a, b) => a.seq - b.seq).map(toRun), deliveries: released };
+    });
   }
 
   lead(handlers: LeaderHandlers): Promise<Leadership> {
     return this.guard(async () => {
-      const l = await pgLeader({ url: this.opts.url, log: this.opts.log, retryMs: this.opts.leaderRetryMs ?? 1000 }, handlers);
+      const l = await pgLeader(this.opts.url, this.opts.log, this.opts.leaderRetryMs ?? 1000, handlers);
       this.leaderships.add(l);
       return { stop: () => (this.leaderships.delete(l), l.stop()) };
     });
@@ -107,37 +98,39 @@ export class PostgresStore extends StoreShell {
   }
 
   /** Commit counters since open: accept batches, plus the request log's and retention's transactions. */
-  stats(): CommitStats {
+  override stats(): CommitStats {
     return { ...this.batcher.stats, commits: this.batcher.stats.commits + this.otherCommits };
   }
 
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.maintenance.stop();
-      const renewed = this.lease.stop();
-      this.state = 'closing'; // new calls reject from here on; queued accepts still commit
-      await Promise.allSettled([...this.leaderships].map((l) => l.stop()));
-      await this.batcher.idle();
-      await this.settled();
-      await renewed;
-      await releaseInstance((fn) => this.db.transaction(fn), this.instanceId, this.opts.log);
-      await this.pool.end();
-      this.state = 'closed';
-    })();
-    return this.closing;
+  protected async shutdown(): Promise<void> {
+    this.maintenance.stop();
+    const renewed = this.lease.stop();
+    this.state = 'closing'; // new calls reject from here on; queued accepts still commit
+    await Promise.allSettled([...this.leaderships].map((l) => l.stop()));
+    await this.batcher.idle();
+    await this.settled();
+    await renewed;
+    // Its leases and row go, so that others take over at once, not after the lease.
+    await this.db.transaction(async (db) => {
+      await db.run(sql.instances.releaseOwnLeases, [this.instanceId]);
+      await db.run(sql.instances.removeInstance, [this.instanceId]);
+    }).catch((err) => this.opts.log.warn({ err }, 'could not release this instance at close; others take over after its lease'));
+    await this.pool.end();
+    this.state = 'closed';
   }
 
-  protected commit<T>(op: WriteOp): Promise<T> {
-    if (op.kind === 'accept') return this.batcher.write<T>(op);
+  protected async commitBatch(ops: WriteOp[]): Promise<BatchOutcome<StoreError>> {
+    const { values, failed } = await this.healthy(() => runBatch(this.db, ops));
+    return { values, failed: failed?.map(([i, e]) => [i, pgStoreError(e)]) };
+  }
+
+  protected override commit<T>(op: WriteOp): Promise<T> {
+    if (op.kind === 'accept') return super.commit<T>(op);
     return this.guard(async () => {
       const [value] = await this.tx((tx) => applyOps(tx, [op]));
       if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies') this.otherCommits++;
       return value as T;
     });
-  }
-
-  protected readError(err: unknown): StoreError {
-    return pgStoreError(err);
   }
 
   private tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -157,22 +150,31 @@ export class PostgresStore extends StoreShell {
   }
 }
 
-/** A {@link StoreReader} on a small pool; refuses, saying what to do, a database without the store or at another schema version. */
-export async function openPgReader(url: string): Promise<StoreReader> {
+/**
+ * A {@link StoreReader} on a small pool, its Db for `hookrelay pause` (`writes`); refuses, saying
+ * what to do, a database without the store or at another schema version.
+ */
+export async function openPgReader(url: string, writes = false): Promise<StoreReader & { db: Db }> {
   const pool = createPool({ url, max: 2, onIdleError: () => {} });
+  const where = redactUrl(url);
   try {
     const version = await schemaVersion(pool);
-    if (version === 0) throw new StoreError('unavailable', `no store yet in ${redactUrl(url)} (\`hookrelay serve\` creates it there)`);
+    if (version === 0) throw new StoreError('unavailable', `no store yet in ${where} (\`hookrelay serve\` creates it there)`);
+    if (writes && version !== PG_SCHEMA_VERSION) {
+      const todo = version < PG_SCHEMA_VERSION ? 'run `hookrelay serve` once to migrate it' : 'upgrade hookrelay';
+      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, this hookrelay writes v${PG_SCHEMA_VERSION}: ${todo}`);
+    }
     if (version < PG_SCHEMA_VERSION) {
-      throw new StoreError('unavailable', `the store in ${redactUrl(url)} has schema v${version}, this hookrelay reads v${PG_SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
+      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, this hookrelay reads v${PG_SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
     }
     if (version > PG_SCHEMA_VERSION) {
-      throw new StoreError('unavailable', `the store in ${redactUrl(url)} has schema v${version}, newer than this hookrelay understands (v${PG_SCHEMA_VERSION}): upgrade hookrelay`);
+      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, newer than this hookrelay understands (v${PG_SCHEMA_VERSION}): upgrade hookrelay`);
     }
   } catch (err) {
     await pool.end().catch(() => {});
     if (err instanceof StoreError) throw err;
-    throw new StoreError('unavailable', `cannot read the store in ${redactUrl(url)}: ${pgStoreError(err).message}`, { cause: err });
+    throw new StoreError('unavailable', `cannot ${writes ? 'reach' : 'read'} the store in ${where}: ${pgStoreError(err).message}`, { cause: err });
   }
-  return readerOf(reads(pgDb(pool)), pgStoreError, () => pool.end(), {});
+  const db = pgDb(pool);
+  return readerOf(db, () => pool.end(), { db });
 }

@@ -5,7 +5,7 @@ import {
   type RunRecord, type RunStatus, type StoredKey,
 } from './records.js';
 import { toRequest, type RequestRow } from './request-rows.js';
-import { eventBytes, toEvent, toHistory, toRun, type EventRow, type RunRow } from './rows.js';
+import { eventBytes, toEvent, toRun, type EventRow, type RunRow } from './rows.js';
 import * as sql from './sql/index.js';
 
 /** Events read per statement while a byte budget is being filled. */
@@ -60,7 +60,7 @@ export function reads(db: Db) {
     },
 
     async history(sessionKey: string, limit: number): Promise<HistoryMessage[]> {
-      return (await db.all<{ role: string; content: string }>(sql.history.readHistory, [sessionKey, db.limit(limit)])).map(toHistory);
+      return db.all<HistoryMessage>(sql.history.readHistory, [sessionKey, db.limit(limit)]);
     },
 
     /** Stored answers of these key hashes accepted at or after `since` (ISO time), in order. */
@@ -116,13 +116,13 @@ export function served(r: Reads, call: <T>(read: () => Promise<T>) => Promise<T>
 }
 
 /** A {@link StoreReader} over reads.ts, rejecting `closed` once closed. */
-export function readerOf<X extends object>(r: Reads, toError: (err: unknown) => StoreError, end: () => Promise<void>, extra: X): StoreReader & X {
+export function readerOf<X extends object>(db: Db, end: () => Promise<void>, extra: X): StoreReader & X {
   let open = true;
   const call = <T>(read: () => Promise<T>): Promise<T> =>
-    open ? read().catch((err: unknown) => Promise.reject(toError(err))) : Promise.reject(new StoreError('closed', 'the store is closed'));
+    open ? read().catch((err: unknown) => Promise.reject(db.storeError(err))) : Promise.reject(new StoreError('closed', 'the store is closed'));
   return {
     ...extra,
-    ...served(r, call),
+    ...served(reads(db), call),
     close: async () => {
       if (open) await end();
       open = false;

@@ -101,11 +101,7 @@ export interface RunRecord extends NewRun {
 }
 
 /** How a run's callback stands (docs/callbacks.md); `error`: the last failure. */
-export interface RunCallback {
-  status: DeliveryStatus;
-  attempts: number;
-  error?: string;
-}
+export type RunCallback = Omit<RunDelivery, 'target'>;
 
 /** A run's callback (docs/callbacks.md): an outbox row committed with the run's end; its target shows only the URL's host. */
 export interface NewCallback {

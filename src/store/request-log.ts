@@ -3,14 +3,12 @@ import type { NewRequestLog } from './records.js';
 import type { Store } from './store.js';
 
 /** Rows waiting for the next flush at most; past it new rows are dropped (and counted). */
-export const REQUEST_LOG_MAX_PENDING = 1000;
+const REQUEST_LOG_MAX_PENDING = 1000;
 /** How long a row waits before its batch is written. */
-export const REQUEST_LOG_FLUSH_MS = 200;
+const REQUEST_LOG_FLUSH_MS = 200;
 
 /** The request log's rows of requests that were not accepted (CONTRACT.md §11), batched off the request path. */
 export interface RequestLogBuffer {
-  /** Queues a row; false when it was dropped. O(1), allocates nothing but the row itself. */
-  add(row: NewRequestLog): boolean;
   /** Queues `make(arg)`, made only when there is room (a flood of refusals costs no rows); false when dropped. */
   offer<T>(make: (arg: T) => NewRequestLog, arg: T): boolean;
   /** Counts `rows` dropped before they were offered (a refusal past its address's budget, http/request-log.ts). */
@@ -20,8 +18,6 @@ export interface RequestLogBuffer {
   /** Flushes and stops: later rows are dropped. */
   close(): Promise<void>;
 }
-
-const identity = <T>(v: T): T => v;
 
 export interface RequestLogOptions {
   maxPending?: number;
@@ -75,9 +71,6 @@ export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: Reques
   }
 
   return {
-    add(row) {
-      return this.offer(identity, row);
-    },
     drop,
     offer(make, arg) {
       if (closed || pending.length >= max) {

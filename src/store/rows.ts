@@ -1,5 +1,5 @@
 import type {
-  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, HistoryMessage, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
+  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRun, RunRecord, RunStatus,
 } from './records.js';
 
 /** The one mapping between rows and records: both schemas use the same tables, columns and encodings (booleans 0/1, ISO times, JSON payloads), so `hookrelay store copy` moves a row as it is. */
@@ -210,8 +210,4 @@ export function toDelivery(row: OutboxRow): DeliveryRecord {
   if (row.run_id !== null) d.runId = row.run_id;
   if (row.error !== null) d.error = row.error;
   return d;
-}
-
-export function toHistory(row: { role: string; content: string }): HistoryMessage {
-  return { role: row.role as HistoryMessage['role'], content: row.content };
 }

@@ -1,6 +1,7 @@
+import { commitHealth } from './commit-health.js';
 import type { Db } from './dialect.js';
-import { startMaintenance, type Maintenance, type PurgePort, type PurgeStep } from './maintenance.js';
-import type { StoreOptions } from './options.js';
+import { groupCommit, type CommitStats, type GroupCommit, type GroupCommitOptions } from './group-commit.js';
+import { startMaintenance, type Maintenance, type MaintenanceOptions } from './maintenance.js';
 import { reads, served, type Reads, type ServedReads } from './reads.js';
 import type {
   ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RunEffects,
@@ -9,7 +10,10 @@ import type {
 import { requestValues } from './request-rows.js';
 import { eventValues, forwardValues, keyValues, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
 import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
-import type { AcceptOp, WriteOp } from './writes.js';
+import type { AcceptOp, BatchOutcome, WriteOp } from './writes.js';
+
+/** What every store is opened with, whichever the backend: one options object of resolved values. */
+export type StoreOptions = MaintenanceOptions & Pick<GroupCommitOptions, 'batchMax' | 'onCommit'>;
 
 const NONE_HELD: readonly number[] = Object.freeze([]);
 
@@ -23,8 +27,13 @@ export interface StoreShell extends ServedReads {}
 export abstract class StoreShell implements Store {
   protected state: 'open' | 'closing' | 'closed' = 'open';
   private readonly calls = new Set<Promise<unknown>>();
+  private closing: Promise<void> | undefined;
   protected readonly reads: Reads;
   protected readonly maintenance: Maintenance;
+  protected readonly health;
+  protected readonly batcher: GroupCommit;
+  /** A failure that makes every call reject (SQLite: its database file is gone). */
+  protected goneError: StoreError | undefined;
   /** Maintenance now, beside its own timers (maintenance.ts): a retention pass, the key purge. */
   readonly purgeExpired: Maintenance['purgeExpired'];
   readonly purgeExpiredKeys: Maintenance['purgeExpiredKeys'];
@@ -32,25 +41,37 @@ export abstract class StoreShell implements Store {
   protected constructor(protected readonly db: Db, opts: StoreOptions, protected readonly instance: string | null) {
     this.reads = reads(db);
     Object.assign(this, served(this.reads, (read) => this.read(read)));
-    this.maintenance = startMaintenance(this.purgePort(), opts);
+    this.maintenance = startMaintenance({
+      write: <T>(op: WriteOp) => this.write<T>(op),
+      guard: (fn) => this.guard(fn),
+      isOpen: () => this.state === 'open',
+    }, opts);
     ({ purgeExpired: this.purgeExpired, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
+    this.health = commitHealth(opts.log);
+    this.batcher = groupCommit({ ...opts, commit: (ops) => this.commitBatch(ops), onBusy: (busy) => this.busy(busy) });
   }
 
-  /** Commits one op; resolves with its result once committed. */
-  protected abstract commit<T>(op: WriteOp): Promise<T>;
-  /** A read's failure as a StoreError. */
-  protected abstract readError(err: unknown): StoreError;
-  /** A failure that makes every call reject (SQLite: its database file is gone). */
-  protected gone(): StoreError | undefined {
-    return undefined;
-  }
+  /** Commits a batch of ops in one transaction (group-commit.ts). */
+  protected abstract commitBatch(ops: WriteOp[]): Promise<BatchOutcome<StoreError>>;
+  /** Releases what the store holds, once; new calls already reject. */
+  protected abstract shutdown(): Promise<void>;
+  /** While a batch is in flight (SQLite refs its writer thread only then). */
+  protected busy(_busy: boolean): void {}
 
   abstract takeRate(key: string, limit: number): Promise<number>;
   abstract returnRate(key: string): Promise<void>;
   abstract takeOver(limit: number): Promise<TakenOver>;
   abstract lead(handlers: LeaderHandlers): Promise<Leadership>;
   abstract commitProblem(): string | undefined;
-  abstract close(): Promise<void>;
+
+  stats(): CommitStats {
+    return { ...this.batcher.stats };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
 
   accept(events: NewEvent[], runs: NewRun[], keys?: NewKey[], forwards?: NewForward[], request?: NewRequestLog): Promise<readonly number[]> {
     if (events.length === 0 && runs.length === 0 && !keys?.length) {
@@ -133,8 +154,7 @@ export abstract class StoreShell implements Store {
   /** Runs a call unless the store is closing; close() waits for the calls under way. */
   protected guard<T>(fn: () => Promise<T>): Promise<T> {
     if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
-    const gone = this.gone();
-    if (gone) return Promise.reject(gone);
+    if (this.goneError) return Promise.reject(this.goneError);
     const p = fn();
     this.calls.add(p);
     const done = () => void this.calls.delete(p);
@@ -148,7 +168,7 @@ export abstract class StoreShell implements Store {
   }
 
   protected read<T>(fn: () => Promise<T>): Promise<T> {
-    return this.guard(() => fn().catch((err: unknown) => Promise.reject(this.readError(err))));
+    return this.guard(() => fn().catch((err: unknown) => Promise.reject(this.db.storeError(err))));
   }
 
   protected write<T = void>(op: WriteOp): Promise<T> {
@@ -156,14 +176,8 @@ export abstract class StoreShell implements Store {
     return this.commit<T>(op);
   }
 
-  /** Maintenance's writes, each one op taking turns with the others. */
-  private purgePort(): PurgePort {
-    return {
-      purge: (table, before, after, max) => this.write<PurgeStep>({ kind: 'purge', table, before, after, max }),
-      purgeBodies: (now, max) => this.write<number>({ kind: 'purgeBodies', now, max }),
-      purgeKeys: (before, max) => this.write<number>({ kind: 'purgeKeys', before, max }),
-      guard: (fn) => this.guard(fn),
-      isOpen: () => this.state === 'open',
-    };
+  /** Commits one op; resolves with its result once committed. */
+  protected commit<T>(op: WriteOp): Promise<T> {
+    return this.batcher.write<T>(op);
   }
 }

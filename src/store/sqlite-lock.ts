@@ -6,17 +6,11 @@ import { StoreError } from './store.js';
 /** The lock file, beside `hookrelay.db` in the data directory. */
 const LOCK_FILE = 'hookrelay.lock';
 
-/** A held data-directory lock (see {@link lockDataDir}). */
-export interface DataDirLock {
-  /** Gives the lock up; idempotent. */
-  release(): void;
-}
-
 /** Lock files (`dev:ino`) this process holds. */
 const held = new Set<string>();
 
 /** Takes the data directory for as long as the process lives (or until `release()`): one server per store. */
-export function lockDataDir(dataDir: string): DataDirLock {
+export function lockDataDir(dataDir: string): { release(): void } {
   const file = join(dataDir, LOCK_FILE);
   const db = new Database(file, { timeout: 0 }); // busy_timeout 0: a held lock is SQLITE_BUSY at once
   let key: string;
@@ -39,6 +33,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   held.add(key);
   let released = false;
   return {
+    /** Gives the lock up; idempotent. */
     release: () => {
       if (released) return;
       released = true;

@@ -1,25 +1,22 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { commitHealth } from './commit-health.js';
-import { sqliteProblem, sqliteStoreError, toStoreError } from './db-errors.js';
+import { sqliteProblem, sqliteStoreError } from './db-errors.js';
 import { sqliteDb } from './dialect.js';
-import { groupCommit, type CommitStats, type GroupCommit } from './group-commit.js';
-import { BATCH_MAX, type StoreOptions } from './options.js';
 import type { ClaimRules, RunRecord } from './records.js';
-import { createRateWindow } from './rate-window.js';
-import { readerOf, reads } from './reads.js';
-import { StoreShell } from './shell.js';
+import { readerOf } from './reads.js';
+import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
-import { lockDataDir, type DataDirLock } from './sqlite-lock.js';
+import { lockDataDir } from './sqlite-lock.js';
 import { migrate, SCHEMA_VERSION } from './sqlite-schema.js';
-import { STORE_GONE, startWriter, type BatchReply, type Writer, type WriterPragmas } from './sqlite-writer.js';
+import { STORE_GONE, startWriter, type Writer, type WriterPragmas } from './sqlite-writer.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
-import type { WriteOp } from './writes.js';
+import type { BatchOutcome, WriteOp } from './writes.js';
 
 export const DB_FILE = 'hookrelay.db';
 const SLOW_COMMIT_MS = 1000;
+/** The rate window (ratePerMinute, CONTRACT.md §14). */
+const RATE_WINDOW_MS = 60_000;
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** Directory of `hookrelay.db`; created when missing. */
@@ -30,36 +27,25 @@ export interface SqliteStoreOptions extends StoreOptions {
   lock?: false;
 }
 
-export type SqliteStoreStats = CommitStats & { writerStartMs: number };
-
 /** The embedded store, SQLite in WAL mode: writes group-committed by a writer thread, reads on a connection beside it. */
 export class SqliteStore extends StoreShell {
-  private closing: Promise<void> | undefined;
   /** Whether claimRuns was called: see {@link takeOver}. */
   private claimed = false;
-  private readonly rates = createRateWindow();
+  /** Admitted times per rate key, oldest first: in the process, as the data-directory lock makes this the only gateway on its store. */
+  private readonly rates = new Map<string, number[]>();
   private readonly takenOver = new Set<string>();
-  private readonly health;
-  private readonly batcher: GroupCommit;
   /** The writer thread (specs stop it to see how the store copes). */
   private readonly worker;
-  private goneError: StoreError | undefined;
   private stopping = false;
 
   private constructor(
     private readonly conn: Database.Database,
     private readonly writer: Writer,
-    private readonly lock: DataDirLock | undefined,
+    private readonly lock: ReturnType<typeof lockDataDir> | undefined,
     private readonly opts: SqliteStoreOptions,
-    private readonly writerStartMs: number,
   ) {
     super(sqliteDb(conn), opts, null);
-    this.health = commitHealth(opts.log);
     const worker = (this.worker = writer.worker);
-    this.batcher = groupCommit({
-      commit: (ops) => this.send(ops), batchMax: opts.batchMax ?? BATCH_MAX, onCommit: opts.onCommit,
-      onBusy: (busy) => (busy ? worker.ref() : worker.unref()),
-    });
     let lastError: Error | undefined;
     worker.on('error', (err) => (lastError = err));
     worker.on('exit', (code) => {
@@ -77,7 +63,6 @@ export class SqliteStore extends StoreShell {
     mkdirSync(opts.dataDir, { recursive: true });
     const lock = opts.lock === false ? undefined : lockDataDir(opts.dataDir);
     const file = join(opts.dataDir, DB_FILE);
-    const t0 = performance.now();
     let db: Database.Database | undefined;
     try {
       const writer = await startWriter(file, opts.durability, () => {
@@ -90,7 +75,7 @@ export class SqliteStore extends StoreShell {
         db.prepare(sql.outbox.releaseLeases).run(); // the process before's outbox leases (the directory is ours now)
         db.pragma('query_only = ON'); // every write goes through the writer thread
       });
-      return new SqliteStore(db!, writer, lock, opts, performance.now() - t0);
+      return new SqliteStore(db!, writer, lock, opts);
     } catch (err) {
       db?.close();
       lock?.release();
@@ -104,11 +89,21 @@ export class SqliteStore extends StoreShell {
   }
 
   takeRate(key: string, limit: number): Promise<number> {
-    return this.guard(async () => this.rates.take(key, limit, Date.now()));
+    return this.guard(async () => {
+      const now = Date.now();
+      let times = this.rates.get(key);
+      if (times === undefined) this.rates.set(key, (times = []));
+      let gone = 0;
+      while (gone < times.length && times[gone]! <= now - RATE_WINDOW_MS) gone++;
+      if (gone > 0) times.splice(0, gone);
+      if (times.length >= limit) return Math.max(1, times[times.length - limit]! + RATE_WINDOW_MS - now);
+      times.push(now);
+      return 0;
+    });
   }
 
   returnRate(key: string): Promise<void> {
-    return this.guard(async () => this.rates.give(key));
+    return this.guard(async () => void this.rates.get(key)?.pop());
   }
 
   /** The only instance: runs running before this store claimed any are the process before's, each handed out once. */
@@ -137,70 +132,35 @@ export class SqliteStore extends StoreShell {
     return this.health.problem();
   }
 
-  stats(): SqliteStoreStats {
-    return { ...this.batcher.stats, writerStartMs: this.writerStartMs };
+  protected async shutdown(): Promise<void> {
+    this.maintenance.stop();
+    this.state = 'closing'; // new calls reject from here on; queued writes still commit
+    await this.batcher.idle();
+    this.conn.close();
+    if (!this.batcher.broken() || this.goneError) await this.stopWriter();
+    this.lock?.release(); // last: the database is closed, the next owner may take it
+    this.state = 'closed';
   }
 
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.maintenance.stop();
-      this.state = 'closing'; // new calls reject from here on; queued writes still commit
-      await this.batcher.idle();
-      this.conn.close();
-      if (!this.batcher.broken() || this.goneError) await this.stopWriter();
-      this.lock?.release(); // last: the database is closed, the next owner may take it
-      this.state = 'closed';
-    })();
-    return this.closing;
+  protected override busy(busy: boolean): void {
+    if (busy) this.worker.ref();
+    else this.worker.unref();
   }
 
-  protected commit<T>(op: WriteOp): Promise<T> {
-    return this.batcher.write<T>(op);
-  }
-
-  protected readError(err: unknown): StoreError {
-    return sqliteStoreError(err);
-  }
-
-  protected override gone(): StoreError | undefined {
-    return this.goneError;
-  }
-
-  /** Sends a batch to the writer thread; ops that cannot cross it (a function, …) fail alone. */
-  private async send(ops: WriteOp[]): Promise<{ outcome: { values?: unknown[]; failed?: [number, StoreError][] }; ms: number }> {
-    const unsendable: [number, StoreError][] = [];
-    let sendable = ops;
-    let reply: BatchReply;
-    try {
-      reply = await this.writer.batch(ops);
-    } catch (err) {
-      if (err instanceof StoreError || (err as Error).name !== 'DataCloneError') throw err;
-      sendable = ops.filter((op, i) => {
-        try {
-          structuredClone(op);
-          return true;
-        } catch {
-          unsendable.push([i, new StoreError('failed', `a value cannot be stored: ${(err as Error).message}`, { cause: err })]);
-          return false;
-        }
-      });
-      reply = await this.writer.batch(sendable);
-    }
+  protected async commitBatch(ops: WriteOp[]): Promise<BatchOutcome<StoreError>> {
+    const reply = await this.writer.batch(ops);
     if (reply.error?.code === STORE_GONE) throw this.storeGone(reply.error.message);
     if (reply.error) {
-      const err = toStoreError(reply.error, 'unavailable');
+      const err = sqliteStoreError(reply.error, 'unavailable');
       this.health.failed(err, sqliteProblem(reply.error));
       throw err;
     }
     if (reply.ms > SLOW_COMMIT_MS) this.opts.log.warn({ ms: Math.round(reply.ms), ops: ops.length }, 'slow store commit');
-    const failed = (reply.failed ?? []).map(([i, e]) => [i, toStoreError(e)] as [number, StoreError]);
-    const down = failed.find(([, e]) => isStoreDown(e));
+    const failed = reply.failed?.map(([i, e]) => [i, sqliteStoreError(e)] as [number, StoreError]);
+    const down = failed?.find(([, e]) => isStoreDown(e));
     if (down) this.health.failed(down[1], sqliteProblem(down[1].cause as { code?: string; message: string }));
     else this.health.committed();
-    const index = ops.map((_, i) => i).filter((i) => !unsendable.some(([u]) => u === i));
-    const values = reply.values && ops.map((op) => (sendable.includes(op) ? reply.values![sendable.indexOf(op)] : undefined));
-    const all = [...unsendable, ...failed.map(([i, e]) => [index[i]!, e] as [number, StoreError])];
-    return { outcome: { ...(values ? { values } : {}), ...(all.length ? { failed: all } : {}) }, ms: reply.ms };
+    return { values: reply.values, failed };
   }
 
   /** The database file (or its WAL) is not the one opened: fails this batch and every later call, and says so once. */
@@ -251,5 +211,5 @@ export function openSqliteReader(dataDir: string): StoreReader & { db: Database.
     throw new StoreError('unavailable', `cannot read the store at ${file}: ${(err as Error).message}`, { cause: err });
   }
   const conn = db;
-  return readerOf(reads(sqliteDb(conn)), sqliteStoreError, async () => void conn.close(), { db: conn });
+  return readerOf(sqliteDb(conn), async () => void conn.close(), { db: conn });
 }

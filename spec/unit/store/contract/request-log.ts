@@ -112,7 +112,7 @@ export function requestLogContract(h: Harness): void {
       let dropped = 0;
       const buffer = createRequestLog(store, { maxPending: 5, flushMs: 100, log: silentLogger, onDropped: (n) => (dropped += n) });
       const commits = store.stats().commits;
-      const added = Array.from({ length: 8 }, (_, i) => buffer.add(row({ requestId: `r${i}`, status: 401 })));
+      const added = Array.from({ length: 8 }, (_, i) => buffer.offer(row, { requestId: `r${i}`, status: 401 }));
       expect(added).to.deep.equal([true, true, true, true, true, false, false, false]);
       expect(dropped).to.equal(3);
       expect(await h.count('requests'), 'nothing is written at once').to.equal(0);
@@ -121,11 +121,11 @@ export function requestLogContract(h: Harness): void {
       expect(store.stats().commits - commits, 'one transaction for the batch').to.equal(1);
       // The store gone: the batch is dropped and counted, the buffer goes on.
       await store.close();
-      buffer.add(row({ requestId: 'lost' }));
+      buffer.offer(row, { requestId: 'lost' });
       await buffer.flush();
       expect(dropped).to.equal(4);
       await buffer.close();
-      expect(buffer.add(row()), 'closed').to.equal(false);
+      expect(buffer.offer(row, {}), 'closed').to.equal(false);
       expect(dropped).to.equal(5);
     });
   });
