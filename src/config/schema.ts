@@ -6,7 +6,6 @@
 import { PROVIDER_SPECS } from '../providers/index.js';
 import * as Type from 'typebox';
 import { bool, choice, field, int, obj, secret, str, strList, strMap, type SchemaNode } from '../schema-node.js';
-import { respondSchema, responseSchema, template } from './answer-schema.js';
 
 export const PROVIDERS = ['whatsapp', 'telegram', 'signal', 'imessage', 'discord', 'slack', 'msteams'] as const;
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
@@ -84,6 +83,23 @@ const emailSchema = obj('The e-mail companion (`hookrelay email run`): the IMAP 
   snippetChars: int('Length of the snippet: the start of the body on one line.', 200, 20, 2000),
   pollSeconds: int('How often the mailbox is checked when the server has no IDLE (and how often IDLE is renewed when it has).', 60, 1, 1740),
 }, { required: ['imap'] });
+
+const template = (description: string, extra: Type.TSchemaOptions = {}) => str(`Template. ${description}.`, undefined, { minLength: 1, ...extra });
+
+/** `respond` of an `action: respond` mapping (CONTRACT.md §12); config/answer-rules.ts checks what the schema cannot. */
+const respondSchema = obj('What an `action: respond` mapping answers, with no action: e.g. `{status: 204}` to acknowledge and ignore, or a handshake\'s echo. See "Answering senders" in docs/mappings.md.', {
+  status: int('The status: 200–599; 204, 205 and 304 take no body.', 200, 200, 599),
+  contentType: str('The Content-Type of the body (sent only with a body).', 'application/json', { minLength: 1 }),
+  body: template('The body, in the mapping\'s engine; it sees the request\'s template context. Unset: no body'),
+  headers: strMap('Further answer headers, name → value (fixed text, not templates). Hop-by-hop headers, Content-Type (use contentType), Content-Length and Set-Cookie are refused.'),
+});
+
+/** `response` of a wake or agent mapping (CONTRACT.md §12). */
+const responseSchema = obj('Replaces the success answer of a wake or agent mapping (errors stay as they are); an idempotent repeat gets the same answer. See "Answering senders" in docs/mappings.md.', {
+  status: int('The status of the success answer: 200–299 (204 and 205 take no body).', undefined, 200, 299, { defaultDoc: 'the usual one (200, or hooks.acceptStatus with an agent run)' }),
+  contentType: str('The Content-Type of the body.', undefined, { minLength: 1, defaultDoc: '`application/json`' }),
+  body: template('The body, in the mapping\'s engine; besides the template context it sees `eventId`, `runId`, `sessionKey` (the first action\'s) and `actions` (every action\'s, as the usual answer lists them)', { defaultDoc: 'the usual answer\'s' }),
+});
 
 /** Shared by `hooks.mappings[]` and the preset files. */
 export const mappingSchema = obj('A mapping turns a POST {hooks.path}/NAME into one action (or one per item with forEach).', {
