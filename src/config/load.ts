@@ -57,15 +57,11 @@ export function configFromObject(raw: unknown, file: string, env: Env = process.
   return loaded;
 }
 
-export interface Inspected {
-  problems: ConfigProblem[];
-  loaded?: LoadedConfig;
-  /** The config as far as it could be read, so the parts whose shape is right can still be compiled and report in the same pass. */
-  draft: Obj;
-}
-
-/** Collects every problem instead of stopping at the first stage; the document itself is not changed (a reload keeps it). */
-export function inspectConfig(raw: unknown, file: string, env: Env = process.env, reads?: Reads): Inspected {
+/**
+ * Collects every problem instead of stopping at the first stage; the document itself is not changed (a reload keeps it).
+ * `draft`: the config as far as it could be read, so the parts whose shape is right can still be compiled and report in the same pass.
+ */
+export function inspectConfig(raw: unknown, file: string, env: Env = process.env, reads?: Reads): { problems: ConfigProblem[]; loaded?: LoadedConfig; draft: Obj } {
   const abs = resolve(file);
   const baseDir = dirname(abs);
   if (raw !== null && raw !== undefined && !isPlainObject(raw)) {

@@ -224,7 +224,7 @@ export function urlProblems(node: SchemaNode, value: unknown, raw: unknown, path
   return problems;
 }
 
-function isHttpUrl(text: string): boolean {
+export function isHttpUrl(text: string): boolean {
   try {
     const u = new URL(text);
     return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
