@@ -40,16 +40,11 @@ function longerThan(text: string, max: number): boolean {
   return false;
 }
 
-const providerEnum = [...PROVIDERS];
-
-export const VERIFY_SCHEMES = ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac', 'meta'] as const;
-export const TIMESTAMPED_SCHEMES: readonly string[] = ['stripe', 'slack', 'standard-webhooks'];
-export const HMAC_KEYS = ['header', 'algorithm', 'encoding', 'prefix'] as const;
 /** Every request is compared against this many token slots, so the time taken does not tell how many there are. */
 export const MAX_TOKENS = 8;
 
 const verifySchema = obj('Signature check over the raw body, before it is parsed: every request that this mapping acts on must carry a valid signature (401 invalid_signature, or stale_signature for a timestamp outside the tolerance). Needs match.path. See "Signatures" in Security.', {
-  scheme: choice(VERIFY_SCHEMES, '`github`: X-Hub-Signature-256; `stripe`: Stripe-Signature; `slack`: X-Slack-Signature + X-Slack-Request-Timestamp; `standard-webhooks`: webhook-id, webhook-timestamp, webhook-signature (Svix and others); `hmac`: an HMAC of the body in a header you name; `meta` (WhatsApp Cloud API, Messenger, Instagram): X-Hub-Signature-256 with the app secret, and Meta\'s verification GET answered with its challenge (needs verifyToken). `slack` also answers Slack\'s url_verification with its challenge, and `meta` the GET, with no action (see Connecting senders).'),
+  scheme: choice(['github', 'stripe', 'slack', 'standard-webhooks', 'hmac', 'meta'], '`github`: X-Hub-Signature-256; `stripe`: Stripe-Signature; `slack`: X-Slack-Signature + X-Slack-Request-Timestamp; `standard-webhooks`: webhook-id, webhook-timestamp, webhook-signature (Svix and others); `hmac`: an HMAC of the body in a header you name; `meta` (WhatsApp Cloud API, Messenger, Instagram): X-Hub-Signature-256 with the app secret, and Meta\'s verification GET answered with its challenge (needs verifyToken). `slack` also answers Slack\'s url_verification with its challenge, and `meta` the GET, with no action (see Connecting senders).'),
   secret: str('The signing secret (for standard-webhooks the `whsec_…` base64 secret). Give secret or secrets.', undefined, { minLength: 1, secret: true }),
   secrets: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Several signing secrets, any one of which verifies (rotation: add the new one, switch the sender, remove the old one). In place of secret.', minItems: 1, secret: true })),
   verifyToken: str('meta (required there): the Verify Token you type into Meta\'s webhook settings. Meta\'s verification request, GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…, is answered 200 with the challenge when its hub.verify_token equals this one, else 403 forbidden (a failed attempt). With auth: signature that GET needs no hooks token.', undefined, { minLength: 1, secret: true }),
@@ -128,8 +123,8 @@ export const mappingSchema = obj('A mapping turns a POST {hooks.path}/NAME into 
   textTemplate: template('The system event text (wake mappings need it or a transform)'),
   sessionKey: template(`Session of the agent run; the rendered key must start with one of hooks.allowedSessionKeyPrefixes and have at most ${MAX_SESSION_KEY_LENGTH} characters, none a control character. Unset: hooks.defaultSessionKey, else hook:<uuid>`),
   deliver: bool('Send the agent\'s reply to provider/to. Unset means false on mappings.'),
-  provider: choice(['last', ...providerEnum], 'Where a delivered reply goes; `last` is the main session\'s last recipient (whatsapp when none is known).', 'last'),
-  channel: choice(['last', ...providerEnum], 'Alias of `provider` (OpenClaw\'s name); normalised to provider at load. Give one of the two.'),
+  provider: choice(['last', ...PROVIDERS], 'Where a delivered reply goes; `last` is the main session\'s last recipient (whatsapp when none is known).', 'last'),
+  channel: choice(['last', ...PROVIDERS], 'Alias of `provider` (OpenClaw\'s name); normalised to provider at load. Give one of the two.'),
   to: template('Recipient for the provider (phone number, chat id, channel id…); may be left out with provider last'),
   idempotencyKey: template('Idempotency key of the action, e.g. `email:{{id}}`; it replaces the request\'s Idempotency-Key header on this mapping. With forEach it is rendered per item, so each item is acted on once however often its batch is retried. Rendered empty: no key. At most 255 characters, no control characters'),
   model: template('Model override for the run; must be in agent.allowedModels (or an alias) when that list is set. Unset: agent.model'),
@@ -236,7 +231,7 @@ const config = obj('hookrelay configuration', {
     everySeconds: int('Interval of the periodic heartbeat.', 1800, 1),
   }, { default: {} }),
   session: obj('The main session.', {
-    provider: choice(providerEnum, 'Initial "last" recipient\'s provider.'),
+    provider: choice(PROVIDERS, 'Initial "last" recipient\'s provider.'),
     to: str('Initial "last" recipient\'s address.', undefined, { minLength: 1 }),
   }, { default: {} }),
   providers: providersSchema,
