@@ -11,15 +11,8 @@ export const FIXTURE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || is
 /** What `pause` and `resume` read: the store, and the mapping ids they check the name against. */
 export const PAUSE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store') || /^hooks\.mappings\[\d+\]\.id$/.test(path);
 
-/** How {@link compile} reads: `serve`'s overrides and fallback file; `reads` when the command reads only part of the config. */
-interface CompileOptions {
-  overrides?: ConfigOverrides;
-  fallback?: string;
-  reads?: Reads;
-}
-
-/** Reads, validates and compiles the config in one pass (compile-config.ts); every problem: exit 1. */
-export async function compile(flag: string | undefined, { overrides, fallback, reads }: CompileOptions = {}) {
+/** Reads, validates and compiles the config in one pass (compile-config.ts), with `serve`'s overrides and fallback file; every problem: exit 1. */
+export async function compile(flag: string | undefined, { overrides, fallback, reads }: { overrides?: ConfigOverrides; fallback?: string; reads?: Reads } = {}) {
   const [{ readConfig, configSource }, { compileConfig }] = await Promise.all([import('../config/load.js'), import('../compile-config.js')]);
   const { file, from } = configSource(flag, process.env, fallback);
   return { ...(await orExit(() => compileConfig(readConfig(file, overrides), file, process.env, {}, reads))), from };
@@ -28,7 +21,7 @@ export async function compile(flag: string | undefined, { overrides, fallback, r
 /** Reads and validates the config without compiling its mappings (the commands that do not map); a problem: exit 1. */
 export async function load(flag: string | undefined, reads?: Reads): Promise<LoadedConfig> {
   const { loadConfig, configSource } = await import('../config/load.js');
-  return orExit(() => loadConfig(configSource(flag).file, process.env, {}, reads));
+  return orExit(() => loadConfig(configSource(flag).file, process.env, reads));
 }
 
 /** The config of the commands that only read or copy the store: dataDir and store alone (load.ts loadStoreConfig); a problem: exit 1. */

@@ -11,11 +11,8 @@ export function isAtOrBelow(path: string, key: string): boolean {
 
 /** The server never starts half-valid: every problem found is listed, each with its path. */
 export class ConfigError extends Error {
-  readonly problems: ConfigProblem[];
-
-  constructor(problems: ConfigProblem[]) {
+  constructor(readonly problems: ConfigProblem[]) {
     super(problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
     this.name = 'ConfigError';
-    this.problems = problems;
   }
 }

@@ -6,11 +6,10 @@ import { ajvProblems, dedupe } from './problems.js';
 import { isPlainObject, NOT_A_MAP, prepare, readConfigFile, type Env, type Obj } from './read.js';
 import { channelConflicts, checkMapping, checkRules, urlProblems } from './rules.js';
 import { configSchema } from './schema.js';
-import { createShapeAjv, shapeChecker } from './shape.js';
+import { compileShape, createShapeAjv, prebuiltChecker, SHAPE_CHECKER } from './shape.js';
 import type { Config, LoadedConfig, MappingConfig } from './types.js';
 
-// Every problem of every stage is collected, so one run lists them all.
-const validateShape = shapeChecker(() => createShapeAjv());
+const validateShape = prebuiltChecker(SHAPE_CHECKER, () => compileShape(createShapeAjv()));
 
 /** The config file and why that one (CONTRACT.md §2); `fallback` (the example config of `npm start`) only when none was given and `./hookrelay.yaml` does not exist. */
 export function configSource(flag?: string, env: Env = process.env, fallback?: string): { file: string; from: string } {
@@ -37,24 +36,18 @@ export interface ConfigOverrides {
 }
 
 /** `.json` as JSON, anything else as YAML. @throws ConfigError listing every problem with its YAML path. */
-export function loadConfig(file: string, env: Env = process.env, overrides: ConfigOverrides = {}, reads?: Reads): LoadedConfig {
-  return configFromObject(readConfig(file, overrides), file, env, reads);
+export function loadConfig(file: string, env: Env = process.env, reads?: Reads): LoadedConfig {
+  return configFromObject(readConfigFile(file), file, env, reads);
 }
 
-/** The parsed file with the overrides, before expansion and validation: what a reload starts from. */
-export function readConfig(file: string, overrides: ConfigOverrides = {}): unknown {
-  return withOverrides(readConfigFile(file), overrides);
-}
-
-/** Applied before validation, so `--host 0.0.0.0` is checked like the file's own value (a non-loopback host needs a token). */
-function withOverrides(raw: Obj, { host, port }: ConfigOverrides): Obj {
+/** The parsed file with the overrides laid over it before validation, so `--host 0.0.0.0` is checked like the file's own value (a non-loopback host needs a token). */
+export function readConfig(file: string, { host, port }: ConfigOverrides = {}): Obj {
+  const raw = readConfigFile(file);
   if (host === undefined && port === undefined) return raw;
-  const doc = { ...raw };
-  const server = isPlainObject(doc.server) ? { ...doc.server } : {};
+  const server = isPlainObject(raw.server) ? { ...raw.server } : {};
   if (host !== undefined) server.host = host;
   if (port !== undefined) server.port = port;
-  doc.server = server;
-  return doc;
+  return { ...raw, server };
 }
 
 /** `file` only locates relative paths. @throws ConfigError listing every problem with its YAML path. */
@@ -64,15 +57,11 @@ export function configFromObject(raw: unknown, file: string, env: Env = process.
   return loaded;
 }
 
-export interface Inspected {
-  problems: ConfigProblem[];
-  loaded?: LoadedConfig;
-  /** The config as far as it could be read, so the parts whose shape is right can still be compiled and report in the same pass. */
-  draft: Obj;
-}
-
-/** Collects every problem instead of stopping at the first stage; the document itself is not changed (a reload keeps it). */
-export function inspectConfig(raw: unknown, file: string, env: Env = process.env, reads?: Reads): Inspected {
+/**
+ * Collects every problem instead of stopping at the first stage; the document itself is not changed (a reload keeps it).
+ * `draft`: the config as far as it could be read, so the parts whose shape is right can still be compiled and report in the same pass.
+ */
+export function inspectConfig(raw: unknown, file: string, env: Env = process.env, reads?: Reads): { problems: ConfigProblem[]; loaded?: LoadedConfig; draft: Obj } {
   const abs = resolve(file);
   const baseDir = dirname(abs);
   if (raw !== null && raw !== undefined && !isPlainObject(raw)) {

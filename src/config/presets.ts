@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseDocument } from 'yaml';
+import { parse } from 'yaml';
 import type { ConfigProblem } from './errors.js';
 import type { MappingConfig } from './types.js';
 
@@ -31,13 +31,9 @@ export function loadPresets(names: readonly string[], validate: MappingValidator
     const canonical = PRESET_ALIASES[name] ?? name;
     if (loaded.has(canonical)) return;
     loaded.add(canonical);
-    const path = `presets.${canonical}`;
-    const doc = parseDocument(readFileSync(`${PRESETS_DIR}${canonical}.yaml`, 'utf8'), { merge: true, prettyErrors: true });
-    if (doc.errors.length) {
-      problems.push(...doc.errors.map((e) => ({ path, message: `invalid YAML in presets/${canonical}.yaml: ${e.message.split('\n')[0]}` })));
-      return;
-    }
-    const result = validate(doc.toJS(), path, `${canonical}-`);
+    // A shipped file: YAML that does not parse is a broken install, not a config problem.
+    const raw = parse(readFileSync(`${PRESETS_DIR}${canonical}.yaml`, 'utf8'), { merge: true });
+    const result = validate(raw, `presets.${canonical}`, `${canonical}-`);
     problems.push(...result.problems);
     mappings.push(...result.mappings);
   });

@@ -3,9 +3,7 @@ import type { ConfigProblem } from './errors.js';
 import { SECRET_KEYS } from './schema.js';
 import type { SchemaNode } from '../schema-node.js';
 
-/** Config problems (STYLE.md #6): ajv's errors at YAML paths, saying what to change, never a secret's value. */
-
-/** ajv errors as problems with YAML paths and messages that say what to change. */
+/** ajv's errors as problems at YAML paths, saying what to change, never a secret's value (STYLE.md #6). */
 export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: string): ConfigProblem[] {
   return withoutBranchMisses(errors ?? []).map((e) => {
     const path = yamlPath(e.instancePath, prefix);

@@ -1,8 +1,8 @@
 import { BlockList } from 'node:net';
 import { addTrusted } from '../address-rules.js';
+import { callbackUrlProblem, compileHostRule } from '../callback-url.js';
 import { parseTarget, routeKind } from '../request-target.js';
 import { transformPathProblem } from '../transform-module-path.js';
-import { callbackProblems } from './callbacks.js';
 import { credentialProblems } from './credentials.js';
 import type { ConfigProblem } from './errors.js';
 import { loadPresets, type MappingValidator } from './presets.js';
@@ -192,6 +192,31 @@ function checkProviders(cfg: Config, problems: ConfigProblem[]): void {
   if (isPlainObject(cfg.session)) check(cfg.session.provider, 'session.provider');
 }
 
+/** A mapping's `callback` needs a secret, a URL a request's `callbackUrl` could name, an agent run, and a local runtime (in forward mode the run never ends here). */
+function callbackProblems(cfg: Config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (!isPlainObject(cfg.hooks)) return problems;
+  const hosts = Array.isArray(cfg.hooks.callbackHosts) ? cfg.hooks.callbackHosts : [];
+  hosts.forEach((entry, i) => {
+    try {
+      compileHostRule([entry]);
+    } catch (err) {
+      problems.push({ path: `hooks.callbackHosts[${i}]`, message: (err as Error).message });
+    }
+  });
+  const rule = problems.length === 0 ? compileHostRule(hosts) : undefined;
+  (Array.isArray(cfg.hooks.mappings) ? cfg.hooks.mappings : []).forEach((m, i) => {
+    if (!isPlainObject(m) || !isPlainObject(m.callback)) return;
+    const path = `hooks.mappings[${i}].callback`;
+    if (m.action === 'wake') problems.push({ path, message: 'is for agent mappings: a wake has no run to report on' });
+    if (!cfg.hooks.callbackSecret) problems.push({ path, message: 'needs hooks.callbackSecret (a whsec_ secret) to sign callbacks with' });
+    if (isForward(cfg)) problems.push({ path, message: 'is not available with runtime.kind: forward: the run is carried out upstream and never ends here' });
+    const problem = rule && typeof m.callback.url === 'string' ? callbackUrlProblem(m.callback.url, rule) : undefined;
+    if (problem) problems.push({ path: `${path}.url`, message: problem });
+  });
+  return problems;
+}
+
 function isForward(cfg: Config): boolean {
   return isPlainObject(cfg.runtime) && cfg.runtime.kind === 'forward';
 }
@@ -224,7 +249,7 @@ export function urlProblems(node: SchemaNode, value: unknown, raw: unknown, path
   return problems;
 }
 
-function isHttpUrl(text: string): boolean {
+export function isHttpUrl(text: string): boolean {
   try {
     const u = new URL(text);
     return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';

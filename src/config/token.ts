@@ -6,16 +6,7 @@ import { ConfigError } from './errors.js';
 import { deepFreeze } from './load.js';
 import type { Config, HooksConfig, LoadedConfig } from './types.js';
 
-export interface TokenLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-export interface EnsureTokenOptions {
-  log?: TokenLog;
-  /** `hookrelay check`: apply the rules but read and write nothing. */
-  dryRun?: boolean;
-}
+type TokenLog = Record<'info' | 'warn', (obj: object, msg: string) => void>;
 
 /** 127.0.0.0/8 (also as `::ffff:127.x`), `::1` in any spelling, and `localhost`. */
 export function isLoopback(host: string): boolean {
@@ -29,11 +20,7 @@ export function isLoopback(host: string): boolean {
   return false;
 }
 
-export interface HookCredential {
-  token: string;
-  name?: string;
-  routes?: readonly string[];
-}
+export type HookCredential = Exclude<NonNullable<HooksConfig['tokens']>[number], string>;
 
 export function hookCredentials(hooks: Readonly<HooksConfig>): HookCredential[] {
   return (hooks.tokens ?? [hooks.token]).map((e) => (typeof e === 'string' ? { token: e } : e));
@@ -43,8 +30,8 @@ export function adminCredentials(server: Readonly<Config['server']>): string[] {
   return server.adminTokens ? [...server.adminTokens] : server.adminToken ? [server.adminToken] : [];
 }
 
-/** The first-use tokens (CONTRACT.md §3, §4) in `{dataDir}`; throws ConfigError on a non-loopback host without one. */
-export function ensureToken(loaded: LoadedConfig, options: EnsureTokenOptions = {}): LoadedConfig {
+/** The first-use tokens (CONTRACT.md §3, §4) in `{dataDir}`; throws ConfigError on a non-loopback host without one. `dryRun` (`hookrelay check`): the rules alone, no file read or written. */
+export function ensureToken(loaded: LoadedConfig, options: { log?: TokenLog; dryRun?: boolean } = {}): LoadedConfig {
   const { hooks, server } = loaded.config;
   const needsHooks = hooks.enabled && !hooks.token && !hooks.tokens;
   // Something takes the admin token: the hooks' read routes, the console or /metrics.

@@ -1,7 +1,8 @@
 import type { ConfigProblem } from './errors.js';
 import type { Obj } from './read.js';
-import { HMAC_KEYS, TIMESTAMPED_SCHEMES } from './schema.js';
 
+const TIMESTAMPED_SCHEMES: readonly string[] = ['stripe', 'slack', 'standard-webhooks'];
+const HMAC_KEYS = ['header', 'algorithm', 'encoding', 'prefix'] as const;
 const WHSEC = 'whsec_';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'n
 import { isIP } from 'node:net';
 import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { ConfigError, type ConfigProblem } from '../config/errors.js';
+import { isHttpUrl } from '../config/rules.js';
 import { EMAIL_TLS } from '../config/schema.js';
 import { spliceHooksKeys } from './yaml-edit.js';
 
@@ -63,7 +64,7 @@ function checkOptions(o: SetupOptions): EmailSettings {
   }
   const mailbox = o.mailbox ?? 'INBOX';
   if (!mailbox.trim()) bad('--mailbox', 'must name a mailbox, e.g. INBOX');
-  if (o.hookUrl !== undefined && !validUrl(o.hookUrl)) bad('--hook-url', 'must be an http:// or https:// URL, e.g. http://127.0.0.1:8788/hooks/email');
+  if (o.hookUrl !== undefined && !isHttpUrl(o.hookUrl)) bad('--hook-url', 'must be an http:// or https:// URL, e.g. http://127.0.0.1:8788/hooks/email');
   if (problems.length > 0) throw new ConfigError(problems);
 
   const imap: Record<string, string | number> = { host, port, tls, user };
@@ -76,15 +77,6 @@ function validHost(host: string): boolean {
   if (host.startsWith('[') && host.endsWith(']')) return isIP(host.slice(1, -1)) === 6;
   if (isIP(host)) return true;
   return /^[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.?$/.test(host);
-}
-
-function validUrl(text: string): boolean {
-  try {
-    const u = new URL(text);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 function editYaml(text: string, file: string, settings: EmailSettings): string {
