@@ -9,12 +9,11 @@ import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
 import { OVERRIDE_KEYS } from '../transform-types.js';
-import { callTransform, stepFailed, type TransformOverride } from './transform-call.js';
 import type { LoadedTransform, TransformFn } from './transform-module.js';
 import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
 import type { MappingAnswer } from '../mapping-answer.js';
-import { compileAnswerParts, renderRespond, renderResponse, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
+import { compileAnswerParts, renderRespond, renderResponse, stepFailed, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
 
 /** A mapping ready for requests: everything compiled, its transform loaded. */
 export interface CompiledMapping {
@@ -58,6 +57,8 @@ export interface MappingParts {
 }
 
 type Body = Record<string, unknown>;
+/** What a transform returns: fields of the action to set. */
+type TransformOverride = Record<string, unknown>;
 
 interface Field {
   key: string;
@@ -159,7 +160,12 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     let kind = defaultKind as 'wake' | 'agent';
     let override: TransformOverride | null | undefined;
     if (transform) {
-      override = await callTransform(transform, transformInput(req, now, item, index), id);
+      try {
+        // The worker sends back an object, null or undefined (transform-worker.ts `carried`).
+        override = (await transform(transformInput(req, now, item, index))) as TransformOverride | null | undefined;
+      } catch (cause) {
+        throw stepFailed(id, 'transform', cause);
+      }
       if (override === null) return null;
       if (override !== undefined && override.kind != null) {
         if (override.kind !== 'wake' && override.kind !== 'agent') {

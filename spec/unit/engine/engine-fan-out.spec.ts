@@ -147,14 +147,16 @@ describe('engine/engine: forEach and transforms', () => {
           { id: 'slow', match: { path: 'slow' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'slow' } },
           { id: 'text', match: { path: 'text' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'text' } },
           { id: 'list', match: { path: 'list' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'list' } },
+          { id: 'number', match: { path: 'number' }, messageTemplate: 'm', transform: { module: 'steps.mjs', export: 'number' } },
         ],
         { hooks: { transformTimeoutMs: 50 } },
       );
-      for (const id of ['boom', 'slow', 'text', 'list']) {
+      for (const id of ['boom', 'slow', 'text', 'list', 'number']) {
         const err = await mapError(engine, request(id, { secret: 'hunter2' }));
         expect(err.code, id).to.equal('transform_failed');
         expect(err.message).to.equal(`mapping "${id}": transform failed`);
         expect(err.cause).to.be.instanceOf(Error);
+        if (id === 'text' || id === 'list' || id === 'number') expect((err.cause as Error).message).to.match(/expected an object, null or undefined$/);
       }
     });
 
