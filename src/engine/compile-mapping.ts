@@ -32,28 +32,13 @@ export interface CompiledMapping {
   act(req: HookRequest, now: string, item: unknown, index: number, budget: StepBudget): Promise<Action | null>;
 }
 
-/** What compiling a mapping needs from the engine. */
+/** What compiling a mapping needs from the engine; without a `validator` only its problems are wanted (a draft config). */
 export interface CompileDeps {
   loadTransform: (spec: { module: string; export?: string }) => Promise<LoadedTransform>;
   jsonataLimits: JsonataLimits;
   compileSchema: (schema: unknown) => PayloadCheck;
-}
-
-/** What building a compiled mapping into one that answers requests needs. */
-export interface BuildDeps {
-  validator: ActionValidator;
-  allowUnsafeExternalContent: boolean;
-}
-
-/** A mapping's compiled pieces: its templates, payload schema and loaded transform. */
-export interface MappingParts {
-  agentFields: Field[];
-  wakeFields: Field[];
-  /** The mapping's `idempotencyKey` template (CONTRACT.md §8). */
-  keyField?: Field;
-  transform?: TransformFn;
-  checkPayload?: PayloadCheck;
-  answers: AnswerParts;
+  validator?: ActionValidator;
+  allowUnsafeExternalContent?: boolean;
 }
 
 type Body = Record<string, unknown>;
@@ -75,14 +60,14 @@ const AGENT_FIELDS = [
 ] as const;
 const WAKE_FIELDS = [['text', 'textTemplate']] as const;
 
-/** Compiles a mapping's templates, payload schema and transform; problems go to `problems` with their YAML paths. */
+/** Compiles a mapping's templates, payload schema and transform, ready for requests; problems go to `problems` with their YAML paths. */
 export async function compileMapping(
   mapping: MappingConfig,
   at: string,
   deps: CompileDeps,
   problems: ConfigProblem[],
   skip: (path: string) => boolean = () => false,
-): Promise<MappingParts | undefined> {
+): Promise<CompiledMapping | undefined> {
   const before = problems.length;
   const compile = (source: string): Render =>
     mapping.engine === 'jsonata' ? compileJsonata(source, deps.jsonataLimits) : compileHandlebars(source);
@@ -115,21 +100,15 @@ export async function compileMapping(
   const loaded = await loading;
   if (loaded && 'problem' in loaded) problems.splice(transformAt, 0, { path: `${at}.transform.${loaded.key}`, message: loaded.problem });
   else transform = loaded?.fn;
-  if (problems.length > before) return undefined;
-  return { agentFields, wakeFields, keyField, transform, checkPayload, answers };
-}
-
-/** A compiled mapping ready for requests. */
-export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: BuildDeps): CompiledMapping {
-  const { agentFields, wakeFields, keyField, transform, checkPayload, answers } = parts;
+  if (problems.length > before || deps.validator === undefined) return undefined;
+  const validator = deps.validator;
   const { id, action: defaultKind, wakeMode } = mapping;
   const origin: ActionOrigin = {
     source: `mapping:${id}`,
-    unsafe: mapping.allowUnsafeExternalContent ?? deps.allowUnsafeExternalContent,
+    unsafe: mapping.allowUnsafeExternalContent ?? deps.allowUnsafeExternalContent!,
   };
   const deliverDefault = mapping.deliver ?? false;
   const isAsync = mapping.engine === 'jsonata';
-  const { validator } = deps;
 
   function baseBody(kind: 'wake' | 'agent'): Body {
     if (kind === 'wake') return { mode: wakeMode };

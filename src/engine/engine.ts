@@ -2,13 +2,12 @@ import { ConfigError, isAtOrBelow, type ConfigProblem } from '../config/errors.j
 import type { Config, MappingConfig } from '../config/types.js';
 import type { Action, AgentAction, WakeAction } from '../action.js';
 import type { HookRequest, MapResult } from './mapping-step.js';
-import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
+import { compileMapping, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { stepBudget, type StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';
 import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
-import { createValidator } from './validate.js';
-import { callbackField } from './callback-field.js';
+import { callbackField, createValidator, type ActionValidator } from './validate.js';
 import { HookError } from '../errors.js';
 import type { WhenFailure } from './mapping-answers.js';
 import { createMatcher } from './match.js';
@@ -62,11 +61,11 @@ export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'w
 
 const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
 
-/** The transform settings of `hooks` a compile needs. */
-type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength'>;
+/** The settings of `hooks` a compile needs. */
+type CompileSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength' | 'allowUnsafeExternalContent'>;
 
-/** Compiles every mapping (transforms in a new worker pool, which the caller closes), skipping the parts `skip` names. */
-async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSettings, opts: EngineOptions, skip: (path: string) => boolean) {
+/** Compiles every mapping (transforms in a new worker pool, which the caller closes), skipping the parts `skip` names; without `validator`, only for the problems. */
+async function compileAll(mappings: readonly MappingConfig[], hooks: CompileSettings, opts: EngineOptions, skip: (path: string) => boolean, validator?: ActionValidator) {
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
   const limits = { maxMemoryMb: hooks.transformMaxMemoryMb, maxTextLength: hooks.maxTextLength };
@@ -76,11 +75,13 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSe
     loadTransform: async (spec) => (await ready).load(spec),
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
     compileSchema: createSchemaCompiler(),
+    validator,
+    allowUnsafeExternalContent: hooks.allowUnsafeExternalContent,
   };
   // One list per mapping, joined in mapping order: a transform's problem arrives later than the rest.
   const lists = mappings.map((): ConfigProblem[] => []);
-  const parts = await Promise.all(mappings.map((m, i) => compileMapping(m, at(i), deps, lists[i]!, skip)));
-  return { parts, problems: lists.flat(), transforms: await ready };
+  const compiled = await Promise.all(mappings.map((m, i) => compileMapping(m, at(i), deps, lists[i]!, skip)));
+  return { compiled, problems: lists.flat(), transforms: await ready };
 }
 
 /** Compiles every mapping of `config.hooks.mappings`; throws one ConfigError naming each problem by its YAML path. */
@@ -88,14 +89,13 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const { hooks } = config;
   const clock = opts.now ?? (() => new Date());
   const { maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata };
-  const { parts, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false);
+  const validator = createValidator(config, opts.uuid);
+  const { compiled, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false, validator);
   if (problems.length > 0) {
     await transforms.close();
     throw new ConfigError(problems);
   }
-  const build: BuildDeps = { validator: createValidator(config, opts.uuid), allowUnsafeExternalContent: hooks.allowUnsafeExternalContent };
-  const validator = build.validator;
-  const mappings = hooks.mappings.map((m, i) => buildMapping(m, parts[i]!, build));
+  const mappings = compiled as CompiledMapping[];
   // The mappings that can take `{path}/NAME`, in order: for each NAME a mapping names, and for any other.
   const anyName = mappings.filter((m) => m.match.path === undefined);
   const names = new Set(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path])));

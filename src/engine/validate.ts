@@ -5,6 +5,7 @@ import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconf
 import { actionCheckers, PROVIDERS_OR_LAST, SESSION_MODES } from './action-schemas.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from '../action.js';
+import { callbackUrlProblem, compileHostRule } from '../callback-url.js';
 
 /** Where an action's text came from and whether it may skip the untrusted-content fence. */
 export interface ActionOrigin {
@@ -167,5 +168,22 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       action.unsafe = origin.unsafe;
       return action;
     },
+  };
+}
+
+/** Reads `callbackUrl` of a direct `POST {path}/agent` body (docs/callbacks.md). */
+export function callbackField(config: Readonly<Config>): (body: unknown) => string | undefined {
+  const allowed = compileHostRule(config.hooks.callbackHosts);
+  const secret = config.hooks.callbackSecret !== '';
+  const forward = config.runtime.kind === 'forward';
+  return (body) => {
+    const url = (body as { callbackUrl?: unknown } | null | undefined)?.callbackUrl;
+    if (url === undefined || url === null) return undefined;
+    if (typeof url !== 'string') throw invalid('callbackUrl must be a string: an http:// or https:// URL');
+    if (!secret) throw invalid('callbackUrl is not accepted: this gateway has no hooks.callbackSecret to sign callbacks with (ask its operator to set one)');
+    if (forward) throw invalid('callbackUrl is not available with runtime.kind: forward (the run is carried out upstream)');
+    const problem = callbackUrlProblem(url.trim(), allowed);
+    if (problem) throw invalid(`callbackUrl ${problem}`);
+    return url.trim();
   };
 }
