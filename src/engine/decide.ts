@@ -1,10 +1,10 @@
-import type { Action } from '../action.js';
+import type { Action, AgentAction, WakeAction } from '../action.js';
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import { bodyKey, checkSameRequest, headerKey, itemsOf, requestKey, type Item, type KeptAnswer, type KeyLookup, type RequestKey } from './request-keys.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import { requestHeaders, templateQuery, templateUrl } from './context.js';
-import type { Engine, MatchRequest, WhenFailure } from './engine.js';
+import type { MatchRequest, WhenFailure } from './engine.js';
 import type { HookRequest, MapResult } from './mapping-step.js';
 import type { CompiledMapping } from './compile-mapping.js';
 import type { Found } from './match.js';
@@ -107,7 +107,10 @@ export interface Act {
 }
 
 /** What decide() needs of the engine. */
-export interface Core extends Pick<Engine, 'wake' | 'agent'> {
+export interface Core {
+  /** A direct `/wake` or `/agent` body's action; throws HookError. */
+  wake(body: unknown): WakeAction;
+  agent(body: unknown): AgentAction;
   match(req: MatchRequest, admitted?: (mappingId: string) => boolean): Found | Promise<Found>;
   map(req: HookRequest, mapping: CompiledMapping): Promise<MapResult>;
 }
@@ -195,7 +198,6 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         if (repeat) return repeat;
       }
       const result = await core.map(hook, mapping);
-      if (result.type === 'no_match') return { type: 'no_match', error: noMapping(req), ...at };
       if (result.type === 'skipped') return { type: 'respond', status: 204, ...at };
       if (result.type === 'respond') return { type: 'respond', status: result.answer.status, own: result.answer, ...at };
       const { actions } = result;

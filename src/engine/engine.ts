@@ -1,6 +1,6 @@
 import { ConfigError, isAtOrBelow, type ConfigProblem } from '../config/errors.js';
 import type { Config, MappingConfig } from '../config/types.js';
-import type { Action, AgentAction, WakeAction } from '../action.js';
+import type { Action } from '../action.js';
 import type { HookRequest, MapResult } from './mapping-step.js';
 import { compileMapping, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
@@ -17,8 +17,6 @@ export type { WhenFailure };
 
 /** Injection points for specs, `hookrelay test` and the benchmark. */
 export interface EngineOptions {
-  /** The clock used when a request carries no `now`. */
-  now?: () => Date;
   /** Makes the `hook:<uuid>` session keys; default a time-ordered UUIDv7 (ids.ts). */
   uuid?: () => string;
   /** JSONata guardrails; default {@link DEFAULT_JSONATA_LIMITS}. */
@@ -31,12 +29,6 @@ export interface Engine {
   readonly mappings: readonly string[];
   /** The one call per request (decide.ts). */
   decide(req: DecideRequest, ports?: DecidePorts): Promise<Decision>;
-  /** The mapping step alone (match → render/transform → validate), for specs. Throws HookError. */
-  map(req: HookRequest): Promise<MapResult>;
-  /** A direct `POST {path}/wake` body. Throws HookError `invalid_payload`. */
-  wake(body: unknown): WakeAction;
-  /** A direct `POST {path}/agent` body. Throws HookError. */
-  agent(body: unknown): AgentAction;
   /** The methods the mappings take on `{path}/NAME` (CONTRACT.md §12); a NAME no mapping can take takes POST. */
   methods(name: string): MappedMethods;
   /** Stops the transform workers. */
@@ -58,8 +50,6 @@ function methodsOf(mappings: readonly CompiledMapping[]): MappedMethods {
 
 /** What matching needs of a request. */
 export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'withheld' | 'query' | 'method'>;
-
-const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
 
 /** The settings of `hooks` a compile needs. */
 type CompileSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength' | 'allowUnsafeExternalContent'>;
@@ -87,7 +77,6 @@ async function compileAll(mappings: readonly MappingConfig[], hooks: CompileSett
 /** Compiles every mapping of `config.hooks.mappings`; throws one ConfigError naming each problem by its YAML path. */
 export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const { hooks } = config;
-  const clock = opts.now ?? (() => new Date());
   const { maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata };
   const validator = createValidator(config, opts.uuid);
   const { compiled, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false, validator);
@@ -127,7 +116,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
 
   async function mapWith(req: HookRequest, mapping: CompiledMapping): Promise<MapResult> {
     mapping.checkPayload?.(req.payload);
-    const now = (req.now ?? clock()).toISOString();
+    const now = req.now.toISOString();
     if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
     // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
     const budget = stepBudget(maxSteps);
@@ -147,12 +136,6 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
     decide: decider({ match, map: mapWith, wake, agent }, hooks),
-    async map(req) {
-      const { mapping } = await match(req);
-      return mapping ? mapWith(req, mapping) : NO_MATCH;
-    },
-    wake,
-    agent,
     methods: (name) => methodsByName.get(name) ?? anyNameMethods,
     close: transforms.close,
   };

@@ -12,8 +12,7 @@ export type MapResult =
       dropped?: number;
     }
   | { type: 'skipped'; mappingId: string }
-  | { type: 'respond'; mappingId: string; answer: MappingAnswer }
-  | { type: 'no_match' };
+  | { type: 'respond'; mappingId: string; answer: MappingAnswer };
 
 /** One request as the mapping step sees it: no Koa, no sockets. */
 export interface HookRequest {
