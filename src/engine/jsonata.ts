@@ -30,11 +30,7 @@ export const DEFAULT_JSONATA_LIMITS: Readonly<JsonataLimits> = Object.freeze({
 // JSONata calls the function bound to this symbol after every step and awaits what it returns.
 const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
 
-/**
- * Compiles a JSONata expression once (at load); throws an Error saying what to change on a
- * syntax error, on `$eval`, or on a regex that cannot run in linear time. Name steps spelling
- * `__proto__`, `prototype` or `constructor` never resolve, and `$lookup` refuses those keys.
- */
+/** Compiles an expression at load; throws saying what to change on a syntax error, `$eval` or a regex that is not linear-time. */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
   const { maxStringLength, maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   const { evaluate, literal } = guardedExpression(source, limits);

@@ -1,9 +1,7 @@
 import type { Action } from '../action.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 
-/** The input and output of the pure mapping step `map()` (STYLE.md #3): what the listener, `hookrelay test` and the console's dry run hand the engine, and what it answers. */
-
-/** The result of the pure mapping step `map()`. */
+/** What mapping a matched request comes to, for decide() to turn into its decision. */
 export type MapResult =
   | {
       type: 'actions';
@@ -14,7 +12,7 @@ export type MapResult =
   | { type: 'skipped'; mappingId: string }
   | { type: 'respond'; mappingId: string; answer: MappingAnswer };
 
-/** One request as the mapping step sees it: no Koa, no sockets. */
+/** One request as the mappings see it (decide.ts makes it). */
 export interface HookRequest {
   name: string;
   method?: 'GET' | 'POST';

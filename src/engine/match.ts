@@ -2,11 +2,7 @@ import type { CompiledMapping } from './compile-mapping.js';
 import type { MatchRequest } from './engine.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
 
-/**
- * The first mapping in order whose `match` holds (path, source, headers, method, then `when`;
- * a `when` that throws counts as not matching and is reported). Admission comes before `when`
- * (CONTRACT.md §12): a `when` of a mapping the request is not admitted to never runs.
- */
+/** The first mapping whose `match` holds; admission comes before `when`, which never runs for a refused one (CONTRACT.md §12). */
 export function createMatcher(named: ReadonlyMap<string, readonly CompiledMapping[]>, anyName: readonly CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Found | Promise<Found> {
   return (req, admitted) => scan({ candidates: named.get(req.name) ?? anyName, req, admitted }, 0, {});
 }

@@ -24,10 +24,7 @@ const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({ maxMemoryM
 /** How long a worker may take to import the transforms (tsx compiles TypeScript on the way, well under a second per module even on a cold, slow machine). */
 const LOAD_TIMEOUT_MS = 30_000;
 
-/**
- * Starts `size` worker processes that each import every transform once; a module that fails to load is its spec's problem.
- * Processes, not threads: a thread cannot be stopped inside native code (`execSync`), and one past its heap limit ends the whole process.
- */
+/** Starts `size` worker processes, each importing every transform; processes, as a thread cannot be stopped inside native code (`execSync`) and one past its heap limit ends the process. */
 export async function createTransformPool(
   specs: readonly { module: string; export?: string }[],
   transformsDir: string,
