@@ -5,9 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../src/config/errors.js';
 import { configFromObject } from '../../src/config/load.js';
 import { HookError } from '../../src/errors.js';
-import type { MapResult } from '../../src/engine/mapping-step.js';
 import { createEngine } from '../../src/engine/engine.js';
-import { direct, map } from './engine/engine-harness.js';
+import { direct, map, type Mapped } from './engine/engine-harness.js';
 import { makeConfig, type ConfigInput } from './engine/make-config.js';
 
 /**
@@ -67,7 +66,7 @@ function loadCases(): Map<string, { file: string; spec: Case }[]> {
   return groups;
 }
 
-async function run(spec: Case): Promise<MapResult | Record<string, unknown>> {
+async function run(spec: Case): Promise<Mapped | Record<string, unknown>> {
   const config = spec.config?.hooks?.presets
     ? configFromObject({ hooks: { token: 't', ...spec.config.hooks }, agent: spec.config.agent }, '/srv/hookrelay/hookrelay.yaml', {}).config
     : makeConfig(spec.config);

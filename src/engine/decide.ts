@@ -198,8 +198,8 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         if (repeat) return repeat;
       }
       const result = await core.map(hook, mapping);
-      if (result.type === 'skipped') return { type: 'respond', status: 204, ...at };
-      if (result.type === 'respond') return { type: 'respond', status: result.answer.status, own: result.answer, ...at };
+      if (result === undefined) return { type: 'respond', status: 204, ...at };
+      if ('answer' in result) return { type: 'respond', status: result.answer.status, own: result.answer, ...at };
       const { actions } = result;
       const fanOut = mapping.forEach !== undefined;
       const render = mapping.response;

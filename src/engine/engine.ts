@@ -101,29 +101,26 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     const list = payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key) ? payload[key] : undefined;
     // Missing (or null) and empty mean "nothing to do"; any other value is a sender's mistake
     // that a 204 would hide (CONTRACT.md §6).
-    if (list === undefined || list === null) return { type: 'skipped', mappingId: mapping.id };
+    if (list === undefined || list === null) return undefined;
     if (!Array.isArray(list)) throw new HookError('invalid_payload', `payload/${key}: must be an array (the mapping's forEach)`);
-    if (list.length === 0) return { type: 'skipped', mappingId: mapping.id };
+    if (list.length === 0) return undefined;
     const count = Math.min(list.length, maxFanOut);
     const pending: Promise<Action | null>[] = new Array(count);
     for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i, budget);
     const actions = (await Promise.all(pending)).filter((a): a is Action => a !== null);
-    if (actions.length === 0) return { type: 'skipped', mappingId: mapping.id };
-    const result: MapResult = { type: 'actions', mappingId: mapping.id, actions };
-    if (list.length > count) result.dropped = list.length - count;
-    return result;
+    if (actions.length === 0) return undefined;
+    return list.length > count ? { actions, dropped: list.length - count } : { actions };
   }
 
   async function mapWith(req: HookRequest, mapping: CompiledMapping): Promise<MapResult> {
     mapping.checkPayload?.(req.payload);
     const now = req.now.toISOString();
-    if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
+    if (mapping.respond) return { answer: await mapping.respond(req, now) };
     // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
     const budget = stepBudget(maxSteps);
     if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach, budget);
     const action = await mapping.act(req, now, undefined, -1, budget);
-    if (action === null) return { type: 'skipped', mappingId: mapping.id };
-    return { type: 'actions', mappingId: mapping.id, actions: [action] };
+    return action === null ? undefined : { actions: [action] };
   }
 
   const wake = (body: unknown) => validator.wake(body, direct.wake);

@@ -1,16 +1,8 @@
 import type { Action } from '../action.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 
-/** What mapping a matched request comes to, for decide() to turn into its decision. */
-export type MapResult =
-  | {
-      type: 'actions';
-      mappingId: string;
-      actions: Action[];
-      dropped?: number;
-    }
-  | { type: 'skipped'; mappingId: string }
-  | { type: 'respond'; mappingId: string; answer: MappingAnswer };
+/** What a matched request comes to: actions (`dropped`: forEach items past `hooks.maxFanOut`), the mapping's own answer, or nothing to do. */
+export type MapResult = { actions: Action[]; dropped?: number } | { answer: MappingAnswer } | undefined;
 
 /** One request as the mappings see it (decide.ts makes it). */
 export interface HookRequest {

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { ConfigError } from '../../../src/config/errors.js';
 import { HookError } from '../../../src/errors.js';
 import type { Action } from '../../../src/action.js';
-import type { HookRequest, MapResult } from '../../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../../src/engine/mapping-step.js';
+import type { MappingAnswer } from '../../../src/mapping-answer.js';
 import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { makeConfig, type ConfigInput, type MappingInput } from './make-config.js';
 
@@ -25,7 +26,11 @@ export async function configProblems(mappings: MappingInput[], input: ConfigInpu
 }
 
 /** The outcome of {@link map}. */
-export type Mapped = MapResult | { type: 'no_match' };
+export type Mapped =
+  | { type: 'actions'; mappingId: string; actions: Action[]; dropped?: number }
+  | { type: 'skipped'; mappingId: string }
+  | { type: 'respond'; mappingId: string; answer: MappingAnswer }
+  | { type: 'no_match' };
 
 /** What matched and came of a request to `{hooks.path}/NAME`, through the engine's one entry, decide(); a refusal is thrown. */
 export async function map(engine: Engine, req: HookRequest): Promise<Mapped> {
@@ -68,5 +73,5 @@ export function idOf(result: Mapped): string | undefined {
 
 export function actionsOf(result: Mapped) {
   expect(result.type).to.equal('actions');
-  return (result as Extract<MapResult, { type: 'actions' }>).actions;
+  return (result as Extract<Mapped, { type: 'actions' }>).actions;
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
-import type { HookRequest, MapResult } from '../../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../../src/engine/mapping-step.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { makeConfig } from './make-config.js';
 import { map, type Mapped } from './engine-harness.js';
@@ -13,7 +13,7 @@ function request(name: string, payload: Record<string, unknown>, headers: Record
 
 function firstAction(result: Mapped) {
   expect(result.type).to.equal('actions');
-  return (result as Extract<MapResult, { type: 'actions' }>).actions[0];
+  return (result as Extract<Mapped, { type: 'actions' }>).actions[0];
 }
 
 describe('transforms/ (the shipped examples)', () => {
