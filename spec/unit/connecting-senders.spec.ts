@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { compileConfig } from '../../src/compile-config.js';
 import { configWarnings } from '../../src/config/warnings.js';
 import type { Engine } from '../../src/engine/engine.js';
-import type { HookRequest } from '../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../src/engine/compile-mapping.js';
 import { ROOT, tmpDir } from '../support/gateway.js';
 import { map } from './engine/engine-harness.js';
 

@@ -3,7 +3,6 @@ import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import { checkIdempotencyKey } from '../idempotency-key.js';
 import type { Action } from '../action.js';
-import type { HookRequest } from './mapping-step.js';
 import { requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
@@ -14,6 +13,21 @@ import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import { compileAnswerParts, renderRespond, renderResponse, stepFailed, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
+
+/** What a matched request comes to: actions (`dropped`: forEach items past `hooks.maxFanOut`), the mapping's own answer, or nothing to do. */
+export type MapResult = { actions: Action[]; dropped?: number } | { answer: MappingAnswer } | undefined;
+
+/** One request as the mappings see it (decide.ts makes it). */
+export interface HookRequest {
+  name: string;
+  method?: 'GET' | 'POST';
+  payload: Record<string, unknown>;
+  headers: Record<string, string>;
+  withheld?: Record<string, string>;
+  query: Record<string, string>;
+  url: string;
+  now: Date;
+}
 
 /** A mapping ready for requests: everything compiled, its transform loaded. */
 export interface CompiledMapping {

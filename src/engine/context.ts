@@ -1,4 +1,4 @@
-import type { HookRequest } from './mapping-step.js';
+import type { HookRequest } from './compile-mapping.js';
 import type { TransformInput } from '../transform-types.js';
 import { isCredentialName, shownHeaderValue } from '../credentials.js';
 import { copyWithoutPrototypeKeys, isPrototypeKey } from './prototype-keys.js';

@@ -5,8 +5,7 @@ import { bodyKey, checkSameRequest, headerKey, itemsOf, requestKey, type Item, t
 import type { MappingAnswer } from '../mapping-answer.js';
 import { requestHeaders, templateQuery, templateUrl } from './context.js';
 import type { MatchRequest, WhenFailure } from './engine.js';
-import type { HookRequest, MapResult } from './mapping-step.js';
-import type { CompiledMapping } from './compile-mapping.js';
+import type { CompiledMapping, HookRequest, MapResult } from './compile-mapping.js';
 import type { Found } from './match.js';
 
 /** The send routes of CONTRACT.md §5 that decide() takes. */

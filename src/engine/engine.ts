@@ -1,8 +1,7 @@
 import { ConfigError, isAtOrBelow, type ConfigProblem } from '../config/errors.js';
 import type { Config, MappingConfig } from '../config/types.js';
 import type { Action } from '../action.js';
-import type { HookRequest, MapResult } from './mapping-step.js';
-import { compileMapping, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
+import { compileMapping, type CompileDeps, type CompiledMapping, type HookRequest, type MapResult } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import { stepBudget, type StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';

@@ -33,7 +33,7 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
 /** Compiles an expression at load; throws saying what to change on a syntax error, `$eval` or a regex that is not linear-time. */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
   const { maxStringLength, maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const { evaluate, literal } = guardedExpression(source, limits);
+  const { evaluate, literal } = compileJsonataValue(source, limits);
   const render = async (context: Record<string, unknown>, budget?: StepBudget) => {
     const value = await evaluate(context, budget);
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
@@ -58,13 +58,8 @@ function isLiteral(ast: jsonata.ExprNode): boolean {
   return (ast.type === 'string' || ast.type === 'number' || ast.type === 'value') && Object.keys(ast).every((k) => LITERAL_KEYS.has(k));
 }
 
-/** A JSONata expression compiled as {@link compileJsonata} does, under the same guards, that gives its value rather than text (a mapping's `match.when`). */
-export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown> {
-  return guardedExpression(source, limits).evaluate;
-}
-
-/** `source` parsed (a syntax error as one line with its position), inspected and given the guards and our functions. */
-function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
+/** `source` parsed (a syntax error as one line with its position), inspected and guarded: its value, not text (a mapping's `match.when`). */
+export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): {
   evaluate: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
   literal: boolean;
 } {

@@ -1,7 +1,7 @@
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
-import type { HookRequest } from './mapping-step.js';
+import type { HookRequest } from './compile-mapping.js';
 import { requestContext } from './context.js';
 import { compileJsonataValue, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
@@ -39,7 +39,7 @@ export function compileAnswerParts(
 ): AnswerParts {
   const parts: AnswerParts = {};
   const when = mapping.match?.when;
-  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits)));
+  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits).evaluate));
   if (skip(`${at}.engine`)) return parts;
   const respondBody = mapping.respond?.body;
   if (typeof respondBody === 'string') attempt(`${at}.respond.body`, () => (parts.respondBody = compile(respondBody)));

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ConfigError } from '../../../src/config/errors.js';
 import { HookError } from '../../../src/errors.js';
 import type { Action } from '../../../src/action.js';
-import type { HookRequest } from '../../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../../src/engine/compile-mapping.js';
 import type { MappingAnswer } from '../../../src/mapping-answer.js';
 import { createEngine, type Engine } from '../../../src/engine/engine.js';
 import { makeConfig, type ConfigInput, type MappingInput } from './make-config.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
-import type { HookRequest } from '../../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../../src/engine/compile-mapping.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { makeConfig } from './make-config.js';
 import { map, type Mapped } from './engine-harness.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { ERRORS, HookError } from '../../../src/errors.js';
 import type { Action, AgentAction } from '../../../src/action.js';
-import type { HookRequest } from '../../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../../src/engine/compile-mapping.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import { direct, engineWith, map, NOW } from './engine-harness.js';
 import type { MappingInput } from './make-config.js';
