@@ -3,7 +3,7 @@ import type { Config, MappingConfig } from '../config/types.js';
 import type { Action } from '../action.js';
 import { compileMapping, type CompileDeps, type CompiledMapping, type HookRequest, type MapResult } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
-import { stepBudget, type StepBudget } from './jsonata-budget.js';
+import type { StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';
 import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
 import { callbackField, createValidator, type ActionValidator } from './validate.js';
@@ -116,7 +116,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     const now = req.now.toISOString();
     if (mapping.respond) return { answer: await mapping.respond(req, now) };
     // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
-    const budget = stepBudget(maxSteps);
+    const budget: StepBudget = { left: maxSteps };
     if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach, budget);
     const action = await mapping.act(req, now, undefined, -1, budget);
     return action === null ? undefined : { actions: [action] };

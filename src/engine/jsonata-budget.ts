@@ -4,14 +4,9 @@ import { JsonataGuardError } from './jsonata-guard.js';
 // shared by all its template evaluations. JSONata's own `timeout` measures wall time, which
 // interleaved evaluations share: a batch would pass or fail by the load it meets (CONTRACT.md §7).
 
-/** What is left of one request's steps ({@link stepBudget}); shared by its evaluations. */
+/** What is left of one request's steps; shared by its evaluations. */
 export interface StepBudget {
   left: number;
-}
-
-/** A fresh budget of `maxSteps` steps. */
-export function stepBudget(maxSteps: number): StepBudget {
-  return { left: maxSteps };
 }
 
 /** The binding the budget travels in; with a space, no JSONata variable can spell it. */

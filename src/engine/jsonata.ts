@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { BUDGET_BINDING, spend, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
+import { BUDGET_BINDING, spend, spendStep, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
@@ -87,7 +87,7 @@ export function compileJsonataValue(source: string, limits: Partial<JsonataLimit
   });
   const [entry, hook] = sequenceGuard(maxSequenceLength);
   expression.assign(entry as unknown as string, hook);
-  return { evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }), literal: isLiteral(expression.ast()) };
+  return { evaluate: (context, budget: StepBudget = { left: maxSteps }) => expression.evaluate(context, { [BUDGET_BINDING]: budget }), literal: isLiteral(expression.ast()) };
 }
 
 function safeLookup(this: jsonata.Focus, input: unknown, key: string): unknown {
