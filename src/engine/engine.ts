@@ -5,7 +5,7 @@ import { compileMapping, type CompileDeps, type CompiledMapping, type HookReques
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';
-import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
+import { createTransformPool, type PoolSettings } from './transform-pool.js';
 import { callbackField, createValidator, type ActionValidator } from './validate.js';
 import { HookError } from '../errors.js';
 import type { WhenFailure } from './mapping-answers.js';
@@ -51,15 +51,14 @@ function methodsOf(mappings: readonly CompiledMapping[]): MappedMethods {
 export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'withheld' | 'query' | 'method'>;
 
 /** The settings of `hooks` a compile needs. */
-type CompileSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength' | 'allowUnsafeExternalContent'>;
+type CompileSettings = PoolSettings & Pick<Config['hooks'], 'allowUnsafeExternalContent'>;
 
 /** Compiles every mapping (transforms in a new worker pool, which the caller closes), skipping the parts `skip` names; without `validator`, only for the problems. */
 async function compileAll(mappings: readonly MappingConfig[], hooks: CompileSettings, opts: EngineOptions, skip: (path: string) => boolean, validator?: ActionValidator) {
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
-  const limits = { maxMemoryMb: hooks.transformMaxMemoryMb, maxTextLength: hooks.maxTextLength };
   // The workers load while the templates compile.
-  const ready = createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs, undefined, limits);
+  const ready = createTransformPool(transformSpecs, hooks);
   const deps: CompileDeps = {
     loadTransform: async (spec) => (await ready).load(spec),
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
