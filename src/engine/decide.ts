@@ -128,7 +128,6 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
   const verifying = new Map(hooks.mappings.filter((m) => m.verify && m.match.path !== undefined).map((m) => [m.id, m.auth === 'signature']));
   const slack = new Set(hooks.mappings.filter((m) => m.verify?.scheme === 'slack' && m.match.path !== undefined).map((m) => m.id));
   const rates = new Map(hooks.mappings.flatMap((m) => (m.ratePerMinute === undefined ? [] : [[m.id, m.ratePerMinute] as const])));
-  const statusOf = (accepted: readonly Record<string, unknown>[]) => acceptedStatus(accepted, hooks.acceptStatus);
 
   return async function decide(req: DecideRequest, ports: DecidePorts = {}): Promise<Decision> {
     let stage: Stage = 'signature';
@@ -209,7 +208,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         fanOut,
         rate: rates.get(mappingId),
         async answer(accepted) {
-          const usual = { status: statusOf(accepted), body: JSON.stringify(fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }) };
+          const usual = { status: acceptedStatus(accepted, hooks.acceptStatus), body: JSON.stringify(fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }) };
           return render ? { own: await render(hook, hook.now.toISOString(), accepted, usual), ...usual } : usual;
         },
         ...at,

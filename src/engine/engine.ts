@@ -14,7 +14,7 @@ import { decider, type Decision, type DecidePorts, type DecideRequest } from './
 
 export type { WhenFailure };
 
-/** Injection points for specs, `hookrelay test` and the benchmark. */
+/** Injection points for specs. */
 export interface EngineOptions {
   /** Makes the `hook:<uuid>` session keys; default a time-ordered UUIDv7 (ids.ts). */
   uuid?: () => string;
