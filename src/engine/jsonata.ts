@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { BUDGET_BINDING, spend, spendStep, type StepBudget } from './jsonata-budget.js';
+import { BUDGET_BINDING, sequenceGuard, spend, spendStep, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
-import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
