@@ -272,4 +272,4 @@ function agentWait(query: string, payload: Record<string, unknown>, maxWaitSecon
   return { ms: Math.round(s * 1000), completion };
 }
 
-export type { Item, KeptAnswer, RequestKey };
+export type { KeptAnswer };
