@@ -57,7 +57,7 @@ async function measure(name: string, fn: (i: TransformInput) => unknown): Promis
 const mod = (await import(file)) as { default: (i: TransformInput) => unknown };
 await measure('in-process', async (i) => mod.default(i));
 const spec = { module: 'shout.ts' };
-const pool = await createTransformPool([spec], path.dirname(file), SIZE, 5000);
+const pool = await createTransformPool([spec], { transformsDir: path.dirname(file), transformPoolSize: SIZE, transformTimeoutMs: 5000, transformMaxMemoryMb: 256, maxTextLength: 262_144 });
 const loaded = pool.load(spec);
 if (!('fn' in loaded)) throw new Error(loaded.problem);
 await measure(`pool of ${SIZE}`, loaded.fn);

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../src/config/errors.js';
 import { configFromObject } from '../../src/config/load.js';
 import { HookError } from '../../src/errors.js';
-import type { MapResult } from '../../src/engine/mapping-step.js';
 import { createEngine } from '../../src/engine/engine.js';
+import { direct, map, type Mapped } from './engine/engine-harness.js';
 import { makeConfig, type ConfigInput } from './engine/make-config.js';
 
 /**
@@ -66,17 +66,16 @@ function loadCases(): Map<string, { file: string; spec: Case }[]> {
   return groups;
 }
 
-async function run(spec: Case): Promise<MapResult | Record<string, unknown>> {
+async function run(spec: Case): Promise<Mapped | Record<string, unknown>> {
   const config = spec.config?.hooks?.presets
     ? configFromObject({ hooks: { token: 't', ...spec.config.hooks }, agent: spec.config.agent }, '/srv/hookrelay/hookrelay.yaml', {}).config
     : makeConfig(spec.config);
-  const engine = await createEngine(config, { uuid: () => 'uuid-1', now: () => NOW, jsonata: { maxSteps: 20_000 } });
+  const engine = await createEngine(config, { uuid: () => 'uuid-1', jsonata: { maxSteps: 20_000 } });
   const r = spec.request;
   try {
-    if (r.direct === 'wake') return { type: 'actions', actions: [engine.wake(r.body)] };
-    if (r.direct === 'agent') return { type: 'actions', actions: [engine.agent(r.body)] };
+    if (r.direct !== undefined) return { type: 'actions', actions: [await direct(engine, r.direct, r.body as Record<string, unknown>)] };
     const name = r.name ?? '';
-    return await engine.map({ name, method: r.method, payload: r.payload ?? {}, headers: r.headers ?? {}, query: r.query ?? {}, url: `/hooks/${name}`, now: NOW });
+    return await map(engine, { name, method: r.method, payload: r.payload ?? {}, headers: r.headers ?? {}, query: r.query ?? {}, url: `/hooks/${name}`, now: NOW });
   } finally {
     await engine.close(); // its transform workers
   }

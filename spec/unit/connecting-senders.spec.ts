@@ -5,8 +5,9 @@ import { parse } from 'yaml';
 import { compileConfig } from '../../src/compile-config.js';
 import { configWarnings } from '../../src/config/warnings.js';
 import type { Engine } from '../../src/engine/engine.js';
-import type { HookRequest } from '../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../src/engine/compile-mapping.js';
 import { ROOT, tmpDir } from '../support/gateway.js';
+import { map } from './engine/engine-harness.js';
 
 /**
  * docs/connecting-senders.md: every yaml block is a valid config section that loads and
@@ -54,12 +55,12 @@ describe('docs: connecting senders', () => {
     const { engine } = await compiled(blocks().find((b) => b.includes('scheme: meta'))!);
     try {
       const value = { messaging_product: 'whatsapp', contacts: [{ profile: { name: 'Sheena Nelson' }, wa_id: '16505551234' }], messages: [{ from: '16505551234', id: 'wamid.1', timestamp: '1749416383', type: 'text', text: { body: 'Does it come in another color?' } }] };
-      const message = await engine.map(request('whatsapp', { object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ value, field: 'messages' }] }] }));
+      const message = await map(engine, request('whatsapp', { object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ value, field: 'messages' }] }] }));
       expect(message.type).to.equal('actions');
       const action = (message as unknown as { actions: Record<string, unknown>[] }).actions[0]!;
       expect(action).to.include({ kind: 'agent', message: 'Sheena Nelson (+16505551234): Does it come in another color?', sessionKey: 'hook:whatsapp:16505551234' });
       const statuses = { messaging_product: 'whatsapp', statuses: [{ id: 'wamid.1', status: 'read', recipient_id: '16505551234' }] };
-      const skipped = await engine.map(request('whatsapp', { object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ value: statuses, field: 'messages' }] }] }));
+      const skipped = await map(engine, request('whatsapp', { object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ value: statuses, field: 'messages' }] }] }));
       expect(skipped.type).to.equal('skipped');
     } finally {
       await engine.close();
@@ -69,7 +70,7 @@ describe('docs: connecting senders', () => {
   it('SendGrid: the mail\'s fields and attachment list reach the message', async () => {
     const { engine } = await compiled(blocks().find((b) => b.includes('path: sendgrid'))!);
     try {
-      const result = await engine.map(request('sendgrid', { from: 'Ada <ada@example.com>', to: 'inbox@parse.example.com', subject: 'Report', text: 'See attached.', files: [{ field: 'attachment1', filename: 'report.pdf', contentType: 'application/pdf', size: 1234 }] }));
+      const result = await map(engine, request('sendgrid', { from: 'Ada <ada@example.com>', to: 'inbox@parse.example.com', subject: 'Report', text: 'See attached.', files: [{ field: 'attachment1', filename: 'report.pdf', contentType: 'application/pdf', size: 1234 }] }));
       const action = (result as unknown as { actions: Record<string, unknown>[] }).actions[0]!;
       expect(action.message).to.include('E-mail from Ada <ada@example.com> to inbox@parse.example.com: Report')
         .and.include('See attached.').and.include('Attachment: report.pdf (application/pdf, 1234 bytes)');

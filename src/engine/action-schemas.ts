@@ -4,9 +4,9 @@ import { MAX_TIMEOUT_SECONDS, PROVIDERS, THINKING_LEVELS, WAKE_MODES } from '../
 import { prebuiltChecker } from '../config/shape.js';
 
 /** What an action's `provider` (or `channel`) may name: a provider, or the last one used. */
-export const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
+const PROVIDERS_OR_LAST = ['last', ...PROVIDERS] as const;
 /** What an action's `sessionMode` may be. */
-export const SESSION_MODES = ['persistent', 'isolated'] as const;
+const SESSION_MODES = ['persistent', 'isolated'] as const;
 
 const NON_BLANK = '\\S';
 const nullableEnum = (values: readonly string[]) => ({ enum: [...values, null] });

@@ -3,18 +3,31 @@ import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import { checkIdempotencyKey } from '../idempotency-key.js';
 import type { Action } from '../action.js';
-import type { HookRequest } from './mapping-step.js';
 import { requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
 import { OVERRIDE_KEYS } from '../transform-types.js';
-import { callTransform, stepFailed, type TransformOverride } from './transform-call.js';
 import type { LoadedTransform, TransformFn } from './transform-module.js';
 import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
 import type { MappingAnswer } from '../mapping-answer.js';
-import { compileAnswerParts, renderRespond, renderResponse, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
+import { compileAnswerParts, renderRespond, renderResponse, stepFailed, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
+
+/** What a matched request comes to: actions (`dropped`: forEach items past `hooks.maxFanOut`), the mapping's own answer, or nothing to do. */
+export type MapResult = { actions: Action[]; dropped?: number } | { answer: MappingAnswer } | undefined;
+
+/** One request as the mappings see it (decide.ts makes it). */
+export interface HookRequest {
+  name: string;
+  method?: 'GET' | 'POST';
+  payload: Record<string, unknown>;
+  headers: Record<string, string>;
+  withheld?: Record<string, string>;
+  query: Record<string, string>;
+  url: string;
+  now: Date;
+}
 
 /** A mapping ready for requests: everything compiled, its transform loaded. */
 export interface CompiledMapping {
@@ -33,31 +46,18 @@ export interface CompiledMapping {
   act(req: HookRequest, now: string, item: unknown, index: number, budget: StepBudget): Promise<Action | null>;
 }
 
-/** What compiling a mapping needs from the engine. */
+/** What compiling a mapping needs from the engine; without a `validator` only its problems are wanted (a draft config). */
 export interface CompileDeps {
   loadTransform: (spec: { module: string; export?: string }) => Promise<LoadedTransform>;
   jsonataLimits: JsonataLimits;
   compileSchema: (schema: unknown) => PayloadCheck;
-}
-
-/** What building a compiled mapping into one that answers requests needs. */
-export interface BuildDeps {
-  validator: ActionValidator;
-  allowUnsafeExternalContent: boolean;
-}
-
-/** A mapping's compiled pieces: its templates, payload schema and loaded transform. */
-export interface MappingParts {
-  agentFields: Field[];
-  wakeFields: Field[];
-  /** The mapping's `idempotencyKey` template (CONTRACT.md §8). */
-  keyField?: Field;
-  transform?: TransformFn;
-  checkPayload?: PayloadCheck;
-  answers: AnswerParts;
+  validator?: ActionValidator;
+  allowUnsafeExternalContent?: boolean;
 }
 
 type Body = Record<string, unknown>;
+/** What a transform returns: fields of the action to set. */
+type TransformOverride = Record<string, unknown>;
 
 interface Field {
   key: string;
@@ -74,14 +74,14 @@ const AGENT_FIELDS = [
 ] as const;
 const WAKE_FIELDS = [['text', 'textTemplate']] as const;
 
-/** Compiles a mapping's templates, payload schema and transform; problems go to `problems` with their YAML paths. */
+/** Compiles a mapping's templates, payload schema and transform, ready for requests; problems go to `problems` with their YAML paths. */
 export async function compileMapping(
   mapping: MappingConfig,
   at: string,
   deps: CompileDeps,
   problems: ConfigProblem[],
   skip: (path: string) => boolean = () => false,
-): Promise<MappingParts | undefined> {
+): Promise<CompiledMapping | undefined> {
   const before = problems.length;
   const compile = (source: string): Render =>
     mapping.engine === 'jsonata' ? compileJsonata(source, deps.jsonataLimits) : compileHandlebars(source);
@@ -114,21 +114,15 @@ export async function compileMapping(
   const loaded = await loading;
   if (loaded && 'problem' in loaded) problems.splice(transformAt, 0, { path: `${at}.transform.${loaded.key}`, message: loaded.problem });
   else transform = loaded?.fn;
-  if (problems.length > before) return undefined;
-  return { agentFields, wakeFields, keyField, transform, checkPayload, answers };
-}
-
-/** A compiled mapping ready for requests. */
-export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: BuildDeps): CompiledMapping {
-  const { agentFields, wakeFields, keyField, transform, checkPayload, answers } = parts;
+  if (problems.length > before || deps.validator === undefined) return undefined;
+  const validator = deps.validator;
   const { id, action: defaultKind, wakeMode } = mapping;
   const origin: ActionOrigin = {
     source: `mapping:${id}`,
-    unsafe: mapping.allowUnsafeExternalContent ?? deps.allowUnsafeExternalContent,
+    unsafe: mapping.allowUnsafeExternalContent ?? deps.allowUnsafeExternalContent!,
   };
   const deliverDefault = mapping.deliver ?? false;
   const isAsync = mapping.engine === 'jsonata';
-  const { validator } = deps;
 
   function baseBody(kind: 'wake' | 'agent'): Body {
     if (kind === 'wake') return { mode: wakeMode };
@@ -159,7 +153,12 @@ export function buildMapping(mapping: MappingConfig, parts: MappingParts, deps: 
     let kind = defaultKind as 'wake' | 'agent';
     let override: TransformOverride | null | undefined;
     if (transform) {
-      override = await callTransform(transform, transformInput(req, now, item, index), id);
+      try {
+        // The worker sends back an object, null or undefined (transform-worker.ts `carried`).
+        override = (await transform(transformInput(req, now, item, index))) as TransformOverride | null | undefined;
+      } catch (cause) {
+        throw stepFailed(id, 'transform', cause);
+      }
       if (override === null) return null;
       if (override !== undefined && override.kind != null) {
         if (override.kind !== 'wake' && override.kind !== 'agent') {

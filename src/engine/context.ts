@@ -1,20 +1,15 @@
-import type { HookRequest } from './mapping-step.js';
+import type { HookRequest } from './compile-mapping.js';
 import type { TransformInput } from '../transform-types.js';
 import { isCredentialName, shownHeaderValue } from '../credentials.js';
 import { copyWithoutPrototypeKeys, isPrototypeKey } from './prototype-keys.js';
-
-/** What a transform module is called with: the package's public type (transform-types.ts). */
-export type { TransformInput };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**
- * The template context of a request, or of forEach item `index` (≥ 0): the payload's (or the
- * item's) own fields at the top level, then the named keys, which win over fields of the same
- * name (those stay reachable as `payload.x`). Prototype keys are not copied: they never
- * resolve, and assigning `__proto__` would set the context's prototype.
+ * The template context of a request, or of forEach item `index` (≥ 0): the payload's (or item's) fields, then the
+ * named keys, which win (CONTRACT.md §6). Prototype keys are not copied: assigning `__proto__` would set the prototype.
  */
 export function requestContext(req: HookRequest, now: string, item?: unknown, index = -1): Record<string, unknown> {
   const top = index >= 0 ? item : req.payload;
@@ -42,13 +37,8 @@ export function transformInput(req: HookRequest, now: string, item: unknown, ind
 }
 
 /**
- * A request's headers as mappings see them, split by the credential rule (credentials.ts,
- * CONTRACT.md §8): `headers` (`HookRequest.headers`) is what templates, transforms and
- * `match.when` see — no credential, a URL repeated in a header without its credential
- * parameters, repeated headers joined; `withheld` (`HookRequest.withheld`) the credential
- * headers themselves, which only `match.headers` reads, so that a mapping may still match on a
- * sender's own secret (e.g. `X-Gitlab-Token`). `serve` and `hookrelay test` both use it, so a
- * dry run renders what a real request would.
+ * A request's headers split by the credential rule (credentials.ts, CONTRACT.md §8): `headers` for templates,
+ * transforms and `match.when`; `withheld`, the credentials, only for `match.headers` (e.g. `X-Gitlab-Token`).
  */
 export function requestHeaders(h: Record<string, string | string[] | undefined>): { headers: Record<string, string>; withheld: Record<string, string> } {
   const headers: Record<string, string> = {};
@@ -77,10 +67,7 @@ export function templateQuery(cleanQuery: string): Record<string, string> {
 /** A path that encodeURIComponent() would leave as it is, segment by segment (most hook paths). */
 const UNRESERVED_PATH = /^[A-Za-z0-9\-_.!~*'()/]*$/;
 
-/**
- * The request's `url` as templates and transforms see it (`HookRequest.url`): the path it was
- * routed on, percent-encoded, and its query without credentials.
- */
+/** The request's `url` as templates and transforms see it: the routed path, percent-encoded, and the query without credentials. */
 export function templateUrl(path: string, cleanQuery: string): string {
   const encoded = UNRESERVED_PATH.test(path) ? path : path.split('/').map(encodeURIComponent).join('/');
   return cleanQuery === '' ? encoded : `${encoded}?${cleanQuery}`;

@@ -1,12 +1,11 @@
-import type { Action } from '../action.js';
+import type { Action, AgentAction, WakeAction } from '../action.js';
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import { bodyKey, checkSameRequest, headerKey, itemsOf, requestKey, type Item, type KeptAnswer, type KeyLookup, type RequestKey } from './request-keys.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import { requestHeaders, templateQuery, templateUrl } from './context.js';
-import type { Engine, MatchRequest, WhenFailure } from './engine.js';
-import type { HookRequest, MapResult } from './mapping-step.js';
-import type { CompiledMapping } from './compile-mapping.js';
+import type { MatchRequest, WhenFailure } from './engine.js';
+import type { CompiledMapping, HookRequest, MapResult } from './compile-mapping.js';
 import type { Found } from './match.js';
 
 /** The send routes of CONTRACT.md §5 that decide() takes. */
@@ -107,7 +106,10 @@ export interface Act {
 }
 
 /** What decide() needs of the engine. */
-export interface Core extends Pick<Engine, 'wake' | 'agent'> {
+export interface Core {
+  /** A direct `/wake` or `/agent` body's action; throws HookError. */
+  wake(body: unknown): WakeAction;
+  agent(body: unknown): AgentAction;
   match(req: MatchRequest, admitted?: (mappingId: string) => boolean): Found | Promise<Found>;
   map(req: HookRequest, mapping: CompiledMapping): Promise<MapResult>;
 }
@@ -126,7 +128,6 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
   const verifying = new Map(hooks.mappings.filter((m) => m.verify && m.match.path !== undefined).map((m) => [m.id, m.auth === 'signature']));
   const slack = new Set(hooks.mappings.filter((m) => m.verify?.scheme === 'slack' && m.match.path !== undefined).map((m) => m.id));
   const rates = new Map(hooks.mappings.flatMap((m) => (m.ratePerMinute === undefined ? [] : [[m.id, m.ratePerMinute] as const])));
-  const statusOf = (accepted: readonly Record<string, unknown>[]) => acceptedStatus(accepted, hooks.acceptStatus);
 
   return async function decide(req: DecideRequest, ports: DecidePorts = {}): Promise<Decision> {
     let stage: Stage = 'signature';
@@ -195,9 +196,8 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         if (repeat) return repeat;
       }
       const result = await core.map(hook, mapping);
-      if (result.type === 'no_match') return { type: 'no_match', error: noMapping(req), ...at };
-      if (result.type === 'skipped') return { type: 'respond', status: 204, ...at };
-      if (result.type === 'respond') return { type: 'respond', status: result.answer.status, own: result.answer, ...at };
+      if (result === undefined) return { type: 'respond', status: 204, ...at };
+      if ('answer' in result) return { type: 'respond', status: result.answer.status, own: result.answer, ...at };
       const { actions } = result;
       const fanOut = mapping.forEach !== undefined;
       const render = mapping.response;
@@ -208,7 +208,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         fanOut,
         rate: rates.get(mappingId),
         async answer(accepted) {
-          const usual = { status: statusOf(accepted), body: JSON.stringify(fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }) };
+          const usual = { status: acceptedStatus(accepted, hooks.acceptStatus), body: JSON.stringify(fanOut ? { ok: true, ...accepted[0], actions: accepted } : { ok: true, ...accepted[0] }) };
           return render ? { own: await render(hook, hook.now.toISOString(), accepted, usual), ...usual } : usual;
         },
         ...at,
@@ -272,4 +272,4 @@ function agentWait(query: string, payload: Record<string, unknown>, maxWaitSecon
   return { ms: Math.round(s * 1000), completion };
 }
 
-export type { Item, KeptAnswer, RequestKey };
+export type { KeptAnswer };

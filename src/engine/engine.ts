@@ -1,14 +1,12 @@
 import { ConfigError, isAtOrBelow, type ConfigProblem } from '../config/errors.js';
 import type { Config, MappingConfig } from '../config/types.js';
-import type { Action, AgentAction, WakeAction } from '../action.js';
-import type { HookRequest, MapResult } from './mapping-step.js';
-import { buildMapping, compileMapping, type BuildDeps, type CompileDeps, type CompiledMapping } from './compile-mapping.js';
+import type { Action } from '../action.js';
+import { compileMapping, type CompileDeps, type CompiledMapping, type HookRequest, type MapResult } from './compile-mapping.js';
 import { DEFAULT_JSONATA_LIMITS, type JsonataLimits } from './jsonata.js';
-import { stepBudget, type StepBudget } from './jsonata-budget.js';
+import type { StepBudget } from './jsonata-budget.js';
 import { createSchemaCompiler } from './payload-schema.js';
-import { createTransformPool, DEFAULT_POOL_SIZE } from './transform-pool.js';
-import { createValidator } from './validate.js';
-import { callbackField } from './callback-field.js';
+import { createTransformPool, type PoolSettings } from './transform-pool.js';
+import { callbackField, createValidator, type ActionValidator } from './validate.js';
 import { HookError } from '../errors.js';
 import type { WhenFailure } from './mapping-answers.js';
 import { createMatcher } from './match.js';
@@ -16,10 +14,8 @@ import { decider, type Decision, type DecidePorts, type DecideRequest } from './
 
 export type { WhenFailure };
 
-/** Injection points for specs, `hookrelay test` and the benchmark. */
+/** Injection points for specs. */
 export interface EngineOptions {
-  /** The clock used when a request carries no `now`. */
-  now?: () => Date;
   /** Makes the `hook:<uuid>` session keys; default a time-ordered UUIDv7 (ids.ts). */
   uuid?: () => string;
   /** JSONata guardrails; default {@link DEFAULT_JSONATA_LIMITS}. */
@@ -32,12 +28,6 @@ export interface Engine {
   readonly mappings: readonly string[];
   /** The one call per request (decide.ts). */
   decide(req: DecideRequest, ports?: DecidePorts): Promise<Decision>;
-  /** The mapping step alone (match → render/transform → validate), for specs. Throws HookError. */
-  map(req: HookRequest): Promise<MapResult>;
-  /** A direct `POST {path}/wake` body. Throws HookError `invalid_payload`. */
-  wake(body: unknown): WakeAction;
-  /** A direct `POST {path}/agent` body. Throws HookError. */
-  agent(body: unknown): AgentAction;
   /** The methods the mappings take on `{path}/NAME` (CONTRACT.md §12); a NAME no mapping can take takes POST. */
   methods(name: string): MappedMethods;
   /** Stops the transform workers. */
@@ -60,42 +50,39 @@ function methodsOf(mappings: readonly CompiledMapping[]): MappedMethods {
 /** What matching needs of a request. */
 export type MatchRequest = Pick<HookRequest, 'name' | 'payload' | 'headers' | 'withheld' | 'query' | 'method'>;
 
-const NO_MATCH: MapResult = Object.freeze({ type: 'no_match' });
+/** The settings of `hooks` a compile needs. */
+type CompileSettings = PoolSettings & Pick<Config['hooks'], 'allowUnsafeExternalContent'>;
 
-/** The transform settings of `hooks` a compile needs. */
-type TransformSettings = Pick<Config['hooks'], 'transformsDir' | 'transformPoolSize' | 'transformTimeoutMs' | 'transformMaxMemoryMb' | 'maxTextLength'>;
-
-/** Compiles every mapping (transforms in a new worker pool, which the caller closes), skipping the parts `skip` names. */
-async function compileAll(mappings: readonly MappingConfig[], hooks: TransformSettings, opts: EngineOptions, skip: (path: string) => boolean) {
+/** Compiles every mapping (transforms in a new worker pool, which the caller closes), skipping the parts `skip` names; without `validator`, only for the problems. */
+async function compileAll(mappings: readonly MappingConfig[], hooks: CompileSettings, opts: EngineOptions, skip: (path: string) => boolean, validator?: ActionValidator) {
   const at = (i: number) => `hooks.mappings[${i}]`;
   const transformSpecs = mappings.flatMap((m, i) => (m.transform && !skip(`${at(i)}.transform`) ? [m.transform] : []));
-  const limits = { maxMemoryMb: hooks.transformMaxMemoryMb, maxTextLength: hooks.maxTextLength };
   // The workers load while the templates compile.
-  const ready = createTransformPool(transformSpecs, hooks.transformsDir, hooks.transformPoolSize ?? DEFAULT_POOL_SIZE, hooks.transformTimeoutMs, undefined, limits);
+  const ready = createTransformPool(transformSpecs, hooks);
   const deps: CompileDeps = {
     loadTransform: async (spec) => (await ready).load(spec),
     jsonataLimits: { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata },
     compileSchema: createSchemaCompiler(),
+    validator,
+    allowUnsafeExternalContent: hooks.allowUnsafeExternalContent,
   };
   // One list per mapping, joined in mapping order: a transform's problem arrives later than the rest.
   const lists = mappings.map((): ConfigProblem[] => []);
-  const parts = await Promise.all(mappings.map((m, i) => compileMapping(m, at(i), deps, lists[i]!, skip)));
-  return { parts, problems: lists.flat(), transforms: await ready };
+  const compiled = await Promise.all(mappings.map((m, i) => compileMapping(m, at(i), deps, lists[i]!, skip)));
+  return { compiled, problems: lists.flat(), transforms: await ready };
 }
 
 /** Compiles every mapping of `config.hooks.mappings`; throws one ConfigError naming each problem by its YAML path. */
 export async function createEngine(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const { hooks } = config;
-  const clock = opts.now ?? (() => new Date());
   const { maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...opts.jsonata };
-  const { parts, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false);
+  const validator = createValidator(config, opts.uuid);
+  const { compiled, problems, transforms } = await compileAll(hooks.mappings, hooks, opts, () => false, validator);
   if (problems.length > 0) {
     await transforms.close();
     throw new ConfigError(problems);
   }
-  const build: BuildDeps = { validator: createValidator(config, opts.uuid), allowUnsafeExternalContent: hooks.allowUnsafeExternalContent };
-  const validator = build.validator;
-  const mappings = hooks.mappings.map((m, i) => buildMapping(m, parts[i]!, build));
+  const mappings = compiled as CompiledMapping[];
   // The mappings that can take `{path}/NAME`, in order: for each NAME a mapping names, and for any other.
   const anyName = mappings.filter((m) => m.match.path === undefined);
   const names = new Set(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path])));
@@ -112,29 +99,26 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     const list = payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key) ? payload[key] : undefined;
     // Missing (or null) and empty mean "nothing to do"; any other value is a sender's mistake
     // that a 204 would hide (CONTRACT.md §6).
-    if (list === undefined || list === null) return { type: 'skipped', mappingId: mapping.id };
+    if (list === undefined || list === null) return undefined;
     if (!Array.isArray(list)) throw new HookError('invalid_payload', `payload/${key}: must be an array (the mapping's forEach)`);
-    if (list.length === 0) return { type: 'skipped', mappingId: mapping.id };
+    if (list.length === 0) return undefined;
     const count = Math.min(list.length, maxFanOut);
     const pending: Promise<Action | null>[] = new Array(count);
     for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i, budget);
     const actions = (await Promise.all(pending)).filter((a): a is Action => a !== null);
-    if (actions.length === 0) return { type: 'skipped', mappingId: mapping.id };
-    const result: MapResult = { type: 'actions', mappingId: mapping.id, actions };
-    if (list.length > count) result.dropped = list.length - count;
-    return result;
+    if (actions.length === 0) return undefined;
+    return list.length > count ? { actions, dropped: list.length - count } : { actions };
   }
 
   async function mapWith(req: HookRequest, mapping: CompiledMapping): Promise<MapResult> {
     mapping.checkPayload?.(req.payload);
-    const now = (req.now ?? clock()).toISOString();
-    if (mapping.respond) return { type: 'respond', mappingId: mapping.id, answer: await mapping.respond(req, now) };
+    const now = req.now.toISOString();
+    if (mapping.respond) return { answer: await mapping.respond(req, now) };
     // One budget for all the request's JSONata: a batch is judged by its own work (jsonata-budget.ts).
-    const budget = stepBudget(maxSteps);
+    const budget: StepBudget = { left: maxSteps };
     if (mapping.forEach !== undefined) return mapEach(mapping, req, now, mapping.forEach, budget);
     const action = await mapping.act(req, now, undefined, -1, budget);
-    if (action === null) return { type: 'skipped', mappingId: mapping.id };
-    return { type: 'actions', mappingId: mapping.id, actions: [action] };
+    return action === null ? undefined : { actions: [action] };
   }
 
   const wake = (body: unknown) => validator.wake(body, direct.wake);
@@ -147,12 +131,6 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
     decide: decider({ match, map: mapWith, wake, agent }, hooks),
-    async map(req) {
-      const { mapping } = await match(req);
-      return mapping ? mapWith(req, mapping) : NO_MATCH;
-    },
-    wake,
-    agent,
     methods: (name) => methodsByName.get(name) ?? anyNameMethods,
     close: transforms.close,
   };

@@ -52,11 +52,7 @@ function safeLookup(target: unknown, key: unknown): unknown {
   return Object.prototype.hasOwnProperty.call(target, key) ? (target as Record<string | number, unknown>)[key] : undefined;
 }
 
-/**
- * Compiles a Handlebars template once (at load); throws a one-line Error on a syntax error, an
- * unknown helper, a partial or a decorator. `a[0].b` works; objects render as JSON, nothing as
- * ''; prototype keys never resolve; no HTML escaping; a render has a budget (render-budget.ts).
- */
+/** Compiles a template at load (a one-line Error on a syntax error, an unknown helper, a partial or a decorator), CONTRACT.md §6. */
 export function compileHandlebars(source: string): RenderText {
   const ast = parseTemplate(source);
   const template = env.compile(ast, COMPILE_OPTIONS);
@@ -82,11 +78,7 @@ function parseTemplate(source: string): hbs.AST.Program {
   return ast;
 }
 
-/**
- * A JSON template's braces run into its mustaches (`{"a":{{x}}}`): Handlebars reads `{{{` and
- * `}}}` as a triple-stash, and its message says only which token it did not expect. Say how to
- * write it (CONTRACT.md §12).
- */
+/** A JSON template's braces run into its mustaches (`{"a":{{x}}}`), read as a triple-stash: say how to write it (CONTRACT.md §12). */
 function withBraceHint(message: string): string {
   if (!/CLOSE_UNESCAPED|CLOSE_RAW_BLOCK|OPEN_RAW_BLOCK|OPEN_END_RAW_BLOCK/.test(message)) return message;
   return `${message} (Handlebars reads {{{ and }}} as a triple-stash: in a JSON template put a space between a mustache and a brace of the JSON, e.g. {"pong": {{hook_id}} })`;

@@ -4,23 +4,19 @@ import { JsonataGuardError } from './jsonata-guard.js';
 // shared by all its template evaluations. JSONata's own `timeout` measures wall time, which
 // interleaved evaluations share: a batch would pass or fail by the load it meets (CONTRACT.md §7).
 
-/** What is left of one request's steps ({@link stepBudget}); shared by its evaluations. */
+/** What is left of one request's steps; shared by its evaluations. */
 export interface StepBudget {
   left: number;
-}
-
-/** A fresh budget of `maxSteps` steps. */
-export function stepBudget(maxSteps: number): StepBudget {
-  return { left: maxSteps };
 }
 
 /** The binding the budget travels in; with a space, no JSONata variable can spell it. */
 export const BUDGET_BINDING = 'hookrelay step budget';
 
 const BUDGET = Symbol('hookrelay.budget');
+const STEP_ENTRY = Symbol.for('jsonata.__evaluate_entry');
 
 interface Environment {
-  base: { [BUDGET]?: StepBudget; lookup(name: string): unknown };
+  base: { [BUDGET]?: StepBudget; lookup(name: string): unknown; createSequence(...items: unknown[]): unknown[]; bind(name: unknown, value: unknown): void };
 }
 
 /** JSONata's step hook: spends a step, and past a slice ({@link SLICE_MS}) returns the event loop's next turn for JSONata to await. */
@@ -56,4 +52,23 @@ function pace(): Promise<void> | undefined {
     return undefined;
   }
   return now < sliceEnd ? undefined : turn;
+}
+
+/** JSONata's `sequence` guard (no sequence longer than `maxSequenceLength`: error D2015), with the same checks and errors, made cheap. */
+export function sequenceGuard(maxSequenceLength: number): [symbol, (expr: unknown, input: unknown, environment: Environment) => void] {
+  function push(this: unknown[], ...items: unknown[]): number {
+    if (this.length + items.length > maxSequenceLength) throw { code: 'D2015', stack: new Error().stack, value: maxSequenceLength };
+    return Array.prototype.push.apply(this, items);
+  }
+  function createSequence(...items: unknown[]): unknown[] {
+    const sequence = [] as unknown[] & { sequence?: boolean };
+    sequence.push = push;
+    sequence.sequence = true;
+    if (items.length === 1) sequence.push(items[0]);
+    return sequence;
+  }
+  return [STEP_ENTRY, (_expr, _input, environment) => {
+    environment.base.createSequence = createSequence;
+    environment.base.bind(STEP_ENTRY, undefined);
+  }];
 }

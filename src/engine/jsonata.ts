@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { BUDGET_BINDING, spend, spendStep, stepBudget, type StepBudget } from './jsonata-budget.js';
+import { BUDGET_BINDING, sequenceGuard, spend, spendStep, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
-import { sequenceGuard } from './jsonata-sequence.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
 
@@ -30,14 +29,10 @@ export const DEFAULT_JSONATA_LIMITS: Readonly<JsonataLimits> = Object.freeze({
 // JSONata calls the function bound to this symbol after every step and awaits what it returns.
 const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
 
-/**
- * Compiles a JSONata expression once (at load); throws an Error saying what to change on a
- * syntax error, on `$eval`, or on a regex that cannot run in linear time. Name steps spelling
- * `__proto__`, `prototype` or `constructor` never resolve, and `$lookup` refuses those keys.
- */
+/** Compiles an expression at load; throws saying what to change on a syntax error, `$eval` or a regex that is not linear-time. */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
   const { maxStringLength, maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const { evaluate, literal } = guardedExpression(source, limits);
+  const { evaluate, literal } = compileJsonataValue(source, limits);
   const render = async (context: Record<string, unknown>, budget?: StepBudget) => {
     const value = await evaluate(context, budget);
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
@@ -62,13 +57,8 @@ function isLiteral(ast: jsonata.ExprNode): boolean {
   return (ast.type === 'string' || ast.type === 'number' || ast.type === 'value') && Object.keys(ast).every((k) => LITERAL_KEYS.has(k));
 }
 
-/** A JSONata expression compiled as {@link compileJsonata} does, under the same guards, that gives its value rather than text (a mapping's `match.when`). */
-export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown> {
-  return guardedExpression(source, limits).evaluate;
-}
-
-/** `source` parsed (a syntax error as one line with its position), inspected and given the guards and our functions. */
-function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
+/** `source` parsed (a syntax error as one line with its position), inspected and guarded: its value, not text (a mapping's `match.when`). */
+export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): {
   evaluate: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
   literal: boolean;
 } {
@@ -96,7 +86,7 @@ function guardedExpression(source: string, limits: Partial<JsonataLimits>): {
   });
   const [entry, hook] = sequenceGuard(maxSequenceLength);
   expression.assign(entry as unknown as string, hook);
-  return { evaluate: (context, budget = stepBudget(maxSteps)) => expression.evaluate(context, { [BUDGET_BINDING]: budget }), literal: isLiteral(expression.ast()) };
+  return { evaluate: (context, budget: StepBudget = { left: maxSteps }) => expression.evaluate(context, { [BUDGET_BINDING]: budget }), literal: isLiteral(expression.ast()) };
 }
 
 function safeLookup(this: jsonata.Focus, input: unknown, key: string): unknown {

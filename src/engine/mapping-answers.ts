@@ -1,10 +1,17 @@
 import type { MappingConfig } from '../config/types.js';
+import { HookError } from '../errors.js';
 import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
-import type { HookRequest } from './mapping-step.js';
+import type { HookRequest } from './compile-mapping.js';
 import { requestContext } from './context.js';
 import { compileJsonataValue, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
-import { stepFailed } from './transform-call.js';
+
+/** The 500 of a failed template or transform: names the mapping and the step, never payload text (STYLE.md "expose or log"); the error is its `cause`. */
+export function stepFailed(mappingId: string, step: string, cause: unknown): HookError {
+  const err = new HookError('transform_failed', `mapping "${mappingId}": ${step} failed`);
+  err.cause = cause;
+  return err;
+}
 
 /** A compiled template field: context in, text out; a JSONata one spends `budget`, the request's steps (jsonata-budget.ts). */
 export type Render = (context: Record<string, unknown>, budget?: StepBudget) => string | Promise<string>;
@@ -32,7 +39,7 @@ export function compileAnswerParts(
 ): AnswerParts {
   const parts: AnswerParts = {};
   const when = mapping.match?.when;
-  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits)));
+  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits).evaluate));
   if (skip(`${at}.engine`)) return parts;
   const respondBody = mapping.respond?.body;
   if (typeof respondBody === 'string') attempt(`${at}.respond.body`, () => (parts.respondBody = compile(respondBody)));

@@ -2,13 +2,9 @@ import type { CompiledMapping } from './compile-mapping.js';
 import type { MatchRequest } from './engine.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
 
-/**
- * The first mapping in order whose `match` holds (path, source, headers, method, then `when`;
- * a `when` that throws counts as not matching and is reported). Admission comes before `when`
- * (CONTRACT.md §12): a `when` of a mapping the request is not admitted to never runs.
- */
+/** The first mapping whose `match` holds; admission comes before `when`, which never runs for a refused one (CONTRACT.md §12). */
 export function createMatcher(named: ReadonlyMap<string, readonly CompiledMapping[]>, anyName: readonly CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Found | Promise<Found> {
-  return (req, admitted) => scan({ candidates: named.get(req.name) ?? anyName, req, admitted }, 0, {});
+  return (req, admitted) => scan(named.get(req.name) ?? anyName, req, admitted, 0, {});
 }
 
 /** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report. */
@@ -18,16 +14,8 @@ export interface Found {
   refused?: CompiledMapping;
 }
 
-/** One request's scan: its candidates, the request and its admission. */
-interface Scan {
-  candidates: readonly CompiledMapping[];
-  req: MatchRequest;
-  admitted: ((mappingId: string) => boolean) | undefined;
-}
-
 /** Synchronous until a candidate has a `match.when` (JSONata evaluates asynchronously). */
-function scan(s: Scan, from: number, found: Found): Found | Promise<Found> {
-  const { candidates, req, admitted } = s;
+function scan(candidates: readonly CompiledMapping[], req: MatchRequest, admitted: ((mappingId: string) => boolean) | undefined, from: number, found: Found): Found | Promise<Found> {
   const method = req.method ?? 'POST';
   for (let i = from; i < candidates.length; i++) {
     const m = candidates[i]!;
@@ -50,7 +38,7 @@ function scan(s: Scan, from: number, found: Found): Found | Promise<Found> {
         return found;
       }
       if (holds !== false) (found.failures ??= []).push(holds);
-      return scan(s, i + 1, found);
+      return scan(candidates, req, admitted, i + 1, found);
     });
   }
   return found;

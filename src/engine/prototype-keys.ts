@@ -1,5 +1,7 @@
 /** Prototype safety. `__proto__`, `prototype` and `constructor` never resolve in templates (CONTRACT.md §6), and parsed bodies lose them before they reach the engine. */
 
+const PROTOTYPE_KEYS = ['__proto__', 'prototype', 'constructor'] as const;
+
 /** True for the three keys that must never resolve: `__proto__`, `prototype`, `constructor`. */
 export function isPrototypeKey(key: unknown): boolean {
   return key === '__proto__' || key === 'prototype' || key === 'constructor';
@@ -16,9 +18,7 @@ export function dropPrototypeKeys<T>(value: T): T {
       continue;
     }
     const record = current as Record<string, unknown>;
-    if (Object.hasOwn(record, '__proto__')) delete record['__proto__'];
-    if (Object.hasOwn(record, 'prototype')) delete record['prototype'];
-    if (Object.hasOwn(record, 'constructor')) delete record['constructor'];
+    for (const key of PROTOTYPE_KEYS) delete record[key];
     for (const key of Object.keys(record)) {
       const child = record[key];
       if (child !== null && typeof child === 'object') stack.push(child);

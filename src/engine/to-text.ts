@@ -1,8 +1,4 @@
-/**
- * How any template value becomes text (CONTRACT.md §6): strings as they are, numbers and
- * booleans through `String`, objects and arrays as JSON, null and undefined as ''.
- * Shared by the Handlebars and JSONata engines so both render alike.
- */
+/** How any template value becomes text in both engines alike (CONTRACT.md §6): objects as JSON, nothing as ''. */
 export function toText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || value === undefined) return '';

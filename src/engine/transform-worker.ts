@@ -88,9 +88,10 @@ const CARRIED_KEYS: readonly string[] = ['kind', 'channel', ...OVERRIDE_KEYS];
 /** What of a transform's result crosses back to the gateway (run in the worker, before the JSON message home). */
 export function carried(result: unknown, maxTextLength: number): unknown {
   if (result === null || result === undefined) return result;
-  if (typeof result === 'string') return '';
-  if (Array.isArray(result)) return [];
-  if (typeof result !== 'object') return faithful(result, 'the result');
+  if (typeof result !== 'object' || Array.isArray(result)) {
+    faithful(result, 'the result');
+    throw new TypeError(`transform returned ${Array.isArray(result) ? 'an array' : `a ${typeof result}`}; expected an object, null or undefined`);
+  }
   const out: Record<string, unknown> = {};
   for (const key of CARRIED_KEYS) {
     if (!Object.hasOwn(result, key)) continue;

@@ -132,10 +132,7 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     }
   }
 
-  /**
-   * One message of a ready worker: the answer `[seq, ok, value?]` to its first call, or something
-   * a transform sent on its own (`process.send`): then the worker is stopped and its call fails.
-   */
+  /** A ready worker's message: the answer `[seq, ok, value?]` to its first call, else a transform's own (`process.send`), which stops the worker. */
   function answer(slot: Slot, msg: unknown): void {
     if (Array.isArray(msg) && (msg.length === 2 || msg.length === 3) && msg[0] === slot.seq && typeof msg[1] === 'boolean' && slot.calls.length > 0) {
       slot.seq++;

@@ -1,10 +1,11 @@
 import { uuidv7 } from '../ids.js';
 import type { ErrorObject } from 'ajv';
 import type { Config, ProviderOrLast, WakeMode } from '../config/types.js';
-import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, THINKING_LEVELS, unconfiguredProvider, WAKE_MODES, wholeSeconds } from '../config/schema.js';
-import { actionCheckers, PROVIDERS_OR_LAST, SESSION_MODES } from './action-schemas.js';
+import { MAX_TIMEOUT_SECONDS, PROVIDERS, sessionKeyRule, unconfiguredProvider, wholeSeconds } from '../config/schema.js';
+import { actionCheckers } from './action-schemas.js';
 import { HookError } from '../errors.js';
 import type { AgentAction, WakeAction } from '../action.js';
+import { callbackUrlProblem, compileHostRule } from '../callback-url.js';
 
 /** Where an action's text came from and whether it may skip the untrusted-content fence. */
 export interface ActionOrigin {
@@ -21,19 +22,13 @@ export interface ActionValidator {
 const FIELD_RULES: Record<string, string> = {
   text: 'text must be a non-empty string',
   message: 'message must be a non-empty string',
-  mode: `mode must be one of: ${WAKE_MODES.join(', ')}`,
-  wakeMode: `wakeMode must be one of: ${WAKE_MODES.join(', ')}`,
   name: 'name must be a string',
   sessionKey: 'sessionKey must be a string',
   deliver: 'deliver must be true or false',
-  provider: `provider must be one of: ${PROVIDERS_OR_LAST.join(', ')}`,
-  channel: `channel must be one of: ${PROVIDERS_OR_LAST.join(', ')}`,
   to: 'to must be a string',
   model: 'model must be a string',
-  thinking: `thinking must be one of: ${THINKING_LEVELS.join(', ')}`,
   timeoutSeconds: `timeoutSeconds must be a positive number of seconds, at most ${MAX_TIMEOUT_SECONDS}`,
   agentId: 'agentId must be a non-empty string',
-  sessionMode: `sessionMode must be one of: ${SESSION_MODES.join(', ')}`,
   waitForCompletion: 'waitForCompletion must be true or false',
 };
 
@@ -58,6 +53,7 @@ function describe(error: ErrorObject, body: unknown): string {
   const field = error.instancePath.slice(1);
   if (field === '') return 'the body must be a JSON object';
   if (error.keyword === 'pattern') return `${field} must not be empty or blank`;
+  if (error.keyword === 'enum') return `${field} must be one of: ${(error.params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
   if ((body as Record<string, unknown>)[field] === null && (field === 'text' || field === 'message')) return `${field} is required`;
   return FIELD_RULES[field] ?? `${field} is invalid`;
 }
@@ -167,5 +163,22 @@ export function createValidator(config: Config, uuid: () => string = uuidv7): Ac
       action.unsafe = origin.unsafe;
       return action;
     },
+  };
+}
+
+/** Reads `callbackUrl` of a direct `POST {path}/agent` body (docs/callbacks.md). */
+export function callbackField(config: Readonly<Config>): (body: unknown) => string | undefined {
+  const allowed = compileHostRule(config.hooks.callbackHosts);
+  const secret = config.hooks.callbackSecret !== '';
+  const forward = config.runtime.kind === 'forward';
+  return (body) => {
+    const url = (body as { callbackUrl?: unknown } | null | undefined)?.callbackUrl;
+    if (url === undefined || url === null) return undefined;
+    if (typeof url !== 'string') throw invalid('callbackUrl must be a string: an http:// or https:// URL');
+    if (!secret) throw invalid('callbackUrl is not accepted: this gateway has no hooks.callbackSecret to sign callbacks with (ask its operator to set one)');
+    if (forward) throw invalid('callbackUrl is not available with runtime.kind: forward (the run is carried out upstream)');
+    const problem = callbackUrlProblem(url.trim(), allowed);
+    if (problem) throw invalid(`callbackUrl ${problem}`);
+    return url.trim();
   };
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ConfigError } from '../../../src/config/errors.js';
 import { dryRun, DryRunProblem, type DryRunRequest } from '../../../src/dry-run.js';
 import type { Engine } from '../../../src/engine/engine.js';
-import { engineWith, NOW, request } from './engine-harness.js';
+import { engineWith, map, NOW, request } from './engine-harness.js';
 import type { MappingInput } from './make-config.js';
 
 /** `match.method`, `match.when`, `action: respond` and `response` in the engine, the loader and the dry run (CONTRACT.md §12). */
@@ -59,7 +59,7 @@ describe('engine: answering senders', () => {
     it('{"pong": {{hook_id}} } renders JSON; braces run into a mustache are a config error that says how to write it', async () => {
       const engine = await engineWith([{ match: { path: 'a' }, action: 'respond', respond: { status: 200, contentType: 'application/json', body: '{"pong": {{hook_id}} }' } }]);
       try {
-        const result = await engine.map(request('a', { hook_id: 42 }));
+        const result = await map(engine, request('a', { hook_id: 42 }));
         expect(result.type === 'respond' && JSON.parse(result.answer.body!)).to.deep.equal({ pong: 42 });
       } finally {
         await engine.close();
@@ -83,7 +83,7 @@ describe('engine: answering senders', () => {
     after(() => engine.close());
 
     it('takes each mapping\'s method; the Allow of a NAME lists its mappings\' methods', async () => {
-      const get = await engine.map(request('p', { 'hub.challenge': 'c1' }, { method: 'GET' }));
+      const get = await map(engine, request('p', {}, { method: 'GET', query: { 'hub.challenge': 'c1' } }));
       expect(get).to.deep.equal({ type: 'respond', mappingId: 'get', answer: { status: 200, contentType: 'text/plain', body: 'c1' } });
       expect(engine.methods('p')).to.include({ allow: 'GET, POST', GET: true, POST: true });
       expect(engine.methods('other')).to.include({ allow: 'POST', GET: false, POST: true });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { HookRequest } from '../../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../../src/engine/compile-mapping.js';
 import { requestContext, templateQuery, templateUrl, transformInput } from '../../../src/engine/context.js';
 
 const req = (payload: Record<string, unknown>): HookRequest => ({

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import type { HookRequest } from '../../../src/engine/mapping-step.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import { HookError } from '../../../src/errors.js';
-import { actionsOf, configProblems, engineWith, idOf, mapError, NOW, request } from './engine-harness.js';
+import { actionsOf, configProblems, direct, engineWith, idOf, map, mapError, NOW, request } from './engine-harness.js';
 import { makeConfig, type MappingInput } from './make-config.js';
 
 describe('engine/engine', () => {
@@ -55,26 +54,26 @@ describe('engine/engine', () => {
 
     it('picks the first mapping whose path and source hold', async () => {
       const engine = await engineWith(mappings);
-      expect(idOf(await engine.map(request('github', { source: 'release' })))).to.equal('gh-release');
-      expect(idOf(await engine.map(request('github', { source: 'push' })))).to.equal('gh');
-      expect(idOf(await engine.map(request('github', {})))).to.equal('gh');
-      expect(idOf(await engine.map(request('github', { source: 'stripe' })))).to.equal('gh');
-      expect(idOf(await engine.map(request('billing', { source: 'stripe' })))).to.equal('by-source');
-      expect(idOf(await engine.map(request('other', { source: 42 })))).to.equal('numbers');
+      expect(idOf(await map(engine, request('github', { source: 'release' })))).to.equal('gh-release');
+      expect(idOf(await map(engine, request('github', { source: 'push' })))).to.equal('gh');
+      expect(idOf(await map(engine, request('github', {})))).to.equal('gh');
+      expect(idOf(await map(engine, request('github', { source: 'stripe' })))).to.equal('gh');
+      expect(idOf(await map(engine, request('billing', { source: 'stripe' })))).to.equal('by-source');
+      expect(idOf(await map(engine, request('other', { source: 42 })))).to.equal('numbers');
     });
 
     it('answers no_match when nothing holds', async () => {
       const engine = await engineWith(mappings);
-      expect(await engine.map(request('gitlab', { source: 'push' }))).to.deep.equal({ type: 'no_match' });
-      expect(await engine.map(request('gitlab', { source: { nested: 'stripe' } }))).to.deep.equal({ type: 'no_match' });
-      expect(await engine.map(request('__proto__', {}))).to.deep.equal({ type: 'no_match' });
-      expect(await (await engineWith([])).map(request('x', {}))).to.deep.equal({ type: 'no_match' });
+      expect(await map(engine, request('gitlab', { source: 'push' }))).to.deep.equal({ type: 'no_match' });
+      expect(await map(engine, request('gitlab', { source: { nested: 'stripe' } }))).to.deep.equal({ type: 'no_match' });
+      expect(await map(engine, request('__proto__', {}))).to.deep.equal({ type: 'no_match' });
+      expect(await map(await engineWith([]), request('x', {}))).to.deep.equal({ type: 'no_match' });
     });
 
     it('lets a mapping without path match any name', async () => {
       const engine = await engineWith([{ id: 'gh', match: { path: 'github' }, messageTemplate: 'g' }, { id: 'all', messageTemplate: 'a' }]);
-      expect(idOf(await engine.map(request('github', {})))).to.equal('gh');
-      expect(idOf(await engine.map(request('anything', {})))).to.equal('all');
+      expect(idOf(await map(engine, request('github', {})))).to.equal('gh');
+      expect(idOf(await map(engine, request('anything', {})))).to.equal('all');
     });
   });
 
@@ -94,7 +93,7 @@ describe('engine/engine', () => {
           timeoutSeconds: 60,
         },
       ]);
-      const result = await engine.map(
+      const result = await map(engine, 
         request('github', { repository: { full_name: 'a/b', id: 7 }, pusher: { name: 'ann' }, commits: [{ message: 'fix' }] }, {
           headers: { 'x-github-event': 'push' },
           query: { ref: 'main', chat: '99' },
@@ -125,16 +124,14 @@ describe('engine/engine', () => {
 
     it('renders wake actions with the mapping wakeMode', async () => {
       const engine = await engineWith([{ id: 'w', action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'Alert: {{alert}}' }]);
-      expect(actionsOf(await engine.map(request('x', { alert: { level: 2 } })))).to.deep.equal([
+      expect(actionsOf(await map(engine, request('x', { alert: { level: 2 } })))).to.deep.equal([
         { kind: 'wake', text: 'Alert: {"level":2}', mode: 'next-heartbeat', source: 'mapping:w', unsafe: false },
       ]);
     });
 
-    it('uses the injected clock when the request carries none', async () => {
-      const engine = await createEngine(makeConfig({ hooks: { mappings: [{ messageTemplate: '{{now}}' }] } }), { now: () => NOW });
-      const req = request('x', {});
-      delete (req as Partial<HookRequest>).now;
-      expect(actionsOf(await engine.map(req))[0]).to.include({ message: '2024-06-01T12:00:00.000Z' });
+    it('renders now as the time the request came', async () => {
+      const engine = await createEngine(makeConfig({ hooks: { mappings: [{ messageTemplate: '{{now}}' }] } }));
+      expect(actionsOf(await map(engine, request('x', {})))[0]).to.include({ message: NOW.toISOString() });
     });
 
     it('applies allowUnsafeExternalContent per mapping over the hooks setting', async () => {
@@ -145,8 +142,8 @@ describe('engine/engine', () => {
         ],
         { hooks: { allowUnsafeExternalContent: true } },
       );
-      expect(actionsOf(await engine.map(request('a', {})))[0]).to.include({ unsafe: true });
-      expect(actionsOf(await engine.map(request('b', {})))[0]).to.include({ unsafe: false });
+      expect(actionsOf(await map(engine, request('a', {})))[0]).to.include({ unsafe: true });
+      expect(actionsOf(await map(engine, request('b', {})))[0]).to.include({ unsafe: false });
     });
 
     it('rejects a blank rendered message or sessionKey with invalid_payload, and a foreign key with session_key_not_allowed', async () => {
@@ -173,7 +170,7 @@ describe('engine/engine', () => {
       const engine = await engineWith([
         { id: 'j', engine: 'jsonata', name: '"Orders"', messageTemplate: '"Total " & $sum(items.price)', sessionKey: '"hook:order:" & id', model: 'tier = "gold" ? "smart" : "fast"' },
       ]);
-      expect(actionsOf(await engine.map(request('x', { id: 5, tier: 'gold', items: [{ price: 1 }, { price: 2 }] })))[0]).to.include({
+      expect(actionsOf(await map(engine, request('x', { id: 5, tier: 'gold', items: [{ price: 1 }, { price: 2 }] })))[0]).to.include({
         name: 'Orders',
         message: 'Total 3',
         sessionKey: 'hook:order:5',
@@ -185,9 +182,10 @@ describe('engine/engine', () => {
   describe('direct bodies', () => {
     it('validates /wake and /agent with the hooks-level unsafe setting', async () => {
       const engine = await engineWith([], { hooks: { allowUnsafeExternalContent: true } });
-      expect(engine.wake({ text: ' hi ' })).to.deep.equal({ kind: 'wake', text: 'hi', mode: 'now', source: 'wake', unsafe: true });
-      expect(engine.agent({ message: 'm' })).to.include({ source: 'agent', unsafe: true, deliver: true, sessionKey: 'hook:uuid-1' });
-      expect(() => engine.agent({ message: ' ' })).to.throw(HookError, /message must not be empty or blank/);
+      expect(await direct(engine, 'wake', { text: ' hi ' })).to.deep.equal({ kind: 'wake', text: 'hi', mode: 'now', source: 'wake', unsafe: true });
+      expect(await direct(engine, 'agent', { message: 'm' })).to.include({ source: 'agent', unsafe: true, deliver: true, sessionKey: 'hook:uuid-1' });
+      const err = await direct(engine, 'agent', { message: ' ' }).then(() => undefined, (e: unknown) => e);
+      expect(err).to.be.instanceOf(HookError).with.property('message').that.matches(/message must not be empty or blank/);
     });
   });
 });

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { ERRORS, HookError } from '../../../src/errors.js';
 import type { Action, AgentAction } from '../../../src/action.js';
-import type { HookRequest } from '../../../src/engine/mapping-step.js';
+import type { HookRequest } from '../../../src/engine/compile-mapping.js';
 import type { Engine } from '../../../src/engine/engine.js';
-import { engineWith, NOW } from './engine-harness.js';
+import { direct, engineWith, map, NOW } from './engine-harness.js';
 import type { MappingInput } from './make-config.js';
 
 /**
@@ -84,28 +84,28 @@ describe('engine: map() over arbitrary requests (property)', function () {
         if (PROTO_KEYS.some((k) => Object.hasOwn(req.payload, k))) seen.protoKey++;
         let result;
         try {
-          result = await engine.map(req);
+          result = await map(engine, req);
           seen[result.type]++;
         } catch (err) {
           seen.error++;
           expect(err, String(err)).to.be.instanceOf(HookError);
           expect(Object.hasOwn(ERRORS, (err as HookError).code), (err as HookError).code).to.equal(true);
           expect((err as HookError).status).to.equal(ERRORS[(err as HookError).code].status);
-          expect(await again.map(req).then(() => 'resolved', (e: HookError) => e.code)).to.equal((err as HookError).code);
+          expect(await map(again, req).then(() => 'resolved', (e: HookError) => e.code)).to.equal((err as HookError).code);
           return;
         } finally {
           expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
           for (const k of Object.getOwnPropertyNames(Object.prototype)) expect(typeof (Object.prototype as any)[k] === 'function' || k === '__proto__', k).to.equal(true);
         }
-        expect(await again.map(req)).to.deep.equal(result);
+        expect(await map(again, req)).to.deep.equal(result);
         if (result.type !== 'actions') return;
         expect(result.actions.length).to.be.within(1, 5);
         for (const action of result.actions) {
           const body = directBody(action);
-          const direct = action.kind === 'wake' ? engine.wake(body) : engine.agent(body);
+          const fromBody = await direct(engine, action.kind, body);
           // sessionKeyGiven says whether the key was named or generated (forward mode sends only a named
           // one); the direct body always names the key it is given, so the flag is left out of the comparison.
-          const { sessionKeyGiven: _d, ...fromDirect } = direct as AgentAction;
+          const { sessionKeyGiven: _d, ...fromDirect } = fromBody as AgentAction;
           const { sessionKeyGiven: _a, ...fromMapping } = action as AgentAction;
           expect({ ...fromDirect, source: action.source, unsafe: action.unsafe }).to.deep.equal(fromMapping);
         }
@@ -122,7 +122,7 @@ describe('engine: map() over arbitrary requests (property)', function () {
       fc.asyncProperty(fc.constantFrom('proto', 'proto-jsonata'), fc.subarray(PROTO_KEYS, { minLength: 1 }), leak, async (name, keys, v) => {
         const bad = keys.map((k) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',');
         const req: HookRequest = { name, payload: JSON.parse(`{"text":"t",${bad},"a":{${bad}}}`), headers: {}, query: {}, url: `/hooks/${name}`, now: NOW };
-        const result = await engine.map(req);
+        const result = await map(engine, req);
         expect(result.type).to.equal('actions');
         const action = (result as Extract<typeof result, { type: 'actions' }>).actions[0]!;
         expect(action.kind === 'wake' && action.text).to.not.include('LEAK');

@@ -91,7 +91,7 @@ describe('engine/transform-module', () => {
   describe('createTransformPool (loading)', () => {
     const pools: TransformPool[] = [];
     const pool = async (d: string, specs: { module: string; export?: string }[]) => {
-      const p = await createTransformPool(specs, d, 1, 1000);
+      const p = await createTransformPool(specs, { transformsDir: d, transformPoolSize: 1, transformTimeoutMs: 1000, transformMaxMemoryMb: 256, maxTextLength: 262_144 });
       pools.push(p);
       return p;
     };

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTransformPool, type TransformPool } from '../../../src/engine/transform-pool.js';
+import { createTransformPool, type PoolSettings, type TransformPool } from '../../../src/engine/transform-pool.js';
 import type { TransformInput } from '../../../src/transform-types.js';
 import { tmpDir } from '../../support/gateway.js';
 import { FIXTURE_TRANSFORMS } from './make-config.js';
@@ -19,6 +19,11 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   return err as Error;
 }
 
+/** The pool's `hooks` settings, with the config's default heap and text limits unless given. */
+function settings(transformsDir: string, transformPoolSize: number, transformTimeoutMs: number, transformMaxMemoryMb = 256): PoolSettings {
+  return { transformsDir, transformPoolSize, transformTimeoutMs, transformMaxMemoryMb, maxTextLength: 262_144 };
+}
+
 describe('engine/transform-pool', () => {
   let pool: TransformPool;
   const fns: Record<string, Fn> = {};
@@ -27,7 +32,7 @@ describe('engine/transform-pool', () => {
   before(async () => {
     const names = ['loop', 'never', 'exit', 'uncaught', 'echo', 'unclonable', 'maybeLoop'];
     const specs = names.map((name) => ({ module: 'stuck.mjs', export: name }));
-    pool = await createTransformPool(specs, FIXTURE_TRANSFORMS, 2, TIMEOUT);
+    pool = await createTransformPool(specs, settings(FIXTURE_TRANSFORMS, 2, TIMEOUT));
     names.forEach((name, i) => (fns[name] = (pool.load(specs[i]) as { fn: Fn }).fn));
   });
 
@@ -75,7 +80,7 @@ describe('engine/transform-pool', () => {
     before(async () => {
       const names = ['echo', 'loop', 'sleep'];
       const specs = names.map((name) => ({ module: 'stuck.mjs', export: name }));
-      one = await createTransformPool(specs, FIXTURE_TRANSFORMS, 1, TIMEOUT);
+      one = await createTransformPool(specs, settings(FIXTURE_TRANSFORMS, 1, TIMEOUT));
       names.forEach((name, i) => (f[name] = (one.load(specs[i]) as { fn: Fn }).fn));
     });
     after(() => one.close());
@@ -117,7 +122,7 @@ describe('engine/transform-pool', () => {
     const script = `
       import { createTransformPool } from ${JSON.stringify(pool)};
       const spec = { module: 'stuck.mjs', export: 'sleep' };
-      const p = await createTransformPool([spec], ${JSON.stringify(FIXTURE_TRANSFORMS)}, 1, 20000);
+      const p = await createTransformPool([spec], ${JSON.stringify(settings(FIXTURE_TRANSFORMS, 1, 20000))});
       const t0 = Date.now();
       p.load(spec).fn({ payload: { ms: 300 }, headers: {}, query: {}, path: 'p', url: '/hooks/p', now: '' })
         .then((r) => { globalThis.t0 = t0; console.log(JSON.stringify(r)); });
@@ -132,7 +137,7 @@ describe('engine/transform-pool', () => {
   it('reports a module that never finishes loading as its problem, instead of hanging the start', async () => {
     const specs = [{ module: 'echo.ts' }, { module: 'top-level-loop.mjs' }];
     const started = Date.now();
-    const p = await createTransformPool(specs, FIXTURE_TRANSFORMS, 1, 1000, 1500);
+    const p = await createTransformPool(specs, settings(FIXTURE_TRANSFORMS, 1, 1000), 1500);
     expect(Date.now() - started).to.be.below(10_000);
     expect(p.load(specs[1])).to.deep.equal({ problem: "its worker was stopped after 1500 ms (a loop at the module's top level?) while loading it", key: 'module' });
     await p.close();
@@ -143,7 +148,7 @@ describe('engine/transform-pool', () => {
     const dir = tmpDir();
     fs.writeFileSync(path.join(dir, 'fresh.ts'), `export default (i: { path: string }): { text: string } => ({ text: '${randomUUID()} ' + i.path });\n`);
     const spec = { module: 'fresh.ts' };
-    const p = await createTransformPool([spec], dir, 1, 5000);
+    const p = await createTransformPool([spec], settings(dir, 1, 5000));
     try {
       expect(await (p.load(spec) as { fn: Fn }).fn(input())).to.have.property('text').that.match(/ p$/);
       const ps = await new Promise<string>((resolve) => execFile('ps', ['-eo', 'pid=,ppid=,args='], (_e, out) => resolve(out)));
@@ -162,7 +167,7 @@ describe('engine/transform-pool', () => {
     const LIMIT = 4000; // well past what fill and hog take to reach 64 MB (about 1 s; more on a loaded machine)
     before(async () => {
       const specs = ['echo', 'native', 'fill', 'hog', 'extraMessage'].map((name) => ({ module: name === 'echo' ? 'stuck.mjs' : 'hostile.mjs', export: name }));
-      hp = await createTransformPool(specs, FIXTURE_TRANSFORMS, 2, LIMIT, undefined, { maxMemoryMb: 64 });
+      hp = await createTransformPool(specs, settings(FIXTURE_TRANSFORMS, 2, LIMIT, 64));
       // (hog and fill reach 64 MB well within the time limit; a time-out would fail the spec.)
       specs.forEach((spec) => (h[spec.export] = (hp.load(spec) as { fn: Fn }).fn));
     });
@@ -207,7 +212,7 @@ describe('engine/transform-pool', () => {
 
   it('close fails the call in flight and later calls', async () => {
     const spec = { module: 'stuck.mjs', export: 'never' };
-    const p = await createTransformPool([spec], FIXTURE_TRANSFORMS, 1, 10_000);
+    const p = await createTransformPool([spec], settings(FIXTURE_TRANSFORMS, 1, 10_000));
     const fn = (p.load(spec) as { fn: Fn }).fn;
     const inFlight = rejection(fn(input()));
     await p.close();
