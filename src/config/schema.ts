@@ -1,6 +1,6 @@
 /**
  * The JSON Schema of the config file (CONTRACT.md §3): ajv fills its defaults and checks it,
- * `docs.ts` renders its descriptions (STYLE.md #6); `secret: true` marks a credential.
+ * `npm run docs` (scripts/docs/) renders its descriptions (STYLE.md #6); `secret: true` marks a credential.
  */
 
 import { PROVIDER_SPECS } from '../providers/index.js';
