@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { expect } from 'chai';
+import { runCli } from '../support/cli.js';
 import { BIN, ROOT, freePort, sleep, tmpDir } from '../support/gateway.js';
 
 const run = promisify(execFile);
@@ -115,7 +116,11 @@ describe('README: the quick start and the cookbook run as written', function () 
     const config = `server: { port: ${port} }\ndataDir: ./data\nproviders: { telegram: { botToken: "123:abc" } }\n${yamls.join('')}`;
     const env = { HOOKRELAY_CONFIG: '', HOOKRELAY_TOKEN: token, GITHUB_WEBHOOK_SECRET: 'gh-secret' };
     fs.writeFileSync(path.join(dir, 'hookrelay.yaml'), config.replace('hooks:\n', `hooks:\n  token: \${HOOKRELAY_TOKEN}\n`));
-    const cli = (...args: string[]) => run(BIN, [...args], { cwd: dir, env: { ...process.env, ...env } });
+    const cli = async (...args: string[]) => {
+      const r = await runCli(args, env, dir);
+      expect(r.code, r.stderr).to.equal(0);
+      return r;
+    };
 
     await cli('check');
 

@@ -10,15 +10,15 @@ class Exit {
 let queue: Promise<unknown> = Promise.resolve();
 
 /**
- * `hookrelay ARGS` by the CLI's `main` in this process, one call at a time (each borrows its streams and
- * environment; `env` laid over it, undefined: unset). Commands that run until stopped spawn the bin. */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  const result = queue.then(() => once(args, env));
+ * `hookrelay ARGS` by the CLI's `main` in this process, one call at a time (each borrows its streams,
+ * environment and working directory; `env` laid over it, undefined: unset). Commands that run until stopped spawn the bin. */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, cwd = ROOT): Promise<CliResult> {
+  const result = queue.then(() => once(args, env, cwd));
   queue = result.catch(() => undefined);
   return result;
 }
 
-async function once(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+async function once(args: string[], env: Record<string, string | undefined>, cwd: string): Promise<CliResult> {
   const out = { stdout: '', stderr: '' };
   const saved = { stdout: process.stdout.write, stderr: process.stderr.write, exit: process.exit, exitCode: process.exitCode, env: { ...process.env }, cwd: process.cwd() };
   const capture = (key: keyof typeof out) => ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -35,7 +35,7 @@ async function once(args: string[], env: Record<string, string | undefined>): Pr
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
-  process.chdir(ROOT);
+  process.chdir(cwd);
   try {
     // Imported as the bin imports it: the commands' own lazy imports then share its module instances.
     const { main } = await import('../../src/cli/index.js');

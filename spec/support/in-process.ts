@@ -21,8 +21,8 @@ export interface InProcess {
 
 /**
  * The real app (config loader, engine, SQLite store, runtime, listener) in this process on
- * a free port: HTTP specs talk to it over real sockets. `raw` is merged onto a minimal config;
- * `log` receives its log (default: none).
+ * a free port: HTTP specs talk to it over real sockets. `raw` is merged onto a minimal config
+ * (one transform worker unless it says more); `log` receives its log (default: none).
  */
 export async function startInProcess(raw: Record<string, any> = {}, dir = tmpDir(), log: Logger = silentLogger): Promise<InProcess> {
   const port = await freePort();
@@ -30,7 +30,7 @@ export async function startInProcess(raw: Record<string, any> = {}, dir = tmpDir
     ...raw,
     server: { host: '127.0.0.1', port, ...withAdminToken(raw).server },
     dataDir: raw.dataDir ?? path.join(dir, 'data'),
-    hooks: { token: TOKEN, ...raw.hooks },
+    hooks: { token: TOKEN, transformPoolSize: 1, ...raw.hooks },
     agent: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm', ...raw.agent },
     heartbeat: { everySeconds: 3600, ...raw.heartbeat },
   };

@@ -34,11 +34,14 @@ const isExclusive = (suite: Suite): boolean => !!ONE_AT_A_TIME?.test(suite.file 
 
 /**
  * With SPEC_TIMES=FILE each worker appends to FILE, per spec file: ms taken, CPU ms (its threads and
- * reaped children, https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html), path.
+ * reaped children, https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html), path; with
+ * SPEC_TEST_TIMES=FILE, the same per test, and its title.
  */
 const TIMES = process.env.SPEC_TIMES;
+const TEST_TIMES = process.env.SPEC_TEST_TIMES;
 let started = 0;
 let cpuAtStart = 0;
+let testStarted = [0, 0];
 
 /** utime + stime + cutime + cstime of this process, in ms (Linux; 0 elsewhere). */
 function cpuMs(): number {
@@ -56,6 +59,13 @@ export const mochaHooks = worker ? {
     if (isExclusive(this.test!.parent!)) await lock(this);
     started = Date.now();
     if (TIMES) cpuAtStart = cpuMs();
+  },
+  beforeEach(): void {
+    if (TEST_TIMES) testStarted = [Date.now(), cpuMs()];
+  },
+  afterEach(this: Context): void {
+    const test = this.currentTest;
+    if (TEST_TIMES) fs.appendFileSync(TEST_TIMES, `${Date.now() - testStarted[0]!}\t${cpuMs() - testStarted[1]!}\t${test?.file ?? '?'}\t${test?.fullTitle()}\n`);
   },
   afterAll(this: Context): void {
     if (TIMES) fs.appendFileSync(TIMES, `${Date.now() - started}\t${cpuMs() - cpuAtStart}\t${this.test?.parent?.suites[0]?.file ?? '?'}\n`);

@@ -1,7 +1,5 @@
 /** The embedded store's writer thread, both sides: it owns the only write connection and runs each batch (writes.ts) in one transaction. */
 import { statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
@@ -34,16 +32,9 @@ function toWire(err: unknown): WireError {
   return typeof code === 'string' ? { message, code } : { message };
 }
 
-// Built, the thread runs dist/store/sqlite-writer.cjs (scripts/build.mjs). From the sources it
-// needs tsx, whose ESM hooks Node 20 does not apply inside worker threads (nodejs/node#47747,
-// privatenumber/tsx#354): this script installs tsx's require hook in the thread first.
-const BOOT = `Promise.all([import('node:module'), import('node:worker_threads')]).then(([m, w]) => {
-  const require = m.createRequire(w.workerData.entry);
-  require(w.workerData.tsx).register();
-  require(w.workerData.entry);
-});`;
-const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const ENTRY = fileURLToPath(FROM_SOURCES ? import.meta.url : new URL('../store/sqlite-writer.cjs', import.meta.url));
+// From the sources too (under tsx: the specs, which build first, spec/support/build-first.ts) the thread
+// runs the build, dist/store/sqlite-writer.cjs (scripts/build.mjs), without the parent's `--import tsx`.
+const ENTRY = new URL(import.meta.url.endsWith('.ts') ? '../../dist/store/sqlite-writer.cjs' : '../store/sqlite-writer.cjs', import.meta.url);
 
 export interface Writer {
   readonly worker: Worker;
@@ -55,9 +46,9 @@ export interface Writer {
 
 /** Spawns the writer; `onOpen` (the caller's migration) runs while it boots, before it opens the file. */
 export function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Writer> {
-  const worker = new Worker(FROM_SOURCES ? BOOT : ENTRY, {
-    eval: FROM_SOURCES,
-    workerData: { ...(FROM_SOURCES ? { tsx: createRequire(import.meta.url).resolve('tsx/cjs/api'), entry: ENTRY } : {}), hookrelayWriter: true },
+  const worker = new Worker(ENTRY, {
+    workerData: { hookrelayWriter: true },
+    execArgv: [],
     // One batch at a time: a small young generation keeps the thread's resident memory down.
     resourceLimits: { maxYoungGenerationSizeMb: 4 },
   });

@@ -61,48 +61,57 @@ describe('reload: SIGHUP and file changes swap in a new config (CONTRACT.md §8)
     expect(g.proc.exitCode).to.equal(null);
   });
 
-  it('SIGHUP with an invalid config: the old one keeps serving; the log lists every problem with its path', async () => {
-    const g = await start([wake('keep', 'kept')]);
-    const port = Number(new URL(g.base).port);
-    write(g.configFile, configOf(port, [
-      { ...wake('a', 'a'), textTemplat: 'typo' },
-      wake('b', '{{#if}}'),
-      { ...wake('c', 'c'), transform: { module: 'missing.ts' } },
-    ]));
-    g.proc.kill('SIGHUP');
-    await until('the refusal', () => g.output().includes('config reload refused'));
-    const line = g.output().split('\n').find((l) => l.includes('config reload refused'))!;
-    expect(line).to.include('hooks.mappings[0].textTemplat');
-    expect(line).to.include('hooks.mappings[1].textTemplate');
-    expect(line).to.include('hooks.mappings[2].transform.module');
-    expect(line).to.not.include(TOKEN);
-    const r = await call(`${g.hooks}/keep`, { token: TOKEN, json: {} });
-    expect(r.status).to.equal(200);
-    expect(await eventText(g, r.data.eventId)).to.equal('kept');
-    expect((await call(`${g.hooks}/b`, { token: TOKEN, json: {} })).status).to.equal(404);
-  });
-
-  // Read as "no settings", such a file would drop every mapping and the token.
-  const notAMap: [string, string][] = [['an empty file', ''], ['a file of comments only', '# hooks: moved elsewhere\n# (nothing else)\n'], ['a YAML null (~)', '~\n']];
-  for (const [what, text] of notAMap) {
-    it(`SIGHUP with ${what}: refused with its reason logged; the old token and mappings keep answering`, async () => {
+  /** Refused reloads leave the old config running: one gateway for them all, each reading its own refusal. */
+  describe('refused', () => {
+    let g: Gateway;
+    before(async () => {
       const dir = tmpDir();
-      const port = await freePort();
-      const g = (gw = await startGateway(configOf(port, [wake('keep', 'kept')]), { dir, file: 'hookrelay.yaml' }));
+      fs.mkdirSync(path.join(dir, 'transforms'));
+      g = await startGateway(configOf(await freePort(), [wake('keep', 'kept')]), { dir, file: 'hookrelay.yaml' });
+    });
+    after(() => g.stop());
+    /** Saves `text` as the config, sends SIGHUP and resolves with the refusal after it that names `reason`. */
+    async function refusal(text: string, reason: string): Promise<string> {
+      const seen = g.output().length;
       fs.writeFileSync(`${g.configFile}.tmp`, text);
       fs.renameSync(`${g.configFile}.tmp`, g.configFile);
       g.proc.kill('SIGHUP');
-      await until('the refusal', () => g.output().includes('config reload refused'));
-      const line = g.output().split('\n').find((l) => l.includes('config reload refused'))!;
-      expect(line).to.include('the config file holds no settings');
-      await sleep(500); // the file watch's own reload (debounced) is refused too
-      expect(g.output()).not.to.include('config reloaded');
+      const refused = () => g.output().slice(seen).split('\n').find((l) => l.includes('config reload refused') && l.includes(reason));
+      return pollUntil(() => `the refusal:\n${g.output().slice(-3000)}`, refused, 15000);
+    }
+    async function keepsServing(): Promise<void> {
       const r = await call(`${g.hooks}/keep`, { token: TOKEN, json: {} });
       expect(r.status, r.text).to.equal(200);
       expect(await eventText(g, r.data.eventId)).to.equal('kept');
-      expect((await call(`${g.hooks}/keep`, { token: null, json: {} })).status).to.equal(401);
+    }
+
+    it('SIGHUP with an invalid config: the old one keeps serving; the log lists every problem with its path', async () => {
+      const line = await refusal(JSON.stringify(configOf(Number(new URL(g.base).port), [
+        { ...wake('a', 'a'), textTemplat: 'typo' },
+        wake('b', '{{#if}}'),
+        { ...wake('c', 'c'), transform: { module: 'missing.ts' } },
+      ])), 'hooks.mappings[0].textTemplat');
+      expect(line).to.include('hooks.mappings[0].textTemplat');
+      expect(line).to.include('hooks.mappings[1].textTemplate');
+      expect(line).to.include('hooks.mappings[2].transform.module');
+      expect(line).to.not.include(TOKEN);
+      await keepsServing();
+      expect((await call(`${g.hooks}/b`, { token: TOKEN, json: {} })).status).to.equal(404);
     });
-  }
+
+    // Read as "no settings", such a file would drop every mapping and the token.
+    const notAMap: [string, string][] = [['an empty file', ''], ['a file of comments only', '# hooks: moved elsewhere\n# (nothing else)\n'], ['a YAML null (~)', '~\n']];
+    for (const [what, text] of notAMap) {
+      it(`SIGHUP with ${what}: refused with its reason logged; the old token and mappings keep answering`, async () => {
+        const line = await refusal(text, 'the config file holds no settings');
+        expect(line).to.include('the config file holds no settings');
+        await sleep(500); // the file watch's own reload (debounced) is refused too
+        expect(g.output()).not.to.include('config reloaded');
+        await keepsServing();
+        expect((await call(`${g.hooks}/keep`, { token: null, json: {} })).status).to.equal(401);
+      });
+    }
+  });
 
   it('a transform module edited on disk: the new code answers, without SIGHUP', async () => {
     const g = await start([{ id: 't', match: { path: 't' }, action: 'wake', wakeMode: 'next-heartbeat', transform: { module: 'pick.ts' } }], {

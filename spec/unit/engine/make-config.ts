@@ -33,7 +33,8 @@ export interface ConfigInput {
  */
 export function makeConfig(input: ConfigInput = {}): Config {
   const raw = {
-    hooks: { token: 'spec-token', transformsDir: FIXTURE_TRANSFORMS, ...input.hooks },
+    // One transform worker process unless a spec asks for more: engine specs call one at a time.
+    hooks: { token: 'spec-token', transformsDir: FIXTURE_TRANSFORMS, transformPoolSize: 1, ...input.hooks },
     agent: input.agent,
     providers: input.providers ?? ALL_PROVIDERS,
     log: { level: 'silent' },
