@@ -9,7 +9,7 @@ import type { Exchange, ExchangeContext } from './exchange.js';
 import { printable } from '../printable.js';
 import { withoutCredentialParams } from '../credentials.js';
 import type { BodyLimits } from './body-limits.js';
-import type { Handshakes } from './handshake.js';
+import type { Signatures } from './signatures.js';
 import type { MappedMethods } from '../engine/engine.js';
 
 export interface GateOptions {
@@ -28,7 +28,7 @@ export interface GateOptions {
   mappedMethods: (name: string) => MappedMethods;
   keepBodies: number;
   credentialHeaders: ReadonlySet<string>;
-  handshakes: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
+  handshakes: Pick<Signatures, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
   replayOf: (req: IncomingMessage, route: Route) => number | undefined;
   /** True for a request that Node handed over to be told `100 Continue` or refused (server.ts). */
@@ -101,7 +101,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       }
     }
     if (metaGet) {
-      opts.handshakes.answerMeta(ex, decided!.name, decided!.query);
+      opts.handshakes.answerMeta(ex, decided!.name, decided!.query, () => opts.clientAddress(req));
       return;
     }
     if (!decided) {
