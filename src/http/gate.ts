@@ -44,7 +44,7 @@ export interface GateOptions {
 export function createGate(opts: GateOptions): Middleware<DefaultState, ExchangeContext> {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
   const drainable = opts.maxBodyBytes;
-  const unauthorized = Object.fromEntries(CREDENTIAL_KINDS.map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k)])) as Record<CredentialKind, Buffer>;
+  const unauthorized = Object.fromEntries(Object.keys(WHICH).map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k as CredentialKind)])) as Record<CredentialKind, Buffer>;
   const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
   return function gate(ctx, next) {
     const ex = ctx.exchange;
@@ -135,8 +135,6 @@ const WHICH: Record<CredentialKind, string> = {
   admin: 'missing or wrong admin token (reading takes server.adminToken, or {dataDir}/admin-token when generated; a hooks token does not read)',
   either: 'missing or wrong token',
 };
-
-const CREDENTIAL_KINDS: readonly CredentialKind[] = ['hooks', 'admin', 'either'];
 
 /** The 401, made once per kind: it names the credential the route takes and every place it may go. */
 function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind): Buffer {
