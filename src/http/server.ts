@@ -76,7 +76,6 @@ interface Handler {
 /** How often Node checks the head and request time-outs (`connectionsCheckingInterval`, 30 s by default). */
 const CHECK_TIMEOUTS_EVERY_MS = 1_000;
 
-/** What every config's app shares with the listener. */
 interface Shared {
   access: AccessLog | undefined;
   closing: () => boolean;
