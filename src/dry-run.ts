@@ -8,6 +8,8 @@ import { withoutCredentialParams } from './credentials.js';
 import { createRouting } from './http/routes-table.js';
 import { parseTarget } from './request-target.js';
 import { parsePayload } from './http/payload.js';
+import { JSON_HEADERS } from './http/answer.js';
+import { BODYLESS_STATUSES } from './config/answer-rules.js';
 import type { Auth } from './http/auth.js';
 import { createSignatures, type Signatures } from './http/signatures.js';
 
@@ -94,7 +96,7 @@ async function outcome(d: Decision, warnings: string[] | undefined): Promise<Rec
       throw new Error('a dry run reads no idempotency key');
     case 'respond':
       if (d.own) return { mapping, status: d.status, response: shown(d.own) };
-      if (d.json !== undefined) return { mapping, status: d.status, response: { status: d.status, contentType: JSON_TYPE, body: d.json } };
+      if (d.json !== undefined) return { mapping, status: d.status, response: { status: d.status, contentType: JSON_HEADERS['content-type'], body: d.json } };
       return { mapping, status: 204, skipped: true };
     case 'act': {
       const { actions, fanOut } = d;
@@ -118,11 +120,9 @@ async function outcome(d: Decision, warnings: string[] | undefined): Promise<Rec
   }
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-
 /** A mapping's answer as printed: its status, and its content type and body when it has a body. */
 function shown(a: MappingAnswer): Record<string, unknown> {
-  const bodiless = a.body === undefined || a.status === 204 || a.status === 205 || a.status === 304;
+  const bodiless = a.body === undefined || BODYLESS_STATUSES.has(a.status);
   return { status: a.status, ...(bodiless ? {} : { contentType: a.contentType, body: a.body }), ...(a.headers ? { headers: a.headers } : {}) };
 }
 

@@ -1,9 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { SECRET_HEADERS, SECRET_KEYS } from './config/schema.js';
+import { LOG_BUFFER_BYTES, SECRET_HEADERS, SECRET_KEYS } from './config/schema.js';
 import { stderrOutput, type LogOutput } from './log-output.js';
-
-/** `log.bufferBytes`' default (config/schema.ts), for loggers made before the config is read. */
-const DEFAULT_BUFFER_BYTES = 1 << 20;
 
 export type { Logger };
 
@@ -57,7 +54,7 @@ export function createLogger(level: string = 'info', destination?: DestinationSt
   if (destination) return pino(options, destination);
   let logger: Logger | undefined;
   const output = stderrOutput({
-    bufferBytes: o.bufferBytes ?? DEFAULT_BUFFER_BYTES,
+    bufferBytes: o.bufferBytes ?? LOG_BUFFER_BYTES,
     onCaughtUp: (dropped) => logger?.warn({ dropped }, 'log lines dropped: stderr was not read fast enough (hookrelay_log_dropped_total counts them)'),
   });
   logger = pino(options, output.destination);

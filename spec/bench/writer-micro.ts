@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { uuidv7 } from '../../src/ids.js';
-import { requestValues } from '../../src/store/request-rows.js';
+import { requestValues } from '../../src/store/rows.js';
 import { eventValues } from '../../src/store/rows.js';
 import { sqliteDb } from '../../src/store/dialect.js';
 import { runBatch, type WriteOp } from '../../src/store/writes.js';

@@ -11,6 +11,7 @@ export const PROVIDERS = ['whatsapp', 'telegram', 'signal', 'imessage', 'discord
 export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
 export const MAX_TIMEOUT_SECONDS = 86400;
+export const LOG_BUFFER_BYTES = 1 << 20;
 /** Any positive number, floored and at least 1, as OpenClaw floors `timeoutSeconds` (openclaw/openclaw src/gateway/hooks.ts), so its clients are not refused. */
 export function wholeSeconds(seconds: number): number {
   return Math.max(1, Math.floor(seconds));
@@ -250,7 +251,7 @@ const config = obj('hookrelay configuration', {
   }, { default: {} }),
   log: obj('Logging (JSON lines on stderr).', {
     level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged.', 'info'),
-    bufferBytes: int('Log output held in memory while stderr is not read fast enough (a full pipe, a stalled journald); past it lines are dropped, counted in hookrelay_log_dropped_total, and a warning says how many once the reader catches up. Logging never holds up a request. Needs a restart.', 1048576, 65536, 67108864),
+    bufferBytes: int('Log output held in memory while stderr is not read fast enough (a full pipe, a stalled journald); past it lines are dropped, counted in hookrelay_log_dropped_total, and a warning says how many once the reader catches up. Logging never holds up a request. Needs a restart.', LOG_BUFFER_BYTES, 65536, 67108864),
   }, { default: {} }),
 });
 

@@ -9,7 +9,7 @@ import type { Exchange, ExchangeContext } from './exchange.js';
 import { printable } from '../printable.js';
 import { withoutCredentialParams } from '../credentials.js';
 import type { BodyLimits } from './body-limits.js';
-import type { Handshakes } from './handshake.js';
+import type { Signatures } from './signatures.js';
 import type { MappedMethods } from '../engine/engine.js';
 
 export interface GateOptions {
@@ -28,7 +28,7 @@ export interface GateOptions {
   mappedMethods: (name: string) => MappedMethods;
   keepBodies: number;
   credentialHeaders: ReadonlySet<string>;
-  handshakes: Pick<Handshakes, 'takesGet' | 'answerMeta'>;
+  handshakes: Pick<Signatures, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
   replayOf: (req: IncomingMessage, route: Route) => number | undefined;
   /** True for a request that Node handed over to be told `100 Continue` or refused (server.ts). */
@@ -44,7 +44,7 @@ export interface GateOptions {
 export function createGate(opts: GateOptions): Middleware<DefaultState, ExchangeContext> {
   const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
   const drainable = opts.maxBodyBytes;
-  const unauthorized = Object.fromEntries(CREDENTIAL_KINDS.map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k)])) as Record<CredentialKind, Buffer>;
+  const unauthorized = Object.fromEntries(Object.keys(WHICH).map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k as CredentialKind)])) as Record<CredentialKind, Buffer>;
   const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
   return function gate(ctx, next) {
     const ex = ctx.exchange;
@@ -101,7 +101,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       }
     }
     if (metaGet) {
-      opts.handshakes.answerMeta(ex, decided!.name, decided!.query);
+      opts.handshakes.answerMeta(ex, decided!.name, decided!.query, () => opts.clientAddress(req));
       return;
     }
     if (!decided) {
@@ -135,8 +135,6 @@ const WHICH: Record<CredentialKind, string> = {
   admin: 'missing or wrong admin token (reading takes server.adminToken, or {dataDir}/admin-token when generated; a hooks token does not read)',
   either: 'missing or wrong token',
 };
-
-const CREDENTIAL_KINDS: readonly CredentialKind[] = ['hooks', 'admin', 'either'];
 
 /** The 401, made once per kind: it names the credential the route takes and every place it may go. */
 function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind): Buffer {

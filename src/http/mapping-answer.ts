@@ -22,7 +22,6 @@ export function answerMapping(ex: Exchange, a: MappingAnswer): void {
   answer(ex, a.status, headers, body);
 }
 
-/** The text an idempotency key keeps for a mapping's answer. */
 export function storedMappingAnswer(a: MappingAnswer): string {
   return `${ENVELOPE}${JSON.stringify({ contentType: a.contentType, body: a.body ?? null })}}`;
 }
@@ -40,7 +39,6 @@ export function markReplayed(ex: Exchange): void {
   ex.res.setHeader('Idempotent-Replayed', 'true');
 }
 
-/** Answers with a kept first answer, marked as a replay. */
 export function answerReplay(ex: Exchange, stored: KeptAnswer): void {
   markReplayed(ex);
   const own = fromStored(stored.status, stored.body);

@@ -5,7 +5,6 @@ import type { ExchangeContext } from './exchange.js';
 /** A router of the app: @koa/router over the app's context (`ctx.exchange`). */
 export type AppRouter = Router<DefaultState, ExchangeContext>;
 
-/** The context a route's handler gets. */
 export type RoutedContext = RouterContext<DefaultState, ExchangeContext>;
 
 /** A router that matches as the gate routes: case-sensitive, no optional trailing slash. */

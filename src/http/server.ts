@@ -23,7 +23,6 @@ import type { RequestLogBuffer } from '../store/request-log.js';
 import type { Store } from '../store/store.js';
 import { createRequestLogger } from './request-log.js';
 import { createBodyLimits } from './body-limits.js';
-import { createHandshakes } from './handshake.js';
 import { createReplayer, type Replayed, type Replayer } from './replay.js';
 import type { RequestRecord } from '../store/records.js';
 
@@ -77,7 +76,6 @@ interface Handler {
 /** How often Node checks the head and request time-outs (`connectionsCheckingInterval`, 30 s by default). */
 const CHECK_TIMEOUTS_EVERY_MS = 1_000;
 
-/** What every config's app shares with the listener. */
 interface Shared {
   access: AccessLog | undefined;
   closing: () => boolean;
@@ -166,7 +164,6 @@ function createHandler(
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
   const signatures = createSignatures(hooks.mappings, { auth });
   const bodyLimit = createBodyLimits(hooks);
-  const handshakes = createHandshakes(hooks.mappings, { auth, clientAddress });
   // The console takes the admin token: it is there with or without the hooks.
   const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;
   const failed = answerError(log, () => deps.store.commitProblem());
@@ -205,7 +202,7 @@ function createHandler(
     console: consoleOn,
     maxBodyBytes: hooks.maxBodyBytes,
     bodyLimit,
-    handshakes,
+    handshakes: signatures,
     allowQueryToken: hooks.allowQueryToken,
     metrics: deps.metrics !== undefined,
     auth,

@@ -13,8 +13,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 const FIRST_PURGE_MAX_MS = 60_000;
 
-export type PurgeTable = 'runs' | 'history' | 'events' | 'outbox';
-const PURGE_TABLES: readonly PurgeTable[] = ['runs', 'history', 'events', 'outbox'];
+const PURGE_TABLES = ['runs', 'history', 'events', 'outbox'] as const;
+export type PurgeTable = (typeof PURGE_TABLES)[number];
 
 export type PurgeCounts = Record<PurgeTable, number>;
 

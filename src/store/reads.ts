@@ -4,8 +4,7 @@ import {
   RUN_STATUSES, type EventRecord, type FlowState, type HistoryMessage, type ListRequestsOptions, type ListRunsOptions, type RequestRecord,
   type RunRecord, type RunStatus, type StoredKey,
 } from './records.js';
-import { toRequest, type RequestRow } from './request-rows.js';
-import { eventBytes, toEvent, toRun, type EventRow, type RunRow } from './rows.js';
+import { eventBytes, toEvent, toRequest, toRun, type EventRow, type RequestRow, type RunRow } from './rows.js';
 import * as sql from './sql/index.js';
 
 /** Events read per statement while a byte budget is being filled. */

@@ -7,8 +7,7 @@ import type {
   ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RunEffects,
   RunEnd, RunRecord, SettleEffects, StoredKey,
 } from './records.js';
-import { requestValues } from './request-rows.js';
-import { eventValues, forwardValues, keyValues, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
+import { eventValues, forwardValues, keyValues, requestValues, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
 import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
 import type { AcceptOp, BatchOutcome, WriteOp } from './writes.js';
 

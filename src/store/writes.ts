@@ -24,23 +24,6 @@ export interface AcceptOp {
   wakesNow?: boolean;
 }
 
-export type WriteOp =
-  | AcceptOp
-  | { kind: 'requests'; rows: Bind[][] }
-  | { kind: 'claim'; limit: number | null; startedAt: string; instance: string | null; rules?: ClaimRules }
-  | { kind: 'finish'; runId: string; end: RunEnd; effects: RunEffects; at: string }
-  | { kind: 'requeue'; runIds: string[] }
-  | { kind: 'append'; sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; wakesNow?: boolean; at: string; delivery?: NewDelivery }
-  | { kind: 'claimOutbox'; now: string; limit: number | null; leaseUntil: string; instance: string | null }
-  | { kind: 'ackPart'; id: number; part: number }
-  | { kind: 'retryDelivery'; id: number; at: string; error: string }
-  | { kind: 'settleDelivery'; id: number; outcome: DeliveryOutcomeRecord; effects: SettleEffects }
-  | { kind: 'purge'; table: PurgeTable | 'requests'; before: string; after: number; max: number }
-  | { kind: 'purgeBodies'; now: string; max: number }
-  | { kind: 'purgeKeys'; before: string; max: number }
-  | { kind: 'pause'; id: string; paused: boolean; at: string }
-  | { kind: 'releaseWakes'; source: string };
-
 /** A batch's outcome: each op's result, and the ops that failed alone. */
 export interface BatchOutcome<E = unknown> {
   values?: unknown[];
@@ -106,7 +89,7 @@ async function writeAccepts(db: Db, ops: readonly AcceptOp[], expiredBefore: str
   return held;
 }
 
-async function claimRuns(db: Db, op: Extract<WriteOp, { kind: 'claim' }>): Promise<RunRow[]> {
+async function claimRuns(db: Db, op: { limit: number | null; startedAt: string; instance: string | null; rules?: ClaimRules }): Promise<RunRow[]> {
   if (op.limit === 0) return [];
   const params: unknown[] = [op.limit, op.startedAt, op.instance];
   if (op.rules) {
@@ -120,7 +103,7 @@ async function claimRuns(db: Db, op: Extract<WriteOp, { kind: 'claim' }>): Promi
   return (await db.all<RunRow>(op.rules ? sql.runs.claimRunsWithRules : sql.runs.claimRuns, params)).sort((a, b) => a.seq - b.seq);
 }
 
-async function finishRun(db: Db, op: Extract<WriteOp, { kind: 'finish' }>): Promise<void> {
+async function finishRun(db: Db, op: { runId: string; end: RunEnd; effects: RunEffects; at: string }): Promise<void> {
   const { end, effects, runId } = op;
   if (!ENDED_STATUSES.includes(end.status)) throw new StoreError('constraint', `a run cannot end with status ${String(end.status)}`);
   const row = await db.get<{ session_key: string }>(sql.runs.finishRun,
@@ -132,7 +115,7 @@ async function finishRun(db: Db, op: Extract<WriteOp, { kind: 'finish' }>): Prom
   await appendTurns(db, row.session_key, effects.history ?? [], op.at);
 }
 
-async function settleDelivery(db: Db, op: Extract<WriteOp, { kind: 'settleDelivery' }>): Promise<void> {
+async function settleDelivery(db: Db, op: { id: number; outcome: DeliveryOutcomeRecord; effects: SettleEffects }): Promise<void> {
   const { outcome, effects } = op;
   const row = await db.get<{ run_id: string | null }>(sql.outbox.settleDelivery,
     [op.id, outcome.status, outcome.status === 'failed' ? outcome.error : null, outcome.at]);
@@ -146,41 +129,43 @@ async function settleDelivery(db: Db, op: Extract<WriteOp, { kind: 'settleDelive
   await setState(db, effects.state);
 }
 
-async function apply(db: Db, op: Exclude<WriteOp, AcceptOp>): Promise<unknown> {
-  switch (op.kind) {
-    case 'requests': return void await db.insert(sql.requests.insertRequests, op.rows);
-    case 'claim': return claimRuns(db, op);
-    case 'finish': return finishRun(db, op);
-    case 'requeue':
-      for (const id of op.runIds) await db.run(sql.runs.requeueRun, [id]);
-      return undefined;
-    case 'append':
-      await appendTurns(db, op.sessionKey, op.messages, op.at);
-      await setState(db, op.state);
-      await insertEvents(db, op.events, op.wakesNow);
-      if (op.delivery) await insertOutbox(db, [outboxValues(op.delivery, null)]);
-      return undefined;
-    case 'claimOutbox': {
-      const rows = op.limit === 0 ? [] : await db.all<OutboxRow>(sql.outbox.claimOutbox, [op.now, op.limit, op.leaseUntil, op.instance]);
-      rows.sort((a, b) => a.next_at.localeCompare(b.next_at) || a.id - b.id);
-      return { rows, nextAt: (await db.get<{ at: string | null }>(sql.outbox.nextDue))?.at ?? undefined };
-    }
-    case 'ackPart': return void await db.run(sql.outbox.ackPart, [op.id, op.part]);
-    case 'retryDelivery': return void await db.run(sql.outbox.retryDelivery, [op.id, op.at, op.error]);
-    case 'settleDelivery': return settleDelivery(db, op);
-    case 'purge': return purgeStep(db, op.table, op.before, op.after, op.max);
-    case 'purgeBodies': return db.run(sql.requests.purgeBodies, [op.now, op.max]);
-    case 'purgeKeys': return db.run(sql.idempotency.purgeKeys, [op.before, op.max]);
-    case 'pause': return void await db.run(op.paused ? sql.flow.pause : sql.flow.resume, op.paused ? [op.id, op.at] : [op.id]);
-    case 'releaseWakes': {
-      if (db.kind === 'pg') await db.run(sql.events.lockEvents);
-      const moved = await db.run(sql.flow.releaseWakes, [op.source]);
-      if (db.kind === 'sqlite') await db.run(sql.flow.removeReleased, [op.source]);
-      if (moved > 0 && db.kind === 'pg') await db.run(`NOTIFY ${sql.events.HEARTBEAT_CHANNEL}`);
-      return moved;
-    }
-  }
-}
+/** Each op but an accept, by kind: its fields are what its function takes. */
+const APPLY = {
+  requests: async (db: Db, op: { rows: Bind[][] }) => void await db.insert(sql.requests.insertRequests, op.rows),
+  claim: claimRuns,
+  finish: finishRun,
+  requeue: async (db: Db, op: { runIds: string[] }) => {
+    for (const id of op.runIds) await db.run(sql.runs.requeueRun, [id]);
+  },
+  append: async (db: Db, op: { sessionKey: string; messages: HistoryMessage[]; state?: Record<string, string>; events: Bind[][]; wakesNow?: boolean; at: string; delivery?: NewDelivery }) => {
+    await appendTurns(db, op.sessionKey, op.messages, op.at);
+    await setState(db, op.state);
+    await insertEvents(db, op.events, op.wakesNow);
+    if (op.delivery) await insertOutbox(db, [outboxValues(op.delivery, null)]);
+  },
+  claimOutbox: async (db: Db, op: { now: string; limit: number | null; leaseUntil: string; instance: string | null }) => {
+    const rows = op.limit === 0 ? [] : await db.all<OutboxRow>(sql.outbox.claimOutbox, [op.now, op.limit, op.leaseUntil, op.instance]);
+    rows.sort((a, b) => a.next_at.localeCompare(b.next_at) || a.id - b.id);
+    return { rows, nextAt: (await db.get<{ at: string | null }>(sql.outbox.nextDue))?.at ?? undefined };
+  },
+  ackPart: async (db: Db, op: { id: number; part: number }) => void await db.run(sql.outbox.ackPart, [op.id, op.part]),
+  retryDelivery: async (db: Db, op: { id: number; at: string; error: string }) => void await db.run(sql.outbox.retryDelivery, [op.id, op.at, op.error]),
+  settleDelivery,
+  purge: (db: Db, op: { table: PurgeTable | 'requests'; before: string; after: number; max: number }) => purgeStep(db, op.table, op.before, op.after, op.max),
+  purgeBodies: (db: Db, op: { now: string; max: number }) => db.run(sql.requests.purgeBodies, [op.now, op.max]),
+  purgeKeys: (db: Db, op: { before: string; max: number }) => db.run(sql.idempotency.purgeKeys, [op.before, op.max]),
+  pause: async (db: Db, op: { id: string; paused: boolean; at: string }) => void await db.run(op.paused ? sql.flow.pause : sql.flow.resume, op.paused ? [op.id, op.at] : [op.id]),
+  releaseWakes: async (db: Db, op: { source: string }) => {
+    if (db.kind === 'pg') await db.run(sql.events.lockEvents);
+    const moved = await db.run(sql.flow.releaseWakes, [op.source]);
+    if (db.kind === 'sqlite') await db.run(sql.flow.removeReleased, [op.source]);
+    if (moved > 0 && db.kind === 'pg') await db.run(`NOTIFY ${sql.events.HEARTBEAT_CHANNEL}`);
+    return moved;
+  },
+};
+
+type Applied = typeof APPLY;
+export type WriteOp = AcceptOp | { [K in keyof Applied]: { kind: K } & Parameters<Applied[K]>[1] }[keyof Applied];
 
 /** Applies ops in order in the open transaction; neighbouring accepts share their statements, those with keys if of one key window. */
 export async function applyOps(db: Db, ops: readonly WriteOp[]): Promise<unknown[]> {
@@ -188,7 +173,7 @@ export async function applyOps(db: Db, ops: readonly WriteOp[]): Promise<unknown
   for (let i = 0; i < ops.length;) {
     const op = ops[i]!;
     if (op.kind !== 'accept') {
-      values.push(await apply(db, op));
+      values.push(await (APPLY[op.kind] as (db: Db, op: WriteOp) => Promise<unknown>)(db, op));
       i++;
       continue;
     }

@@ -162,7 +162,6 @@ export function signatureHeaders(v: VerifyConfig, headers: Readonly<Record<strin
   }
 }
 
-/** The HMAC of the parts in order under `key`. */
 function hmac(algorithm: Algorithm, key: string | Buffer, ...parts: Buffer[]): Buffer {
   const h = createHmac(algorithm, key);
   for (const p of parts) h.update(p);

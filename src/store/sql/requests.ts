@@ -1,5 +1,5 @@
 import { insertInto } from '../dialect.js';
-import { REQUEST_COLUMNS, REQUEST_LIST_COLUMNS } from '../request-rows.js';
+import { REQUEST_COLUMNS, REQUEST_LIST_COLUMNS } from '../rows.js';
 import type { Bind } from '../rows.js';
 import type { ListRequestsOptions } from '../records.js';
 
