@@ -16,7 +16,8 @@ export interface WorkerSetup {
   maxTextLength: number;
 }
 
-const ENTRY = fileURLToPath(new URL('../engine/transform-worker.mjs', import.meta.url));
+// From the sources too (under tsx: the specs, which build first) a worker runs the build, as the store's writer thread does.
+const ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../dist/engine/transform-worker.mjs' : '../engine/transform-worker.mjs', import.meta.url));
 
 /** A spec's load problem as a worker reports it at `ready`, or null: it loaded. */
 type Problem = Exclude<LoadedTransform, { fn: unknown }> | null;
