@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
 import type { Logger } from '../log.js';
 import { printable } from '../printable.js';
 import type { Metrics } from '../metrics.js';
@@ -16,10 +15,6 @@ export interface AccessLog {
 export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>, requests?: RequestLogger): AccessLog | undefined {
   const logging = log.isLevelEnabled('info');
   if (!logging && !metrics && !requests) return undefined;
-  // The line goes to the logger's own output (log.ts: stderr, buffered, never blocking).
-  const output = (log as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym]!;
-  const bindings = ((log as unknown as Record<symbol, string | undefined>)[pino.symbols.chindingsSym]) ?? '';
-
   // A per-process prefix and a counter: unique across restarts without a random draw per request.
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
@@ -34,7 +29,17 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
     if (!logging) return;
     const url = ex.req.url ?? '';
     const q = url.indexOf('?');
-    output.write(accessLine(bindings, ex.requestId!, ex.req.method ?? '', printable(q < 0 ? url : url.slice(0, q), 200), ex.label, res.statusCode, Math.round(ms * 10) / 10, ex.sender?.name, !res.writableFinished));
+    const line: Record<string, unknown> = {
+      reqId: ex.requestId,
+      method: printable(ex.req.method ?? '', 16),
+      path: printable(q < 0 ? url : url.slice(0, q), 200),
+      route: ex.label,
+      status: res.statusCode,
+      ms: Math.round(ms * 10) / 10,
+    };
+    if (ex.sender !== undefined) line.sender = ex.sender.name;
+    if (!res.writableFinished) line.aborted = true;
+    log.info(line, 'request');
   }
 
   return {
@@ -48,23 +53,4 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
       ex.res.once('close', () => closed(ex));
     },
   };
-}
-
-/** The access line as pino writes `log.info({reqId, method, path, route, status, ms, sender?, aborted?}, 'request')` (a spec compares them). */
-export function accessLine(bindings: string, reqId: string, method: string, path: string, route: string, status: number, ms: number, sender: string | undefined, aborted: boolean): string {
-  return `{"level":30,"time":${Date.now()}${bindings},"reqId":${PLAIN_ID.test(reqId) ? `"${reqId}"` : JSON.stringify(reqId)},"method":${quoted(printable(method, 16))},"path":${JSON.stringify(path)},"route":${quoted(route)},"status":${status},"ms":${ms}${sender === undefined ? '' : `,"sender":${quoted(sender)}`}${aborted ? ',"aborted":true' : ''},"msg":"request"}\n`;
-}
-
-const PLAIN_ID = /^[A-Za-z0-9._:-]*$/;
-
-/** The JSON text of a string of a small set (methods, route labels, token names), made once each; bounded. */
-const QUOTED = new Map<string, string>();
-const QUOTED_MAX = 1_000;
-function quoted(text: string): string {
-  let json = QUOTED.get(text);
-  if (json === undefined) {
-    json = JSON.stringify(text);
-    if (QUOTED.size < QUOTED_MAX) QUOTED.set(text, json);
-  }
-  return json;
 }
