@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { RUN_STATUSES, type RunStatus } from './store/records.js';
 
 /** The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so several gateways in one process never collide. */
@@ -25,31 +25,23 @@ export const DURATION_BUCKETS: readonly number[] = [
 /** Accept calls per commit: 1 when idle, up to the store's batch limit under load. */
 const COMMIT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
-interface RouteCells {
-  byStatus: Map<number, number>;
-  /** Non-cumulative, the last one for +Inf. */
-  buckets: Float64Array;
-  sum: number;
-  count: number;
-}
-
 /** Read at each scrape. */
 export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0, countHeld?: () => Promise<Record<string, number>>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const routes = new Map<string, RouteCells>();
-
-  new Counter({
+  const requests = new Counter({
     name: 'hookrelay_requests_total',
     help: 'HTTP requests answered, by route (wake, agent, mapping:<id>, events, runs, healthz, metrics, unmatched) and status code.',
     labelNames: ['route', 'status'],
     registers: [registry],
-    collect() {
-      this.reset();
-      for (const [route, cells] of routes) for (const [status, n] of cells.byStatus) this.inc({ route, status }, n);
-    },
   });
-  registry.registerMetric(requestDuration(routes));
+  const durations = new Histogram({
+    name: 'hookrelay_request_duration_seconds',
+    help: 'Time from the request line to the end of the answer, by route, in seconds.',
+    labelNames: ['route'],
+    buckets: [...DURATION_BUCKETS],
+    registers: [registry],
+  });
   new Gauge({
     name: 'hookrelay_runs',
     help: 'Agent runs in the store, by status (ended runs count until store.retainDays purges them).',
@@ -121,17 +113,8 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     contentType: registry.contentType,
     render: () => registry.metrics(),
     request(route, status, seconds) {
-      let cells = routes.get(route);
-      if (cells === undefined) {
-        cells = { byStatus: new Map(), buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 };
-        routes.set(route, cells);
-      }
-      cells.byStatus.set(status, (cells.byStatus.get(status) ?? 0) + 1);
-      let b = 0;
-      while (b < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[b]!) b++;
-      cells.buckets[b]!++;
-      cells.sum += seconds;
-      cells.count++;
+      requests.inc({ route, status });
+      durations.observe({ route }, seconds);
     },
     commit: (accepts) => commits.observe(accepts),
     delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
@@ -141,32 +124,4 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
       dropped += rows;
     },
   };
-}
-
-/** A histogram of our own, whose bucket lines read `{route, le}` (prom-client writes `{le, route}`); the registry takes any `{name, get()}`. */
-function requestDuration(routes: Map<string, RouteCells>): Metric {
-  const name = 'hookrelay_request_duration_seconds';
-  const help = 'Time from the request line to the end of the answer, by route, in seconds.';
-  const metric = {
-    name,
-    help,
-    type: 'histogram',
-    aggregator: 'sum',
-    collect: undefined,
-    async get() {
-      const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
-      for (const [route, cells] of routes) {
-        let cumulative = 0;
-        DURATION_BUCKETS.forEach((le, i) => {
-          cumulative += cells.buckets[i]!;
-          values.push({ labels: { route, le }, value: cumulative, metricName: `${name}_bucket` });
-        });
-        values.push({ labels: { route, le: '+Inf' }, value: cells.count, metricName: `${name}_bucket` });
-        values.push({ labels: { route }, value: cells.sum, metricName: `${name}_sum` });
-        values.push({ labels: { route }, value: cells.count, metricName: `${name}_count` });
-      }
-      return { name, help, type: 'histogram', aggregator: 'sum', values };
-    },
-  };
-  return metric as unknown as Metric;
 }

@@ -28,7 +28,7 @@ describe('metrics: the log output\'s drop counter', () => {
   });
 });
 
-describe('metrics: the request figures kept on the hot path', () => {
+describe('metrics: the request figures', () => {
   it('a duration on a bucket bound counts in that bucket (le is ≤), one past the last only in +Inf; sum and count exact', async () => {
     const m = createMetrics(NO_RUNS);
     m.request('wake', 200, DURATION_BUCKETS[0]!);
@@ -36,11 +36,11 @@ describe('metrics: the request figures kept on the hot path', () => {
     m.request('wake', 200, 11);
     const text = await m.render();
     const buckets = lines(text, 'hookrelay_request_duration_seconds_bucket');
-    expect(buckets[0]).to.equal('hookrelay_request_duration_seconds_bucket{route="wake",le="0.0001"} 1');
-    expect(buckets).to.include('hookrelay_request_duration_seconds_bucket{route="wake",le="0.0025"} 1');
-    expect(buckets).to.include('hookrelay_request_duration_seconds_bucket{route="wake",le="0.005"} 2');
-    expect(buckets).to.include('hookrelay_request_duration_seconds_bucket{route="wake",le="10"} 2');
-    expect(buckets.at(-1)).to.equal('hookrelay_request_duration_seconds_bucket{route="wake",le="+Inf"} 3');
+    expect(buckets[0]).to.equal('hookrelay_request_duration_seconds_bucket{le="0.0001",route="wake"} 1');
+    expect(buckets).to.include('hookrelay_request_duration_seconds_bucket{le="0.0025",route="wake"} 1');
+    expect(buckets).to.include('hookrelay_request_duration_seconds_bucket{le="0.005",route="wake"} 2');
+    expect(buckets).to.include('hookrelay_request_duration_seconds_bucket{le="10",route="wake"} 2');
+    expect(buckets.at(-1)).to.equal('hookrelay_request_duration_seconds_bucket{le="+Inf",route="wake"} 3');
     expect(lines(text, 'hookrelay_request_duration_seconds_count')).to.deep.equal(['hookrelay_request_duration_seconds_count{route="wake"} 3']);
     const [sum] = lines(text, 'hookrelay_request_duration_seconds_sum');
     expect(Number(sum!.split(' ')[1])).to.be.closeTo(11.0031, 1e-9);
