@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { startFakeProvider, textOf, type FakeProvider } from '../support/fake-providers.js';
-import { ADMIN_TOKEN, call, freePort, sleep, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, freePort, startGateway, tmpDir, until, type Gateway } from '../support/gateway.js';
 
 /**
  * The durability promise, tested the hard way: a burst of concurrent /wake, /agent and mapped
@@ -86,6 +86,7 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
     };
     const answeredId = new Map<number, string>();
     let replays = 0;
+    let answered = 0;
     /** One try of request i; true when it was answered (then its id is recorded). */
     const send = async (i: number, hooks: string): Promise<boolean> => {
       const [url, json, chat] = request(i, hooks);
@@ -104,6 +105,7 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
       const before = answeredId.get(i);
       if (before !== undefined && before !== id) throw new Error(`key req-${i} answered ${before}, then ${id}`);
       answeredId.set(i, id);
+      answered++;
       unanswered.delete(i);
       return true;
     };
@@ -125,7 +127,10 @@ describe('crash: SIGKILL under load loses nothing that was answered 2xx', functi
         }
       };
       const workers = Array.from({ length: WORKERS }, worker);
-      await sleep(400 + round * 150);
+      // The kill falls after a number of answers, another in each round: runs are then queued
+      // and in flight (the model takes 250 ms), however fast the machine.
+      const enough = answered + 30 + round * 10;
+      await until(`${enough - answered} answers before kill ${round + 1}`, () => answered >= enough, 30_000, 10);
       await g.kill();
       alive = false;
       await Promise.allSettled(workers);
