@@ -4,9 +4,9 @@ import { emptyAccount, imapClient, imapServer, startImapServerWithoutIdle, uidVa
 import { deliver, endRun, mail, imapRelay, runs, setUp, startListener, startWatcher, startWatcherHere, startWatching, stopWatcher, waitForRuns, type Setup, type Watcher } from './support.js';
 
 /**
- * `hookrelay email run` against a real IMAP server and a real gateway (CONTRACT.md §7): mail is
- * delivered with IMAP APPEND, and what reached the hook is read back as the gateway's runs
- * and the fake model's requests.
+ * `hookrelay email run` against a real IMAP server and the real app as the listener
+ * (CONTRACT.md §7; support.ts says which tests start the command): mail is delivered with IMAP
+ * APPEND, and what reached the hook is read back as the gateway's runs and the fake model's requests.
  */
 describe('email run (real IMAP server, real gateway)', function () {
   this.timeout(60000);
@@ -55,7 +55,7 @@ describe('email run (real IMAP server, real gateway)', function () {
     expect(list.every((r) => r.name === 'Email')).to.equal(true);
     await s.model.waitForRequests(5);
     const text = userMessages().join('\n=====\n');
-    // The snippet is the whole short body: it is left out, not shown twice (issue 32).
+    // The snippet is the whole short body: it is left out, not shown twice.
     expect(text).to.include('New email from "Alice" <alice@example.com>\nSubject: Plain one\nHello in plain text.\nSecond line.');
     expect(text).to.include('Subject: HTML only');
     expect(text).to.match(/BIG NEWS|Big news/);
