@@ -6,13 +6,19 @@ describe('email message (readMail)', function () {
   this.timeout(30000);
   const place = { uidValidity: 7, uid: 42 };
   const limits = { bodyMaxChars: 8000, snippetChars: 200 };
+  /** The CPU time this process spent in `read` (user + system, https://nodejs.org/api/process.html#processcpuusagepreviousvalue): work, whatever else the machine runs. */
+  async function cpuMs<T>(read: () => Promise<T>): Promise<[T, number]> {
+    const before = process.cpuUsage();
+    const out = await read();
+    const used = process.cpuUsage(before);
+    return [out, Math.round((used.user + used.system) / 1000)];
+  }
 
   it('a mail mailparser refuses is read from its main headers, wherever they sit, with parseError', async () => {
     const filler = Array.from({ length: 20000 }, (_, i) => `X-Filler-${i}: v\r\n`).join('');
     const raw = `${filler}From: "Mallory" <Mallory@Example.net>\r\nTo: a@example.com,\r\n b@example.com\r\nSubject: =?UTF-8?Q?caf=C3=A9?=\r\nMessage-ID: <m-1@example.net>\r\nReferences: <root@example.com> <r-2@example.com>\r\n\r\nbody\r\n`;
-    const started = Date.now();
-    const m = await readMail(Buffer.from(raw), place, limits);
-    expect(Date.now() - started).to.be.below(2000);
+    const [m, took] = await cpuMs(() => readMail(Buffer.from(raw), place, limits));
+    expect(took).to.be.below(2000);
     expect(m.fields).to.include({ id: 'm-1@example.net', uid: '7:42', from: '"Mallory" <Mallory@Example.net>', subject: 'café', body: '' });
     expect(m.fields.parseError).to.match(/header size.*only its main headers were read/);
     expect(m.sender).to.equal('mallory@example.net');
@@ -20,16 +26,14 @@ describe('email message (readMail)', function () {
     expect(m.threadIds).to.deep.equal(['root@example.com', 'r-2@example.com']);
   });
 
-  it('turns deeply nested HTML into text in bounded time (100,000 nested <div>s: 10 s and a stack overflow before)', async () => {
+  it('turns deeply nested HTML into text in bounded work, without a stack overflow (100,000 nested <div>s)', async () => {
     for (const html of ['<div>'.repeat(100000) + 'deep' + '</div>'.repeat(100000), '<b>'.repeat(200000) + 'x']) {
       const raw = `From: a@example.com\r\nSubject: s\r\nContent-Type: text/html\r\n\r\n<p>Hello first.</p>${html}\r\n`;
-      const started = Date.now();
-      const m = await readMail(Buffer.from(raw), place, limits);
-      const took = Date.now() - started;
+      const [m, took] = await cpuMs(() => readMail(Buffer.from(raw), place, limits));
       expect(took).to.be.below(5000);
       expect(m.fields.body).to.include('Hello first.');
       expect(m.fields.parseError).to.equal(undefined);
-      console.log(`      (${html.length} characters of nested HTML read in ${took} ms)`);
+      console.log(`      (${html.length} characters of nested HTML read in ${took} ms of CPU)`);
     }
   });
 
