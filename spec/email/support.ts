@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log.js';
 import { start } from '../../src/serve.js';
 import { startFakeModel, type FakeModel } from '../support/fake-model.js';
 import { ADMIN_TOKEN, BIN, ROOT, call, freePort, tmpDir, until, withAdminToken } from '../support/gateway.js';
-import { IMAP_PASSWORD, IMAP_USER, imapClient, imapServer, type ImapServer } from '../support/servers/imap.js';
+import { IMAP_PASSWORD, IMAP_USER, imapClient, imapServer, mailboxStatus, type ImapServer } from '../support/servers/imap.js';
 import { silentLogger } from '../support/silent-logger.js';
 
 /**
@@ -191,7 +191,7 @@ export async function waitForRuns(s: Setup, w: Watcher, n: number, timeoutMs = 1
   }, timeoutMs);
   const email = s.config.hooks.email;
   const box = `${email.imap.user}@${email.imap.host}:${email.imap.port}/${email.mailbox ?? 'INBOX'}`;
-  const newest = (await uidNext(email.mailbox ?? 'INBOX', email.imap)) - 1;
+  const newest = (await mailboxStatus('uidNext', email.mailbox ?? 'INBOX', email.imap as ImapServer)) - 1; // the newest mail has the UID below UIDNEXT
   await until(() => `the watcher to post every mail up to UID ${newest}:\n${w.output().slice(-3000)}`, () => {
     const passes = w.output().split('\n').filter((l) => /"msg":"(posted|caught up \d+|the hook refused[^"]*)"/.test(l));
     return /"msg":"caught up/.test(passes[passes.length - 1] ?? '') && (progressOf(s, box) ?? 0) >= newest;
@@ -205,18 +205,6 @@ function progressOf(s: Setup, box: string): number | undefined {
     return (JSON.parse(fs.readFileSync(path.join(s.config.dataDir, 'email-progress.json'), 'utf8')) as Record<string, { lastUid: number }>)[box]?.lastUid;
   } catch {
     return undefined;
-  }
-}
-
-/** The UIDNEXT of `mailbox` (IMAP STATUS): the newest mail has the UID below it. */
-async function uidNext(mailbox: string, server: Pick<ImapServer, 'host' | 'port'>): Promise<number> {
-  const c = await imapClient(server as ImapServer);
-  try {
-    const status = await c.status(mailbox, { uidNext: true });
-    if (!status) throw new Error(`no STATUS for ${mailbox}`);
-    return Number(status.uidNext);
-  } finally {
-    await c.logout();
   }
 }
 

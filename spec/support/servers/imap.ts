@@ -61,17 +61,19 @@ export async function deliver(raw: string | Buffer, mailbox = 'INBOX', server?: 
   }
 }
 
-/** The UIDVALIDITY of `mailbox` (IMAP STATUS). */
-export async function uidValidity(mailbox = 'INBOX'): Promise<number> {
-  const c = await imapClient();
+/** One number of `mailbox`'s IMAP STATUS (UIDVALIDITY, UIDNEXT). */
+export async function mailboxStatus(item: 'uidValidity' | 'uidNext', mailbox = 'INBOX', server?: ImapServer): Promise<number> {
+  const c = await imapClient(server);
   try {
-    const status = await c.status(mailbox, { uidValidity: true });
+    const status = await c.status(mailbox, { [item]: true });
     if (!status) throw new Error(`no STATUS for ${mailbox}`);
-    return Number(status.uidValidity);
+    return Number(status[item]);
   } finally {
     await c.logout();
   }
 }
+
+export const uidValidity = (mailbox = 'INBOX') => mailboxStatus('uidValidity', mailbox);
 
 /** Empties every mailbox of the spec user (each spec starts from an empty account). */
 export async function emptyAccount(): Promise<void> {
