@@ -34,6 +34,7 @@ function answerAndClose(ex: Exchange, status: number, headers: OutgoingHttpHeade
     if (value !== undefined) res.setHeader(name, value);
   }
   if (body !== undefined) res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  // No Content-Length on a 204 (RFC 9110 §8.6), nor on a 304 answering no body.
   else if (status !== 204 && status !== 304) res.setHeader('content-length', 0);
   res.setHeader('connection', 'close');
   res.writeHead(status);

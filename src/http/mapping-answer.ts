@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http';
+import { BODYLESS_STATUSES } from '../config/answer-rules.js';
 import type { KeptAnswer } from '../engine/decide.js';
 import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
 import { answer, answerJson } from './answer.js';
@@ -17,7 +18,7 @@ const CONTAINED: Readonly<OutgoingHttpHeaders> = Object.freeze({
 /** Writes a mapping's answer: its status, its headers, and its body with its content type (a bodiless status gets neither). */
 export function answerMapping(ex: Exchange, a: MappingAnswer): void {
   const headers: OutgoingHttpHeaders = { ...CONTAINED, ...a.headers };
-  const body = a.body === undefined || a.status === 204 || a.status === 205 || a.status === 304 ? undefined : a.body;
+  const body = a.body === undefined || BODYLESS_STATUSES.has(a.status) ? undefined : a.body;
   if (body !== undefined) headers['content-type'] = a.contentType;
   answer(ex, a.status, headers, body);
 }
