@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, call, tmpDir } from '../../support/gateway.js';
+import { runCli } from '../../support/cli.js';
+import { call, tmpDir } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 
 /** A transform that shows everything it was handed of the request. */
@@ -69,9 +69,9 @@ describe('http: the token never reaches a transform, whichever way it came', () 
     }));
     const payload = path.join(dir, 'payload.json');
     fs.writeFileSync(payload, '{}');
-    const out = await new Promise<string>((resolve, reject) => {
-      execFile(BIN, ['test', 'spy', '--payload', payload, '--config', config, '-q', `token=${TOKEN}`, '-q', 'x=1', '-H', `Authorization=Bearer ${TOKEN}`], { cwd: ROOT }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
-    });
+    const r = await runCli(['test', 'spy', '--payload', payload, '--config', config, '-q', `token=${TOKEN}`, '-q', 'x=1', '-H', `Authorization=Bearer ${TOKEN}`]);
+    expect(r.code, r.stderr).to.equal(0);
+    const out = r.stdout;
     expect(out).to.not.include(TOKEN);
     const seenByTransform = JSON.parse(JSON.parse(out).text);
     expect(seenByTransform.url).to.equal('/hooks/spy?x=1');

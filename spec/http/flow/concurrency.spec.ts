@@ -1,20 +1,23 @@
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { ADMIN_TOKEN, call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
+import fs from 'node:fs';
+import { runCli } from '../../support/cli.js';
+import { ADMIN_TOKEN, call, tmpDir, until } from '../../support/gateway.js';
+import { startInProcess, type InProcess } from '../../support/in-process.js';
 import { freshDatabase } from '../../support/postgres.js';
 
 const TOKEN = 'flow-concurrency-token';
 
-/** Per-mapping `concurrency` (CONTRACT.md §14), against the real gateway on each store. */
+/** Per-mapping `concurrency` (CONTRACT.md §14), against the real app on each store. */
 describe('flow control: per-mapping concurrency', function () {
   this.timeout(60000);
   let model: FakeModel;
-  let gw: Gateway | undefined;
+  let gw: InProcess | undefined;
   beforeEach(async () => {
     model = await startFakeModel([{ delayMs: 400, reply: 'done' }]);
   });
   afterEach(async () => {
-    await gw?.kill();
+    await gw?.stop();
     gw = undefined;
     await model.close();
   });
@@ -23,9 +26,7 @@ describe('flow control: per-mapping concurrency', function () {
     it(`${backend}: concurrency 1 never overlaps two runs, and its waiting runs leave agent.maxConcurrent to the others`, async () => {
       const dir = tmpDir('hookrelay-flow-');
       const store = backend === 'postgres' ? { kind: 'postgres', url: await freshDatabase('flowconc') } : undefined;
-      gw = await startGateway({
-        server: { host: '127.0.0.1', port: await freePort() },
-        dataDir: `${dir}/data`,
+      gw = await startInProcess({
         ...(store ? { store } : {}),
         hooks: {
           token: TOKEN,
@@ -36,7 +37,7 @@ describe('flow control: per-mapping concurrency', function () {
         },
         agent: { baseUrl: model.baseUrl, model: 'fake', maxConcurrent: 2 },
         heartbeat: { everySeconds: 3600 },
-      }, { dir });
+      }, dir);
       const post = (path: string, n: number) => call(`${gw!.hooks}/${path}`, { token: TOKEN, json: { n } });
       const answers = [];
       for (let n = 1; n <= 3; n++) answers.push(await post('slow', n));
@@ -59,14 +60,10 @@ describe('flow control: per-mapping concurrency', function () {
 
   it('concurrency must be a positive integer: a config error naming the key', async () => {
     const dir = tmpDir('hookrelay-flow-');
-    const { execFile } = await import('node:child_process');
-    const fs = await import('node:fs');
-    const { BIN, ROOT } = await import('../../support/gateway.js');
     const file = `${dir}/hookrelay.json`;
     fs.writeFileSync(file, JSON.stringify({ hooks: { token: TOKEN, mappings: [{ id: 'a', match: { path: 'a' }, messageTemplate: 'x', concurrency: 0 }] } }));
-    const r = await new Promise<{ code: number; out: string }>((resolve) => execFile(BIN, ['check', '--config', file], { cwd: ROOT }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number(err.code) : 0, out: stdout + stderr })));
+    const r = await runCli(['check', '--config', file]);
     expect(r.code).to.equal(1);
-    expect(r.out).to.match(/hooks\.mappings\[0\]\.concurrency: must be >= 1/);
+    expect(r.stdout + r.stderr).to.match(/hooks\.mappings\[0\]\.concurrency: must be >= 1/);
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SqliteStore } from '../../../src/store/sqlite.js';
-import { ADMIN_TOKEN, call, freePort, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
-import { startInProcess, TOKEN as IN_PROCESS_TOKEN } from '../../support/in-process.js';
+import { ADMIN_TOKEN, call, tmpDir } from '../../support/gateway.js';
+import { startInProcess, TOKEN as IN_PROCESS_TOKEN, type InProcess } from '../../support/in-process.js';
 import { freshDatabase } from '../../support/postgres.js';
 
 const TOKEN = 'flow-rate-token';
@@ -11,27 +11,23 @@ const MAPPINGS = [
   { id: 'batch', match: { path: 'batch' }, action: 'wake', wakeMode: 'next-heartbeat', forEach: 'items', textTemplate: 'item {{id}}', idempotencyKey: '{{id}}', ratePerMinute: 2 },
 ];
 
-/** `ratePerMinute` (CONTRACT.md §14), against the real gateway on each store. */
+/** `ratePerMinute` (CONTRACT.md §14), against the real app on each store. */
 describe('flow control: per-mapping ratePerMinute', function () {
   this.timeout(60000);
-  const gateways: Gateway[] = [];
+  const gateways: InProcess[] = [];
   afterEach(async () => {
-    for (const g of gateways.splice(0)) await g.kill();
+    for (const g of gateways.splice(0)) await g.stop();
   });
 
-  async function gateway(store?: Record<string, unknown>, dir = tmpDir('hookrelay-rate-')): Promise<Gateway> {
-    const g = await startGateway({
-      server: { host: '127.0.0.1', port: await freePort() },
-      dataDir: `${dir}/data`,
+  async function gateway(store?: Record<string, unknown>): Promise<InProcess> {
+    const g = await startInProcess({
       ...(store ? { store } : {}),
       hooks: { token: TOKEN, mappings: MAPPINGS },
-      agent: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' },
-      heartbeat: { everySeconds: 3600 },
-    }, { dir });
+    }, tmpDir('hookrelay-rate-'));
     gateways.push(g);
     return g;
   }
-  const post = (g: Gateway, path: string, n: number, headers: Record<string, string> = {}) => call(`${g.hooks}/${path}`, { token: TOKEN, json: { n }, headers });
+  const post = (g: InProcess, path: string, n: number, headers: Record<string, string> = {}) => call(`${g.hooks}/${path}`, { token: TOKEN, json: { n }, headers });
 
   for (const backend of ['sqlite', 'postgres'] as const) {
     it(`${backend}: past the rate, 429 rate_limited with Retry-After; replays and refusals do not count; another mapping is unaffected`, async () => {
