@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { closeServer } from '../../support/recorder.js';
+import { closeServer } from './recorder.js';
 
 /** One callback request as the receiver saw it. */
 export interface CallbackHit {

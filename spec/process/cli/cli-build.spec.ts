@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { ADMIN_TOKEN, BIN, ROOT, call, freePort, startGateway, tmpDir, type Gateway } from '../../support/gateway.js';
 
 // The bin runs the build of src/ in dist/ (scripts/build.mjs); tsx is for users' TypeScript
-// transforms only, in the transform workers (issue 34: ready in under a second).
+// transforms only, in the transform workers.
 
 /** Runs `bin args`; exit code and output. */
 function run(bin: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {

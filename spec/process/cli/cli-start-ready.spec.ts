@@ -5,9 +5,9 @@ import { expect } from 'chai';
 import { BIN, freePort, tmpDir, until } from '../../support/gateway.js';
 
 /**
- * Issue 32: nothing at start-up said which config file was loaded (`npm start` picks one of
- * four), and "ready" came before /healthz answered. stdout and stderr go to one file here, so
- * the order of the lines is the order they were written in.
+ * `npm start` picks one of four config files, so start-up names the one it loaded; "ready"
+ * follows a /healthz answer. stdout and stderr go to one file here, so the order of the lines
+ * is the order they were written in.
  */
 describe('serve: says which config it loaded, and "ready" only once /healthz answers', function () {
   this.timeout(60000);

@@ -12,7 +12,7 @@ function run(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-// Issue 32: `hookrelay test` printed indented JSON while the docs show one line an action.
+// The docs show one line an action.
 describe('cli: test prints one line of JSON (--pretty indents)', function () {
   this.timeout(30000);
 

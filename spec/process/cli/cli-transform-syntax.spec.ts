@@ -13,9 +13,8 @@ function run(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-// A TypeScript transform with a syntax error used to say only "Transform failed with 1 error:"
-// (issue 32): check, serve and a refused reload name the file (relative to hooks.transformsDir),
-// its line and column (from 1), and esbuild's own message.
+// Check, serve and a refused reload name a TypeScript transform's syntax error by file (relative
+// to hooks.transformsDir), line and column (from 1), with esbuild's own message.
 const BROKEN = 'export default function (input: any) {\n  return { message: input.body.text +  };\n}\n';
 const WHERE = 'hooks.mappings[0].transform.module: could not load sub/broken.ts: sub/broken.ts:2:40: Unexpected "}"';
 

@@ -21,7 +21,8 @@ function treeRssMb(pid: number): number {
 
 /**
  * The limits of transforms and templates against the real gateway (the bin, its config, its
- * store), issue 30: defects 5, 8 and 9, the Handlebars stall, unbounded output and session keys.
+ * store): workers that cannot be handed a payload, block, run out of heap or post messages of
+ * their own, the Handlebars stall, unbounded output and session keys.
  */
 describe('http: hostile transforms, templates and session keys cannot take the gateway down', function () {
   this.timeout(60_000);
