@@ -39,7 +39,7 @@ export function compileAnswerParts(
 ): AnswerParts {
   const parts: AnswerParts = {};
   const when = mapping.match?.when;
-  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits).evaluate));
+  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits)));
   if (skip(`${at}.engine`)) return parts;
   const respondBody = mapping.respond?.body;
   if (typeof respondBody === 'string') attempt(`${at}.respond.body`, () => (parts.respondBody = compile(respondBody)));
