@@ -97,9 +97,10 @@ export async function renderResponse(
   return answer;
 }
 
-async function renderField(mappingId: string, label: string, render: Render, context: Record<string, unknown>): Promise<string> {
+/** A template field rendered, its failure a {@link stepFailed}. */
+export async function renderField(mappingId: string, label: string, render: Render, context: Record<string, unknown>, budget?: StepBudget): Promise<string> {
   try {
-    return await render(context);
+    return await render(context, budget);
   } catch (err) {
     throw stepFailed(mappingId, label, err);
   }
