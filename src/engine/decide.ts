@@ -200,7 +200,6 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
       const { actions } = result;
       const fanOut = mapping.forEach !== undefined;
       const render = mapping.response;
-      // The spread comes last: keys after a spread make V8 (Node 20) build the object on its slow path.
       const act: Act & Common = {
         type: 'act',
         actions,
