@@ -12,7 +12,7 @@ import type { LoadedTransform, TransformFn } from './transform-module.js';
 import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
 import type { MappingAnswer } from '../mapping-answer.js';
-import { compileAnswerParts, renderRespond, renderResponse, stepFailed, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
+import { compileAnswerParts, renderField, renderRespond, renderResponse, stepFailed, type AnswerParts, type Attempt, type Render } from './mapping-answers.js';
 
 /** What a matched request comes to: actions (`dropped`: forEach items past `hooks.maxFanOut`), the mapping's own answer, or nothing to do. */
 export type MapResult = { actions: Action[]; dropped?: number } | { answer: MappingAnswer } | undefined;
@@ -122,31 +122,14 @@ export async function compileMapping(
     unsafe: mapping.allowUnsafeExternalContent ?? deps.allowUnsafeExternalContent!,
   };
   const deliverDefault = mapping.deliver ?? false;
-  const isAsync = mapping.engine === 'jsonata';
 
   function baseBody(kind: 'wake' | 'agent'): Body {
     if (kind === 'wake') return { mode: wakeMode };
     return { wakeMode, provider: mapping.provider, thinking: mapping.thinking, timeoutSeconds: mapping.timeoutSeconds };
   }
 
-  function renderSync(fields: Field[], context: Body, body: Body): void {
-    for (const field of fields) {
-      try {
-        body[field.key] = field.render(context);
-      } catch (err) {
-        throw stepFailed(id, field.label, err);
-      }
-    }
-  }
-
-  async function renderAsync(fields: Field[], context: Body, body: Body, budget: StepBudget): Promise<void> {
-    for (const field of fields) {
-      try {
-        body[field.key] = await field.render(context, budget);
-      } catch (err) {
-        throw stepFailed(id, field.label, err);
-      }
-    }
+  async function render(fields: Field[], context: Body, body: Body, budget: StepBudget): Promise<void> {
+    for (const field of fields) body[field.key] = await renderField(id, field.label, field.render, context, budget);
   }
 
   async function produce(req: HookRequest, now: string, item: unknown, index: number, budget: StepBudget): Promise<Action | null> {
@@ -172,18 +155,15 @@ export async function compileMapping(
     let context: Body | undefined;
     if (fields.length > 0) {
       context = requestContext(req, now, item, index);
-      if (isAsync) await renderAsync(fields, context, body, budget);
-      else renderSync(fields, context, body);
+      await render(fields, context, body, budget);
     }
     if (override) applyOverride(body, override);
     const action: Action = kind === 'agent' ? validator.agent(body, origin, deliverDefault) : validator.wake(body, origin);
     if (action.kind === 'agent' && mapping.callback) action.callbackUrl = mapping.callback.url;
     if (keyField) {
       context ??= requestContext(req, now, item, index);
-      const rendered = { idempotencyKey: '' };
-      if (isAsync) await renderAsync([keyField], context, rendered, budget);
-      else renderSync([keyField], context, rendered);
-      const key = checkIdempotencyKey(String(rendered.idempotencyKey).trim(), 'idempotencyKey');
+      const rendered = await renderField(id, keyField.label, keyField.render, context, budget);
+      const key = checkIdempotencyKey(rendered.trim(), 'idempotencyKey');
       // Under forEach the item is what the key guards (CONTRACT.md §8).
       if (key !== undefined) action.idempotency = index >= 0 ? { key, item: JSON.stringify(item) ?? 'null' } : { key };
     }
@@ -202,7 +182,6 @@ export async function compileMapping(
     keyed: keyField !== undefined,
     checkPayload,
     async act(req, now, item, index, budget) {
-      if (index < 0) return produce(req, now, item, index, budget);
       try {
         return await produce(req, now, item, index, budget);
       } catch (err) {
@@ -225,7 +204,7 @@ function applyOverride(body: Body, override: TransformOverride): void {
 }
 
 function atItem(err: unknown, index: number): unknown {
-  if (!(err instanceof HookError)) return err;
+  if (index < 0 || !(err instanceof HookError)) return err;
   const located = new HookError(err.code, `item ${index}: ${err.message}`);
   located.cause = err.cause;
   return located;

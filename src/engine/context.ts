@@ -64,11 +64,8 @@ export function templateQuery(cleanQuery: string): Record<string, string> {
   return out;
 }
 
-/** A path that encodeURIComponent() would leave as it is, segment by segment (most hook paths). */
-const UNRESERVED_PATH = /^[A-Za-z0-9\-_.!~*'()/]*$/;
-
 /** The request's `url` as templates and transforms see it: the routed path, percent-encoded, and the query without credentials. */
 export function templateUrl(path: string, cleanQuery: string): string {
-  const encoded = UNRESERVED_PATH.test(path) ? path : path.split('/').map(encodeURIComponent).join('/');
+  const encoded = path.split('/').map(encodeURIComponent).join('/');
   return cleanQuery === '' ? encoded : `${encoded}?${cleanQuery}`;
 }

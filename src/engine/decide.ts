@@ -110,7 +110,7 @@ export interface Core {
   /** A direct `/wake` or `/agent` body's action; throws HookError. */
   wake(body: unknown): WakeAction;
   agent(body: unknown): AgentAction;
-  match(req: MatchRequest, admitted?: (mappingId: string) => boolean): Found | Promise<Found>;
+  match(req: MatchRequest, admitted?: (mappingId: string) => boolean): Promise<Found>;
   map(req: HookRequest, mapping: CompiledMapping): Promise<MapResult>;
 }
 
@@ -178,8 +178,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
       const admit = (id: string) => admission(who, signed, verifying, id);
       // Only a scoped token or a signed request can be refused a mapping.
       const screened = who.routes !== undefined || signed !== undefined || who.bySignature === true;
-      const found = core.match(hook, screened ? (id) => admit(id) === undefined : undefined);
-      const { mapping, failures, refused } = found instanceof Promise ? await found : found;
+      const { mapping, failures, refused } = await core.match(hook, screened ? (id) => admit(id) === undefined : undefined);
       if (failures) at.failures = failures;
       if (!mapping && refused) {
         at.mappingId = refused.id;
@@ -201,7 +200,6 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
       const { actions } = result;
       const fanOut = mapping.forEach !== undefined;
       const render = mapping.response;
-      // The spread comes last: keys after a spread make V8 (Node 20) build the object on its slow path.
       const act: Act & Common = {
         type: 'act',
         actions,

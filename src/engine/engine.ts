@@ -90,7 +90,6 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const match = createMatcher(named, anyName);
   const anyNameMethods = methodsOf(anyName);
   const methodsByName = new Map([...named].map(([name, list]) => [name, methodsOf(list)]));
-  const maxFanOut = hooks.maxFanOut;
   const callbackOf = callbackField(config);
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
 
@@ -102,9 +101,8 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     if (list === undefined || list === null) return undefined;
     if (!Array.isArray(list)) throw new HookError('invalid_payload', `payload/${key}: must be an array (the mapping's forEach)`);
     if (list.length === 0) return undefined;
-    const count = Math.min(list.length, maxFanOut);
-    const pending: Promise<Action | null>[] = new Array(count);
-    for (let i = 0; i < count; i++) pending[i] = mapping.act(req, now, list[i], i, budget);
+    const count = Math.min(list.length, hooks.maxFanOut);
+    const pending = list.slice(0, count).map((item, i) => mapping.act(req, now, item, i, budget));
     const actions = (await Promise.all(pending)).filter((a): a is Action => a !== null);
     if (actions.length === 0) return undefined;
     return list.length > count ? { actions, dropped: list.length - count } : { actions };

@@ -12,26 +12,14 @@ export interface StepBudget {
 /** The binding the budget travels in; with a space, no JSONata variable can spell it. */
 export const BUDGET_BINDING = 'hookrelay step budget';
 
-const BUDGET = Symbol('hookrelay.budget');
-const STEP_ENTRY = Symbol.for('jsonata.__evaluate_entry');
-
-interface Environment {
-  base: { [BUDGET]?: StepBudget; lookup(name: string): unknown; createSequence(...items: unknown[]): unknown[]; bind(name: unknown, value: unknown): void };
-}
 
 /** JSONata's step hook: spends a step, and past a slice ({@link SLICE_MS}) returns the event loop's next turn for JSONata to await. */
-export function spendStep(environment: Environment, maxSteps: number): Promise<void> | undefined {
-  const base = environment.base;
-  const budget = (base[BUDGET] ??= base.lookup(BUDGET_BINDING) as StepBudget);
-  spend(budget, maxSteps);
-  return pace();
-}
-
-/** Spends one step of `budget`; throws `too_many_steps` once it is spent. */
-export function spend(budget: StepBudget, maxSteps: number): void {
+export function spendStep(environment: { lookup(name: string): unknown }, maxSteps: number): Promise<void> | undefined {
+  const budget = environment.lookup(BUDGET_BINDING) as StepBudget;
   if (--budget.left < 0) {
     throw new JsonataGuardError('too_many_steps', `the JSONata of one request would take more than ${maxSteps} evaluation steps (maxSteps): bound the work an expression does per payload item, e.g. no loop over a payload array inside a forEach item`);
   }
+  return pace();
 }
 
 // JSONata awaits every step on settled promises, so a long evaluation never lets the listener
@@ -52,23 +40,4 @@ function pace(): Promise<void> | undefined {
     return undefined;
   }
   return now < sliceEnd ? undefined : turn;
-}
-
-/** JSONata's `sequence` guard (no sequence longer than `maxSequenceLength`: error D2015), with the same checks and errors, made cheap. */
-export function sequenceGuard(maxSequenceLength: number): [symbol, (expr: unknown, input: unknown, environment: Environment) => void] {
-  function push(this: unknown[], ...items: unknown[]): number {
-    if (this.length + items.length > maxSequenceLength) throw { code: 'D2015', stack: new Error().stack, value: maxSequenceLength };
-    return Array.prototype.push.apply(this, items);
-  }
-  function createSequence(...items: unknown[]): unknown[] {
-    const sequence = [] as unknown[] & { sequence?: boolean };
-    sequence.push = push;
-    sequence.sequence = true;
-    if (items.length === 1) sequence.push(items[0]);
-    return sequence;
-  }
-  return [STEP_ENTRY, (_expr, _input, environment) => {
-    environment.base.createSequence = createSequence;
-    environment.base.bind(STEP_ENTRY, undefined);
-  }];
 }

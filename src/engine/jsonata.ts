@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import jsonata from 'jsonata';
-import { BUDGET_BINDING, sequenceGuard, spend, spendStep, type StepBudget } from './jsonata-budget.js';
+import { BUDGET_BINDING, spendStep, type StepBudget } from './jsonata-budget.js';
 import { guardedFunctions, inspectExpression, jsonExceeds, LinearRegExp, stepCheck, tooLong } from './jsonata-guard.js';
 import { isPrototypeKey } from './prototype-keys.js';
 import { toText } from './to-text.js';
@@ -31,37 +31,19 @@ const STEP_EXIT = Symbol.for('jsonata.__evaluate_exit');
 
 /** Compiles an expression at load; throws saying what to change on a syntax error, `$eval` or a regex that is not linear-time. */
 export function compileJsonata(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): EvaluateText {
-  const { maxStringLength, maxSteps } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
-  const { evaluate, literal } = compileJsonataValue(source, limits);
-  const render = async (context: Record<string, unknown>, budget?: StepBudget) => {
+  const { maxStringLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
+  const evaluate = compileJsonataValue(source, limits);
+  return async (context: Record<string, unknown>, budget?: StepBudget) => {
     const value = await evaluate(context, budget);
     if (value !== null && typeof value === 'object' && jsonExceeds(value, maxStringLength)) throw tooLong('the rendered text', maxStringLength);
     const text = toText(value);
     if (text.length > maxStringLength) throw tooLong('the rendered text', maxStringLength);
     return text;
   };
-  if (!literal) return render;
-  // A literal's text is the same for every context: kept from its first evaluation, it still spends its one step.
-  let text: string | undefined;
-  return async (context, budget) => {
-    if (text === undefined) return (text = await render(context, budget));
-    if (budget) spend(budget, maxSteps);
-    return text;
-  };
-}
-
-const LITERAL_KEYS = new Set(['type', 'value', 'position']);
-
-/** A string, number, `true`, `false` or `null` with no predicate or group: its value does not depend on the input. */
-function isLiteral(ast: jsonata.ExprNode): boolean {
-  return (ast.type === 'string' || ast.type === 'number' || ast.type === 'value') && Object.keys(ast).every((k) => LITERAL_KEYS.has(k));
 }
 
 /** `source` parsed (a syntax error as one line with its position), inspected and guarded: its value, not text (a mapping's `match.when`). */
-export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): {
-  evaluate: (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown>;
-  literal: boolean;
-} {
+export function compileJsonataValue(source: string, limits: Partial<JsonataLimits> = DEFAULT_JSONATA_LIMITS): (context: Record<string, unknown>, budget?: StepBudget) => Promise<unknown> {
   const { maxSteps, maxDepth, maxStringLength, maxBuiltLength, maxSequenceLength } = { ...DEFAULT_JSONATA_LIMITS, ...limits };
   let expression: jsonata.Expression;
   try {
@@ -84,9 +66,7 @@ export function compileJsonataValue(source: string, limits: Partial<JsonataLimit
     sizes(expr, input, environment, result);
     return spendStep(environment, maxSteps);
   });
-  const [entry, hook] = sequenceGuard(maxSequenceLength);
-  expression.assign(entry as unknown as string, hook);
-  return { evaluate: (context, budget: StepBudget = { left: maxSteps }) => expression.evaluate(context, { [BUDGET_BINDING]: budget }), literal: isLiteral(expression.ast()) };
+  return (context, budget = { left: maxSteps }) => expression.evaluate(context, { [BUDGET_BINDING]: budget });
 }
 
 function safeLookup(this: jsonata.Focus, input: unknown, key: string): unknown {

@@ -39,7 +39,7 @@ export function compileAnswerParts(
 ): AnswerParts {
   const parts: AnswerParts = {};
   const when = mapping.match?.when;
-  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits).evaluate));
+  if (typeof when === 'string') attempt(`${at}.match.when`, () => (parts.when = compileJsonataValue(when, limits)));
   if (skip(`${at}.engine`)) return parts;
   const respondBody = mapping.respond?.body;
   if (typeof respondBody === 'string') attempt(`${at}.respond.body`, () => (parts.respondBody = compile(respondBody)));
@@ -97,9 +97,10 @@ export async function renderResponse(
   return answer;
 }
 
-async function renderField(mappingId: string, label: string, render: Render, context: Record<string, unknown>): Promise<string> {
+/** A template field rendered, its failure a {@link stepFailed}. */
+export async function renderField(mappingId: string, label: string, render: Render, context: Record<string, unknown>, budget?: StepBudget): Promise<string> {
   try {
-    return await render(context);
+    return await render(context, budget);
   } catch (err) {
     throw stepFailed(mappingId, label, err);
   }

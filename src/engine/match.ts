@@ -3,8 +3,23 @@ import type { MatchRequest } from './engine.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
 
 /** The first mapping whose `match` holds; admission comes before `when`, which never runs for a refused one (CONTRACT.md §12). */
-export function createMatcher(named: ReadonlyMap<string, readonly CompiledMapping[]>, anyName: readonly CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Found | Promise<Found> {
-  return (req, admitted) => scan(named.get(req.name) ?? anyName, req, admitted, 0, {});
+export function createMatcher(named: ReadonlyMap<string, readonly CompiledMapping[]>, anyName: readonly CompiledMapping[]): (req: MatchRequest, admitted?: (mappingId: string) => boolean) => Promise<Found> {
+  return async (req, admitted) => {
+    const found: Found = {};
+    const method = req.method ?? 'POST';
+    for (const m of named.get(req.name) ?? anyName) {
+      if (m.method !== method || (m.match.source !== undefined && sourceOf(req.payload) !== m.match.source) || !headersHold(m.headers, req)) continue;
+      if (admitted !== undefined && !admitted(m.id)) {
+        if (m.when === undefined) return { ...found, refused: m };
+        found.refused ??= m;
+        continue;
+      }
+      const holds = m.when === undefined || (await whenHolds(m.id, m.when, req));
+      if (holds === true) return { ...found, mapping: m };
+      if (holds !== false) (found.failures ??= []).push(holds);
+    }
+    return found;
+  };
 }
 
 /** A match: the mapping, if any, the `match.when` expressions that threw on the way, and the candidate not admitted to report. */
@@ -12,36 +27,6 @@ export interface Found {
   mapping?: CompiledMapping;
   failures?: WhenFailure[];
   refused?: CompiledMapping;
-}
-
-/** Synchronous until a candidate has a `match.when` (JSONata evaluates asynchronously). */
-function scan(candidates: readonly CompiledMapping[], req: MatchRequest, admitted: ((mappingId: string) => boolean) | undefined, from: number, found: Found): Found | Promise<Found> {
-  const method = req.method ?? 'POST';
-  for (let i = from; i < candidates.length; i++) {
-    const m = candidates[i]!;
-    if (m.method !== method || (m.match.source !== undefined && sourceOf(req.payload) !== m.match.source) || !headersHold(m.headers, req)) continue;
-    if (admitted !== undefined && !admitted(m.id)) {
-      if (m.when === undefined) {
-        found.refused = m;
-        return found;
-      }
-      found.refused ??= m;
-      continue;
-    }
-    if (m.when === undefined) {
-      found.mapping = m;
-      return found;
-    }
-    return whenHolds(m.id, m.when, req).then((holds) => {
-      if (holds === true) {
-        found.mapping = m;
-        return found;
-      }
-      if (holds !== false) (found.failures ??= []).push(holds);
-      return scan(candidates, req, admitted, i + 1, found);
-    });
-  }
-  return found;
 }
 
 /** Every required header is present with exactly the given value (names are lower-case on both sides), a credential header (`withheld`) too. */

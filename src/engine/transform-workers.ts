@@ -32,13 +32,10 @@ interface Call {
 interface Slot {
   worker: ChildProcess | undefined;
   ready: boolean;
-  calls: Call[];
+  call: Call | undefined;
   seq: number;
-  since: number;
   timer: NodeJS.Timeout | undefined;
 }
-
-const MAX_BATCH = 32;
 
 function kill(worker: ChildProcess): void {
   try {
@@ -63,7 +60,6 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
   const queue: Call[] = [];
   const living = new Set<ChildProcess>();
   let closed = false;
-  let flushing = false;
   let waiting = size;
   let firstProblems: Problem[] | undefined;
   let first: ((problems: Problem[]) => void) | undefined;
@@ -133,17 +129,15 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     }
   }
 
-  /** A ready worker's message: the answer `[seq, ok, value?]` to its first call, else a transform's own (`process.send`), which stops the worker. */
+  /** A ready worker's message: the answer `[seq, ok, value?]` to its call, else a transform's own (`process.send`), which stops the worker. */
   function answer(slot: Slot, msg: unknown): void {
-    if (Array.isArray(msg) && (msg.length === 2 || msg.length === 3) && msg[0] === slot.seq && typeof msg[1] === 'boolean' && slot.calls.length > 0) {
+    const call = slot.call;
+    if (call && Array.isArray(msg) && (msg.length === 2 || msg.length === 3) && msg[0] === slot.seq && typeof msg[1] === 'boolean') {
       slot.seq++;
-      const call = slot.calls.shift()!;
+      slot.call = undefined;
+      clearTimeout(slot.timer);
       if (msg[1]) call.resolve(msg[2]);
       else call.reject(Object.assign(new Error(String((msg[2] as Error)?.message)), msg[2] as Error));
-      if (slot.calls.length > 0) {
-        slot.since = performance.now(); // the next call's clock starts
-        return;
-      }
       hold(slot.worker!, false);
       pump();
       return;
@@ -152,69 +146,35 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     replace(slot, new Error('the transform worker sent a message that is not an answer; it was stopped and replaced'));
   }
 
-  function check(slot: Slot): void {
-    slot.timer = undefined;
-    if (slot.worker === undefined || slot.calls.length === 0) return;
-    const left = slot.since + timeoutMs - performance.now();
-    if (left > 0) return arm(slot, left);
-    replace(slot, new Error(`transform timed out after ${timeoutMs} ms; its worker was stopped and replaced`));
-  }
-
-  function arm(slot: Slot, ms: number): void {
-    slot.timer = setTimeout(check, ms, slot).unref();
-  }
-
   function replace(slot: Slot, err: Error): void {
     const worker = slot.worker!;
     slot.worker = undefined; // its exit is ours: not a crash
     kill(worker);
-    const [running, ...notStarted] = slot.calls;
-    slot.calls = [];
-    queue.unshift(...notStarted);
+    clearTimeout(slot.timer);
+    const running = slot.call;
+    slot.call = undefined;
     running?.reject(err);
     if (!closed) spawn(slot);
     pump();
   }
 
-  function send(slot: Slot, batch: Call[]): void {
+  function send(slot: Slot, call: Call): void {
     const worker = slot.worker!;
-    const msg: unknown[] = [];
-    for (const c of batch) msg.push(c.spec, c.input);
-    let sent = batch;
     try {
-      worker.send(msg);
-    } catch {
-      // One input cannot be serialised (a BigInt, a cycle): send call by call, failing only those.
-      sent = [];
-      for (const c of batch) {
-        try {
-          worker.send([c.spec, c.input]);
-          sent.push(c);
-        } catch (err) {
-          c.reject(new Error(`the transform input could not be handed to a worker: ${(err as Error).message}`));
-        }
-      }
-      if (sent.length === 0) return;
+      worker.send([call.spec, call.input]);
+    } catch (err) {
+      // An input JSON cannot carry (a BigInt, a cycle) fails only its own call.
+      return call.reject(new Error(`the transform input could not be handed to a worker: ${(err as Error).message}`));
     }
-    slot.calls = sent;
-    slot.since = performance.now();
+    slot.call = call;
     hold(worker, true);
-    if (slot.timer === undefined) arm(slot, timeoutMs);
+    slot.timer = setTimeout(() => replace(slot, new Error(`transform timed out after ${timeoutMs} ms; its worker was stopped and replaced`)), timeoutMs).unref();
   }
 
   function pump(): void {
-    let idleCount = 0;
-    for (const s of slots) if (s.ready && s.worker !== undefined && s.calls.length === 0) idleCount++;
     for (const s of slots) {
-      if (queue.length === 0 || idleCount === 0) return;
-      if (!s.ready || s.worker === undefined || s.calls.length > 0) continue;
-      send(s, queue.splice(0, Math.min(MAX_BATCH, Math.ceil(queue.length / idleCount--))));
+      while (queue.length > 0 && s.ready && s.worker !== undefined && s.call === undefined) send(s, queue.shift()!);
     }
-  }
-
-  function flush(): void {
-    flushing = false;
-    pump();
   }
 
   function call(spec: number, input: TransformInput): Promise<unknown> {
@@ -222,10 +182,7 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     return new Promise((resolve, reject) => {
       queue.push({ spec, input, resolve, reject });
       for (const slot of slots) if (slot.worker === undefined) spawn(slot); // a replacement that died loading
-      if (!flushing) {
-        flushing = true;
-        setImmediate(flush);
-      }
+      pump();
     });
   }
 
@@ -235,7 +192,8 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     for (const slot of slots) {
       slot.worker = undefined;
       clearTimeout(slot.timer);
-      for (const c of slot.calls.splice(0)) c.reject(err);
+      slot.call?.reject(err);
+      slot.call = undefined;
     }
     for (const c of queue.splice(0)) c.reject(err);
     const exits = [...living].map((worker) => new Promise((resolve) => {
@@ -248,7 +206,7 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
   }
 
   for (let i = 0; i < size; i++) {
-    const slot: Slot = { worker: undefined, ready: false, calls: [], seq: 0, since: 0, timer: undefined };
+    const slot: Slot = { worker: undefined, ready: false, call: undefined, seq: 0, timer: undefined };
     slots.push(slot);
     spawn(slot);
   }
