@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { on } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ImapFlow } from 'imapflow';
+import type { HooksConfig } from '../config/types.js';
 import { backoffMs } from '../dispatch/retry.js';
 import type { Logger } from '../log.js';
 import { readMail, SOURCE_MAX_BYTES, type MailLimits } from './message.js';
@@ -11,14 +12,8 @@ import type { Threads } from './threads.js';
 
 /** The IMAP side of `hookrelay email run` (CONTRACT.md §7): one connection, IDLE, mails posted in UID order. */
 
-export interface ImapAccount {
-  host: string;
-  port: number;
-  tls: 'implicit' | 'starttls' | 'none';
-  user: string;
-  pass: string;
-  passwordFrom: string;
-}
+/** `hooks.email.imap` with its port decided and its password read (`passwordFrom`: where from, for messages). */
+export type ImapAccount = NonNullable<HooksConfig['email']>['imap'] & { port: number; pass: string; passwordFrom: string };
 
 export interface WatchOptions {
   account: ImapAccount;
