@@ -37,17 +37,8 @@ export interface OutboxDeps {
   onOutcome?: (provider: Provider | 'forward' | 'callback', outcome: DeliveryOutcome) => void;
 }
 
-/** The sender loop of the durable outbox (CONTRACT.md §9). */
-export interface Outbox {
-  start(): void;
-  /** Something was enqueued or finished: look for due rows now. Cheap to call often. */
-  kick(): void;
-  /** Stops claiming; deliveries under way get `graceMs`, then are aborted and sent again after a restart. */
-  stop(graceMs: number): Promise<void>;
-}
-
-/** A woken loop, not a poll: claims due rows when kicked, then sleeps on one timer until the next falls due. */
-export function createOutbox(deps: OutboxDeps): Outbox {
+/** The durable outbox's sender loop (CONTRACT.md §9): claims due rows when kicked, then sleeps on one timer until the next falls due. */
+export function createOutbox(deps: OutboxDeps) {
   const { config, store, log } = deps;
   // Longer than any attempt can take; a restart clears it, so only another instance waits it out.
   const leaseMs = 5 * 60_000 + 4 * Math.max(config.delivery.timeoutSeconds, config.runtime.forward.timeoutSeconds) * 1000;
@@ -58,6 +49,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
   /** Kicked while a claim was under way: claim again when it ends. */
   let again = false;
 
+  /** Something was enqueued or finished: look for due rows now. Cheap to call often. */
   function kick(): void {
     if (stopped) return;
     if (pumping) {
@@ -118,7 +110,8 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       stopped = false;
       kick();
     },
-    async stop(graceMs) {
+    /** Stops claiming; deliveries under way get `graceMs`, then are aborted and sent again after a restart. */
+    async stop(graceMs: number) {
       stopped = true;
       clearTimeout(timer);
       await pumping;
