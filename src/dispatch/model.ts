@@ -28,12 +28,7 @@ export interface ModelRequest {
   timeoutMs: number;
 }
 
-export interface ModelClient {
-  /** Resolves with the assistant's text; retries connection errors, 408, 429 and 5xx until `signal` aborts or attempts run out. */
-  complete(req: ModelRequest): Promise<string>;
-  /** A failure as a run shows it: a stable code, the server by host — never the key, query or the server's message (it may quote the prompt). */
-  explain(err: unknown): RunError;
-}
+export type ModelClient = ReturnType<typeof createModelClient>;
 
 export interface RetryPolicy {
   attempts: number;
@@ -52,7 +47,7 @@ class ModelReplyError extends Error {
 }
 
 /** The process's one OpenAI client, at `agent.baseUrl`: any OpenAI-compatible server works. */
-export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
+export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryPolicy = DEFAULT_RETRY) {
   const { host, endpoint } = serverOf(agent.baseUrl);
   let client: OpenAI | undefined;
   const getClient = async (): Promise<OpenAI> =>
@@ -92,11 +87,13 @@ export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryP
     }
   }
 
+  /** A failure as a run shows it: a stable code, the server by host — never the key, query or the server's message (it may quote the prompt). */
   const explain = (err: unknown): RunError => explainModelError(err, host, endpoint);
 
   return {
     explain,
-    async complete(req) {
+    /** Resolves with the assistant's text; retries connection errors, 408, 429 and 5xx until `signal` aborts or attempts run out. */
+    async complete(req: ModelRequest): Promise<string> {
       for (let attempt = 1; ; attempt++) {
         try {
           return await once(req);
