@@ -11,13 +11,8 @@ import { backoffMs, isRetryableStatus, parseRetryAfter } from './retry.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
 
-type Sdk = typeof OpenAI;
 /** Loaded at the first model call: a gateway that has not run an agent turn does not need it. */
-let sdk: Sdk | undefined;
-async function loadSdk(): Promise<Sdk> {
-  sdk ??= (await import('openai')).default;
-  return sdk;
-}
+let sdk: typeof OpenAI | undefined;
 
 export interface ModelRequest {
   model: string;
@@ -51,7 +46,7 @@ export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryP
   const { host, endpoint } = serverOf(agent.baseUrl);
   let client: OpenAI | undefined;
   const getClient = async (): Promise<OpenAI> =>
-    (client ??= new (await loadSdk())({
+    (client ??= new (sdk ??= (await import('openai')).default)({
       baseURL: agent.baseUrl,
       // Local servers take no key, but the SDK refuses to start without one.
       apiKey: agent.apiKey || 'none',
