@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config, Provider } from '../config/types.js';
+import type { Provider } from '../config/types.js';
 import type { DeliveryOutcome } from '../metrics.js';
-import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { DeliveryOutcomeRecord, DeliveryRecord, Forwarded, SettleEffects } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { CallbackSender } from './callback.js';
-import { retryDelayMs, type Delivery } from './delivery.js';
+import { retryDelayMs } from './delivery.js';
 import type { Forwarder } from './forward.js';
-import { LAST_RECIPIENT_KEY } from './main-session.js';
+import { LAST_RECIPIENT_KEY, type MainSessionDeps } from './main-session.js';
 import { DeliveryError } from './providers/sender.js';
 import { logStoreFailure, untilStored } from './retry.js';
 import { buildSummary } from './summary.js';
@@ -19,11 +18,7 @@ const MAX_IN_FLIGHT = 16;
 const MAX_SLEEP_MS = 60 * 60 * 1000;
 const STORE_RETRY_MS = 5_000;
 
-export interface OutboxDeps {
-  store: Store;
-  config: Readonly<Config>;
-  log: Logger;
-  delivery: Delivery;
+export interface OutboxDeps extends Pick<MainSessionDeps, 'store' | 'config' | 'log' | 'delivery'> {
   /** Forward mode's sender of `forward` rows; absent, such rows fail. */
   forwarder?: Forwarder;
   /** The sender of `callback` rows; absent (no hooks.callbackSecret), such rows fail. */
