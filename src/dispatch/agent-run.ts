@@ -46,13 +46,15 @@ export async function executeRun(deps: RunnerDeps, run: RunRecord, stop: AbortSi
     case 'reply': {
       const turns = isolated ? undefined : result.turns;
       return stored("the run's end", async () => {
-        const plan = await planDelivery(deps, run, result.reply);
-        if ('parts' in plan) return finishQueued(deps, run, result.reply, plan, turns);
-        return finishRun(deps, run, { status: 'succeeded', reply: result.reply, delivery: plan }, turns);
+        const delivery = await planDelivery(deps, run, result.reply);
+        return finishRun(deps, run, { status: 'succeeded', reply: result.reply, delivery }, turns);
       });
     }
   }
 }
+
+/** A succeeded run's delivery may be a row to queue. */
+type RunEnding = Exclude<RunOutcome, { status: 'succeeded' }> | { status: 'succeeded'; reply: string; delivery: DeliveryOutcome | NewDelivery };
 
 /** `last` is resolved once, at the moment the run ends. */
 async function planDelivery({ store, config, log, delivery, clock }: RunnerDeps, run: RunRecord, reply: string): Promise<NewDelivery | DeliveryOutcome> {
@@ -68,18 +70,11 @@ async function planDelivery({ store, config, log, delivery, clock }: RunnerDeps,
   return { kind: 'run', provider, to, parts: delivery.split(provider, reply), createdAt: clock().toISOString() };
 }
 
-/** The run and its outbox row in one commit; its summary waits for the delivery to settle, so that it says what really happened. */
-async function finishQueued(deps: RunnerDeps, run: RunRecord, reply: string, delivery: NewDelivery, turns: HistoryMessage[] | undefined): Promise<void> {
-  const end: RunEnd = { status: 'succeeded', endedAt: deps.clock().toISOString(), reply };
-  await deps.store.finishRun(run.runId, end, { history: turns, delivery, callback: callbackOf(run, end) });
-  deps.log.info({ runId: run.runId, status: 'succeeded', target: logValue(`${delivery.provider}:${delivery.to}`) }, 'run finished; reply queued for delivery');
-  deps.onEnqueued();
-  deps.onRunEnded?.(run.runId);
-}
-
-export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOutcome, turns?: HistoryMessage[]): Promise<void> {
+/** A reply to deliver is queued in the run's commit; its summary then waits for the delivery to settle, so that it says what really happened. */
+export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunEnding, turns?: HistoryMessage[]): Promise<void> {
   const endedAt = deps.clock().toISOString();
   const end: RunEnd = { status: outcome.status, endedAt };
+  const queued = outcome.status === 'succeeded' && 'parts' in outcome.delivery ? outcome.delivery : undefined;
   if (outcome.status === 'succeeded') {
     end.reply = outcome.reply;
     if (outcome.delivery.kind === 'failed') {
@@ -90,11 +85,12 @@ export async function finishRun(deps: RunnerDeps, run: RunRecord, outcome: RunOu
     end.error = outcome.error.message;
     end.errorCode = outcome.error.code;
   }
-  const summary = buildSummary(run, outcome, endedAt, deps.config.hooks.mainSummary);
+  const summary = queued ? undefined : buildSummary(run, outcome as RunOutcome, endedAt, deps.config.hooks.mainSummary);
   const callback = callbackOf(run, end);
-  await deps.store.finishRun(run.runId, end, { summary, history: turns, callback });
-  deps.log.info({ runId: run.runId, status: end.status, deliveredTo: logValue(end.deliveredTo) }, 'run finished');
-  if (callback) deps.onEnqueued();
+  await deps.store.finishRun(run.runId, end, { summary, history: turns, delivery: queued, callback });
+  if (queued) deps.log.info({ runId: run.runId, status: end.status, target: logValue(`${queued.provider}:${queued.to}`) }, 'run finished; reply queued for delivery');
+  else deps.log.info({ runId: run.runId, status: end.status }, 'run finished');
+  if (callback || queued) deps.onEnqueued();
   deps.onRunEnded?.(run.runId);
   if (summary?.wakesNow) deps.onSummary();
 }

@@ -10,14 +10,9 @@ export interface DeliveryTarget {
   to: string;
 }
 
-/** `problem` says why a provider has no sender (what to configure). */
-export interface Delivery {
-  sender(provider: Provider): Sender | { problem: string };
-  /** In order, by the provider's limit (CONTRACT.md §9). */
-  split(provider: Provider, text: string): string[];
-}
+export type Delivery = ReturnType<typeof createDelivery>;
 
-export function createDelivery(providers: Config['providers']): Delivery {
+export function createDelivery(providers: Config['providers']) {
   const senders = new Map<Provider, Sender>();
   const limits = new Map<Provider, number>();
   for (const p of PROVIDER_DESCRIPTORS) {
@@ -25,11 +20,13 @@ export function createDelivery(providers: Config['providers']): Delivery {
     if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, p.create(providers[p.name], fetch));
   }
   return {
-    sender(provider) {
+    /** `problem` says why a provider has no sender (what to configure). */
+    sender(provider: Provider): Sender | { problem: string } {
       return senders.get(provider)
         ?? { problem: `provider ${provider} is not configured (${unconfiguredProvider(provider, providers) ?? `providers.${provider} is missing`})` };
     },
-    split(provider, text) {
+    /** In order, by the provider's limit (CONTRACT.md §9). */
+    split(provider: Provider, text: string): string[] {
       return splitText(text, limits.get(provider) ?? Number.MAX_SAFE_INTEGER);
     },
   };

@@ -11,18 +11,12 @@ export const PAUSE_POLL_MS = 500;
  * mappings, keyed by run source. The paused set follows the store by a poll, not NOTIFY: SQLite
  * has no channel, and one mechanism for both stores is one to test.
  */
-export interface Flow {
-  /** Undefined when none apply, so the runner claims without rules. */
-  rules(): ClaimRules | undefined;
-  isHeld(source: string): boolean;
-  start(): Promise<void>;
-  stop(): void;
-}
+export type Flow = ReturnType<typeof createFlow>;
 
 const mappingSource = (id: string): string => `mapping:${id}`;
 
 /** `onResumed`: a mapping was resumed, or wakes it held were released. */
-export function createFlow(mappings: readonly MappingConfig[], deps: { store: Store; log: Logger; onResumed: () => void }): Flow {
+export function createFlow(mappings: readonly MappingConfig[], deps: { store: Store; log: Logger; onResumed: () => void }) {
   const limits: Record<string, number> = {};
   for (const m of mappings) if (m.concurrency !== undefined) limits[mappingSource(m.id)] = m.concurrency;
   const hasLimits = Object.keys(limits).length > 0;
@@ -52,8 +46,9 @@ export function createFlow(mappings: readonly MappingConfig[], deps: { store: St
   const refresh = () => (running ??= poll().finally(() => (running = undefined)));
 
   return {
-    rules: () => current,
-    isHeld: (source) => heldSources.size > 0 && heldSources.has(source),
+    /** Undefined when none apply, so the runner claims without rules. */
+    rules: (): ClaimRules | undefined => current,
+    isHeld: (source: string) => heldSources.size > 0 && heldSources.has(source),
     async start() {
       await refresh();
       timer = setInterval(() => {

@@ -3,14 +3,6 @@ import type { Logger } from '../log.js';
 /** Short enough for "at once (about 250 ms)", long enough that a burst of wakes coalesces; not extended by later triggers, so latency stays bounded. */
 const HEARTBEAT_DEBOUNCE_MS = 200;
 
-export interface Heartbeat {
-  /** Asks for a turn soon; coalesces with a pending one, or into the next if one is running. */
-  trigger(): void;
-  start(): void;
-  /** Stops timers and aborts a model call in flight (its events stay queued); resolves when the turn under way has ended. */
-  stop(): Promise<void>;
-}
-
 export interface HeartbeatOptions {
   everyMs: number;
   /** `more`: a backlog larger than one turn, so another right away. */
@@ -20,7 +12,7 @@ export interface HeartbeatOptions {
 }
 
 /** At most one turn at a time; a trigger while one runs starts the next when it ends, which sees every event accepted meanwhile. */
-export function createHeartbeat(opts: HeartbeatOptions): Heartbeat {
+export function createHeartbeat(opts: HeartbeatOptions) {
   const debounceMs = opts.debounceMs ?? HEARTBEAT_DEBOUNCE_MS;
   let stopped = true;
   let periodic: NodeJS.Timeout | undefined;
@@ -29,6 +21,7 @@ export function createHeartbeat(opts: HeartbeatOptions): Heartbeat {
   let again = false;
   let modelCtl = new AbortController();
 
+  /** Asks for a turn soon; coalesces with a pending one, or into the next if one is running. */
   function trigger(): void {
     if (stopped) return;
     if (running) {
@@ -72,6 +65,7 @@ export function createHeartbeat(opts: HeartbeatOptions): Heartbeat {
         periodic.unref();
       }
     },
+    /** Stops timers and aborts a model call in flight (its events stay queued); resolves when the turn under way has ended. */
     async stop() {
       stopped = true;
       again = false;

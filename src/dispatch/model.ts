@@ -11,13 +11,8 @@ import { backoffMs, isRetryableStatus, parseRetryAfter } from './retry.js';
 
 const SDK_TIMEOUT_SLACK_MS = 1_000;
 
-type Sdk = typeof OpenAI;
 /** Loaded at the first model call: a gateway that has not run an agent turn does not need it. */
-let sdk: Sdk | undefined;
-async function loadSdk(): Promise<Sdk> {
-  sdk ??= (await import('openai')).default;
-  return sdk;
-}
+let sdk: typeof OpenAI | undefined;
 
 export interface ModelRequest {
   model: string;
@@ -28,12 +23,7 @@ export interface ModelRequest {
   timeoutMs: number;
 }
 
-export interface ModelClient {
-  /** Resolves with the assistant's text; retries connection errors, 408, 429 and 5xx until `signal` aborts or attempts run out. */
-  complete(req: ModelRequest): Promise<string>;
-  /** A failure as a run shows it: a stable code, the server by host — never the key, query or the server's message (it may quote the prompt). */
-  explain(err: unknown): RunError;
-}
+export type ModelClient = ReturnType<typeof createModelClient>;
 
 export interface RetryPolicy {
   attempts: number;
@@ -52,11 +42,11 @@ class ModelReplyError extends Error {
 }
 
 /** The process's one OpenAI client, at `agent.baseUrl`: any OpenAI-compatible server works. */
-export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryPolicy = DEFAULT_RETRY): ModelClient {
+export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryPolicy = DEFAULT_RETRY) {
   const { host, endpoint } = serverOf(agent.baseUrl);
   let client: OpenAI | undefined;
   const getClient = async (): Promise<OpenAI> =>
-    (client ??= new (await loadSdk())({
+    (client ??= new (sdk ??= (await import('openai')).default)({
       baseURL: agent.baseUrl,
       // Local servers take no key, but the SDK refuses to start without one.
       apiKey: agent.apiKey || 'none',
@@ -92,11 +82,13 @@ export function createModelClient(agent: AgentConfig, log: Logger, retry: RetryP
     }
   }
 
+  /** A failure as a run shows it: a stable code, the server by host — never the key, query or the server's message (it may quote the prompt). */
   const explain = (err: unknown): RunError => explainModelError(err, host, endpoint);
 
   return {
     explain,
-    async complete(req) {
+    /** Resolves with the assistant's text; retries connection errors, 408, 429 and 5xx until `signal` aborts or attempts run out. */
+    async complete(req: ModelRequest): Promise<string> {
       for (let attempt = 1; ; attempt++) {
         try {
           return await once(req);

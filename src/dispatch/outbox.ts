@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config, Provider } from '../config/types.js';
+import type { Provider } from '../config/types.js';
 import type { DeliveryOutcome } from '../metrics.js';
-import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { DeliveryOutcomeRecord, DeliveryRecord, Forwarded, SettleEffects } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { CallbackSender } from './callback.js';
-import { retryDelayMs, type Delivery } from './delivery.js';
+import { retryDelayMs } from './delivery.js';
 import type { Forwarder } from './forward.js';
-import { LAST_RECIPIENT_KEY } from './main-session.js';
+import { LAST_RECIPIENT_KEY, type MainSessionDeps } from './main-session.js';
 import { DeliveryError } from './providers/sender.js';
 import { logStoreFailure, untilStored } from './retry.js';
 import { buildSummary } from './summary.js';
@@ -19,11 +18,7 @@ const MAX_IN_FLIGHT = 16;
 const MAX_SLEEP_MS = 60 * 60 * 1000;
 const STORE_RETRY_MS = 5_000;
 
-export interface OutboxDeps {
-  store: Store;
-  config: Readonly<Config>;
-  log: Logger;
-  delivery: Delivery;
+export interface OutboxDeps extends Pick<MainSessionDeps, 'store' | 'config' | 'log' | 'delivery'> {
   /** Forward mode's sender of `forward` rows; absent, such rows fail. */
   forwarder?: Forwarder;
   /** The sender of `callback` rows; absent (no hooks.callbackSecret), such rows fail. */
@@ -37,17 +32,8 @@ export interface OutboxDeps {
   onOutcome?: (provider: Provider | 'forward' | 'callback', outcome: DeliveryOutcome) => void;
 }
 
-/** The sender loop of the durable outbox (CONTRACT.md §9). */
-export interface Outbox {
-  start(): void;
-  /** Something was enqueued or finished: look for due rows now. Cheap to call often. */
-  kick(): void;
-  /** Stops claiming; deliveries under way get `graceMs`, then are aborted and sent again after a restart. */
-  stop(graceMs: number): Promise<void>;
-}
-
-/** A woken loop, not a poll: claims due rows when kicked, then sleeps on one timer until the next falls due. */
-export function createOutbox(deps: OutboxDeps): Outbox {
+/** The durable outbox's sender loop (CONTRACT.md §9): claims due rows when kicked, then sleeps on one timer until the next falls due. */
+export function createOutbox(deps: OutboxDeps) {
   const { config, store, log } = deps;
   // Longer than any attempt can take; a restart clears it, so only another instance waits it out.
   const leaseMs = 5 * 60_000 + 4 * Math.max(config.delivery.timeoutSeconds, config.runtime.forward.timeoutSeconds) * 1000;
@@ -58,6 +44,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
   /** Kicked while a claim was under way: claim again when it ends. */
   let again = false;
 
+  /** Something was enqueued or finished: look for due rows now. Cheap to call often. */
   function kick(): void {
     if (stopped) return;
     if (pumping) {
@@ -118,7 +105,8 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       stopped = false;
       kick();
     },
-    async stop(graceMs) {
+    /** Stops claiming; deliveries under way get `graceMs`, then are aborted and sent again after a restart. */
+    async stop(graceMs: number) {
       stopped = true;
       clearTimeout(timer);
       await pumping;

@@ -3,20 +3,12 @@ import type { RunRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
 /** Waiting for a run to end (CONTRACT.md §14): notified here, and polled, as another instance may end it. */
-export interface RunWaiter {
-  /** Resolves with the run once `done(run)` holds, or undefined after `ms`, at {@link end}, or when the store cannot be read. */
-  wait(runId: string, ms: number, done: (run: RunRecord) => boolean): Promise<RunRecord | undefined>;
-  /** Something happened to this run here: its waits look again now. */
-  notify(runId: string): void;
-  /** Ends every wait, now and later (the gateway is stopping). */
-  end(): void;
-}
-
-export function createRunWaiter(store: Pick<Store, 'getRun'>, pollMs: number): RunWaiter {
+export function createRunWaiter(store: Pick<Store, 'getRun'>, pollMs: number) {
   const changed = new EventEmitter().setMaxListeners(0);
   let ended = false;
   return {
-    async wait(runId, ms, done) {
+    /** Resolves with the run once `done(run)` holds, or undefined after `ms`, at `end`, or when the store cannot be read. */
+    async wait(runId: string, ms: number, done: (run: RunRecord) => boolean): Promise<RunRecord | undefined> {
       const deadline = Date.now() + ms;
       for (;;) {
         const run = await store.getRun(runId).catch(() => undefined);
@@ -28,10 +20,12 @@ export function createRunWaiter(store: Pick<Store, 'getRun'>, pollMs: number): R
         if (ended) return undefined;
       }
     },
-    notify(runId) {
+    /** Something happened to this run here: its waits look again now. */
+    notify(runId: string): void {
       changed.emit(runId);
     },
-    end() {
+    /** Ends every wait, now and later (the gateway is stopping). */
+    end(): void {
       ended = true;
       // once() listens for 'error' too: only the runs' own events are emitted.
       for (const runId of changed.eventNames().filter((name) => name !== 'error')) changed.emit(runId);

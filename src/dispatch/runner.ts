@@ -8,16 +8,6 @@ const SAFETY_POLL_MS = 2_000;
 export const INTERRUPTED = 'interrupted: the gateway stopped while this run was in progress';
 const INTERRUPTED_ERROR = { code: 'interrupted', message: INTERRUPTED } as const;
 
-export interface Runner {
-  /** Marks runs left `running` by a crash (or by a gone instance) failed; returns how many. Call before {@link start}. */
-  recover(): Promise<number>;
-  start(): void;
-  /** Claims queued runs up to `agent.maxConcurrent`; no claim when each of `sessions` already runs here (one turn per session). */
-  kick(sessions?: readonly string[]): void;
-  /** Stops claiming; aborts model calls in flight and requeues those runs; a run whose model already answered finishes. */
-  stop(): Promise<void>;
-}
-
 interface Active {
   sessionKey: string;
   modelCtl: AbortController;
@@ -25,7 +15,7 @@ interface Active {
 }
 
 /** `rules`: flow control's, read at each claim. */
-export function createRunner(deps: RunnerDeps, rules: () => ClaimRules | undefined = () => undefined): Runner {
+export function createRunner(deps: RunnerDeps, rules: () => ClaimRules | undefined = () => undefined) {
   const { store, log } = deps;
   const active = new Map<string, Active>();
   /** Taken over but not yet ended (the store failed meanwhile): only we retry them. */
@@ -37,6 +27,7 @@ export function createRunner(deps: RunnerDeps, rules: () => ClaimRules | undefin
   let claiming: Promise<void> | undefined;
   let kickAgain = false;
 
+  /** Claims queued runs up to `agent.maxConcurrent`; no claim when each of `sessions` already runs here (one turn per session). */
   function kick(sessions?: readonly string[]): void {
     if (stopped) return;
     if (sessions && sessions.every(isRunningHere)) return;
@@ -91,6 +82,7 @@ export function createRunner(deps: RunnerDeps, rules: () => ClaimRules | undefin
       });
   }
 
+  /** Marks runs left `running` by a crash (or by a gone instance) failed; returns how many. Call before `start`. */
   function recover(): Promise<number> {
     recovering ??= recoverOnce().finally(() => (recovering = undefined));
     return recovering;
@@ -137,6 +129,7 @@ export function createRunner(deps: RunnerDeps, rules: () => ClaimRules | undefin
       sweep.unref();
       kick();
     },
+    /** Stops claiming; aborts model calls in flight and requeues those runs; a run whose model already answered finishes. */
     async stop() {
       stopped = true;
       clearInterval(poll);

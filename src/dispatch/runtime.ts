@@ -201,25 +201,10 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean, flow
       wakeNow ||= a.mode === 'now';
     } else {
       const runId = uuidv7();
-      runs.push({
-        runId,
-        sessionKey: a.sessionKey,
-        message: a.message,
-        name: a.name,
-        model: a.model,
-        thinking: a.thinking,
-        timeoutSeconds: a.timeoutSeconds,
-        wakeMode: a.wakeMode,
-        deliver: a.deliver,
-        provider: a.provider,
-        to: a.to,
-        ...(a.sessionMode ? { sessionMode: a.sessionMode } : {}),
-        source: a.source,
-        unsafe: a.unsafe,
-        createdAt: at,
-        ...(a.callbackUrl !== undefined ? { callbackUrl: a.callbackUrl } : {}),
-      });
-      if (forwards) forwards.push(agentForward(runs[runs.length - 1]!, { sessionKey: a.sessionKeyGiven === true, agentId: a.agentId }));
+      const { kind, idempotency, sessionKeyGiven, agentId, ...fields } = a;
+      const run: NewRun = { runId, ...fields, createdAt: at };
+      runs.push(run);
+      forwards?.push(agentForward(run, { sessionKey: sessionKeyGiven === true, agentId }));
       accepted.push({ action: 'agent', runId, sessionKey: a.sessionKey });
     }
   }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from '../dispatch/providers/http.js';
 import { backoffMs, isRetryableStatus } from '../dispatch/retry.js';
 import type { Logger } from '../log.js';
 import type { MailFields } from './message.js';
@@ -19,24 +20,19 @@ const RETRIED = (status: number) => isRetryableStatus(status) || [401, 403, 404]
 
 /** Retries network errors, 408, 429, 5xx and the config statuses with back-off until `signal` aborts. */
 export async function postMail(target: HookTarget, mail: MailFields, key: string, uid: number, log: Logger, signal: AbortSignal): Promise<PostOutcome> {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${target.token}`, 'idempotency-key': key };
   const body = JSON.stringify({ source: 'email', messages: [mail] });
   for (let attempt = 1; ; attempt++) {
     let reason: string;
     try {
-      const res = await fetch(target.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}`, 'idempotency-key': key },
-        body,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]),
-      });
-      const text = await res.text();
-      if (res.ok) return { outcome: 'accepted', status: res.status };
-      const code = errorCode(text);
+      const res = await request(fetch, 'hook', target.url, { headers, body }, { signal, timeoutMs: 30_000 }, [target.token]);
+      if (res.status >= 200 && res.status < 300) return { outcome: 'accepted', status: res.status };
+      const code = (res.body as { error?: { code?: string } } | null | undefined)?.error?.code;
       if (!RETRIED(res.status)) return { outcome: 'refused', status: res.status, code };
       reason = `${res.status}${code ? ` ${code}` : ''}${advice(res.status)}`;
     } catch (e) {
       signal.throwIfAborted();
-      reason = (e as Error).name === 'TimeoutError' ? 'no answer within 30 s' : `${(e as Error).message}${causeOf(e)}`;
+      reason = (e as Error).message;
     }
     const wait = backoffMs(attempt, 1000, 30_000);
     log.warn({ uid, attempt, url: target.url }, `the hook did not take the mail (${reason}); retrying in ${(wait / 1000).toFixed(1)}s`);
@@ -48,17 +44,4 @@ function advice(status: number): string {
   if (status === 401 || status === 403) return ': the token does not match the gateway\'s hooks.token';
   if (status === 404) return ': is `email` in the gateway\'s hooks.presets, and hookUrl right?';
   return '';
-}
-
-function causeOf(e: unknown): string {
-  const cause = (e as { cause?: { code?: string } }).cause;
-  return cause?.code ? ` (${cause.code})` : '';
-}
-
-function errorCode(text: string): string | undefined {
-  try {
-    return (JSON.parse(text) as { error?: { code?: string } }).error?.code;
-  } catch {
-    return undefined;
-  }
 }

@@ -11,17 +11,14 @@ export interface MailboxProgress {
   lastDateIds?: string[];
 }
 
-export interface Progress {
-  get(): MailboxProgress | undefined;
-  set(next: MailboxProgress): void;
-}
+export type Progress = ReturnType<typeof openProgress>;
 
-export function openProgress(dataDir: string, key: string): Progress {
+export function openProgress(dataDir: string, key: string) {
   const file = join(dataDir, 'email-progress.json');
   let all = readJsonFile<MailboxProgress>(file, 'move it away to start again from now');
   return {
-    get: () => all[key],
-    set(next) {
+    get: (): MailboxProgress | undefined => all[key],
+    set(next: MailboxProgress): void {
       all = { ...all, [key]: next };
       writeAtomic(file, `${JSON.stringify(all, null, 2)}\n`);
     },

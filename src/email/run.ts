@@ -32,14 +32,7 @@ export async function runEmail(loaded: LoadedConfig, env: NodeJS.ProcessEnv, log
       throw new ConfigError([{ path: 'hooks.email.imap.passwordFile', message: `${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` }]);
     }
   }
-  const account: ImapAccount = {
-    host: imap.host,
-    port: imap.port ?? (imap.tls === 'implicit' ? 993 : 143),
-    tls: imap.tls,
-    user: imap.user,
-    pass,
-    passwordFrom,
-  };
+  const account: ImapAccount = { ...imap, port: imap.port ?? (imap.tls === 'implicit' ? 993 : 143), pass, passwordFrom };
   // The first hooks token that reaches the email mapping (a scoped one may not).
   const token = hookCredentials(hooks).find((c) => !c.routes || c.routes.includes('email'))?.token ?? hooks.token;
   const url = email.hookUrl ?? `http://${localHost(server.host)}:${server.port}${hooks.path}/email`;

@@ -9,32 +9,28 @@ import { readJsonFile, writeAtomic } from './progress.js';
 export const MAX_THREADS = 1000;
 export const MAX_PARTICIPANTS = 20;
 
-export interface Threads {
-  /** The first of `threadIds` that is a known thread with `sender` among its participants. */
-  continued(threadIds: string[], sender: string | undefined): string | undefined;
-  /** True when `id` names a thread already posted that `sender` took no part in. */
-  takenFrom(id: string, sender: string | undefined): boolean;
-  /** Records `addresses` as participants of `threadId` (the mail was posted) and saves. */
-  record(threadId: string, addresses: string[]): void;
-}
+export type Threads = ReturnType<typeof openThreads>;
 
 type ThreadList = [string, string[]][];
 
-export function openThreads(dataDir: string, key: string): Threads {
+export function openThreads(dataDir: string, key: string) {
   const file = join(dataDir, 'email-threads.json');
   let all = readJsonFile<ThreadList>(file, 'move it away to forget the threads (replies then start sessions of their own)');
   const threads = new Map<string, string[]>(Object.prototype.hasOwnProperty.call(all, key) ? all[key] : []);
   return {
-    continued(threadIds, sender) {
+    /** The first of `threadIds` that is a known thread with `sender` among its participants. */
+    continued(threadIds: string[], sender: string | undefined): string | undefined {
       if (!sender) return undefined;
       const who = hash(sender);
       return threadIds.find((id) => threads.get(hash(id))?.includes(who));
     },
-    takenFrom(id, sender) {
+    /** True when `id` names a thread already posted that `sender` took no part in. */
+    takenFrom(id: string, sender: string | undefined): boolean {
       const who = threads.get(hash(id));
       return who !== undefined && !(sender !== undefined && who.includes(hash(sender)));
     },
-    record(threadId, addresses) {
+    /** Records `addresses` as participants of `threadId` (the mail was posted) and saves. */
+    record(threadId: string, addresses: string[]): void {
       const h = hash(threadId);
       const known = threads.get(h) ?? [];
       const added = [...new Set([...known, ...addresses.map(hash)])].slice(0, MAX_PARTICIPANTS);

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { on } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ImapFlow } from 'imapflow';
+import type { HooksConfig } from '../config/types.js';
 import { backoffMs } from '../dispatch/retry.js';
 import type { Logger } from '../log.js';
 import { readMail, SOURCE_MAX_BYTES, type MailLimits } from './message.js';
@@ -10,14 +12,8 @@ import type { Threads } from './threads.js';
 
 /** The IMAP side of `hookrelay email run` (CONTRACT.md §7): one connection, IDLE, mails posted in UID order. */
 
-export interface ImapAccount {
-  host: string;
-  port: number;
-  tls: 'implicit' | 'starttls' | 'none';
-  user: string;
-  pass: string;
-  passwordFrom: string;
-}
+/** `hooks.email.imap` with its port decided and its password read (`passwordFrom`: where from, for messages). */
+export type ImapAccount = NonNullable<HooksConfig['email']>['imap'] & { port: number; pass: string; passwordFrom: string };
 
 export interface WatchOptions {
   account: ImapAccount;
@@ -40,7 +36,7 @@ export class WatchError extends Error {}
 /** Special-use folders whose mail is never posted (RFC 6154): the user's own and the junk. */
 const SKIPPED_USES = ['\\Sent', '\\Drafts', '\\Junk', '\\Trash'];
 
-/** Watches until `signal` aborts (resolves) or a {@link WatchError} (rejects). */
+/** Watches until `signal` aborts (resolves) or a {@link WatchError} (rejects); a session ends only by throwing. */
 export async function watch(o: WatchOptions): Promise<void> {
   const { account, log, signal } = o;
   for (let failures = 0; !signal.aborted; ) {
@@ -64,6 +60,7 @@ export async function watch(o: WatchOptions): Promise<void> {
       log.info({ host: account.host, port: account.port, mailbox: o.mailbox, idle: client.capabilities.has('IDLE') }, 'connected');
       await session(client, o);
     } catch (e) {
+      client.close();
       if (signal.aborted) break;
       if ((e as { authenticationFailed?: boolean }).authenticationFailed) {
         throw new WatchError(`the IMAP server ${account.host}:${account.port} refused the login of ${account.user}: check the user and the password in ${account.passwordFrom} (for Gmail: an app password, with IMAP enabled)`);
@@ -72,11 +69,8 @@ export async function watch(o: WatchOptions): Promise<void> {
       failures++;
       const wait = backoffMs(failures, 1000, 30_000);
       log.warn({ host: account.host, port: account.port }, `IMAP connection lost or refused (${(e as Error).message}); retrying in ${(wait / 1000).toFixed(1)}s`);
-      client.close();
       await sleep(wait, undefined, { signal }).catch(() => {});
-      continue;
     }
-    client.close();
   }
 }
 
@@ -93,24 +87,12 @@ async function session(client: ImapFlow, o: WatchOptions): Promise<void> {
   await begin(client, o, uidValidity, opened.uidNext);
   o.log.info({ mailbox: box.path, uidValidity, after: o.progress.get()!.lastUid }, 'watching');
 
-  let wake: () => void = () => {};
-  let more = true;
-  client.on('exists', () => {
-    more = true;
-    wake();
-  });
-  const closed = new Promise<never>((_, reject) => client.once('close', () => reject(new Error('the server closed the connection'))));
-  closed.catch(() => {});
-  const aborted = new Promise<void>((resolve) => o.signal.addEventListener('abort', () => resolve(), { once: true }));
-  while (!o.signal.aborted) {
-    if (more) {
-      more = false;
-      // Not raced against `closed`: a post in flight finishes and is recorded before the session ends.
-      await catchUp(client, o, uidValidity);
-      continue;
-    }
-    await Promise.race([new Promise<void>((r) => (wake = r)), closed, aborted]);
-  }
+  // Queues each 'exists' that comes during a catch-up, so the mail it announces is not missed.
+  const news = on(client, 'exists', { signal: o.signal, close: ['close'] });
+  // Not raced against 'close': a post in flight finishes and is recorded before the session ends.
+  await catchUp(client, o, uidValidity);
+  for await (const _ of news) await catchUp(client, o, uidValidity);
+  throw new Error('the server closed the connection');
 }
 
 /** Another UIDVALIDITY: the place is found again by INTERNALDATE and header fingerprint (CONTRACT.md §7). */

@@ -1,6 +1,5 @@
 import type { Provider, ProvidersConfig } from '../../config/types.js';
 import { PROVIDER_SPECS } from '../../providers/index.js';
-import type { ProviderSpec } from '../../providers/spec.js';
 import { discord } from './discord.js';
 import { imessage } from './imessage.js';
 import { msteams } from './msteams.js';
@@ -10,17 +9,12 @@ import { slack } from './slack.js';
 import { telegram } from './telegram.js';
 import { whatsapp } from './whatsapp.js';
 
-/** A provider's spec (src/providers/, which config/ reads without loading senders) and its sender's factory. */
-export interface ProviderDescriptor extends ProviderSpec<Provider> {
-  create(config: any, fetchImpl: typeof fetch): Sender;
-}
-
 const SENDERS: { [P in Provider]: (config: NonNullable<ProvidersConfig[P]>, fetchImpl: typeof fetch) => Sender } = {
   whatsapp, telegram, signal, imessage, discord, slack, msteams,
 };
 
-/** In the order of src/providers/index.ts. */
-export const PROVIDER_DESCRIPTORS: readonly ProviderDescriptor[] = PROVIDER_SPECS.map((spec) => {
+/** Each provider's spec (src/providers/, which config/ reads without loading senders) and its sender's factory, in the order of src/providers/index.ts. */
+export const PROVIDER_DESCRIPTORS = PROVIDER_SPECS.map((spec) => {
   const name = spec.name as Provider;
-  return { ...spec, name, create: SENDERS[name] };
+  return { ...spec, name, create: SENDERS[name] as (config: any, fetchImpl: typeof fetch) => Sender };
 });

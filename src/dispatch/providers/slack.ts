@@ -1,5 +1,4 @@
 import type { ProvidersConfig } from '../../config/types.js';
-import { parseRetryAfter } from '../retry.js';
 import { base, classify, failure, request, secretsOf } from './http.js';
 import type { Sender } from './sender.js';
 
@@ -18,9 +17,8 @@ export function slack(cfg: NonNullable<ProvidersConfig['slack']>, fetchImpl: typ
     if (answer.status < 300 && body?.ok === true) return;
     const code = typeof body?.error === 'string' ? body.error : undefined;
     if (answer.status < 300) {
-      const retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'));
       const retryable = code !== undefined && TRANSIENT.has(code);
-      throw failure('slack', code ?? 'unexpected answer (no ok: true)', secrets, retryAfterMs === undefined ? { retryable } : { retryable, retryAfterMs });
+      throw failure('slack', code ?? 'unexpected answer (no ok: true)', secrets, { ...classify(answer), retryable });
     }
     throw failure('slack', code ?? `HTTP ${answer.status}`, secrets, classify(answer));
   };
