@@ -18,6 +18,8 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
 
   before(async () => {
     model = await startFakeModel([
+      // Longer than server.requestTimeoutMs (1 s) and the second between its checks.
+      { match: 'outlast', reply: 'slow answer', delayMs: 2_500 },
       { match: 'slow', reply: 'slow answer', delayMs: 4_000 },
       { match: 'quiet', reply: 'HEARTBEAT_OK' },
       { match: 'fail me', status: 400, error: { message: 'bad request' } },
@@ -109,10 +111,12 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
   });
 
   it('a wait blocks nothing else: other requests are answered meanwhile', async () => {
-    const waiting = post('agent?wait=3', { message: 'slow three', deliver: false });
+    let waited = false;
+    const waiting = post('agent?wait=1', { message: 'slow three', deliver: false }).finally(() => { waited = true; });
     const started = Date.now();
     const other = await post('wake', { text: 'meanwhile' });
     expect(other.status).to.equal(200);
+    expect(waited, 'answered while the wait was under way').to.equal(false);
     expect(Date.now() - started).to.be.below(1_000);
     expect((await waiting).status).to.equal(202);
   });
@@ -120,7 +124,7 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
   it('a wait may outlast server.requestTimeoutMs: that limit is on receiving the request, which arrived whole', async () => {
     const own = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' }, server: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 } });
     try {
-      const r = await call(`${own.hooks}/agent?wait=10`, { token: TOKEN, json: { message: 'slow five', deliver: false } });
+      const r = await call(`${own.hooks}/agent?wait=10`, { token: TOKEN, json: { message: 'outlast the limit', deliver: false } });
       expect(r.status).to.equal(200);
       expect(r.data.run).to.include({ status: 'succeeded', reply: 'slow answer' });
     } finally {
