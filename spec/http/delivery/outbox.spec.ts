@@ -59,6 +59,21 @@ describe('http: the delivery outbox, for every provider (real listener and store
   /** Per provider and scenario: the run id, and for the 429 the run and its summaries between the attempts. */
   const runs = new Map<string, Promise<string>>();
   const between = new Map<Provider, Promise<{ run: any; summaries: string[]; nextAt: string }>>();
+  /** The cases that need settings of their own: each its own gateway over a fake, and the request it was sent. */
+  interface Own { own: InProcess; fake: FakeProvider; accepted: Promise<{ status: number; body: any }> }
+  const closing: (() => Promise<void>)[] = [];
+  async function own(provider: Provider, raw: (fake: FakeProvider) => Record<string, any>, respond: (fake: FakeProvider) => FakeProvider['respond'], send: (own: InProcess, fake: FakeProvider) => Promise<{ status: number; body: any }>): Promise<Own> {
+    const fake = await startFakeProvider(provider);
+    fake.respond = respond(fake);
+    const gateway = await startInProcess({ agent: { baseUrl: model.baseUrl }, providers: { [provider]: fake.config }, ...raw(fake) });
+    closing.push(() => gateway.stop(), () => fake.close());
+    const accepted = send(gateway, fake);
+    accepted.catch(() => {});
+    return { own: gateway, fake, accepted };
+  }
+  let slow: Promise<Own>;
+  let down: Promise<Own>;
+  let heartbeat: Promise<Own>;
 
   before(async () => {
     model = await startFakeModel([
@@ -111,12 +126,24 @@ describe('http: the delivery outbox, for every provider (real listener and store
         return { run, summaries: await summariesOf(gw, runId), nextAt: row!.next_at };
       }, 10_000, 20)));
     }
+    const reply = (o: InProcess, fake: FakeProvider) => post(`${o.hooks}/agent`, { message: 'case-5xx', provider: 'slack', to: fake.to });
+    let n = 0;
+    slow = own('slack', () => ({ delivery: { timeoutSeconds: 1 } }), () => (c) => (c.kind === 'send' && n++ === 0 ? { status: 200, body: { ok: true }, delayMs: 5000 } : undefined), reply);
+    down = own('slack', () => ({ delivery: { maxAttempts: 2 } }), (fake) => (c) => (c.kind === 'send' ? fake.error(503, 'Service Unavailable') : undefined), reply);
+    let m = 0;
+    heartbeat = startFakeModel([{ reply: 'Heads up: the deploy failed.' }]).then((hbModel) => {
+      closing.push(() => hbModel.close());
+      return own('telegram', (fake) => ({ agent: { baseUrl: hbModel.baseUrl }, session: { provider: 'telegram', to: fake.to } }),
+        (fake) => (c) => (c.kind === 'send' && m++ === 0 ? fake.error(500, 'Internal Server Error') : undefined),
+        (o) => post(`${o.hooks}/wake`, { text: 'deploy failed', mode: 'now' }));
+    });
     // An unhandled rejection must not end the run before the test that awaits it says why.
-    for (const p of [...runs.values(), ...between.values()]) p.catch(() => {});
+    for (const p of [...runs.values(), ...between.values(), slow, down, heartbeat]) p.catch(() => {});
   });
   after(async () => {
     await gw?.stop();
     for (const fake of fakes.values()) await fake.close();
+    for (const close of closing) await close();
     await model?.close();
   });
 
@@ -184,61 +211,27 @@ describe('http: the delivery outbox, for every provider (real listener and store
   }
 
   describe('time-outs and giving up', () => {
-    const gateways: InProcess[] = [];
-    const slow: { fake?: FakeProvider; runId?: Promise<string> } = {};
-    const down: { fake?: FakeProvider; runId?: Promise<string> } = {};
-    /** A gateway of its own with `delivery` settings, over a fake Slack answering `respond`; sends one reply. */
-    async function scenario(s: typeof slow, delivery: Record<string, number>, respond: (fake: FakeProvider) => FakeProvider['respond']) {
-      s.fake = await startFakeProvider('slack');
-      s.fake.respond = respond(s.fake);
-      const own = await startInProcess({ agent: { baseUrl: model.baseUrl }, providers: { slack: s.fake.config }, delivery });
-      gateways.push(own);
-      s.runId = post(`${own.hooks}/agent`, { message: 'case-5xx', provider: 'slack', to: s.fake.to }).then((r) => r.body.runId as string);
-      s.runId.catch(() => {});
-      return own;
-    }
-    let slowGw: InProcess;
-    let downGw: InProcess;
-    before(async () => {
-      let n = 0;
-      slowGw = await scenario(slow, { timeoutSeconds: 1 }, () => (c) => (c.kind === 'send' && n++ === 0 ? { status: 200, body: { ok: true }, delayMs: 5000 } : undefined));
-      downGw = await scenario(down, { maxAttempts: 2 }, (fake) => (c) => (c.kind === 'send' ? fake.error(503, 'Service Unavailable') : undefined));
-    });
-    after(async () => {
-      for (const own of gateways) await own.stop();
-      await slow.fake?.close();
-      await down.fake?.close();
-    });
-
     it('a provider that does not answer within delivery.timeoutSeconds is retried', async () => {
-      const run = await settled(slowGw, await slow.runId!);
-      expect(run.delivery).to.deep.equal({ status: 'delivered', target: `slack:${slow.fake!.to}`, attempts: 2 });
-      expect(slow.fake!.messages).to.have.length(2);
+      const { own, fake, accepted } = await slow;
+      const run = await settled(own, (await accepted).body.runId);
+      expect(run.delivery).to.deep.equal({ status: 'delivered', target: `slack:${fake.to}`, attempts: 2 });
+      expect(fake.messages).to.have.length(2);
     });
 
     it('gives up after delivery.maxAttempts, saying so', async () => {
-      const run = await settled(downGw, await down.runId!);
+      const { own, fake, accepted } = await down;
+      const run = await settled(own, (await accepted).body.runId);
       expect(run.delivery).to.include({ status: 'failed', attempts: 2 });
       expect(run.delivery.error).to.match(/Service Unavailable \(gave up after 2 attempts\)$/);
       expect(run.errorCode).to.equal('delivery_failed');
-      expect(down.fake!.messages).to.have.length(2);
+      expect(fake.messages).to.have.length(2);
     });
   });
 
   describe('heartbeat replies', () => {
-    let fake: FakeProvider;
-    let own: InProcess;
-    let hbModel: FakeModel;
-    after(async () => { await own?.stop(); await fake?.close(); await hbModel?.close(); });
-
     it('go through the outbox to the last recipient, retried after a 5xx, sent once', async () => {
-      fake = await startFakeProvider('telegram');
-      let n = 0;
-      fake.respond = (c) => (c.kind === 'send' && n++ === 0 ? fake.error(500, 'Internal Server Error') : undefined);
-      hbModel = await startFakeModel([{ reply: 'Heads up: the deploy failed.' }]);
-      own = await startInProcess({ agent: { baseUrl: hbModel.baseUrl }, providers: { telegram: fake.config }, session: { provider: 'telegram', to: fake.to } });
-      const r = await post(`${own.hooks}/wake`, { text: 'deploy failed', mode: 'now' });
-      expect(r.status).to.equal(200);
+      const { own, fake, accepted } = await heartbeat;
+      expect((await accepted).status).to.equal(200);
       // Settled as delivered: a settled row is never claimed again, so nothing more is sent.
       const rows = () => storeRows<{ status: string; attempts: number }>(own, "SELECT status, attempts FROM outbox WHERE kind = 'heartbeat'");
       await until('the heartbeat reply to be delivered', () => rows()[0]?.status === 'delivered');
