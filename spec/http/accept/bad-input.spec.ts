@@ -38,6 +38,8 @@ describe('http: bad input never hurts the gateway', function () {
     expect([wake.status, agent.status]).to.deep.equal([200, 202]);
     acceptedEvents.push(wake.data.eventId);
     acceptedRuns.push(agent.data.runId);
+    unfinished = exchange([head('/wake', { 'content-length': 100 }), '{"text":"never finished"'], BODY_TIMEOUT_MS + 3000);
+    trickled = trickle();
   });
   after(async () => { await gw.stop(); });
 
@@ -104,6 +106,25 @@ describe('http: bad input never hurts the gateway', function () {
     });
   }
 
+  /** One byte every 100 ms: never idle, but the whole body would take 10 s. */
+  const trickle = () => new Promise<Exchange>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    const since = Date.now();
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => { received += d; });
+    socket.on('error', () => {});
+    const timer = setInterval(() => socket.writable && socket.write(' '), 100);
+    socket.on('close', () => {
+      clearInterval(timer);
+      resolve({ received, answer: parseAnswer(received), closed: true, written: 0, afterMs: Date.now() - since });
+    });
+    socket.write(`${head('/wake', { 'content-length': 100 })}{"text":`);
+  });
+  // The two waits on hooks.bodyTimeoutMs start in `before`, so that they overlap the other tests.
+  let unfinished: Promise<Exchange>;
+  let trickled: Promise<Exchange>;
+
   const head = (path: string, headers: Record<string, string | number> = {}) =>
     `POST /hooks${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
 
@@ -150,29 +171,6 @@ describe('http: bad input never hurts the gateway', function () {
   });
 
   describe('bodies that lie about their length', () => {
-    /** One byte every 100 ms: never idle, but the whole body would take 10 s. */
-    const trickle = () => new Promise<Exchange>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      let received = '';
-      const since = Date.now();
-      socket.setEncoding('latin1');
-      socket.on('data', (d: string) => { received += d; });
-      socket.on('error', () => {});
-      const timer = setInterval(() => socket.writable && socket.write(' '), 100);
-      socket.on('close', () => {
-        clearInterval(timer);
-        resolve({ received, answer: parseAnswer(received), closed: true, written: 0, afterMs: Date.now() - since });
-      });
-      socket.write(`${head('/wake', { 'content-length': 100 })}{"text":`);
-    });
-    // The two waits on hooks.bodyTimeoutMs start together, so that they overlap.
-    let unfinished: Promise<Exchange>;
-    let trickled: Promise<Exchange>;
-    before(() => {
-      unfinished = exchange([head('/wake', { 'content-length': 100 }), '{"text":"never finished"'], BODY_TIMEOUT_MS + 3000);
-      trickled = trickle();
-    });
-
     it(`a Content-Length longer than the body sent: 408 request_timeout after hooks.bodyTimeoutMs, connection closed`, async () => {
       const x = await unfinished;
       expect(x.answer?.status, x.received).to.equal(408);
