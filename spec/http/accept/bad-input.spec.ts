@@ -38,6 +38,8 @@ describe('http: bad input never hurts the gateway', function () {
     expect([wake.status, agent.status]).to.deep.equal([200, 202]);
     acceptedEvents.push(wake.data.eventId);
     acceptedRuns.push(agent.data.runId);
+    unfinished = exchange([head('/wake', { 'content-length': 100 }), '{"text":"never finished"'], BODY_TIMEOUT_MS + 3000);
+    trickled = trickle();
   });
   after(async () => { await gw.stop(); });
 
@@ -70,9 +72,10 @@ describe('http: bad input never hurts the gateway', function () {
 
   /**
    * Writes `parts` on a new socket exactly as given (each awaiting drain), then waits up to
-   * `waitMs` for the server to close; stops writing once the server has closed.
+   * `waitMs` for the server to close (with `answerEnds`, only until a whole answer has come);
+   * stops writing once the server has closed.
    */
-  function exchange(parts: (string | Buffer)[], waitMs = 1500): Promise<Exchange> {
+  function exchange(parts: (string | Buffer)[], waitMs = 1500, answerEnds = false): Promise<Exchange> {
     return new Promise((resolve) => {
       const since = Date.now();
       let received = '';
@@ -81,7 +84,10 @@ describe('http: bad input never hurts the gateway', function () {
       let timer: NodeJS.Timeout | undefined;
       const socket = net.connect(port, '127.0.0.1');
       socket.setEncoding('latin1');
-      socket.on('data', (d: string) => { received += d; });
+      socket.on('data', (d: string) => {
+        received += d;
+        if (answerEnds && parseAnswer(received)) finish();
+      });
       socket.on('error', () => {});
       const finish = () => {
         clearTimeout(timer);
@@ -99,6 +105,25 @@ describe('http: bad input never hurts the gateway', function () {
       });
     });
   }
+
+  /** One byte every 100 ms: never idle, but the whole body would take 10 s. */
+  const trickle = () => new Promise<Exchange>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    const since = Date.now();
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => { received += d; });
+    socket.on('error', () => {});
+    const timer = setInterval(() => socket.writable && socket.write(' '), 100);
+    socket.on('close', () => {
+      clearInterval(timer);
+      resolve({ received, answer: parseAnswer(received), closed: true, written: 0, afterMs: Date.now() - since });
+    });
+    socket.write(`${head('/wake', { 'content-length': 100 })}{"text":`);
+  });
+  // The two waits on hooks.bodyTimeoutMs start in `before`, so that they overlap the other tests.
+  let unfinished: Promise<Exchange>;
+  let trickled: Promise<Exchange>;
 
   const head = (path: string, headers: Record<string, string | number> = {}) =>
     `POST /hooks${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
@@ -147,7 +172,7 @@ describe('http: bad input never hurts the gateway', function () {
 
   describe('bodies that lie about their length', () => {
     it(`a Content-Length longer than the body sent: 408 request_timeout after hooks.bodyTimeoutMs, connection closed`, async () => {
-      const x = await exchange([head('/wake', { 'content-length': 100 }), '{"text":"never finished"'], BODY_TIMEOUT_MS + 3000);
+      const x = await unfinished;
       expect(x.answer?.status, x.received).to.equal(408);
       expect(jsonOf(x).error).to.deep.equal({ code: 'request_timeout', message: `the body did not arrive within hooks.bodyTimeoutMs (${BODY_TIMEOUT_MS} ms)` });
       expect(x.answer!.headers.connection).to.equal('close');
@@ -159,21 +184,7 @@ describe('http: bad input never hurts the gateway', function () {
     });
 
     it('a body that trickles in for longer than hooks.bodyTimeoutMs: 408, even though bytes keep coming', async () => {
-      const x = await new Promise<Exchange>((resolve) => {
-        // One byte every 100 ms: never idle, but the whole body would take 10 s.
-        const socket = net.connect(port, '127.0.0.1');
-        let received = '';
-        const since = Date.now();
-        socket.setEncoding('latin1');
-        socket.on('data', (d: string) => { received += d; });
-        socket.on('error', () => {});
-        const timer = setInterval(() => socket.writable && socket.write(' '), 100);
-        socket.on('close', () => {
-          clearInterval(timer);
-          resolve({ received, answer: parseAnswer(received), closed: true, written: 0, afterMs: Date.now() - since });
-        });
-        socket.write(`${head('/wake', { 'content-length': 100 })}{"text":`);
-      });
+      const x = await trickled;
       expect(x.answer?.status).to.equal(408);
       expect(jsonOf(x).error.code).to.equal('request_timeout');
       expect(x.afterMs).to.be.below(BODY_TIMEOUT_MS + 2000);
@@ -192,7 +203,7 @@ describe('http: bad input never hurts the gateway', function () {
     });
 
     it('no Content-Length, chunked: a body in several chunks is read whole', async () => {
-      const x = await exchange([head('/wake', { 'transfer-encoding': 'chunked' }), '9\r\n{"text":"\r\n', 'c\r\nchunked body\r\n', '1a\r\n","mode":"next-heartbeat"}\r\n', '0\r\n\r\n']);
+      const x = await exchange([head('/wake', { 'transfer-encoding': 'chunked' }), '9\r\n{"text":"\r\n', 'c\r\nchunked body\r\n', '1a\r\n","mode":"next-heartbeat"}\r\n', '0\r\n\r\n'], 1500, true);
       expect(x.answer?.status, x.received).to.equal(200);
       acceptedEvents.push(jsonOf(x).eventId);
       await stillServing();

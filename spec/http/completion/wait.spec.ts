@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { startFakeProvider, type FakeProvider } from '../../support/fake-providers.js';
-import { ADMIN_TOKEN, call } from '../../support/gateway.js';
+import { ADMIN_TOKEN, call, until } from '../../support/gateway.js';
 import { startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 
 /**
@@ -15,9 +15,23 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
   let model: FakeModel;
   let telegram: FakeProvider;
   let gw: InProcess;
+  /** Its server.requestTimeoutMs is 1 s. */
+  let strict: InProcess;
+  type Answer = Awaited<ReturnType<typeof call>>;
+  /** The waits that only need time to pass, sent in `before` so that they overlap the other tests; each test awaits its own. */
+  let waitOne: Promise<{ r: Answer; ms: number }>;
+  let waitMax: Promise<{ r: Answer; ms: number }>;
+  let outlast: Promise<Answer>;
+  const timed = async (p: Promise<Answer>) => {
+    const started = Date.now();
+    const r = await p;
+    return { r, ms: Date.now() - started };
+  };
 
   before(async () => {
     model = await startFakeModel([
+      // Longer than server.requestTimeoutMs (1 s) and the second between its checks.
+      { match: 'outlast', reply: 'slow answer', delayMs: 2_500 },
       { match: 'slow', reply: 'slow answer', delayMs: 4_000 },
       { match: 'quiet', reply: 'HEARTBEAT_OK' },
       { match: 'fail me', status: 400, error: { message: 'bad request' } },
@@ -30,8 +44,19 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
       session: { provider: 'telegram', to: telegram.to },
       hooks: { maxWaitSeconds: 2, mappings: [{ id: 'm', match: { path: 'm' }, messageTemplate: '{{message}}' }] },
     });
+    strict = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' }, server: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 } });
+    const early = [
+      waitOne = timed(post('agent?wait=1', { message: 'slow one', deliver: false })),
+      waitMax = timed(post('agent', { message: 'slow two', deliver: false, waitForCompletion: true })),
+      outlast = call(`${strict.hooks}/agent?wait=10`, { token: TOKEN, json: { message: 'outlast the limit', deliver: false } }),
+    ];
+    for (const p of early) p.catch(() => {});
+    // Committed before the tests that count runs: each of these runs has reached the model.
+    await until('the early runs to reach the model', () =>
+      ['slow one', 'slow two', 'outlast the limit'].every((m) => model.requests.some((q) => q.user.includes(m))), 10_000, 20);
   });
   after(async () => {
+    await strict?.stop();
     await gw.stop();
     await telegram.close();
     await model.close();
@@ -48,11 +73,10 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
   });
 
   it('?wait=S: a run that does not end in time gets the usual 202 after S seconds — committed all the same', async () => {
-    const started = Date.now();
-    const r = await post('agent?wait=1', { message: 'slow one', deliver: false });
+    const { r, ms } = await waitOne;
     expect(r.status).to.equal(202);
     expect(Object.keys(r.data).sort()).to.deep.equal(['ok', 'runId', 'sessionKey']);
-    expect(Date.now() - started).to.be.within(900, 3_500);
+    expect(ms).to.be.within(900, 3_500);
     const run = (await call(`${gw.hooks}/runs/${r.data.runId}`, { token: ADMIN_TOKEN })).data.run;
     expect(run.status).to.be.oneOf(['queued', 'running']);
   });
@@ -95,11 +119,10 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
   });
 
   it('waitForCompletion waits at most hooks.maxWaitSeconds, then answers as usual', async () => {
-    const started = Date.now();
-    const r = await post('agent', { message: 'slow two', deliver: false, waitForCompletion: true });
+    const { r, ms } = await waitMax;
     expect(r.status).to.equal(202);
     expect(r.data).not.to.have.property('completion');
-    expect(Date.now() - started).to.be.within(1_900, 4_000);
+    expect(ms).to.be.within(1_900, 4_000);
   });
 
   it('mappings stay admission-only: waitForCompletion in a mapped payload does not wait', async () => {
@@ -109,29 +132,27 @@ describe('http: waiting for a run (?wait, waitForCompletion)', function () {
   });
 
   it('a wait blocks nothing else: other requests are answered meanwhile', async () => {
-    const waiting = post('agent?wait=3', { message: 'slow three', deliver: false });
+    let waited = false;
+    const waiting = post('agent?wait=1', { message: 'slow three', deliver: false }).finally(() => { waited = true; });
     const started = Date.now();
     const other = await post('wake', { text: 'meanwhile' });
     expect(other.status).to.equal(200);
+    expect(waited, 'answered while the wait was under way').to.equal(false);
     expect(Date.now() - started).to.be.below(1_000);
     expect((await waiting).status).to.equal(202);
   });
 
   it('a wait may outlast server.requestTimeoutMs: that limit is on receiving the request, which arrived whole', async () => {
-    const own = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' }, server: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 } });
-    try {
-      const r = await call(`${own.hooks}/agent?wait=10`, { token: TOKEN, json: { message: 'slow five', deliver: false } });
-      expect(r.status).to.equal(200);
-      expect(r.data.run).to.include({ status: 'succeeded', reply: 'slow answer' });
-    } finally {
-      await own.stop();
-    }
+    const r = await outlast;
+    expect(r.status).to.equal(200);
+    expect(r.data.run).to.include({ status: 'succeeded', reply: 'slow answer' });
   });
 
   it('a stopping gateway ends the waits at once: they get the usual answer', async () => {
     const own = await startInProcess({ agent: { baseUrl: model.baseUrl, model: 'fake' } });
     const waiting = call(`${own.hooks}/agent?wait=60`, { token: TOKEN, json: { message: 'slow four', deliver: false } });
-    await model.waitForRequests(model.requests.length + 1, 10_000).catch(() => undefined);
+    // Its run is running: the model has its request (other runs of this file may reach the model meanwhile).
+    await until('the run to reach the model', () => model.requests.some((q) => q.user.includes('slow four')), 10_000, 20);
     const started = Date.now();
     const stopped = own.stop();
     const r = await waiting;

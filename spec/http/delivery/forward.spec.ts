@@ -3,15 +3,17 @@ import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
 import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { startFakeUpstream, type FakeUpstream, type UpstreamCall } from '../../support/fake-upstream.js';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
+import { ended, expectForwardHeaders, forwardRowsOf, startForward, waitRunOf } from '../../support/forward-mode.js';
 import { call, sleep, tmpDir, until } from '../../support/gateway.js';
-import { ADMIN_TOKEN, startInProcess, storeRows, TOKEN, type InProcess } from '../../support/in-process.js';
+import { ADMIN_TOKEN, TOKEN, type InProcess } from '../../support/in-process.js';
 
 /**
  * Forward mode (CONTRACT.md §9, README "Forward mode"): the real app in-process, in front of a
  * fake upstream that speaks OpenClaw's hooks protocol. Every accepted action is committed with
  * its forward row and then sent upstream with the upstream's token and the action's id as
  * X-OpenClaw-Idempotency-Key; the run ends with the upstream's answer. No model is called.
+ * The retries are in forward-retries.spec.ts.
  */
 describe('http: forward mode (runtime.kind: forward)', function () {
   this.timeout(30_000);
@@ -31,32 +33,11 @@ describe('http: forward mode (runtime.kind: forward)', function () {
   });
 
   async function start(extra: Record<string, any> = {}) {
-    app = await startInProcess({
-      agent: { baseUrl: model.baseUrl, model: 'm' },
-      runtime: { kind: 'forward', forward: { url: upstream.url, token: upstream.token, timeoutSeconds: 5 } },
-      delivery: { maxAttempts: 3, maxDelaySeconds: 1 },
-      ...extra,
-    });
+    app = await startForward(upstream, model, extra);
     return app;
   }
-
-  async function waitRun(runId: string, ok: (run: any) => boolean): Promise<any> {
-    let run: any;
-    return until(() => `run ${runId}: ${JSON.stringify(run)}`, async () => {
-      run = (await call(`${app!.hooks}/runs/${runId}`, { token: ADMIN_TOKEN })).data.run;
-      return ok(run) ? run : undefined;
-    }, 15_000, 30);
-  }
-  const ended = (run: any) => run.status !== 'queued' && run.status !== 'running';
-  /** Forward rows commit with their accept, and only a pending one is sent again. */
-  const forwardRows = () => storeRows<{ status: string }>(app!, "SELECT status FROM outbox WHERE kind = 'forward'");
-
-  function expectForwardHeaders(c: UpstreamCall, key: string) {
-    expect(c.method).to.equal('POST');
-    expect(c.headers.authorization).to.equal(`Bearer ${upstream.token}`);
-    expect(c.headers['x-openclaw-idempotency-key']).to.equal(key);
-    expect(c.headers['content-type']).to.match(/^application\/json/);
-  }
+  const waitRun = (runId: string, ok: (run: any) => boolean) => waitRunOf(app!, runId, ok);
+  const forwardRows = () => forwardRowsOf(app!);
 
   it('forwards a wake to POST {url}/wake {text, mode} and an agent action to POST {url}/agent; the run ends with the upstream\'s answer', async () => {
     // A request that names its session: the upstream must allow request keys (README "Forward mode").
@@ -76,9 +57,9 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     const calls = await upstream.waitForCalls(2);
     const wake = calls.find((c) => c.path === '/hooks/wake')!;
     const agent = calls.find((c) => c.path === '/hooks/agent')!;
-    expectForwardHeaders(wake, w.data.eventId);
+    expectForwardHeaders(upstream, wake, w.data.eventId);
     expect(wake.body).to.deep.equal({ text: 'build failed', mode: 'next-heartbeat' });
-    expectForwardHeaders(agent, runId);
+    expectForwardHeaders(upstream, agent, runId);
     expect(agent.body).to.deep.equal({
       message: 'summarise', name: 'CI', sessionKey: 'hook:ci:1', wakeMode: 'next-heartbeat', deliver: true, channel: 'telegram', to: '555', thinking: 'low', timeoutSeconds: 60,
     });
@@ -162,40 +143,6 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     expect(c!.body).to.include({ channel: 'slack', to: 'C0123', deliver: true });
   });
 
-  it('429 with Retry-After: waits it out, then sends again with the same idempotency key; the run succeeds', async () => {
-    await start();
-    let n = 0;
-    const times: number[] = [];
-    upstream.respond = () => {
-      times.push(Date.now());
-      return ++n === 1 ? { status: 429, body: 'Too Many Requests', headers: { 'retry-after': '2' } } : undefined;
-    };
-    const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
-    const run = await waitRun(a.data.runId, ended);
-    expect(times[1]! - times[0]!, 'Retry-After waited out in full, beyond delivery.maxDelaySeconds (1 s)').to.be.greaterThanOrEqual(1_950);
-    expect(run.status).to.equal('succeeded');
-    expect(run.forwarded.status).to.equal(200);
-    const calls = upstream.calls;
-    expect(calls).to.have.length(2);
-    for (const c of calls) expectForwardHeaders(c, a.data.runId);
-    expect(upstream.actions).to.have.length(1);
-  });
-
-  it('a 5xx, then success: retried with back-off and the same key, acted on once upstream', async () => {
-    await start();
-    let n = 0;
-    const times: number[] = [];
-    upstream.respond = () => {
-      times.push(Date.now());
-      return ++n === 1 ? { status: 503, body: { ok: false, error: 'overloaded' } } : undefined;
-    };
-    const w = await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'deploy done' } });
-    await upstream.waitForCalls(2);
-    expect(times[1]! - times[0]!, 'back-off of the first retry: 1 s plus jitter').to.be.greaterThanOrEqual(900);
-    for (const c of upstream.calls) expectForwardHeaders(c, w.data.eventId);
-    expect(upstream.actions.map((x) => x.key)).to.deep.equal([w.data.eventId]);
-  });
-
   it('a permanent 4xx fails the run at once with the upstream\'s reason (never its token) and errorCode forward_failed', async () => {
     await start();
     upstream.respond = () => ({ status: 400, body: { ok: false, error: `sessionKey not allowed (token ${upstream.token})` } });
@@ -214,14 +161,6 @@ describe('http: forward mode (runtime.kind: forward)', function () {
     const a = await call(`${app!.hooks}/agent`, { token: TOKEN, json: { message: 'hi' } });
     const run = await waitRun(a.data.runId, ended);
     expect(run).to.include({ status: 'failed', errorCode: 'forward_failed', error: 'forward failed: upstream: HTTP 401' });
-  });
-
-  it('an upstream that never comes back (502): sent delivery.maxAttempts times, then no more', async () => {
-    await start();
-    upstream.respond = () => ({ status: 502, body: 'Bad Gateway' });
-    await call(`${app!.hooks}/wake`, { token: TOKEN, json: { text: 'x' } });
-    await until('the wake\'s forward to be given up', () => forwardRows()[0]?.status === 'failed', 10_000);
-    expect(upstream.calls.filter((c) => c.path.endsWith('/wake'))).to.have.length(3);
   });
 
   it('an idempotent replay of the inbound request forwards nothing new', async () => {

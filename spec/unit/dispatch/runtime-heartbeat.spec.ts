@@ -3,6 +3,7 @@ import { silentLogger } from '../../support/silent-logger.js';
 import { INTERRUPTED } from '../../../src/dispatch/runner.js';
 import { HEARTBEAT_CURSOR_KEY, LAST_RECIPIENT_KEY } from '../../../src/dispatch/main-session.js';
 import { openStore } from '../../../src/store/open.js';
+import type { Accepted } from '../../../src/action.js';
 import { agent, dispatch, FENCE_OPEN, Harness, runIdOf, sleep, SYSTEM, waitFor, wake } from './runtime-harness.js';
 
 describe('dispatch/runtime (real store, fake model and Telegram)', function () {
@@ -48,34 +49,12 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(h.tg.calls).to.have.length(0); // HEARTBEAT_OK
     });
 
-    it('the periodic heartbeat picks up waiting events', async () => {
-      h = await new Harness().open({ heartbeat: { everySeconds: 1 } });
-      const rt = await h.runtime();
-      await dispatch(rt, [wake('periodic please', { mode: 'next-heartbeat' })]);
-      await sleep(300);
-      expect(h.model.requests).to.have.length(0);
-      const [q] = await h.model.waitForRequests(1, 2500);
-      expect(q!.user).to.include('periodic please');
-    });
-
     it('a run with wakeMode now triggers a heartbeat with its summary', async () => {
       h = await new Harness().open({}, [{ match: 'System events', reply: 'HEARTBEAT_OK' }, { reply: 'did it' }]);
       const rt = await h.runtime();
       await dispatch(rt, [agent('job', { wakeMode: 'now' })]);
       const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('System events')), 3000, 'heartbeat');
       expect(q.user).to.include('succeeded').and.include('did it');
-    });
-
-    it('a delivering run with wakeMode now triggers the heartbeat once its delivery has settled, with what happened', async () => {
-      h = await new Harness().open({}, [{ match: 'System events', reply: 'HEARTBEAT_OK' }, { reply: 'did it' }]);
-      let n = 0;
-      h.tg.respond = () => (n++ === 0 ? { status: 502, body: { ok: false, error_code: 502, description: 'Bad Gateway' } } : undefined);
-      const rt = await h.runtime();
-      const [a] = await dispatch(rt, [agent('job', { wakeMode: 'now', deliver: true })]);
-      const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('System events')), 5000, 'heartbeat');
-      expect(q.user).to.include('Delivered to telegram:123');
-      expect(h.tg.messages, 'the heartbeat came after the second, accepted attempt').to.have.length(2);
-      expect((await h.run(runIdOf(a!), 'succeeded')).delivery).to.deep.equal({ status: 'delivered', target: 'telegram:123', attempts: 2 });
     });
 
     it('a heartbeat reply that is delivered makes its target the last recipient', async () => {
@@ -183,5 +162,45 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       await rt.stop();
       expect(await h.store.getRun(runIdOf(a!))).to.include({ status: 'succeeded', deliveredTo: 'telegram:123' });
     });
+  });
+});
+
+/**
+ * The cases that wait on real time (the period, a delivery's back-off), each on its own harness:
+ * both started in `before`, so that their waits overlap; each test then awaits its own.
+ */
+describe('dispatch/runtime heartbeat waits (real store, fake model and Telegram)', function () {
+  this.timeout(15000);
+  let periodic: Harness;
+  let delivering: Harness;
+  let run: Accepted;
+  before(async () => {
+    periodic = await new Harness().open({ heartbeat: { everySeconds: 1 } });
+    delivering = await new Harness().open({}, [{ match: 'System events', reply: 'HEARTBEAT_OK' }, { reply: 'did it' }]);
+    let n = 0;
+    delivering.tg.respond = () => (n++ === 0 ? { status: 502, body: { ok: false, error_code: 502, description: 'Bad Gateway' } } : undefined);
+    [run] = await dispatch(await delivering.runtime(), [agent('job', { wakeMode: 'now', deliver: true })]);
+    // Last: its first period starts with its runtime.
+    await dispatch(await periodic.runtime(), [wake('periodic please', { mode: 'next-heartbeat' })]);
+  });
+  after(async () => {
+    await periodic?.close();
+    await delivering?.close();
+  });
+
+  it('the periodic heartbeat picks up waiting events', async () => {
+    const h = periodic;
+    await sleep(300);
+    expect(h.model.requests).to.have.length(0);
+    const [q] = await h.model.waitForRequests(1, 2500);
+    expect(q!.user).to.include('periodic please');
+  });
+
+  it('a delivering run with wakeMode now triggers the heartbeat once its delivery has settled, with what happened', async () => {
+    const h = delivering;
+    const q = await waitFor(() => h.model.requests.find((r) => r.user.includes('System events')), 5000, 'heartbeat');
+    expect(q.user).to.include('Delivered to telegram:123');
+    expect(h.tg.messages, 'the heartbeat came after the second, accepted attempt').to.have.length(2);
+    expect((await h.run(runIdOf(run), 'succeeded')).delivery).to.deep.equal({ status: 'delivered', target: 'telegram:123', attempts: 2 });
   });
 });
