@@ -87,16 +87,10 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     registers: [registry],
   });
 
-  // Drops come in floods once the buffer is full: counted like the request figures.
-  let dropped = 0;
-  new Counter({
+  const requestLogDropped = new Counter({
     name: 'hookrelay_request_log_dropped_total',
     help: 'Request-log rows of requests that were not accepted, dropped rather than slowing the listener or growing the store: the buffer was full, the store could not take a batch, or the client address had already had 60 refusals logged that minute.',
     registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(dropped);
-    },
   });
 
   new Counter({
@@ -120,8 +114,6 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
     heartbeat: () => heartbeats.inc(),
     rateLimited: (mapping) => rateLimited.inc({ mapping }),
-    requestLogDropped: (rows) => {
-      dropped += rows;
-    },
+    requestLogDropped: (rows) => requestLogDropped.inc(rows),
   };
 }
