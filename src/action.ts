@@ -48,11 +48,8 @@ export interface AgentAction {
 export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
 
 export function actionIds(accepted: readonly Accepted[]): { eventIds: string[]; runIds: string[] } {
-  const eventIds: string[] = [];
-  const runIds: string[] = [];
-  for (const a of accepted) {
-    if (a.action === 'wake') eventIds.push(a.eventId);
-    else runIds.push(a.runId);
-  }
-  return { eventIds, runIds };
+  return {
+    eventIds: accepted.flatMap((a) => (a.action === 'wake' ? [a.eventId] : [])),
+    runIds: accepted.flatMap((a) => (a.action === 'agent' ? [a.runId] : [])),
+  };
 }
