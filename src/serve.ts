@@ -115,12 +115,8 @@ function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Er
   return err;
 }
 
-export interface ServeOptions extends StartOptions {
-  from?: string;
-}
-
 /** Says which config, starts, says where once `/healthz` answers, stops cleanly on SIGINT/SIGTERM. */
-export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: ServeOptions = {}): Promise<void> {
+export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: StartOptions & { from?: string } = {}): Promise<void> {
   const t0 = performance.now();
   // Several instances on one PostgreSQL database: every line of this one names it.
   const instanceId = loaded.config.store.kind === 'postgres' ? uuidv7() : undefined;
