@@ -29,18 +29,11 @@ export interface ReloadOptions {
   wait?: (ms: number) => Promise<void>;
 }
 
-export interface Reloader {
-  /** False when the new config was refused. */
-  reload(): Promise<boolean>;
-  watch(): void;
-  close(): Promise<void>;
-}
-
 /**
  * Hot reload (CONTRACT.md §8): compiled first, then swapped in at once; an invalid config is
  * refused and the old one keeps serving. The old engine is closed only after its requests finish.
  */
-export function createReloader(opts: ReloadOptions): Reloader {
+export function createReloader(opts: ReloadOptions) {
   const { log } = opts;
   const env = opts.env ?? process.env;
   const wait = opts.wait ?? ((ms: number) => sleep(ms));
@@ -91,6 +84,7 @@ export function createReloader(opts: ReloadOptions): Reloader {
     }
   }
 
+  /** False when the new config was refused. */
   function reload(): Promise<boolean> {
     if (busy) {
       again = true;
