@@ -30,18 +30,13 @@ export function loadStoreConfig(file: string, env: Env = process.env): LoadedCon
 /** The YAML paths a command reads: an unset `${VAR}` elsewhere expands to nothing, its key's rule waived. Absent: every path. */
 export type Reads = (path: string) => boolean;
 
-export interface ConfigOverrides {
-  host?: string;
-  port?: number;
-}
-
 /** `.json` as JSON, anything else as YAML. @throws ConfigError listing every problem with its YAML path. */
 export function loadConfig(file: string, env: Env = process.env, reads?: Reads): LoadedConfig {
   return configFromObject(readConfigFile(file), file, env, reads);
 }
 
 /** The parsed file with the overrides laid over it before validation, so `--host 0.0.0.0` is checked like the file's own value (a non-loopback host needs a token). */
-export function readConfig(file: string, { host, port }: ConfigOverrides = {}): Obj {
+export function readConfig(file: string, { host, port }: { host?: string; port?: number } = {}): Obj {
   const raw = readConfigFile(file);
   if (host === undefined && port === undefined) return raw;
   const server = isPlainObject(raw.server) ? { ...raw.server } : {};
