@@ -42,7 +42,7 @@ export function createReloader(opts: ReloadOptions) {
   let again = false;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-  let watchers: FSWatcher[] = [];
+  let configWatcher: FSWatcher | undefined;
   let transformWatchers: FSWatcher[] = [];
 
   async function once(): Promise<boolean> {
@@ -68,7 +68,7 @@ export function createReloader(opts: ReloadOptions) {
     }
     running = next.loaded;
     log.info({ mappings: running.config.hooks.mappings.length }, 'config reloaded');
-    if (watchers.length) watchTransforms();
+    if (configWatcher) watchTransforms();
     await opts.swap(next.loaded, next.engine);
     return true;
   }
@@ -139,15 +139,14 @@ export function createReloader(opts: ReloadOptions) {
     reload,
     watch() {
       const file = path.basename(running.file);
-      const w = watchDir(path.dirname(running.file), (name) => name === file);
-      watchers = w ? [w] : [];
+      configWatcher = watchDir(path.dirname(running.file), (name) => name === file);
       watchTransforms();
     },
     async close() {
       closed = true;
       clearTimeout(timer);
-      for (const w of [...watchers, ...transformWatchers]) w.close();
-      watchers = [];
+      for (const w of [configWatcher, ...transformWatchers]) w?.close();
+      configWatcher = undefined;
       transformWatchers = [];
       await busy?.catch(() => {});
     },
