@@ -72,15 +72,11 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   urlProblems(configSchema, cfg, raw, '', problems);
   if (typeof cfg.dataDir === 'string') cfg.dataDir = resolve(baseDir, cfg.dataDir);
   if (isPlainObject(cfg.hooks) && typeof cfg.hooks.transformsDir === 'string') cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
-  const shown = dedupe(withoutEchoes(problems, unset, needed));
+  // An unset `${VAR}` also fails its key's own rule: only the unset variable, the one to fix, is kept.
+  const unsetAt = new Set(unset.map((p) => p.path));
+  const shown = dedupe(problems.filter((p) => needed.includes(p) || !unsetAt.has(p.path)));
   if (shown.length) return { problems: shown, draft: data };
   return { problems: shown, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
-}
-
-/** An unset `${VAR}` also fails its key's own rule: only the unset variable, the one to fix, is kept. */
-function withoutEchoes(problems: ConfigProblem[], unset: ConfigProblem[], needed: ConfigProblem[]): ConfigProblem[] {
-  const at = new Set(unset.map((p) => p.path));
-  return problems.filter((p) => needed.includes(p) || !at.has(p.path));
 }
 
 export function deepFreeze<T>(value: T): T {
