@@ -3,9 +3,6 @@ import type { ProviderOrLast, SessionMode, Thinking, WakeMode } from './config/t
 /** A validated action, the same whether from `/wake`, `/agent` or a mapping (CONTRACT.md §5–6); below engine/ and dispatch/ (STYLE.md #14). */
 export type Action = WakeAction | AgentAction;
 
-/** Where text came from; it names the fence's source: `wake`, `agent`, `mapping:<id>`. */
-export type ActionSource = string;
-
 /** `item`: under forEach, the item's JSON — what the key guards instead of the whole body (CONTRACT.md §8). */
 export interface ActionKey {
   key: string;
@@ -16,7 +13,8 @@ export interface WakeAction {
   kind: 'wake';
   text: string;
   mode: WakeMode;
-  source: ActionSource;
+  /** Where text came from; it names the fence's source: `wake`, `agent`, `mapping:<id>`. */
+  source: string;
   unsafe: boolean;
   idempotency?: ActionKey;
 }
@@ -38,7 +36,7 @@ export interface AgentAction {
   model?: string;
   thinking?: Thinking;
   timeoutSeconds?: number;
-  source: ActionSource;
+  source: string;
   unsafe: boolean;
   idempotency?: ActionKey;
   callbackUrl?: string;
@@ -48,11 +46,8 @@ export interface AgentAction {
 export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
 
 export function actionIds(accepted: readonly Accepted[]): { eventIds: string[]; runIds: string[] } {
-  const eventIds: string[] = [];
-  const runIds: string[] = [];
-  for (const a of accepted) {
-    if (a.action === 'wake') eventIds.push(a.eventId);
-    else runIds.push(a.runId);
-  }
-  return { eventIds, runIds };
+  return {
+    eventIds: accepted.flatMap((a) => (a.action === 'wake' ? [a.eventId] : [])),
+    runIds: accepted.flatMap((a) => (a.action === 'agent' ? [a.runId] : [])),
+  };
 }

@@ -15,13 +15,13 @@ export function compileHostRule(entries: readonly string[]): HostRule {
   const ranges = new BlockList();
   for (const entry of entries) {
     const e = entry.trim().toLowerCase();
-    if (isAddressEntry(e)) addTrusted(ranges, e);
+    if (isIP(fold(e.split('/')[0]!)) !== 0) addTrusted(ranges, e);
     else if (e.startsWith('*.') && HOST_NAME.test(e.slice(2))) suffixes.push(e.slice(1));
     else if (HOST_NAME.test(e)) names.add(e);
     else throw new Error(`"${entry}" is not a host name, *.domain, IP address or CIDR range`);
   }
   return (hostname) => {
-    const h = unbracket(hostname.toLowerCase());
+    const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
     const ip = fold(h);
     const version = isIP(ip);
     if (version !== 0) return ranges.check(ip, version === 6 ? 'ipv6' : 'ipv4');
@@ -30,14 +30,6 @@ export function compileHostRule(entries: readonly string[]): HostRule {
 }
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
-
-function isAddressEntry(e: string): boolean {
-  return isIP(fold(e.split('/')[0]!)) !== 0;
-}
-
-function unbracket(h: string): string {
-  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
-}
 
 /** Never echoes the URL: it may carry a token in its query. */
 export function callbackUrlProblem(url: string, allowed: HostRule): string | undefined {

@@ -1,6 +1,5 @@
 import { HookError } from './errors.js';
 import type { Action } from './action.js';
-import type { MappingConfig } from './config/types.js';
 import type { Engine } from './engine/engine.js';
 import type { DecideRequest, Decision, Rendered, Stage } from './engine/decide.js';
 import type { MappingAnswer } from './mapping-answer.js';
@@ -10,8 +9,7 @@ import { parseTarget } from './request-target.js';
 import { parsePayload } from './http/payload.js';
 import { JSON_HEADERS } from './http/answer.js';
 import { BODYLESS_STATUSES } from './config/answer-rules.js';
-import type { Auth } from './http/auth.js';
-import { createSignatures, type Signatures } from './http/signatures.js';
+import type { Signatures } from './http/signatures.js';
 
 /** A request to resolve without acting on it: what `hookrelay test` and the console's playground send. */
 export interface DryRunRequest {
@@ -26,11 +24,6 @@ export interface DryRunRequest {
   /** A query string without `?` (credentials are removed here, as the gate removes them). */
   query: string;
   now: Date;
-}
-
-/** The listener's signature checks (http/signatures.ts) for a dry run; a dry run carries the token, so `auth` is never asked. */
-export function dryRunSignatures(mappings: readonly MappingConfig[]): Pick<Signatures, 'check'> {
-  return createSignatures(mappings, { auth: {} as Auth });
 }
 
 /** Why a dry run gave no action, with what the listener would answer (`status`, `code`). */
@@ -52,7 +45,7 @@ export class DryRunProblem extends Error {
 
 /**
  * Resolves `{hooksPath}/NAME` through decide() as the listener does, in the shape `hookrelay test`
- * prints; acts on nothing. `signatures`: the mappings' `verify` ({@link dryRunSignatures}), else
+ * prints; acts on nothing. `signatures`: the listener's checks of the mappings' `verify`, else
  * no signature is asked for. Throws {@link DryRunProblem}.
  */
 export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, signatures?: Pick<Signatures, 'check'>): Promise<Record<string, unknown>> {

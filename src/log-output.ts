@@ -7,17 +7,10 @@ const FLUSH_MS = 100;
 /** No write completed for this long: the reader has stopped reading, and waiting on it would never end. */
 const STALL_MS = 1000;
 
-/** The process's log output on stderr. */
-export interface LogOutput {
-  readonly destination: ReturnType<typeof pino.destination>;
-  /** Lines dropped so far because `bufferBytes` were waiting (or stderr failed). */
-  dropped(): number;
-  /** Resolves once the lines logged so far are written, or once the reader has stalled (the rest is given up). */
-  flush(): Promise<void>;
-}
+export type LogOutput = ReturnType<typeof stderrOutput>;
 
 /** stderr through sonic-boom with at most `bufferBytes` waiting; `onCaughtUp(n)` once drained after `n` lines were dropped. */
-export function stderrOutput(o: { bufferBytes: number; onCaughtUp: (dropped: number) => void }): LogOutput {
+export function stderrOutput(o: { bufferBytes: number; onCaughtUp: (dropped: number) => void }) {
   const destination = pino.destination({ dest: 2, sync: false, minLength: MIN_LENGTH, maxLength: o.bufferBytes, periodicFlush: FLUSH_MS });
   let dropped = 0;
   let unreported = 0;
@@ -59,7 +52,9 @@ export function stderrOutput(o: { bufferBytes: number; onCaughtUp: (dropped: num
   });
   return {
     destination,
+    /** Lines dropped so far because `bufferBytes` were waiting (or stderr failed). */
     dropped: () => dropped,
+    /** Resolves once the lines logged so far are written, or once the reader has stalled (the rest is given up). */
     flush: () =>
       new Promise<void>((resolve) => {
         const watch = setInterval(() => {

@@ -1,19 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { RUN_STATUSES, type RunStatus } from './store/records.js';
 
-/** The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so several gateways in one process never collide. */
-export interface Metrics {
-  readonly contentType: string;
-  /** Runs are counted in the store at this moment. */
-  render(): Promise<string>;
-  request(route: string, status: number, seconds: number): void;
-  commit(accepts: number): void;
-  delivery(provider: string, outcome: DeliveryOutcome): void;
-  heartbeat(): void;
-  rateLimited(mapping: string): void;
-  /** Request-log rows dropped (store/request-log.ts). */
-  requestLogDropped(rows: number): void;
-}
+export type Metrics = ReturnType<typeof createMetrics>;
 
 /** A row counts once under `delivered` or `failed`, and under `retried` once per retry before that. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'retried';
@@ -25,8 +13,8 @@ export const DURATION_BUCKETS: readonly number[] = [
 /** Accept calls per commit: 1 when idle, up to the store's batch limit under load. */
 const COMMIT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
-/** Read at each scrape. */
-export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0, countHeld?: () => Promise<Record<string, number>>): Metrics {
+/** The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so several gateways in one process never collide; the counts are read at each scrape. */
+export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0, countHeld?: () => Promise<Record<string, number>>) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -87,16 +75,10 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
     registers: [registry],
   });
 
-  // Drops come in floods once the buffer is full: counted like the request figures.
-  let dropped = 0;
-  new Counter({
+  const requestLogDropped = new Counter({
     name: 'hookrelay_request_log_dropped_total',
     help: 'Request-log rows of requests that were not accepted, dropped rather than slowing the listener or growing the store: the buffer was full, the store could not take a batch, or the client address had already had 60 refusals logged that minute.',
     registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(dropped);
-    },
   });
 
   new Counter({
@@ -111,17 +93,17 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
 
   return {
     contentType: registry.contentType,
+    /** Runs are counted in the store at this moment. */
     render: () => registry.metrics(),
-    request(route, status, seconds) {
+    request(route: string, status: number, seconds: number): void {
       requests.inc({ route, status });
       durations.observe({ route }, seconds);
     },
-    commit: (accepts) => commits.observe(accepts),
-    delivery: (provider, outcome) => deliveries.inc({ provider, outcome }),
+    commit: (accepts: number) => commits.observe(accepts),
+    delivery: (provider: string, outcome: DeliveryOutcome) => deliveries.inc({ provider, outcome }),
     heartbeat: () => heartbeats.inc(),
-    rateLimited: (mapping) => rateLimited.inc({ mapping }),
-    requestLogDropped: (rows) => {
-      dropped += rows;
-    },
+    rateLimited: (mapping: string) => rateLimited.inc({ mapping }),
+    /** Request-log rows dropped (store/request-log.ts). */
+    requestLogDropped: (rows: number) => requestLogDropped.inc(rows),
   };
 }

@@ -29,18 +29,11 @@ export interface ReloadOptions {
   wait?: (ms: number) => Promise<void>;
 }
 
-export interface Reloader {
-  /** False when the new config was refused. */
-  reload(): Promise<boolean>;
-  watch(): void;
-  close(): Promise<void>;
-}
-
 /**
  * Hot reload (CONTRACT.md §8): compiled first, then swapped in at once; an invalid config is
  * refused and the old one keeps serving. The old engine is closed only after its requests finish.
  */
-export function createReloader(opts: ReloadOptions): Reloader {
+export function createReloader(opts: ReloadOptions) {
   const { log } = opts;
   const env = opts.env ?? process.env;
   const wait = opts.wait ?? ((ms: number) => sleep(ms));
@@ -49,7 +42,7 @@ export function createReloader(opts: ReloadOptions): Reloader {
   let again = false;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-  let watchers: FSWatcher[] = [];
+  let configWatcher: FSWatcher | undefined;
   let transformWatchers: FSWatcher[] = [];
 
   async function once(): Promise<boolean> {
@@ -75,7 +68,7 @@ export function createReloader(opts: ReloadOptions): Reloader {
     }
     running = next.loaded;
     log.info({ mappings: running.config.hooks.mappings.length }, 'config reloaded');
-    if (watchers.length) watchTransforms();
+    if (configWatcher) watchTransforms();
     await opts.swap(next.loaded, next.engine);
     return true;
   }
@@ -91,6 +84,7 @@ export function createReloader(opts: ReloadOptions): Reloader {
     }
   }
 
+  /** False when the new config was refused. */
   function reload(): Promise<boolean> {
     if (busy) {
       again = true;
@@ -145,15 +139,14 @@ export function createReloader(opts: ReloadOptions): Reloader {
     reload,
     watch() {
       const file = path.basename(running.file);
-      const w = watchDir(path.dirname(running.file), (name) => name === file);
-      watchers = w ? [w] : [];
+      configWatcher = watchDir(path.dirname(running.file), (name) => name === file);
       watchTransforms();
     },
     async close() {
       closed = true;
       clearTimeout(timer);
-      for (const w of [...watchers, ...transformWatchers]) w.close();
-      watchers = [];
+      for (const w of [configWatcher, ...transformWatchers]) w?.close();
+      configWatcher = undefined;
       transformWatchers = [];
       await busy?.catch(() => {});
     },

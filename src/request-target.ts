@@ -2,14 +2,10 @@
 
 export type HookRouteKind = 'wake' | 'agent' | 'events' | 'runs' | 'run' | 'mapped' | 'none';
 
+const FIXED_ROUTES: ReadonlyMap<string, HookRouteKind> = new Map([['', 'none'], ['wake', 'wake'], ['agent', 'agent'], ['events', 'events'], ['runs', 'runs']]);
+
 export function routeKind(name: string): HookRouteKind {
-  if (name === '') return 'none';
-  if (name === 'wake') return 'wake';
-  if (name === 'agent') return 'agent';
-  if (name === 'events') return 'events';
-  if (name.startsWith('runs/') && name.length > 5 && name.indexOf('/', 5) === -1) return 'run';
-  if (name === 'runs') return 'runs';
-  return 'mapped';
+  return FIXED_ROUTES.get(name) ?? (/^runs\/[^/]+$/.test(name) ? 'run' : 'mapped');
 }
 
 export interface Target {

@@ -5,7 +5,7 @@ import { createEngine, type Engine, type WhenFailure } from './engine/engine.js'
 import { createReloader } from './reload.js';
 import { createRuntime } from './dispatch/runtime.js';
 import { createRequestLog } from './store/request-log.js';
-import { listen, type Listener } from './http/server.js';
+import { listen } from './http/server.js';
 import { openStore } from './store/open.js';
 import { createMetrics } from './metrics.js';
 import { consoleFactory } from './console/console.js';
@@ -14,14 +14,7 @@ import { healthzAnswers } from './ready-check.js';
 import { uuidv7 } from './ids.js';
 import { compileHostRule } from './callback-url.js';
 
-export interface Running {
-  listener: Listener;
-  /** README "Reloading the config"; false when refused. */
-  reload(): Promise<boolean>;
-  watch(): void;
-  /** Stop accepting, drain requests, persist or finish runs, close the store. */
-  stop(): Promise<void>;
-}
+export type Running = Awaited<ReturnType<typeof start>>;
 
 export interface StartOptions {
   engine?: Engine;
@@ -34,7 +27,7 @@ export interface StartOptions {
  * The composition root. The listener opens last, so nothing is accepted before the store is open
  * and interrupted runs are recovered; a reload replaces only the engine and the hooks settings.
  */
-export async function start(loaded: LoadedConfig, log: Logger, opts: StartOptions = {}): Promise<Running> {
+export async function start(loaded: LoadedConfig, log: Logger, opts: StartOptions = {}) {
   const config = loaded.config;
   let engine = opts.engine ?? (await createEngine(config));
   const metrics = config.server.metrics ? createMetrics(() => store.countRuns(), () => logDropped(log), () => store.countHeld()) : undefined;
@@ -87,8 +80,10 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
   let stopping: Promise<void> | undefined;
   return {
     listener,
+    /** README "Reloading the config"; false when refused. */
     reload: reloader.reload,
-    stop: () =>
+    /** Stop accepting, drain requests, persist or finish runs, close the store. */
+    stop: (): Promise<void> =>
       (stopping ??= (async () => {
         await reloader.close();
         // Requests waiting for a run (?wait) answer now, so that the listener drains at once.
@@ -115,12 +110,8 @@ function listenProblem(err: NodeJS.ErrnoException, config: Readonly<Config>): Er
   return err;
 }
 
-export interface ServeOptions extends StartOptions {
-  from?: string;
-}
-
 /** Says which config, starts, says where once `/healthz` answers, stops cleanly on SIGINT/SIGTERM. */
-export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: ServeOptions = {}): Promise<void> {
+export async function serve(loaded: LoadedConfig, log: Logger, io: { out: (line: string) => void }, opts: StartOptions & { from?: string } = {}): Promise<void> {
   const t0 = performance.now();
   // Several instances on one PostgreSQL database: every line of this one names it.
   const instanceId = loaded.config.store.kind === 'postgres' ? uuidv7() : undefined;

@@ -4,13 +4,6 @@ import { fail } from './exit.js';
 /** `-c, --config`: every command that reads the config takes it. */
 export const configOption = (): Option => new Option('-c, --config <file>', 'config file (default: $HOOKRELAY_CONFIG, else ./hookrelay.yaml)');
 
-/** `--port`: commander hands over text; a typo should name the option, not `server.port`. */
-export function portNumber(text: string): number {
-  const n = Number(text);
-  if (!/^\d{1,5}$/.test(text) || n > 65535) throw new InvalidArgumentError('must be a port number, 0–65535');
-  return n;
-}
-
 /** A repeatable option's values, in order. */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -43,3 +36,6 @@ function wholeNumber(min: number, max: number, expected: string): (v: string) =>
 export const toLimit = (max: number) => wholeNumber(1, max, `expected a whole number from 1 to ${max}`);
 
 export const toInt = wholeNumber(0, Number.MAX_SAFE_INTEGER, 'expected a whole number, 0 or more');
+
+/** `--port`: commander hands over text; a typo should name the option, not `server.port`. */
+export const portNumber = wholeNumber(0, 65535, 'must be a port number, 0–65535');

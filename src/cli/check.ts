@@ -14,7 +14,6 @@ export function checkCommand(program: Command): void {
 }
 
 async function checkAction(opts: { config?: string }): Promise<void> {
-  // One pass: the loader's problems and every template's, schema's and transform's together.
   const { loaded, engine } = await compile(opts.config);
   await engine.close();
   const { ensureToken } = await import('../config/token.js');

@@ -1,4 +1,4 @@
-import type { ConfigOverrides, Reads } from '../config/load.js';
+import type { readConfig, Reads } from '../config/load.js';
 import { isAtOrBelow } from '../config/errors.js';
 import type { LoadedConfig } from '../config/types.js';
 import { orExit } from './exit.js';
@@ -12,7 +12,7 @@ export const FIXTURE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || is
 export const PAUSE_READS: Reads = (path) => isAtOrBelow(path, 'dataDir') || isAtOrBelow(path, 'store') || /^hooks\.mappings\[\d+\]\.id$/.test(path);
 
 /** Reads, validates and compiles the config in one pass (compile-config.ts), with `serve`'s overrides and fallback file; every problem: exit 1. */
-export async function compile(flag: string | undefined, { overrides, fallback, reads }: { overrides?: ConfigOverrides; fallback?: string; reads?: Reads } = {}) {
+export async function compile(flag: string | undefined, { overrides, fallback, reads }: { overrides?: Parameters<typeof readConfig>[1]; fallback?: string; reads?: Reads } = {}) {
   const [{ readConfig, configSource }, { compileConfig }] = await Promise.all([import('../config/load.js'), import('../compile-config.js')]);
   const { file, from } = configSource(flag, process.env, fallback);
   return { ...(await orExit(() => compileConfig(readConfig(file, overrides), file, process.env, {}, reads))), from };

@@ -25,8 +25,8 @@ export function fixtureCommand(program: Command): void {
 
 async function fixtureAction(seq: number, opts: FixtureOptions): Promise<void> {
   const { loaded, engine } = await compile(opts.config, { reads: FIXTURE_READS });
-  const [{ openStoreReadOnly }, { fixtureContext, fixtureOfRequest, fixtureText, unkeptMatchHeaders, FixtureProblem }] =
-    await Promise.all([import('../store/open.js'), import('../fixtures/index.js')]);
+  const [{ openStoreReadOnly }, { fixtureOfRequest, fixtureText, unkeptMatchHeaders }, { fixtureContext, FixtureProblem }] =
+    await Promise.all([import('../store/open.js'), import('../fixtures/from-request.js'), import('../fixtures/run-fixture.js')]);
   let text: string;
   let unkept: string[];
   try {

@@ -5,18 +5,17 @@ import { fail, orExit } from './exit.js';
 
 /** CONTRACT.md §14: written straight into the store; a running gateway sees it within a second. */
 export function pauseCommands(program: Command): void {
-  program
-    .command('pause')
-    .description("hold a mapping's agent runs and wakes: its requests are still accepted and committed, and carried out, in order, once it is resumed")
-    .argument('<mapping>', 'a mapping id')
-    .addOption(configOption())
-    .action((mapping: string, opts: { config?: string }) => setPaused(mapping, true, opts.config));
-  program
-    .command('resume')
-    .description("release a paused mapping: what it held is carried out, in order")
-    .argument('<mapping>', 'a mapping id')
-    .addOption(configOption())
-    .action((mapping: string, opts: { config?: string }) => setPaused(mapping, false, opts.config));
+  for (const [name, paused, description] of [
+    ['pause', true, "hold a mapping's agent runs and wakes: its requests are still accepted and committed, and carried out, in order, once it is resumed"],
+    ['resume', false, 'release a paused mapping: what it held is carried out, in order'],
+  ] as const) {
+    program
+      .command(name)
+      .description(description)
+      .argument('<mapping>', 'a mapping id')
+      .addOption(configOption())
+      .action((mapping: string, opts: { config?: string }) => setPaused(mapping, paused, opts.config));
+  }
 }
 
 async function setPaused(mapping: string, paused: boolean, configFile: string | undefined): Promise<void> {

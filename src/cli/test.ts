@@ -54,7 +54,7 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
     const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date() });
-    const { tokenWarning } = await import('../fixtures/index.js');
+    const { tokenWarning } = await import('../fixtures/run-fixture.js');
     const warning = tokenWarning({ mappings: loaded.config.hooks.mappings, hooksPath: loaded.config.hooks.path }, name, method, out.mapping as string);
     if (warning) out.warnings = [...((out.warnings as string[] | undefined) ?? []), warning];
     process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
@@ -78,7 +78,7 @@ const MARKS = { passed: '✓', failed: '✗', skipped: '-' } as const;
 /** `test --fixtures DIR`: one line per fixture, then the counts; exit 1 when any failed. */
 async function fixturesAction(dir: string, config: string | undefined): Promise<void> {
   const { loaded, engine } = await compile(config);
-  const { readFixtureDir, checkFixtures, fixtureContext } = await import('../fixtures/index.js');
+  const [{ readFixtureDir }, { checkFixtures, fixtureContext }] = await Promise.all([import('../fixtures/fixture-file.js'), import('../fixtures/run-fixture.js')]);
   let results;
   try {
     let files;

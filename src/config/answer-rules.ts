@@ -36,16 +36,13 @@ export function answerProblems(m: Obj, path: string): ConfigProblem[] {
   } else if (m.respond !== undefined) {
     problems.push({ path: `${path}.respond`, message: 'is for action: respond; to change the answer of a wake or agent mapping use response: {status, contentType, body}' });
   }
-  const respond = m.respond;
-  if (respond !== null && typeof respond === 'object') {
-    if (BODYLESS_STATUSES.has(respond.status) && respond.body !== undefined) {
-      problems.push({ path: `${path}.respond.body`, message: `status ${respond.status} answers no body: remove body, or choose another status` });
+  for (const key of ['respond', 'response'] as const) {
+    const a = m[key];
+    if (a === null || typeof a !== 'object') continue;
+    if (BODYLESS_STATUSES.has(a.status) && a.body !== undefined) {
+      problems.push({ path: `${path}.${key}.body`, message: `status ${a.status} answers no body: remove body, or choose another status` });
     }
-    if (respond.headers !== null && typeof respond.headers === 'object') headerProblems(respond.headers, `${path}.respond.headers`, problems);
-  }
-  const response = m.response;
-  if (response !== null && typeof response === 'object' && BODYLESS_STATUSES.has(response.status) && response.body !== undefined) {
-    problems.push({ path: `${path}.response.body`, message: `status ${response.status} answers no body: remove body, or choose another status` });
+    if (key === 'respond' && a.headers !== null && typeof a.headers === 'object') headerProblems(a.headers, `${path}.respond.headers`, problems);
   }
   return problems;
 }

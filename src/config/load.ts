@@ -30,18 +30,13 @@ export function loadStoreConfig(file: string, env: Env = process.env): LoadedCon
 /** The YAML paths a command reads: an unset `${VAR}` elsewhere expands to nothing, its key's rule waived. Absent: every path. */
 export type Reads = (path: string) => boolean;
 
-export interface ConfigOverrides {
-  host?: string;
-  port?: number;
-}
-
 /** `.json` as JSON, anything else as YAML. @throws ConfigError listing every problem with its YAML path. */
 export function loadConfig(file: string, env: Env = process.env, reads?: Reads): LoadedConfig {
   return configFromObject(readConfigFile(file), file, env, reads);
 }
 
 /** The parsed file with the overrides laid over it before validation, so `--host 0.0.0.0` is checked like the file's own value (a non-loopback host needs a token). */
-export function readConfig(file: string, { host, port }: ConfigOverrides = {}): Obj {
+export function readConfig(file: string, { host, port }: { host?: string; port?: number } = {}): Obj {
   const raw = readConfigFile(file);
   if (host === undefined && port === undefined) return raw;
   const server = isPlainObject(raw.server) ? { ...raw.server } : {};
@@ -77,15 +72,11 @@ export function inspectConfig(raw: unknown, file: string, env: Env = process.env
   urlProblems(configSchema, cfg, raw, '', problems);
   if (typeof cfg.dataDir === 'string') cfg.dataDir = resolve(baseDir, cfg.dataDir);
   if (isPlainObject(cfg.hooks) && typeof cfg.hooks.transformsDir === 'string') cfg.hooks.transformsDir = resolve(baseDir, cfg.hooks.transformsDir);
-  const shown = dedupe(withoutEchoes(problems, unset, needed));
+  // An unset `${VAR}` also fails its key's own rule: only the unset variable, the one to fix, is kept.
+  const unsetAt = new Set(unset.map((p) => p.path));
+  const shown = dedupe(problems.filter((p) => needed.includes(p) || !unsetAt.has(p.path)));
   if (shown.length) return { problems: shown, draft: data };
   return { problems: shown, draft: data, loaded: deepFreeze({ file: abs, baseDir, config: cfg }) };
-}
-
-/** An unset `${VAR}` also fails its key's own rule: only the unset variable, the one to fix, is kept. */
-function withoutEchoes(problems: ConfigProblem[], unset: ConfigProblem[], needed: ConfigProblem[]): ConfigProblem[] {
-  const at = new Set(unset.map((p) => p.path));
-  return problems.filter((p) => needed.includes(p) || !at.has(p.path));
 }
 
 export function deepFreeze<T>(value: T): T {

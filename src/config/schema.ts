@@ -28,17 +28,10 @@ const BIDI_OR_LINE_SEPARATOR = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2
 
 /** A key is written to logs, summaries and the console: bounded, and no control characters that forge lines or drive terminals (CONTRACT.md §5). Never quotes the key. */
 export function sessionKeyRule(key: string): string | undefined {
-  if (longerThan(key, MAX_SESSION_KEY_LENGTH)) return `must be at most ${MAX_SESSION_KEY_LENGTH} characters`;
+  if (key.length > MAX_SESSION_KEY_LENGTH && [...key].length > MAX_SESSION_KEY_LENGTH) return `must be at most ${MAX_SESSION_KEY_LENGTH} characters`;
   if (CONTROL_CHARACTER.test(key)) return 'must not contain control characters (C0, DEL or C1, e.g. NUL, CR, LF, ESC)';
   if (BIDI_OR_LINE_SEPARATOR.test(key)) return 'must not contain bidirectional controls or line separators (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C, U+2028, U+2029)';
   return undefined;
-}
-
-function longerThan(text: string, max: number): boolean {
-  if (text.length <= max) return false;
-  let n = 0;
-  for (const _ of text) if (++n > max) return true;
-  return false;
 }
 
 /** Every request is compared against this many token slots, so the time taken does not tell how many there are. */

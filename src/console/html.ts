@@ -1,9 +1,6 @@
 /** The console's one escaping rule: every value in {@link html} is escaped, unless it is `html`'s own output. */
 export class Html {
   constructor(readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -1,4 +1,3 @@
-import type { MappingConfig } from '../config/types.js';
 import { answer, JSON_HEADERS } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
 import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
@@ -22,12 +21,9 @@ export async function requests(deps: PageDeps, ex: Exchange): Promise<void> {
   const before = Number(params.get('before'));
   if (params.get('before') && Number.isSafeInteger(before)) filter.before = before;
   const list = await deps.store.listRequests({ limit: REQUESTS_PAGE, ...filter });
-  answerPage(ex, 200, requestsPage(list, filter, routeLabels(deps.mappings), REQUESTS_PAGE));
-}
-
-/** The route labels a request can have (http/routes-table.ts), for the requests page's filter. */
-function routeLabels(mappings: readonly MappingConfig[]): string[] {
-  return ['wake', 'agent', ...mappings.map((m) => `mapping:${m.id}`), 'events', 'runs', 'unmatched'];
+  // The route labels a request can have (http/routes-table.ts).
+  const routes = ['wake', 'agent', ...deps.mappings.map((m) => `mapping:${m.id}`), 'events', 'runs', 'unmatched'];
+  answerPage(ex, 200, requestsPage(list, filter, routes, REQUESTS_PAGE));
 }
 
 /** `/console/requests/SEQ`: one logged request, its replays, and whether it can be replayed. */

@@ -39,17 +39,11 @@ type Page = (deps: PageDeps, ex: Exchange) => Promise<void> | void;
 /** Who may reach a console route: `public`, `page` (else 303 to sign in) or `api` (else 401). */
 type Access = 'public' | 'page' | 'api';
 
-export interface ConsoleRoute {
-  /** The part after `/console/` (the gate's `route.name`); `*` is one segment. */
-  name: string;
-  methods: readonly ('GET' | 'POST')[];
-  access: Access;
-  /** The page of each method. */
-  pages: Readonly<Partial<Record<'GET' | 'POST', Page>>>;
-}
+type ConsoleRoute = ReturnType<typeof route>;
 
-function route(name: string, access: Access, pages: ConsoleRoute['pages']): ConsoleRoute {
-  return { name, access, pages, methods: Object.keys(pages) as ('GET' | 'POST')[] };
+/** `name`: the part after `/console/` (the gate's `route.name`), `*` one segment; `pages`: the page of each method. */
+function route(name: string, access: Access, pages: Readonly<Partial<Record<'GET' | 'POST', Page>>>) {
+  return { name, access, pages, methods: Object.keys(pages) as readonly ('GET' | 'POST')[] };
 }
 
 /** Every console route: the router's table, and what spec/console/auth.spec.ts walks. */

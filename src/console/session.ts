@@ -6,21 +6,10 @@ export const COOKIE = 'hookrelay_console';
 /** A session lasts this long from sign-in (fixed, not sliding: an open tab does not keep it alive). */
 export const SESSION_SECONDS = 12 * 60 * 60;
 
-/** Console sessions: a cookie `<id>.<expires>.<mac>` under a key per process and admin tokens; only revocations are kept. */
-export interface Sessions {
-  /** A new session's cookie value. */
-  issue(nowMs: number): string;
-  /** The session id of a cookie value that is genuine, unexpired and not revoked; else undefined. */
-  verify(value: string | undefined, nowMs: number): string | undefined;
-  /** Logout: the session ends now and its event streams are closed. */
-  revoke(id: string, nowMs: number): void;
-  /** Registers a stream to close when session `id` ends; returns its unregistration. */
-  onEnd(id: string, close: () => void): () => void;
-  /** Ends every session (token rotation, shutdown): closes every stream; no cookie verifies after. */
-  endAll(): void;
-}
+export type Sessions = ReturnType<typeof createSessions>;
 
-export function createSessions(): Sessions {
+/** Console sessions: a cookie `<id>.<expires>.<mac>` under a key per process and admin tokens; only revocations are kept. */
+export function createSessions() {
   const key = randomBytes(32);
   const revoked = new Map<string, number>();
   // An event per session id, heard by its streams (an id is 22 base64url characters: never `error`).
@@ -29,11 +18,13 @@ export function createSessions(): Sessions {
   const mac = (payload: string) => createHmac('sha256', key).update(payload).digest();
 
   return {
-    issue(nowMs) {
+    /** A new session's cookie value. */
+    issue(nowMs: number): string {
       const payload = `${randomBytes(16).toString('base64url')}.${Math.floor(nowMs / 1000) + SESSION_SECONDS}`;
       return `${payload}.${mac(payload).toString('base64url')}`;
     },
-    verify(value, nowMs) {
+    /** The session id of a cookie value that is genuine, unexpired and not revoked; else undefined. */
+    verify(value: string | undefined, nowMs: number): string | undefined {
       if (ended || value === undefined) return undefined;
       const parts = value.split('.');
       if (parts.length !== 3) return undefined;
@@ -44,16 +35,19 @@ export function createSessions(): Sessions {
       if (!(Number(expires) * 1000 > nowMs) || revoked.has(id)) return undefined;
       return id;
     },
-    revoke(id, nowMs) {
+    /** Logout: the session ends now and its event streams are closed. */
+    revoke(id: string, nowMs: number): void {
       for (const [old, until] of revoked) if (until <= nowMs) revoked.delete(old);
       revoked.set(id, nowMs + SESSION_SECONDS * 1000);
       ends.emit(id);
     },
-    onEnd(id, close) {
+    /** Registers a stream to close when session `id` ends; returns its unregistration. */
+    onEnd(id: string, close: () => void): () => void {
       ends.once(id, close);
       return () => ends.off(id, close);
     },
-    endAll() {
+    /** Ends every session (token rotation, shutdown): closes every stream; no cookie verifies after. */
+    endAll(): void {
       ended = true;
       for (const id of ends.eventNames()) ends.emit(id);
     },
