@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { startFakeModel, type FakeModel } from './fake-model.js';
+import { freePort, tmpDir } from './gateway.js';
 import { closeServer } from './recorder.js';
 
 /** One callback request as the receiver saw it. */
@@ -62,4 +65,42 @@ export async function startCallbackReceiver(secret: string): Promise<CallbackRec
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callbacks?t=receiver-secret`;
   return receiver;
+}
+
+export const CALLBACK_TOKEN = 'callbacks-token-0123456789';
+
+/**
+ * The completion specs' per-test world: a fake model (a run with "fail me" fails with a 400), a
+ * callback receiver that verifies with `secret`, and `config()`, a gateway config whose runs call back to it. Call it after the
+ * describe's own afterEach, so that the gateway stops before these close.
+ */
+export function callbackWorld() {
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  const world = {
+    secret,
+    model: undefined as unknown as FakeModel,
+    receiver: undefined as unknown as CallbackReceiver,
+    async config(hooks: Record<string, unknown> = {}) {
+      const dir = tmpDir('hookrelay-callbacks-');
+      return {
+        dir,
+        config: {
+          server: { host: '127.0.0.1', port: await freePort() },
+          dataDir: `${dir}/data`,
+          hooks: { token: CALLBACK_TOKEN, callbackSecret: secret, ...hooks },
+          agent: { baseUrl: world.model.baseUrl, model: 'fake' },
+          heartbeat: { everySeconds: 3600 },
+        },
+      };
+    },
+  };
+  beforeEach(async () => {
+    world.model = await startFakeModel([{ match: 'fail me', status: 400, error: { message: 'bad request' } }, { reply: 'the answer' }]);
+    world.receiver = await startCallbackReceiver(secret);
+  });
+  afterEach(async () => {
+    await world.receiver.close();
+    await world.model.close();
+  });
+  return world;
 }

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { ROOT } from './gateway.js';
 
 export interface CliResult { code: number; stdout: string; stderr: string }
@@ -5,6 +7,13 @@ export interface CliResult { code: number; stdout: string; stderr: string }
 /** Thrown by the stand-in for process.exit: unwinds the command as exiting would end it. */
 class Exit {
   constructor(readonly code: number) {}
+}
+
+/** Writes a config file into `dir` (an object as JSON, a string as it is) and returns its path. */
+export function writeConfig(dir: string, config: unknown, name = 'hookrelay.json'): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
+  return file;
 }
 
 let queue: Promise<unknown> = Promise.resolve();

@@ -1,17 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { runCli } from '../../support/cli.js';
+import { runCli, writeConfig } from '../../support/cli.js';
 import { tmpDir } from '../../support/gateway.js';
 
 /** The commands through the CLI's `main` in this process (spec/process/cli/cli.spec.ts: each family once through the bin). */
 const run = (args: string[]) => runCli(args);
-
-function writeConfig(dir: string, config: unknown, name = 'hookrelay.json'): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
-  return file;
-}
 
 describe('cli', function () {
   this.timeout(60000);

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { runCli } from '../../support/cli.js';
+import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
 import { ADMIN_TOKEN, call, freePort, tmpDir, waitRun } from '../../support/gateway.js';
 import { startInProcess, type InProcess } from '../../support/in-process.js';
-import { startCallbackReceiver, type CallbackReceiver } from '../../support/callback-receiver.js';
+import { CALLBACK_TOKEN, callbackWorld, startCallbackReceiver } from '../../support/callback-receiver.js';
 
 /**
  * Run callbacks (CONTRACT.md §14, docs/callbacks.md) on the real app in this process: the outcome
@@ -14,58 +13,34 @@ import { startCallbackReceiver, type CallbackReceiver } from '../../support/call
  */
 describe('http: run callbacks', function () {
   this.timeout(60_000);
-  const TOKEN = 'callbacks-token-0123456789';
-  const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-  let model: FakeModel;
-  let receiver: CallbackReceiver;
   let app: InProcess | undefined;
-
-  beforeEach(async () => {
-    model = await startFakeModel([{ match: 'fail me', status: 400, error: { message: 'bad request' } }, { reply: 'the answer' }]);
-    receiver = await startCallbackReceiver(SECRET);
-  });
   afterEach(async () => {
     await app?.stop();
     app = undefined;
-    await receiver.close();
-    await model.close();
   });
-
-  async function config(hooks: Record<string, unknown> = {}) {
-    const dir = tmpDir('hookrelay-callbacks-');
-    return {
-      dir,
-      config: {
-        server: { host: '127.0.0.1', port: await freePort() },
-        dataDir: `${dir}/data`,
-        hooks: { token: TOKEN, callbackSecret: SECRET, ...hooks },
-        agent: { baseUrl: model.baseUrl, model: 'fake' },
-        heartbeat: { everySeconds: 3600 },
-      },
-    };
-  }
+  const world = callbackWorld();
 
 
   it('reports a failed run with its error and errorCode; a 4xx fails the callback at once', async () => {
-    const { dir, config: cfg } = await config();
-    receiver.answer = () => ({ status: 410 });
+    const { dir, config: cfg } = await world.config();
+    world.receiver.answer = () => ({ status: 410 });
     const gw = app = await startInProcess(cfg, dir);
-    const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'fail me', deliver: false, callbackUrl: receiver.url } });
+    const r = await call(`${gw.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'fail me', deliver: false, callbackUrl: world.receiver.url } });
     const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback failed');
     expect(run.status).to.equal('failed');
     expect(run.callback).to.deep.equal({ status: 'failed', attempts: 1, error: 'callback: HTTP 410' });
-    expect(receiver.hits).to.have.length(1);
-    expect(receiver.hits[0]!.payload).to.include({ runId: r.data.runId, status: 'failed', errorCode: 'model_http' });
-    expect(receiver.hits[0]!.payload).to.have.property('error').that.is.a('string');
+    expect(world.receiver.hits).to.have.length(1);
+    expect(world.receiver.hits[0]!.payload).to.include({ runId: r.data.runId, status: 'failed', errorCode: 'model_http' });
+    expect(world.receiver.hits[0]!.payload).to.have.property('error').that.is.a('string');
   });
 
   it('a redirect is not followed: the 3xx fails the callback, and its Location is never called', async () => {
-    const elsewhere = await startCallbackReceiver(SECRET);
+    const elsewhere = await startCallbackReceiver(world.secret);
     try {
-      const { dir, config: cfg } = await config();
-      receiver.answer = () => ({ status: 302, headers: { location: elsewhere.url } });
+      const { dir, config: cfg } = await world.config();
+      world.receiver.answer = () => ({ status: 302, headers: { location: elsewhere.url } });
       const gw = app = await startInProcess(cfg, dir);
-      const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hi', deliver: false, callbackUrl: receiver.url } });
+      const r = await call(`${gw.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'hi', deliver: false, callbackUrl: world.receiver.url } });
       const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback failed');
       expect(run.callback).to.deep.equal({ status: 'failed', attempts: 1, error: 'callback: HTTP 302' });
       expect(elsewhere.hits).to.have.length(0);
@@ -75,14 +50,14 @@ describe('http: run callbacks', function () {
   });
 
   it("a mapping's callback reports each of its runs", async () => {
-    const { dir, config: cfg } = await config({
-      mappings: [{ id: 'ci', match: { path: 'ci' }, action: 'agent', messageTemplate: 'build {{n}}', callback: { url: receiver.url } }],
+    const { dir, config: cfg } = await world.config({
+      mappings: [{ id: 'ci', match: { path: 'ci' }, action: 'agent', messageTemplate: 'build {{n}}', callback: { url: world.receiver.url } }],
     });
     const gw = app = await startInProcess(cfg, dir);
-    const r = await call(`${gw.hooks}/ci`, { token: TOKEN, json: { n: 7 } });
+    const r = await call(`${gw.hooks}/ci`, { token: CALLBACK_TOKEN, json: { n: 7 } });
     expect(r.status).to.equal(202);
     await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'delivered', 'the callback acknowledged');
-    expect(receiver.acknowledged().map((h) => h.payload)).to.deep.equal([{ runId: r.data.runId, sessionKey: r.data.sessionKey, status: 'succeeded', reply: 'the answer' }]);
+    expect(world.receiver.acknowledged().map((h) => h.payload)).to.deep.equal([{ runId: r.data.runId, sessionKey: r.data.sessionKey, status: 'succeeded', reply: 'the answer' }]);
   });
 
   describe('a callback URL is checked before anything is accepted', () => {
@@ -94,7 +69,7 @@ describe('http: run callbacks', function () {
       checked = await startInProcess({
         server: { host: '127.0.0.1', port: await freePort() },
         dataDir: `${dir}/data`,
-        hooks: { token: TOKEN, callbackSecret: SECRET, callbackHosts: ['hooks.example.com', '*.receivers.example', '127.0.0.0/8'] },
+        hooks: { token: CALLBACK_TOKEN, callbackSecret: world.secret, callbackHosts: ['hooks.example.com', '*.receivers.example', '127.0.0.0/8'] },
         agent: { baseUrl: quiet.baseUrl, model: 'fake' },
         heartbeat: { everySeconds: 3600 },
       }, dir);
@@ -105,7 +80,7 @@ describe('http: run callbacks', function () {
     });
 
     const refused = async (callbackUrl: unknown, says: RegExp) => {
-      const r = await call(`${checked.hooks}/agent`, { token: TOKEN, json: { message: 'hi', callbackUrl } });
+      const r = await call(`${checked.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'hi', callbackUrl } });
       expect(r.status, JSON.stringify(r.data)).to.equal(400);
       expect(r.data.error.code).to.equal('invalid_payload');
       expect(r.data.error.message).to.match(says);
@@ -122,23 +97,23 @@ describe('http: run callbacks', function () {
     it('not a string: 400', () => refused(42, /callbackUrl must be a string/));
     it('hosts on the list are accepted: a name, a name below *.domain, an address in a range', async () => {
       for (const url of ['https://hooks.example.com/cb', 'https://a.receivers.example/cb', 'http://127.0.0.1:9/cb']) {
-        const r = await call(`${checked.hooks}/agent`, { token: TOKEN, json: { message: 'hi', deliver: false, callbackUrl: url } });
+        const r = await call(`${checked.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'hi', deliver: false, callbackUrl: url } });
         expect(r.status, url).to.equal(202);
       }
     });
   });
 
   it('without hooks.callbackSecret a callbackUrl is 400 invalid_payload', async () => {
-    const { dir, config: cfg } = await config({ callbackSecret: '' });
+    const { dir, config: cfg } = await world.config({ callbackSecret: '' });
     const gw = app = await startInProcess(cfg, dir);
-    const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'hi', callbackUrl: receiver.url } });
+    const r = await call(`${gw.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'hi', callbackUrl: world.receiver.url } });
     expect(r.status).to.equal(400);
     expect(r.data.error.code).to.equal('invalid_payload');
     expect(r.data.error.message).to.match(/hooks\.callbackSecret/);
   });
 
   it("without hooks.callbackSecret a mapping's callback is a config error naming its path", async () => {
-    const { dir, config: cfg } = await config({
+    const { dir, config: cfg } = await world.config({
       callbackSecret: '',
       mappings: [{ id: 'ci', match: { path: 'ci' }, messageTemplate: 'x', callback: { url: 'ftp://x.example/' } }],
     });

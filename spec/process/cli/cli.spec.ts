@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { runCli } from '../../support/cli.js';
+import { runCli, writeConfig } from '../../support/cli.js';
 import { BIN, ROOT, call, freePort, startGateway, tmpDir } from '../../support/gateway.js';
 
 /** Each command family once through the bin (spec/http/cli/cli.spec.ts runs the rest in this process). */
@@ -14,12 +14,6 @@ function bin(args: string[], env: Record<string, string> = {}): Promise<{ code: 
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });
-}
-
-function writeConfig(dir: string, config: unknown, name = 'hookrelay.json'): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
-  return file;
 }
 
 describe('cli', function () {

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { startFakeModel, type FakeModel } from '../../support/fake-model.js';
-import { call, freePort, runOf, startGateway, tmpDir, until, waitRun, withAdminToken, type Gateway } from '../../support/gateway.js';
-import { startCallbackReceiver, type CallbackReceiver } from '../../support/callback-receiver.js';
+import { call, runOf, startGateway, until, waitRun, withAdminToken, type Gateway } from '../../support/gateway.js';
+import { CALLBACK_TOKEN, callbackWorld } from '../../support/callback-receiver.js';
 
 /**
  * Run callbacks (CONTRACT.md §14, docs/callbacks.md) across a SIGKILL, a reload and a restart of
@@ -12,63 +10,39 @@ import { startCallbackReceiver, type CallbackReceiver } from '../../support/call
  */
 describe('http: run callbacks', function () {
   this.timeout(60_000);
-  const TOKEN = 'callbacks-token-0123456789';
-  const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-  let model: FakeModel;
-  let receiver: CallbackReceiver;
   let gw: Gateway | undefined;
-
-  beforeEach(async () => {
-    model = await startFakeModel([{ match: 'fail me', status: 400, error: { message: 'bad request' } }, { reply: 'the answer' }]);
-    receiver = await startCallbackReceiver(SECRET);
-  });
   afterEach(async () => {
     await gw?.kill();
     gw = undefined;
-    await receiver.close();
-    await model.close();
   });
-
-  async function config(hooks: Record<string, unknown> = {}) {
-    const dir = tmpDir('hookrelay-callbacks-');
-    return {
-      dir,
-      config: {
-        server: { host: '127.0.0.1', port: await freePort() },
-        dataDir: `${dir}/data`,
-        hooks: { token: TOKEN, callbackSecret: SECRET, ...hooks },
-        agent: { baseUrl: model.baseUrl, model: 'fake' },
-        heartbeat: { everySeconds: 3600 },
-      },
-    };
-  }
+  const world = callbackWorld();
 
   it('answers 500 once (Retry-After), is killed with SIGKILL while the callback is pending, and after the restart the receiver acknowledges exactly one', async () => {
-    const { dir, config: cfg } = await config();
-    receiver.answer = () => (receiver.hits.length === 0 ? { status: 500, headers: { 'retry-after': '4' } } : { status: 200 });
+    const { dir, config: cfg } = await world.config();
+    world.receiver.answer = () => (world.receiver.hits.length === 0 ? { status: 500, headers: { 'retry-after': '4' } } : { status: 200 });
     gw = await startGateway(cfg, { dir });
-    const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'report', deliver: false, callbackUrl: receiver.url } });
+    const r = await call(`${gw.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'report', deliver: false, callbackUrl: world.receiver.url } });
     expect(r.status).to.equal(202);
     const runId = r.data.runId as string;
     const pending = await waitRun(gw, runId, (run) => run.callback?.attempts >= 1 && !!run.callback?.error, 'a refused callback attempt');
     expect(pending.status).to.equal('succeeded');
     expect(pending.callback).to.deep.equal({ status: 'pending', attempts: 1, error: 'callback: HTTP 500' });
     expect(pending).not.to.have.property('callbackUrl');
-    expect(receiver.hits).to.have.length(1);
+    expect(world.receiver.hits).to.have.length(1);
     await gw.kill();
 
     gw = await startGateway(cfg, { dir });
     const done = await waitRun(gw, runId, (run) => run.callback?.status === 'delivered', 'the callback acknowledged');
     expect(done.callback).to.deep.equal({ status: 'delivered', attempts: 2 });
-    expect(receiver.hits.map((h) => h.verified), 'every attempt carries a valid Standard Webhooks signature').to.deep.equal([true, true]);
-    expect(receiver.hits.map((h) => h.id), 'the same webhook-id on every attempt').to.deep.equal([runId, runId]);
-    expect(receiver.hits[1]!.payload).to.deep.equal({ runId, sessionKey: r.data.sessionKey, status: 'succeeded', reply: 'the answer' });
-    expect(receiver.acknowledged()).to.have.length(1);
+    expect(world.receiver.hits.map((h) => h.verified), 'every attempt carries a valid Standard Webhooks signature').to.deep.equal([true, true]);
+    expect(world.receiver.hits.map((h) => h.id), 'the same webhook-id on every attempt').to.deep.equal([runId, runId]);
+    expect(world.receiver.hits[1]!.payload).to.deep.equal({ runId, sessionKey: r.data.sessionKey, status: 'succeeded', reply: 'the answer' });
+    expect(world.receiver.acknowledged()).to.have.length(1);
     // Once acknowledged, never again: not after another restart either.
     expect(await gw.stop()).to.equal(0);
     gw = await startGateway(cfg, { dir });
     await runOf(gw, runId);
-    expect(receiver.hits).to.have.length(2);
+    expect(world.receiver.hits).to.have.length(2);
   });
 
   describe('hooks.callbackHosts is checked again at each attempt: a callback accepted before the list was narrowed is not sent', () => {
@@ -77,12 +51,12 @@ describe('http: run callbacks', function () {
 
     it('narrowed by a reload while the run is in flight: the callback fails at once, naming the setting, and the receiver gets nothing', async () => {
       let release!: () => void;
-      model.rules.unshift({ match: 'held', held: new Promise<void>((r) => { release = r; }) });
-      const { dir, config: cfg } = await config({ callbackHosts: ['127.0.0.1'] });
+      world.model.rules.unshift({ match: 'held', held: new Promise<void>((r) => { release = r; }) });
+      const { dir, config: cfg } = await world.config({ callbackHosts: ['127.0.0.1'] });
       gw = await startGateway(cfg, { dir });
-      const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'held', deliver: false, callbackUrl: receiver.url } });
+      const r = await call(`${gw.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'held', deliver: false, callbackUrl: world.receiver.url } });
       expect(r.status, JSON.stringify(r.data)).to.equal(202);
-      await model.waitForRequests(1);
+      await world.model.waitForRequests(1);
       // As an editor saves: a copy renamed over the file, which the gateway's watch reloads.
       const narrowed = withAdminToken({ ...cfg, hooks: { ...cfg.hooks, callbackHosts: NARROWED } });
       fs.writeFileSync(`${gw.configFile}.tmp`, JSON.stringify(narrowed));
@@ -92,29 +66,29 @@ describe('http: run callbacks', function () {
       const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback refused');
       expect(run.status).to.equal('succeeded');
       expect(run.callback.error).to.match(REFUSED);
-      expect(receiver.hits).to.have.length(0);
+      expect(world.receiver.hits).to.have.length(0);
     });
 
     it('narrowed across a restart on the same data directory: the pending callback is not retried, and fails naming the setting', async () => {
-      const { dir, config: cfg } = await config({ callbackHosts: ['127.0.0.1'] });
+      const { dir, config: cfg } = await world.config({ callbackHosts: ['127.0.0.1'] });
       gw = await startGateway(cfg, { dir });
       const first = gw;
       // The first attempt is refused for now (retry in 1 s), and the gateway is stopped while it
       // is under way: the callback is left pending in the store.
-      receiver.answer = () => {
+      world.receiver.answer = () => {
         first.proc.kill('SIGTERM');
         return { status: 503, headers: { 'retry-after': '1' } };
       };
-      const r = await call(`${gw.hooks}/agent`, { token: TOKEN, json: { message: 'report', deliver: false, callbackUrl: receiver.url } });
+      const r = await call(`${gw.hooks}/agent`, { token: CALLBACK_TOKEN, json: { message: 'report', deliver: false, callbackUrl: world.receiver.url } });
       expect(r.status, JSON.stringify(r.data)).to.equal(202);
       await until('the gateway to stop after the first attempt', () => first.proc.exitCode !== null);
       expect(first.proc.exitCode, first.output().slice(-2000)).to.equal(0);
-      expect(receiver.hits).to.have.length(1);
+      expect(world.receiver.hits).to.have.length(1);
 
       gw = await startGateway({ ...cfg, hooks: { ...cfg.hooks, callbackHosts: NARROWED } }, { dir });
       const run = await waitRun(gw, r.data.runId, (x) => x.callback?.status === 'failed', 'the callback refused');
       expect(run.callback.error).to.match(REFUSED);
-      expect(receiver.hits, 'no attempt after the list was narrowed').to.have.length(1);
+      expect(world.receiver.hits, 'no attempt after the list was narrowed').to.have.length(1);
     });
   });
 });
