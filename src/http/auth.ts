@@ -82,7 +82,7 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
 
   /** The verdict of a presented token for a route taking `kind`; undefined when it is wrong there. */
   function pass(given: string, kind: CredentialKind, address: string): AuthVerdict | undefined {
-    const d = digestOfPresented(given);
+    const d = digest(given);
     if (kind !== 'admin') {
       const i = indexIn(d, hookSlots);
       if (i >= 0 && i < hookVerdicts.length) {
@@ -146,13 +146,6 @@ function indexIn(d: Buffer, slots: readonly Buffer[]): number {
     idx = eq ? i : idx;
   }
   return idx;
-}
-
-/** Into one shared buffer (the check is synchronous): https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding */
-const presentedDigest = Buffer.alloc(32);
-function digestOfPresented(text: string): Buffer {
-  presentedDigest.write(hash('sha256', text, 'binary'), 0, 'latin1');
-  return presentedDigest;
 }
 
 /** SHA-256 of a secret: digests of any two lengths compare in constant time. */

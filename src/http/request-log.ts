@@ -40,7 +40,7 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
   const { eventIds, runIds } = actionIds(accepted ?? []);
   const h = req.headers;
   const row: NewRequestLog = {
-    at: isoAt(Math.round(now - ms)),
+    at: new Date(Math.round(now - ms)).toISOString(),
     requestId: requestIdOf(ex),
     method: req.method ?? '',
     path: printable(ex.route!.path, LOGGED_PATH_MAX),
@@ -65,17 +65,6 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
     if (head.query !== undefined) row.query = head.query;
   }
   return row;
-}
-
-/** ISO text of a time in ms; requests within the same millisecond share one string. */
-let lastMs = -1;
-let lastIso = '';
-function isoAt(ms: number): string {
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
 }
 
 function requestIdOf(ex: Exchange): string | undefined {
