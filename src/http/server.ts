@@ -11,7 +11,6 @@ import { createClientAddress } from './client-address.js';
 import { fold, trustedBy } from '../address-rules.js';
 import { createGate } from './gate.js';
 import { capPerAddress, LAST, onClientError, REFUSED, type Tracked } from './connections.js';
-import { credentialHeaders } from '../credentials.js';
 import { createSignatures } from './signatures.js';
 import { refuse } from './answer.js';
 import { answerError } from './error-handler.js';
@@ -197,20 +196,14 @@ function createHandler(
     }
   };
   const gate = createGate({
-    hooksPath: hooks.path,
-    enabled: hooks.enabled,
+    hooks,
     console: consoleOn,
-    maxBodyBytes: hooks.maxBodyBytes,
-    bodyLimit,
-    handshakes: signatures,
-    allowQueryToken: hooks.allowQueryToken,
     metrics: deps.metrics !== undefined,
+    bodyLimit,
     auth,
     clientAddress,
-    signatureStandsIn: signatures.standsIn,
+    signatures,
     mappedMethods: deps.engine.methods,
-    keepBodies: hooks.keepBodies,
-    credentialHeaders: credentialHeaders(hooks.mappings),
     replayOf: replayer.replayOf,
     expectsContinue: shared.expectsContinue,
   });
@@ -221,7 +214,6 @@ function createHandler(
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     clientAddress,
-    maxBodyBytes: hooks.maxBodyBytes,
     bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
     signatures,
