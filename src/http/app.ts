@@ -13,7 +13,6 @@ import { sendHandler, type RouteDeps } from './routes.js';
 export interface AppDeps extends RouteDeps {
   /** The routes' store; `commitProblem`: /healthz and the 503 answers name why commits fail. */
   store: RouteDeps['store'] & Pick<Store, 'commitProblem'>;
-  /** The body limit of a route (body-limits.ts). */
   bodyLimit: BodyLimits;
   bodyTimeoutMs: number;
   log: Logger;

@@ -127,7 +127,6 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
   };
 }
 
-/** The 401 names the credential the route takes and every place it may go. */
 const WHICH: Record<CredentialKind, string> = {
   hooks: 'missing or wrong hooks token (sending takes a hooks token from hooks.token or hooks.tokens; the admin token does not send)',
   admin: 'missing or wrong admin token (reading takes server.adminToken, or {dataDir}/admin-token when generated; a hooks token does not read)',

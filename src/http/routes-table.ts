@@ -25,7 +25,6 @@ export const ROUTE_KINDS: Record<RouteKind, { methods: string; credential: Crede
   none: { methods: '', credential: 'either', label: 'unmatched' },
 };
 
-/** The label of a hook that mapping `mappingId` took. */
 export function mappingLabel(mappingId: string): string {
   return `mapping:${mappingId}`;
 }
