@@ -5,16 +5,11 @@ import type { Metrics } from '../metrics.js';
 import type { Exchange } from './exchange.js';
 import { SENDER_ID, type RequestLogger } from './request-log.js';
 
-/** What is recorded when a response closes, also when the client left: the access line (no query, headers or body), request metrics and the request log's row. */
-export interface AccessLog {
-  /** Notes a request's start, gives it its `X-Request-Id` (when logging) and arms the close hook. */
-  begin(ex: Exchange): void;
-}
+export type AccessLog = ReturnType<typeof createAccessLog>;
 
-/** The access log, request metrics and request log; undefined when none is on (nothing per request then). */
-export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>, requests?: RequestLogger): AccessLog | undefined {
+/** What is recorded when a response closes, also when the client left: the access line (no query, headers or body), request metrics and the request log's row. */
+export function createAccessLog(log: Logger, metrics: Pick<Metrics, 'request'> | undefined, requests: RequestLogger) {
   const logging = log.isLevelEnabled('info');
-  if (!logging && !metrics && !requests) return undefined;
   // A per-process prefix and a counter: unique across restarts without a random draw per request.
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
@@ -23,7 +18,7 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
     const res = ex.res;
     const ms = performance.now() - ex.start;
     metrics?.request(ex.label, res.statusCode, ms / 1000);
-    requests?.closed(ex);
+    requests.closed(ex);
     // Its connection keeps the record until its next request (server.ts): not the body.
     if (ex.answered) ex.raw = undefined;
     if (!logging) return;
@@ -43,7 +38,8 @@ export function createAccessLog(log: Logger, metrics?: Pick<Metrics, 'request'>,
   }
 
   return {
-    begin(ex) {
+    /** Notes a request's start, gives it its `X-Request-Id` (when logging) and arms the close hook. */
+    begin(ex: Exchange): void {
       ex.start = performance.now();
       if (logging) {
         const given = ex.req.headers['x-request-id'];

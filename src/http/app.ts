@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { StoreError, type Store } from '../store/store.js';
 import { answerJson } from './answer.js';
 import { bodyParser } from './body.js';
-import { createBodyLimits, type BodyLimits } from './body-limits.js';
+import type { BodyLimits } from './body-limits.js';
 import type { ExchangeContext } from './exchange.js';
 import { readRoutes } from './reads.js';
 import { createRouter, routesOnParsedPath } from './router.js';
@@ -13,9 +13,7 @@ import { sendHandler, type RouteDeps } from './routes.js';
 export interface AppDeps extends RouteDeps {
   /** The routes' store; `commitProblem`: /healthz and the 503 answers name why commits fail. */
   store: RouteDeps['store'] & Pick<Store, 'commitProblem'>;
-  maxBodyBytes: number;
-  /** The body limit of a route (body-limits.ts); default hooks.maxBodyBytes everywhere. */
-  bodyLimit?: BodyLimits;
+  bodyLimit: BodyLimits;
   bodyTimeoutMs: number;
   log: Logger;
   /** The request's record, id, access log and error answer (server.ts). */
@@ -30,7 +28,7 @@ export type App = Koa<DefaultState, ExchangeContext>;
 
 /** The listener's Koa app (CONTRACT.md §5), one per config. */
 export function createApp(deps: AppDeps): App {
-  const bodyLimit = deps.bodyLimit ?? createBodyLimits({ maxBodyBytes: deps.maxBodyBytes, mappings: [] });
+  const { bodyLimit } = deps;
   const send = sendHandler(deps, bodyLimit);
   // The reads, /healthz and the console; the send routes go by the gate's decision below.
   const router = createRouter();

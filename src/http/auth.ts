@@ -41,22 +41,13 @@ export interface Credentials {
 }
 
 /** The token check and the failure budget, shared by the gate, the console and the signature check (signatures.ts). */
-export interface Auth {
-  /** The gate's decision for a route taking `kind`; with `signatureMayStandIn` (`auth: signature`) no token passes `bySignature`, uncounted. */
-  check(req: IncomingMessage, query: string, address: string, kind: CredentialKind, signatureMayStandIn?: boolean): AuthVerdict;
-  /** A token given other than in headers or query (the console's sign-in form), with the same budget. */
-  verify(given: string, address: string, kind: CredentialKind): AuthVerdict;
-  /** A failed attempt: 401, or 429 once the address's failures of every kind pass {@link MAX_FAILURES} in the window. */
-  failed(address: string, kind: FailureKind): AuthVerdict & { ok: false };
-  /** A right credential of `kind`: never blocked, and clears the address's failures of that kind. */
-  passed(address: string, kind: PassKind): void;
-}
+export type Auth = ReturnType<typeof createAuth>;
 
 /**
  * Token check and the per-address failure budget. A presented token's digest is compared with all
  * {@link MAX_TOKENS} slots, no early exit: neither time nor length tells which matched, or how many there are.
  */
-export function createAuth(credentials: Credentials, allowQueryToken: boolean, now: () => number = Date.now): Auth {
+export function createAuth(credentials: Credentials, allowQueryToken: boolean, now: () => number = Date.now) {
   const hooks = credentials.hooks.filter((c) => c.token !== '');
   const admin = credentials.admin.filter((t) => t !== '');
   if (hooks.length > MAX_TOKENS || admin.length > MAX_TOKENS) throw new Error(`at most ${MAX_TOKENS} tokens of each kind`);
@@ -82,7 +73,7 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
 
   /** The verdict of a presented token for a route taking `kind`; undefined when it is wrong there. */
   function pass(given: string, kind: CredentialKind, address: string): AuthVerdict | undefined {
-    const d = digestOfPresented(given);
+    const d = digest(given);
     if (kind !== 'admin') {
       const i = indexIn(d, hookSlots);
       if (i >= 0 && i < hookVerdicts.length) {
@@ -97,10 +88,12 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
     return undefined;
   }
 
+  /** A right credential of `kind`: never blocked, and clears the address's failures of that kind. */
   function passed(address: string, kind: PassKind): void {
     failures[kind].forget(address);
   }
 
+  /** A failed attempt: 401, or 429 once the address's failures of every kind pass {@link MAX_FAILURES} in the window. */
   function failed(address: string, kind: FailureKind): AuthVerdict & { ok: false } {
     const t = now();
     let count = 0;
@@ -119,13 +112,15 @@ export function createAuth(credentials: Credentials, allowQueryToken: boolean, n
   }
 
   return {
-    check(req, query, address, kind, signatureMayStandIn = false) {
+    /** The gate's decision for a route taking `kind`; with `signatureMayStandIn` (`auth: signature`) no token passes `bySignature`, uncounted. */
+    check(req: IncomingMessage, query: string, address: string, kind: CredentialKind, signatureMayStandIn = false): AuthVerdict {
       const given = presented(req, query);
       const verdict = given === undefined ? undefined : pass(given, kind, address);
       if (verdict !== undefined) return verdict;
       return signatureMayStandIn ? BY_SIGNATURE : failed(address, kind);
     },
-    verify(given, address, kind) {
+    /** A token given other than in headers or query (the console's sign-in form), with the same budget. */
+    verify(given: string, address: string, kind: CredentialKind): AuthVerdict {
       return pass(given, kind, address) ?? failed(address, kind);
     },
     failed,
@@ -146,13 +141,6 @@ function indexIn(d: Buffer, slots: readonly Buffer[]): number {
     idx = eq ? i : idx;
   }
   return idx;
-}
-
-/** Into one shared buffer (the check is synchronous): https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding */
-const presentedDigest = Buffer.alloc(32);
-function digestOfPresented(text: string): Buffer {
-  presentedDigest.write(hash('sha256', text, 'binary'), 0, 'latin1');
-  return presentedDigest;
 }
 
 /** SHA-256 of a secret: digests of any two lengths compare in constant time. */

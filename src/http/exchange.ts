@@ -47,6 +47,7 @@ export class Exchange {
   constructor(readonly ctx: HookContext) {
     this.req = ctx.req;
     this.res = ctx.res;
+    (ctx as { exchange: Exchange }).exchange = this;
   }
 }
 
@@ -56,9 +57,3 @@ export interface ExchangeContext {
 }
 
 export type HookContext = ParameterizedContext<DefaultState, ExchangeContext>;
-
-export function openExchange(ctx: HookContext): Exchange {
-  const ex = new Exchange(ctx);
-  (ctx as { exchange: Exchange }).exchange = ex;
-  return ex;
-}

@@ -1,34 +1,29 @@
 import type { IncomingMessage } from 'node:http';
 import type { DefaultState, Middleware } from 'koa';
-import { errorBody, type ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import { createRouting, methodAllowed, ROUTE_KINDS, type Route } from './routes-table.js';
 import { parseTarget } from '../request-target.js';
 import type { Auth, CredentialKind } from './auth.js';
-import { answer, JSON_HEADERS, refuse } from './answer.js';
+import { refuse } from './answer.js';
 import type { Exchange, ExchangeContext } from './exchange.js';
 import { printable } from '../printable.js';
-import { withoutCredentialParams } from '../credentials.js';
+import { credentialHeaders, withoutCredentialParams } from '../credentials.js';
 import type { BodyLimits } from './body-limits.js';
 import type { Signatures } from './signatures.js';
 import type { MappedMethods } from '../engine/engine.js';
+import type { HooksConfig } from '../config/types.js';
 
 export interface GateOptions {
-  hooksPath: string;
-  enabled: boolean;
+  hooks: Pick<HooksConfig, 'path' | 'enabled' | 'maxBodyBytes' | 'allowQueryToken' | 'keepBodies' | 'mappings'>;
   console: boolean;
-  maxBodyBytes: number;
-  bodyLimit: BodyLimits;
-  allowQueryToken: boolean;
   metrics: boolean;
+  bodyLimit: BodyLimits;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
-  /** True when a signature may stand in for the token on `method` {hooks.path}/NAME (signatures.ts). */
-  signatureStandsIn: (name: string, method: string) => boolean;
+  /** Whether a signature may stand in for the token (`auth: signature`), and Meta's verification GET. */
+  signatures: Pick<Signatures, 'standsIn' | 'takesGet' | 'answerMeta'>;
   /** The methods the mappings take on {hooks.path}/NAME (engine.ts `methods`, from the compiled mappings). */
   mappedMethods: (name: string) => MappedMethods;
-  keepBodies: number;
-  credentialHeaders: ReadonlySet<string>;
-  handshakes: Pick<Signatures, 'takesGet' | 'answerMeta'>;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
   replayOf: (req: IncomingMessage, route: Route) => number | undefined;
   /** True for a request that Node handed over to be told `100 Continue` or refused (server.ts). */
@@ -42,9 +37,12 @@ export interface GateOptions {
  * Content-Length. `Expect: 100-continue` is answered only for what passes.
  */
 export function createGate(opts: GateOptions): Middleware<DefaultState, ExchangeContext> {
-  const route = createRouting(opts.hooksPath, opts.enabled, { metrics: opts.metrics, console: opts.console });
-  const drainable = opts.maxBodyBytes;
-  const unauthorized = Object.fromEntries(Object.keys(WHICH).map((k) => [k, unauthorizedAnswer(opts.allowQueryToken, k as CredentialKind)])) as Record<CredentialKind, Buffer>;
+  const { hooks, signatures } = opts;
+  const route = createRouting(hooks.path, hooks.enabled, { metrics: opts.metrics, console: opts.console });
+  const drainable = hooks.maxBodyBytes;
+  const secretHeaders = credentialHeaders(hooks.mappings);
+  const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(hooks.allowQueryToken ? ['?token=<token>'] : [])];
+  const sendIt = `send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`;
   const deny = (ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>) => refuse(ex, code, message, headers, drainable);
   return function gate(ctx, next) {
     const ex = ctx.exchange;
@@ -57,11 +55,11 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       ex.label = ROUTE_KINDS[decided.kind].label;
       if (decided.hooks && decided.kind !== 'metrics') {
         ex.logged = true;
-        ex.keepBodies = opts.keepBodies;
-        ex.credentialHeaders = opts.credentialHeaders;
+        ex.keepBodies = hooks.keepBodies;
+        ex.credentialHeaders = secretHeaders;
       }
     }
-    const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && opts.handshakes.takesGet(decided.name);
+    const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && signatures.takesGet(decided.name);
     if (decided?.kind === 'mapped' && !metaGet) {
       const takes = opts.mappedMethods(decided.name);
       if (method === 'GET' ? !takes.GET : method !== 'POST' || !takes.POST) {
@@ -78,15 +76,14 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
     const replayed = decided?.hooks ? opts.replayOf(req, decided) : undefined;
     if (replayed !== undefined) ex.replayOf = replayed;
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
-    else if (decided ? decided.hooks : opts.enabled) {
+    else if (decided ? decided.hooks : hooks.enabled) {
       const kind = decided ? ROUTE_KINDS[decided.kind].credential : 'either';
       // Meta's verification GET goes to its POST mapping's path: that mapping's auth: signature waives the token for it too.
-      const signed = decided !== undefined && decided.kind === 'mapped' && opts.signatureStandsIn(decided.name, metaGet ? 'POST' : method);
+      const signed = decided !== undefined && decided.kind === 'mapped' && signatures.standsIn(decided.name, metaGet ? 'POST' : method);
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
-        ex.error = verdict.code;
-        if (verdict.code === 'rate_limited') answer(ex, 429, { ...JSON_HEADERS, 'retry-after': String(verdict.retryAfter) }, RATE_LIMITED_BODY, drainable);
-        else answer(ex, 401, JSON_HEADERS, unauthorized[kind], drainable);
+        if (verdict.code === 'unauthorized') deny(ex, 'unauthorized', `${WHICH[kind]}: ${sendIt}`);
+        else deny(ex, 'rate_limited', 'too many failed token attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });
         return;
       }
       if (verdict.bySignature) ex.bySignature = true;
@@ -101,7 +98,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       }
     }
     if (metaGet) {
-      opts.handshakes.answerMeta(ex, decided!.name, decided!.query, () => opts.clientAddress(req));
+      signatures.answerMeta(ex, decided!.name, decided!.query, () => opts.clientAddress(req));
       return;
     }
     if (!decided) {
@@ -135,11 +132,3 @@ const WHICH: Record<CredentialKind, string> = {
   admin: 'missing or wrong admin token (reading takes server.adminToken, or {dataDir}/admin-token when generated; a hooks token does not read)',
   either: 'missing or wrong token',
 };
-
-/** The 401, made once per kind: it names the credential the route takes and every place it may go. */
-function unauthorizedAnswer(allowQueryToken: boolean, kind: CredentialKind): Buffer {
-  const places = ['Authorization: Bearer <token>', 'x-hookrelay-token: <token>', 'x-openclaw-token: <token>', ...(allowQueryToken ? ['?token=<token>'] : [])];
-  return Buffer.from(errorBody('unauthorized', `${WHICH[kind]}: send it as ${places.slice(0, -1).join(', ')} or ${places[places.length - 1]}`));
-}
-
-const RATE_LIMITED_BODY = Buffer.from(errorBody('rate_limited', 'too many failed token attempts from this address; retry later'));

@@ -44,20 +44,16 @@ export function whyNotReplay(row: RequestRecord, hooks: ReplayHooks): string | u
   return undefined;
 }
 
-export interface Replayer {
-  /** The gate: the seq a request replays when it carries this listener's marker for exactly `route`; its credential there. */
-  replayOf(req: IncomingMessage, route: Route): number | undefined;
-  /** Sends a kept request that {@link whyNotReplay} lets through again through the listener; its marker stands in for the token and keeps idempotency keys out (a replay is no repeat). */
-  replay(row: RequestRecord, hooks: ReplayHooks): Promise<Replayed>;
-}
+export type Replayer = ReturnType<typeof createReplayer>;
 
 /** One per listener: the marker `<nonce>:<seq>` opens only its request, once, on its path. */
-export function createReplayer(url: () => string, requests: RequestLogger): Replayer {
+export function createReplayer(url: () => string, requests: RequestLogger) {
   const nonce = randomBytes(24).toString('base64url');
   const expected = Buffer.from(nonce);
   const sending = new Map<string, { seq: number; path: string }>();
   return {
-    replayOf(req, route) {
+    /** The gate: the seq a request replays when it carries this listener's marker for exactly `route`; its credential there. */
+    replayOf(req: IncomingMessage, route: Route): number | undefined {
       const marker = req.headers[REPLAY_HEADER];
       const id = req.headers['x-request-id'];
       if (typeof marker !== 'string' || typeof id !== 'string') return undefined;
@@ -73,7 +69,8 @@ export function createReplayer(url: () => string, requests: RequestLogger): Repl
       return seq;
     },
 
-    async replay(row, hooks) {
+    /** Sends a kept request that {@link whyNotReplay} lets through again through the listener; its marker stands in for the token and keeps idempotency keys out (a replay is no repeat). */
+    async replay(row: RequestRecord, hooks: ReplayHooks): Promise<Replayed> {
       const requestId = `replay-${randomBytes(8).toString('hex')}`;
       const stored = requests.stored(requestId, ROW_WAIT_MS);
       // Cleaned again under the current mappings: a verify.header added since is a credential too.

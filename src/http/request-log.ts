@@ -26,10 +26,8 @@ const REFUSALS_PER_MINUTE = 60;
 const REFUSING_ADDRESSES = 50_000;
 const MINUTE_MS = 60_000;
 
-/** A refusal (CONTRACT.md §8): turned away before it was acted on, for who sent it or how. */
-function isRefusal(status: number): boolean {
-  return status === 401 || status === 429 || status === 413 || status === 403 || status === 405 || status === 408 || status === 415;
-}
+/** The statuses of a refusal (CONTRACT.md §8): turned away before it was acted on, for who sent it or how. */
+const REFUSALS = new Set([401, 429, 413, 403, 405, 408, 415]);
 
 /** The row of a `logged` request, else undefined; `accepted`: what its accept commits with it. */
 export function requestRow(ex: Exchange, status: number, accepted?: readonly Accepted[]): NewRequestLog | undefined {
@@ -40,7 +38,7 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
   const { eventIds, runIds } = actionIds(accepted ?? []);
   const h = req.headers;
   const row: NewRequestLog = {
-    at: isoAt(Math.round(now - ms)),
+    at: new Date(Math.round(now - ms)).toISOString(),
     requestId: requestIdOf(ex),
     method: req.method ?? '',
     path: printable(ex.route!.path, LOGGED_PATH_MAX),
@@ -57,7 +55,7 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
     sender: ex.sender?.name,
   };
   // A form's body holds its files, whose contents are never kept (CONTRACT.md §12; multipart.ts).
-  if (ex.keepBodies > 0 && ex.raw !== undefined && !isRefusal(status) && !isMultipart(h['content-type'])) {
+  if (ex.keepBodies > 0 && ex.raw !== undefined && !REFUSALS.has(status) && !isMultipart(h['content-type'])) {
     row.body = ex.raw.toString('utf8');
     row.bodyUntil = new Date(now + ex.keepBodies * DAY_MS).toISOString();
     const head = keptHead(h, ex.route!.query, ex.credentialHeaders);
@@ -65,17 +63,6 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
     if (head.query !== undefined) row.query = head.query;
   }
   return row;
-}
-
-/** ISO text of a time in ms; requests within the same millisecond share one string. */
-let lastMs = -1;
-let lastIso = '';
-function isoAt(ms: number): string {
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
 }
 
 function requestIdOf(ex: Exchange): string | undefined {
@@ -89,24 +76,20 @@ function closedRow(ex: Exchange): NewRequestLog {
 }
 
 /** The close hook's side: rows of answered requests that no accept committed. */
-export interface RequestLogger {
-  /** A response closed (access-log.ts): its row, unless its accept committed it, goes to the buffer. */
-  closed(ex: Exchange): void;
-  /** Resolves once the row of this X-Request-Id is stored, or after `timeoutMs` (a console replay waits for its own). */
-  stored(requestId: string, timeoutMs: number): Promise<void>;
-}
+export type RequestLogger = ReturnType<typeof createRequestLogger>;
 
-export function createRequestLogger(buffer: RequestLogBuffer, addressOf: (req: IncomingMessage) => string): RequestLogger {
+export function createRequestLogger(buffer: RequestLogBuffer, addressOf: (req: IncomingMessage) => string) {
   // One event per X-Request-Id of a replay whose row is stored.
   const rows = new EventEmitter();
   const refusals = createAddressCounts(MINUTE_MS, REFUSING_ADDRESSES);
   return {
-    closed(ex) {
+    /** A response closed (access-log.ts): its row, unless its accept committed it, goes to the buffer. */
+    closed(ex: Exchange): void {
       if (!ex.logged) return;
       const status = ex.res.statusCode;
       if (ex.replayOf === undefined) {
         if (ex.committed) return;
-        if (isRefusal(status) && refusals.hit(addressOf(ex.req), Date.now()).count > REFUSALS_PER_MINUTE) {
+        if (REFUSALS.has(status) && refusals.hit(addressOf(ex.req), Date.now()).count > REFUSALS_PER_MINUTE) {
           buffer.drop(1);
           return;
         }
@@ -118,7 +101,8 @@ export function createRequestLogger(buffer: RequestLogBuffer, addressOf: (req: I
       if (ex.committed || !buffer.offer(closedRow, ex)) done();
       else buffer.flush().then(done, done);
     },
-    async stored(requestId, timeoutMs) {
+    /** Resolves once the row of this X-Request-Id is stored, or after `timeoutMs` (a console replay waits for its own). */
+    async stored(requestId: string, timeoutMs: number): Promise<void> {
       // https://nodejs.org/api/events.html#eventsonceemitter-name-options: the listener goes when the signal aborts.
       await once(rows, requestId, { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
     },

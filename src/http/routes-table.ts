@@ -25,16 +25,8 @@ export const ROUTE_KINDS: Record<RouteKind, { methods: string; credential: Crede
   none: { methods: '', credential: 'either', label: 'unmatched' },
 };
 
-const MAPPING_LABELS = new Map<string, string>();
-
-/** The label of a hook that mapping `mappingId` took, made once per id (ids come from the config). */
 export function mappingLabel(mappingId: string): string {
-  let label = MAPPING_LABELS.get(mappingId);
-  if (label === undefined) {
-    label = `mapping:${mappingId}`;
-    MAPPING_LABELS.set(mappingId, label);
-  }
-  return label;
+  return `mapping:${mappingId}`;
 }
 
 /** What the gate decided about a request. */

@@ -11,12 +11,11 @@ import { createClientAddress } from './client-address.js';
 import { fold, trustedBy } from '../address-rules.js';
 import { createGate } from './gate.js';
 import { capPerAddress, LAST, onClientError, REFUSED, type Tracked } from './connections.js';
-import { credentialHeaders } from '../credentials.js';
 import { createSignatures } from './signatures.js';
 import { refuse } from './answer.js';
 import { answerError } from './error-handler.js';
 import { printable } from '../printable.js';
-import { openExchange, type Exchange, type ExchangeContext } from './exchange.js';
+import { Exchange, type ExchangeContext } from './exchange.js';
 import type { RouteDeps } from './routes.js';
 import type { DefaultState, Middleware } from 'koa';
 import type { RequestLogBuffer } from '../store/request-log.js';
@@ -77,7 +76,7 @@ interface Handler {
 const CHECK_TIMEOUTS_EVERY_MS = 1_000;
 
 interface Shared {
-  access: AccessLog | undefined;
+  access: AccessLog;
   closing: () => boolean;
   /** Node hands over a request with `Expect: 100-continue` on `checkContinue` (https://nodejs.org/api/http.html#event-checkcontinue). */
   expectsContinue: (req: http.IncomingMessage) => boolean;
@@ -175,8 +174,8 @@ function createHandler(
       ctx.respond = false; // the per-address cap answered on the socket (connections.ts)
       return;
     }
-    const ex = openExchange(ctx);
-    shared.access?.begin(ex);
+    const ex = new Exchange(ctx);
+    shared.access.begin(ex);
     socket[LAST] = ex;
     if (shared.closing()) {
       refuse(ex, 'unavailable', 'the gateway is shutting down; retry shortly', { connection: 'close', 'retry-after': '1' });
@@ -190,27 +189,22 @@ function createHandler(
       try {
         failed(ex, err);
       } catch (err2) {
-        failedAnswering(ex, err2, log);
+        log.error({ route: ex.label, errorType: (err2 as Error)?.name }, 'request failed: its answer could not be written');
+        if (!ex.answered) ex.res.destroy();
       }
     } finally {
       if (--active === 0) onDrained?.();
     }
   };
   const gate = createGate({
-    hooksPath: hooks.path,
-    enabled: hooks.enabled,
+    hooks,
     console: consoleOn,
-    maxBodyBytes: hooks.maxBodyBytes,
-    bodyLimit,
-    handshakes: signatures,
-    allowQueryToken: hooks.allowQueryToken,
     metrics: deps.metrics !== undefined,
+    bodyLimit,
     auth,
     clientAddress,
-    signatureStandsIn: signatures.standsIn,
+    signatures,
     mappedMethods: deps.engine.methods,
-    keepBodies: hooks.keepBodies,
-    credentialHeaders: credentialHeaders(hooks.mappings),
     replayOf: replayer.replayOf,
     expectsContinue: shared.expectsContinue,
   });
@@ -221,7 +215,6 @@ function createHandler(
     hooksPath: hooks.path,
     acceptStatus: hooks.acceptStatus,
     clientAddress,
-    maxBodyBytes: hooks.maxBodyBytes,
     bodyLimit,
     bodyTimeoutMs: hooks.bodyTimeoutMs,
     signatures,
@@ -240,10 +233,4 @@ function createHandler(
     tokens,
     drained: () => (active === 0 ? Promise.resolve() : new Promise<void>((resolve) => { onDrained = resolve; })),
   };
-}
-
-/** Answering the error itself failed: a request still unanswered is cut off rather than left waiting. */
-function failedAnswering(ex: Exchange, err: unknown, log: Logger): void {
-  log.error({ route: ex.label, errorType: (err as Error)?.name }, 'request failed: its answer could not be written');
-  if (!ex.answered) ex.res.destroy();
 }

@@ -14,16 +14,7 @@ import { compileVerifier, standardWebhooksIdHeader, type SignatureFailure, type 
  * (engine/decide.ts calls it); and Meta's verification GET (scheme `meta`, CONTRACT.md §8), answered
  * with no action before any body is read (Slack's signed `url_verification` is the engine's).
  */
-export interface Signatures {
-  /** True when NAME has an `auth: signature` mapping taking `method`: the gate lets a request without the token through. */
-  standsIn(name: string, method: string): boolean;
-  /** The ids of NAME's mappings whose `verify` passes on the raw bytes, undefined when none has one; else throws 401 (429 past the budget). */
-  check(req: SignedRequest, body: Uint8Array): Signed | undefined;
-  /** True when NAME has a `meta` mapping: its GET (and HEAD) is Meta's verification request, not a 405. */
-  takesGet(name: string): boolean;
-  /** Answers Meta's verification GET once the gate checked the credential. https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests */
-  answerMeta(ex: Exchange, name: string, query: string, address: () => string): void;
-}
+export type Signatures = ReturnType<typeof createSignatures>;
 
 export interface SignedRequest {
   name: string;
@@ -37,7 +28,6 @@ export interface SignedRequest {
 
 interface Entry {
   id: string;
-  /** `match.method`: a mapping's signature is checked on the requests it takes. */
   method: string;
   verify: Verifier;
   standsIn: boolean;
@@ -49,7 +39,7 @@ interface Entry {
 type MetaEntry = { id: string; digest: Buffer };
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
-export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'> }): Signatures {
+export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'> }) {
   const byName = new Map<string, Entry[]>();
   const meta = new Map<string, MetaEntry[]>();
   for (const m of mappings) {
@@ -63,11 +53,15 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
 
   return {
-    standsIn: (name, method) => standsIn.has(`${method} ${name}`),
-    takesGet: (name) => meta.has(name),
-    answerMeta: (ex, name, query, address) => answerMeta(meta.get(name)!, deps.auth, ex, query, address),
+    /** True when NAME has an `auth: signature` mapping taking `method`: the gate lets a request without the token through. */
+    standsIn: (name: string, method: string): boolean => standsIn.has(`${method} ${name}`),
+    /** True when NAME has a `meta` mapping: its GET (and HEAD) is Meta's verification request, not a 405. */
+    takesGet: (name: string): boolean => meta.has(name),
+    /** Answers Meta's verification GET once the gate checked the credential. https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests */
+    answerMeta: (ex: Exchange, name: string, query: string, address: () => string): void => answerMeta(meta.get(name)!, deps.auth, ex, query, address),
 
-    check(req, body) {
+    /** The ids of NAME's mappings whose `verify` passes on the raw bytes, undefined when none has one; else throws 401 (429 past the budget). */
+    check(req: SignedRequest, body: Uint8Array): Signed | undefined {
       const list = byName.get(req.name)?.filter((e) => e.method === req.method);
       if (list === undefined || list.length === 0) return undefined;
       const now = Math.floor(Date.now() / 1000);

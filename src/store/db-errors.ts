@@ -58,3 +58,11 @@ export function pgProblem(err: StoreError): string {
   if (code.startsWith('53')) return `PostgreSQL is out of resources (SQLSTATE ${code})`;
   return 'PostgreSQL cannot be reached';
 }
+
+/** Refuses, saying what to do, a store `where` (`at <file>`, `in <url>`) at another schema version than the one this hookrelay `reads` or `writes`. */
+export function refuseOtherSchema(where: string, version: number, current: number, verb: 'reads' | 'writes' = 'reads'): void {
+  if (version === current) return;
+  const what = version > current && verb === 'reads' ? `newer than this hookrelay understands (v${current})` : `this hookrelay ${verb} v${current}`;
+  const todo = version < current ? 'run `hookrelay serve` once to migrate it' : 'upgrade hookrelay';
+  throw new StoreError('unavailable', `the store ${where} has schema v${version}, ${what}: ${todo}`);
+}

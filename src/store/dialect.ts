@@ -51,8 +51,6 @@ interface Prepared {
   reader: boolean;
   /** The `$n` of each `?`, in order: `$2 … $1 … $2` binds the second value twice. */
   order: number[];
-  /** `order` is `$1, $2, …`: values that many are bound as they are. */
-  inOrder: boolean;
 }
 
 /** better-sqlite3 binds `?` by position: each `$n` becomes a `?` bound to the n-th value. */
@@ -64,12 +62,12 @@ export function sqliteDb(db: Database.Database): Db {
     if (!p) {
       const order: number[] = [];
       const stmt = db.prepare<unknown[]>(text.replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?')));
-      p = { stmt, reader: stmt.reader, order, inOrder: order.every((n, i) => n === i) };
+      p = { stmt, reader: stmt.reader, order };
       cache.set(text, p);
     }
     return p;
   };
-  const bind = (p: Prepared, params: readonly unknown[]) => (p.inOrder && params.length === p.order.length ? params : p.order.map((i) => params[i]));
+  const bind = (p: Prepared, params: readonly unknown[]) => p.order.map((i) => params[i]);
   const self: Db = {
     kind: 'sqlite',
     all: async <R>(sql: Sql, params: readonly unknown[] = []) => {

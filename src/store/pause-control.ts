@@ -6,12 +6,8 @@ import * as sql from './sql/index.js';
 import { openSqliteReader } from './sqlite.js';
 
 /**
- * What `hookrelay pause` and `resume` write (CONTRACT.md §14): the paused mappings, straight
- * into the store beside a running gateway, like `events` and `runs` read it — no token, no
- * lock. SQLite: one short write transaction on the WAL database (busy_timeout waits for the
- * gateway's writer between its commits); PostgreSQL: one statement. The gateways see it
- * within a second (dispatch/flow.ts) and release what it held themselves. Refuses, as
- * the readers do (`unavailable`, saying what to do), a store not there yet or at another schema version.
+ * What `hookrelay pause` and `resume` write (CONTRACT.md §14): one statement straight into the store beside a running
+ * gateway (SQLite's busy_timeout waits for its writer between commits), which sees it within a second (dispatch/flow.ts).
  */
 export async function openPauseControl(config: Config) {
   if (config.store.kind === 'postgres') {

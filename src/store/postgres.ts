@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { uuidv7 } from '../ids.js';
-import { pgProblem, pgStoreError } from './db-errors.js';
+import { pgProblem, pgStoreError, refuseOtherSchema } from './db-errors.js';
 import { pgDb, type Db } from './dialect.js';
 import type { CommitStats } from './group-commit.js';
 import { repeat } from './maintenance.js';
@@ -124,8 +124,8 @@ export class PostgresStore extends StoreShell {
     return { values, failed: failed?.map(([i, e]) => [i, pgStoreError(e)]) };
   }
 
-  protected override commit<T>(op: WriteOp): Promise<T> {
-    if (op.kind === 'accept') return super.commit<T>(op);
+  protected override write<T = void>(op: WriteOp): Promise<T> {
+    if (op.kind === 'accept') return super.write<T>(op);
     return this.guard(async () => {
       const [value] = await this.tx((tx) => applyOps(tx, [op]));
       if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies') this.otherCommits++;
@@ -160,16 +160,7 @@ export async function openPgReader(url: string, writes = false): Promise<StoreRe
   try {
     const version = await schemaVersion(pool);
     if (version === 0) throw new StoreError('unavailable', `no store yet in ${where} (\`hookrelay serve\` creates it there)`);
-    if (writes && version !== PG_SCHEMA_VERSION) {
-      const todo = version < PG_SCHEMA_VERSION ? 'run `hookrelay serve` once to migrate it' : 'upgrade hookrelay';
-      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, this hookrelay writes v${PG_SCHEMA_VERSION}: ${todo}`);
-    }
-    if (version < PG_SCHEMA_VERSION) {
-      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, this hookrelay reads v${PG_SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
-    }
-    if (version > PG_SCHEMA_VERSION) {
-      throw new StoreError('unavailable', `the store in ${where} has schema v${version}, newer than this hookrelay understands (v${PG_SCHEMA_VERSION}): upgrade hookrelay`);
-    }
+    refuseOtherSchema(`in ${where}`, version, PG_SCHEMA_VERSION, writes ? 'writes' : 'reads');
   } catch (err) {
     await pool.end().catch(() => {});
     if (err instanceof StoreError) throw err;

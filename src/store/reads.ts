@@ -64,10 +64,7 @@ export function reads(db: Db) {
 
     /** Stored answers of these key hashes accepted at or after `since` (ISO time), in order. */
     findKeys(keys: readonly string[], since: string): Promise<(StoredKey | undefined)[]> {
-      return Promise.all(keys.map(async (k) => {
-        const row = await db.get<{ request_hash: string; status: number; body: string; at: string }>(sql.idempotency.findKey, [k, since]);
-        return row && { requestHash: row.request_hash, status: row.status, body: row.body, at: row.at };
-      }));
+      return Promise.all(keys.map((k) => db.get<StoredKey>(sql.idempotency.findKey, [k, since])));
     },
 
     async getState(key: string): Promise<string | undefined> {

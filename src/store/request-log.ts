@@ -7,17 +7,7 @@ const REQUEST_LOG_MAX_PENDING = 1000;
 /** How long a row waits before its batch is written. */
 const REQUEST_LOG_FLUSH_MS = 200;
 
-/** The request log's rows of requests that were not accepted (CONTRACT.md §11), batched off the request path. */
-export interface RequestLogBuffer {
-  /** Queues `make(arg)`, made only when there is room (a flood of refusals costs no rows); false when dropped. */
-  offer<T>(make: (arg: T) => NewRequestLog, arg: T): boolean;
-  /** Counts `rows` dropped before they were offered (a refusal past its address's budget, http/request-log.ts). */
-  drop(rows: number): void;
-  /** Writes what is queued now (and waits for a batch under way). */
-  flush(): Promise<void>;
-  /** Flushes and stops: later rows are dropped. */
-  close(): Promise<void>;
-}
+export type RequestLogBuffer = ReturnType<typeof createRequestLog>;
 
 export interface RequestLogOptions {
   maxPending?: number;
@@ -27,7 +17,8 @@ export interface RequestLogOptions {
   log: Logger;
 }
 
-export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: RequestLogOptions): RequestLogBuffer {
+/** The request log's rows of requests that were not accepted (CONTRACT.md §11), batched off the request path. */
+export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: RequestLogOptions) {
   const max = opts.maxPending ?? REQUEST_LOG_MAX_PENDING;
   const every = opts.flushMs ?? REQUEST_LOG_FLUSH_MS;
   let pending: NewRequestLog[] = [];
@@ -36,6 +27,7 @@ export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: Reques
   let closed = false;
   let warned = false;
 
+  /** Counts `n` rows dropped, also before they were offered (a refusal past its address's budget, http/request-log.ts). */
   const drop = (n: number) => {
     if (n > 0) opts.onDropped?.(n);
   };
@@ -72,7 +64,8 @@ export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: Reques
 
   return {
     drop,
-    offer(make, arg) {
+    /** Queues `make(arg)`, made only when there is room (a flood of refusals costs no rows); false when dropped. */
+    offer<T>(make: (arg: T) => NewRequestLog, arg: T): boolean {
       if (closed || pending.length >= max) {
         drop(1);
         return false;
@@ -81,11 +74,13 @@ export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: Reques
       kick();
       return true;
     },
-    async flush() {
+    /** Writes what is queued now (and waits for a batch under way). */
+    async flush(): Promise<void> {
       await writing;
       await write();
     },
-    async close() {
+    /** Flushes and stops: later rows are dropped. */
+    async close(): Promise<void> {
       closed = true;
       await writing;
       await write();

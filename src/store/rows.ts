@@ -1,5 +1,6 @@
 import type {
-  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RequestRecord, RunRecord, RunStatus,
+  DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RequestRecord,
+  RunCallback, RunDelivery, RunRecord,
 } from './records.js';
 
 /** The one mapping between rows and records: both schemas use the same tables, columns and encodings (booleans 0/1, ISO times, JSON payloads), so `hookrelay store copy` moves a row as it is. */
@@ -14,40 +15,11 @@ export interface EventRow {
   unsafe: number;
 }
 
-export interface RunRow {
-  seq: number;
-  run_id: string;
-  session_key: string;
-  status: string;
-  message: string;
-  name: string | null;
-  model: string | null;
-  thinking: string | null;
-  timeout_seconds: number | null;
-  wake_mode: string;
-  deliver: number;
-  provider: string;
-  recipient: string | null;
-  source: string;
-  unsafe: number;
-  created_at: string;
-  started_at: string | null;
-  ended_at: string | null;
-  reply: string | null;
-  error: string | null;
-  delivered_to: string | null;
-  error_code: string | null;
-  forwarded: string | null;
-  session_mode: string | null;
-  d_status?: string | null;
-  d_target?: string | null;
-  d_attempts?: number | null;
-  d_error?: string | null;
-  callback_url?: string | null;
-  c_status?: string | null;
-  c_attempts?: number | null;
-  c_error?: string | null;
-}
+/** A row as the driver returns it: columns by name, booleans 0/1, NULL where nothing is stored. */
+export type Row = Record<string, Bind | undefined>;
+
+/** A run's row: the runs table, with its delivery's (`d_…`) and callback's (`c_…`) outbox columns where joined. */
+export type RunRow = Row & { seq: number };
 
 export interface OutboxRow {
   id: number;
@@ -120,43 +92,50 @@ export function toEvent(row: EventRow): EventRecord {
   };
 }
 
-/** Row → record: camelCase, NULL columns left out rather than set to undefined. */
+/** Where each field of a record `T` comes from: its column, or what it is made of its row. */
+type Fields<R extends Row, T> = { [K in keyof T]-?: string | ((row: R) => T[K] | undefined) };
+
+/** Row → record: each field in the record's key order, those from NULL columns (or made undefined) left out. */
+function fromRow<T, R extends Row = Row>(row: R, fields: Fields<R, T>): T {
+  const record: Record<string, unknown> = {};
+  for (const [field, from] of Object.entries<string | ((row: R) => unknown)>(fields)) {
+    const value = typeof from === 'string' ? row[from] : from(row);
+    if (value != null) record[field] = value;
+  }
+  return record as T;
+}
+
+const RUN_FIELDS: Fields<RunRow, RunRecord> = {
+  runId: 'run_id',
+  sessionKey: 'session_key',
+  status: 'status',
+  message: 'message',
+  wakeMode: 'wake_mode',
+  deliver: (r) => r.deliver === 1,
+  provider: 'provider',
+  source: 'source',
+  unsafe: (r) => r.unsafe === 1,
+  createdAt: 'created_at',
+  name: 'name',
+  model: 'model',
+  thinking: 'thinking',
+  timeoutSeconds: 'timeout_seconds',
+  to: 'recipient',
+  startedAt: 'started_at',
+  endedAt: 'ended_at',
+  reply: 'reply',
+  error: 'error',
+  errorCode: 'error_code',
+  deliveredTo: 'delivered_to',
+  forwarded: (r) => (r.forwarded == null ? undefined : (JSON.parse(String(r.forwarded)) as Forwarded)),
+  sessionMode: 'session_mode',
+  delivery: (r) => (r.d_status == null ? undefined : fromRow<RunDelivery>(r, { status: 'd_status', target: 'd_target', attempts: 'd_attempts', error: 'd_error' })),
+  callbackUrl: 'callback_url',
+  callback: (r) => (r.c_status == null ? undefined : fromRow<RunCallback>(r, { status: 'c_status', attempts: 'c_attempts', error: 'c_error' })),
+};
+
 export function toRun(row: RunRow): RunRecord {
-  const run: RunRecord = {
-    runId: row.run_id,
-    sessionKey: row.session_key,
-    status: row.status as RunStatus,
-    message: row.message,
-    wakeMode: row.wake_mode as RunRecord['wakeMode'],
-    deliver: row.deliver === 1,
-    provider: row.provider as RunRecord['provider'],
-    source: row.source,
-    unsafe: row.unsafe === 1,
-    createdAt: row.created_at,
-  };
-  if (row.name !== null) run.name = row.name;
-  if (row.model !== null) run.model = row.model;
-  if (row.thinking !== null) run.thinking = row.thinking as RunRecord['thinking'];
-  if (row.timeout_seconds !== null) run.timeoutSeconds = row.timeout_seconds;
-  if (row.recipient !== null) run.to = row.recipient;
-  if (row.started_at !== null) run.startedAt = row.started_at;
-  if (row.ended_at !== null) run.endedAt = row.ended_at;
-  if (row.reply !== null) run.reply = row.reply;
-  if (row.error !== null) run.error = row.error;
-  if (row.error_code !== null) run.errorCode = row.error_code as RunRecord['errorCode'];
-  if (row.delivered_to !== null) run.deliveredTo = row.delivered_to;
-  if (row.forwarded !== null) run.forwarded = JSON.parse(row.forwarded) as Forwarded;
-  if (row.session_mode != null) run.sessionMode = row.session_mode as RunRecord['sessionMode'];
-  if (row.d_status != null) {
-    run.delivery = { status: row.d_status as DeliveryStatus, target: row.d_target!, attempts: row.d_attempts! };
-    if (row.d_error != null) run.delivery.error = row.d_error;
-  }
-  if (row.callback_url != null) run.callbackUrl = row.callback_url;
-  if (row.c_status != null) {
-    run.callback = { status: row.c_status as DeliveryStatus, attempts: row.c_attempts! };
-    if (row.c_error != null) run.callback.error = row.c_error;
-  }
-  return run;
+  return fromRow(row, RUN_FIELDS);
 }
 
 interface ReplyPayload {
@@ -212,29 +191,8 @@ export function toDelivery(row: OutboxRow): DeliveryRecord {
   return d;
 }
 
-/** The request log's rows (CONTRACT.md §11): action ids space-separated (uuids hold no space). */
-export interface RequestRow {
-  seq: number;
-  at: string;
-  request_id: string | null;
-  method: string;
-  path: string;
-  route: string;
-  status: number;
-  ms: number;
-  event_ids: string | null;
-  run_ids: string | null;
-  replayed: number;
-  error: string | null;
-  content_type: string | null;
-  user_agent: string | null;
-  body?: string | null;
-  body_until: string | null;
-  replay_of: number | null;
-  sender: string | null;
-  /** JSON `{"headers":{…},"query":"…"}`: kept with the body, purged with it. */
-  head?: string | null;
-}
+/** A request-log row (CONTRACT.md §11): action ids space-separated (uuids hold no space); `head`, JSON `{"headers":{…},"query":"…"}`, kept and purged with the body. */
+export type RequestRow = Row & { head?: string | null };
 
 /** The columns a request-log INSERT binds, in order. */
 export const REQUEST_COLUMNS =
@@ -260,28 +218,31 @@ function headOf(r: NewRequestLog): string | null {
   return JSON.stringify({ headers: r.headers ?? {}, query: r.query ?? '' });
 }
 
-/** Row → record, NULL columns left out. */
+const ids = (column: Bind | undefined) => (column ? String(column).split(' ') : []);
+
+const REQUEST_FIELDS: Fields<RequestRow, Omit<RequestRecord, 'headers' | 'query'>> = {
+  seq: 'seq',
+  at: 'at',
+  method: 'method',
+  path: 'path',
+  route: 'route',
+  status: 'status',
+  ms: 'ms',
+  eventIds: (r) => ids(r.event_ids),
+  runIds: (r) => ids(r.run_ids),
+  replayed: (r) => r.replayed === 1,
+  requestId: 'request_id',
+  error: 'error',
+  contentType: 'content_type',
+  userAgent: 'user_agent',
+  body: 'body',
+  bodyUntil: 'body_until',
+  replayOf: 'replay_of',
+  sender: 'sender',
+};
+
 export function toRequest(row: RequestRow): RequestRecord {
-  const r: RequestRecord = {
-    seq: row.seq,
-    at: row.at,
-    method: row.method,
-    path: row.path,
-    route: row.route,
-    status: row.status,
-    ms: row.ms,
-    eventIds: row.event_ids ? row.event_ids.split(' ') : [],
-    runIds: row.run_ids ? row.run_ids.split(' ') : [],
-    replayed: row.replayed === 1,
-  };
-  if (row.request_id !== null) r.requestId = row.request_id;
-  if (row.error !== null) r.error = row.error;
-  if (row.content_type !== null) r.contentType = row.content_type;
-  if (row.user_agent !== null) r.userAgent = row.user_agent;
-  if (row.body != null) r.body = row.body;
-  if (row.body_until !== null) r.bodyUntil = row.body_until;
-  if (row.replay_of !== null) r.replayOf = row.replay_of;
-  if (row.sender != null) r.sender = row.sender;
+  const r: RequestRecord = fromRow(row, REQUEST_FIELDS);
   if (row.head != null) {
     const head = JSON.parse(row.head) as { headers: Record<string, string>; query: string };
     r.headers = head.headers;

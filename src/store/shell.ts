@@ -170,13 +170,9 @@ export abstract class StoreShell implements Store {
     return this.guard(() => fn().catch((err: unknown) => Promise.reject(this.db.storeError(err))));
   }
 
+  /** Commits one op; resolves with its result once committed. */
   protected write<T = void>(op: WriteOp): Promise<T> {
     if (this.state !== 'open') return Promise.reject(new StoreError('closed', 'the store is closed'));
-    return this.commit<T>(op);
-  }
-
-  /** Commits one op; resolves with its result once committed. */
-  protected commit<T>(op: WriteOp): Promise<T> {
     return this.batcher.write<T>(op);
   }
 }

@@ -45,7 +45,7 @@ export interface Writer {
 }
 
 /** Spawns the writer; `onOpen` (the caller's migration) runs while it boots, before it opens the file. */
-export function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Writer> {
+export async function startWriter(file: string, durability: 'fsync' | 'os', onOpen: () => void): Promise<Writer> {
   const worker = new Worker(ENTRY, {
     workerData: { hookrelayWriter: true },
     execArgv: [],
@@ -63,31 +63,23 @@ export function startWriter(file: string, durability: 'fsync' | 'os', onOpen: ()
     inspect: async () => (await ask<{ type: 'inspect'; pragmas: WriterPragmas }>({ type: 'inspect' })).pragmas,
     abandon: (err) => waiting.splice(0).forEach((w) => w.reject(err)),
   };
-  return new Promise((resolve, reject) => {
-    const stop = (err: unknown) => {
-      worker.off('message', onStart).off('exit', onExit).off('error', onError);
-      worker.on('error', () => {}); // a late 'error' without a listener would be thrown here
-      void worker.terminate();
-      reject(err);
-    };
-    const unavailable = (why: string, cause?: unknown) => stop(new StoreError('unavailable', `the store writer could not start: ${why}`, { cause }));
-    const onStart = (msg: FromWriter) => {
-      if (msg.type === 'fatal') return unavailable(msg.error.message, msg.error);
-      if (msg.type !== 'ready') return;
-      worker.off('message', onStart).off('exit', onExit).off('error', onError);
-      worker.on('message', (reply: FromWriter) => waiting.shift()?.resolve(reply));
-      resolve(writer);
-    };
-    const onError = (err: Error) => unavailable(err.message, err);
-    const onExit = (code: number) => unavailable(`the thread exited with code ${code}`);
-    worker.on('message', onStart).on('error', onError).on('exit', onExit);
-    try {
-      onOpen();
-      worker.postMessage({ type: 'open', file, durability } satisfies ToWriter);
-    } catch (err) {
-      stop(err); // e.g. a newer schema: the caller's error, as it is
-    }
-  });
+  worker.on('message', (reply: FromWriter) => waiting.shift()?.resolve(reply));
+  const unavailable = (why: string, cause?: unknown) => new StoreError('unavailable', `the store writer could not start: ${why}`, { cause });
+  const onError = (err: Error) => writer.abandon(unavailable(err.message, err));
+  const onExit = (code: number) => writer.abandon(unavailable(`the thread exited with code ${code}`));
+  worker.on('error', onError).on('exit', onExit);
+  try {
+    onOpen(); // e.g. a newer schema: the caller's error, as it is
+    const reply = await ask({ type: 'open', file, durability });
+    if (reply.type === 'fatal') throw unavailable(reply.error.message, reply.error);
+    return writer;
+  } catch (err) {
+    worker.on('error', () => {}); // a late 'error' without a listener would be thrown here
+    void worker.terminate();
+    throw err;
+  } finally {
+    worker.off('error', onError).off('exit', onExit);
+  }
 }
 
 /** Opens the write connection with the durability the config asks for (https://www.sqlite.org/pragma.html). */

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { sqliteProblem, sqliteStoreError } from './db-errors.js';
+import { refuseOtherSchema, sqliteProblem, sqliteStoreError } from './db-errors.js';
 import { sqliteDb } from './dialect.js';
 import type { ClaimRules, RunRecord } from './records.js';
 import { readerOf } from './reads.js';
@@ -174,21 +174,18 @@ export class SqliteStore extends StoreShell {
     return this.goneError;
   }
 
-  private stopWriter(): Promise<void> {
+  private async stopWriter(): Promise<void> {
     const worker = this.writer.worker;
     this.stopping = true;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.opts.log.warn('store writer did not stop within 10 s; terminating it');
-        void worker.terminate();
-      }, 10_000).unref();
-      worker.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      worker.ref();
-      worker.postMessage({ type: 'close' });
-    });
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    const timer = setTimeout(() => {
+      this.opts.log.warn('store writer did not stop within 10 s; terminating it');
+      void worker.terminate();
+    }, 10_000).unref();
+    worker.ref();
+    worker.postMessage({ type: 'close' });
+    await exited;
+    clearTimeout(timer);
   }
 }
 
@@ -203,8 +200,7 @@ export function openSqliteReader(dataDir: string): StoreReader & { db: Database.
     db.pragma('query_only = ON');
     db.pragma('busy_timeout = 5000');
     const version = db.pragma('user_version', { simple: true }) as number;
-    if (version < SCHEMA_VERSION) throw new StoreError('unavailable', `the store at ${file} has schema v${version}, this hookrelay reads v${SCHEMA_VERSION}: run \`hookrelay serve\` once to migrate it`);
-    if (version > SCHEMA_VERSION) throw new StoreError('unavailable', `the store at ${file} has schema v${version}, newer than this hookrelay understands (v${SCHEMA_VERSION}): upgrade hookrelay`);
+    refuseOtherSchema(`at ${file}`, version, SCHEMA_VERSION);
   } catch (err) {
     db?.close();
     if (err instanceof StoreError) throw err;
