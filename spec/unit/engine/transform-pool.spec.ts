@@ -74,7 +74,7 @@ describe('engine/transform-pool', () => {
     expect(await fns.echo(input({ n: 5 }))).to.deep.equal({ text: 'echo p 5' });
   });
 
-  describe('calls that travel together (one batch to one worker)', () => {
+  describe('calls queued at one worker', () => {
     let one: TransformPool;
     const f: Record<string, Fn> = {};
     before(async () => {
@@ -161,7 +161,7 @@ describe('engine/transform-pool', () => {
     }
   });
 
-  describe('hostile inputs and transforms (issue 30)', () => {
+  describe('hostile inputs and transforms', () => {
     let hp: TransformPool;
     let memoryPool: TransformPool;
     const h: Record<string, Fn> = {};
@@ -177,8 +177,8 @@ describe('engine/transform-pool', () => {
     });
     after(() => Promise.all([hp.close(), memoryPool.close()]));
 
-    it('an input that cannot be handed to a worker fails only its own call, not the batch it travels in', async () => {
-      // Sent in one turn of the event loop: one batch per worker, the poisoned call in one of them.
+    it('an input that cannot be handed to a worker fails only its own call, not the calls sent with it', async () => {
+      // Sent in one turn of the event loop, the poisoned call among them.
       // (A BigInt: JSON, how inputs travel, has no form for it, as structured clone had none for a function.)
       const calls = Array.from({ length: 21 }, (_, n) => h.echo(n === 10 ? input({ n, poison: 10n }) : input({ n })));
       const results = await Promise.allSettled(calls);
@@ -193,7 +193,7 @@ describe('engine/transform-pool', () => {
       expect(err.message).to.equal(`transform timed out after ${LIMIT} ms; its worker was stopped and replaced`);
       expect(Date.now() - t0).to.be.below(LIMIT + 700);
       expect(await Promise.all([h.echo(input({ n: 1 })), h.echo(input({ n: 2 }))])).to.deep.equal([{ text: 'echo p 1' }, { text: 'echo p 2' }]);
-      // Stopped, not running on: the worker and what it spawned are gone (before issue 30 the thread ran on).
+      // Stopped, not running on: the worker and what it spawned are gone.
       await new Promise((r) => setTimeout(r, 100));
       const ps = await new Promise<string>((resolve) => execFile('ps', ['-eo', 'args'], (_e, out) => resolve(out)));
       expect(ps).to.not.include('sleep 23.4567');
