@@ -42,19 +42,41 @@ async function load(): Promise<(Exclude<LoadedTransform, { fn: TransformFn }> | 
   return problems;
 }
 
-// The gateway sends a worker one call at a time (transform-workers.ts), numbered by `seq`.
+let pending: unknown[] = [];
+let next = 0;
 let seq = 0;
-process.on('message', async ([spec, input]: [number, unknown]) => {
-  const id = seq++;
-  try {
-    const fn = fns[spec];
-    if (typeof fn !== 'function') throw new Error(fn);
-    const value = carried(await fn(input as never), maxTextLength);
-    send(value === undefined ? [id, true] : [id, true, value]);
-  } catch (err) {
-    send([id, false, describe(err)]);
-  }
+let running = false;
+process.on('message', (batch: unknown[]) => {
+  pending.push(...batch);
+  if (!running) void run();
 });
+
+async function run(): Promise<void> {
+  running = true;
+  while (next < pending.length) {
+    const spec = pending[next] as number;
+    const input = pending[next + 1];
+    next += 2;
+    const id = seq++;
+    try {
+      const fn = fns[spec];
+      if (typeof fn !== 'function') throw new Error(fn);
+      let result = fn(input as never);
+      if (isThenable(result)) result = await result;
+      const value = carried(result, maxTextLength);
+      send(value === undefined ? [id, true] : [id, true, value]);
+    } catch (err) {
+      send([id, false, describe(err)]);
+    }
+  }
+  pending = []; // not holding on to the inputs
+  next = 0;
+  running = false;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+}
 
 function describe(err: unknown): { name: string; message: string; stack?: string } {
   if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };

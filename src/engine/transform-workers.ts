@@ -32,10 +32,13 @@ interface Call {
 interface Slot {
   worker: ChildProcess | undefined;
   ready: boolean;
-  call: Call | undefined;
+  calls: Call[];
   seq: number;
+  since: number;
   timer: NodeJS.Timeout | undefined;
 }
+
+const MAX_BATCH = 32;
 
 function kill(worker: ChildProcess): void {
   try {
@@ -60,6 +63,7 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
   const queue: Call[] = [];
   const living = new Set<ChildProcess>();
   let closed = false;
+  let flushing = false;
   let waiting = size;
   let firstProblems: Problem[] | undefined;
   let first: ((problems: Problem[]) => void) | undefined;
@@ -129,15 +133,17 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     }
   }
 
-  /** A ready worker's message: the answer `[seq, ok, value?]` to its call, else a transform's own (`process.send`), which stops the worker. */
+  /** A ready worker's message: the answer `[seq, ok, value?]` to its first call, else a transform's own (`process.send`), which stops the worker. */
   function answer(slot: Slot, msg: unknown): void {
-    const call = slot.call;
-    if (call && Array.isArray(msg) && (msg.length === 2 || msg.length === 3) && msg[0] === slot.seq && typeof msg[1] === 'boolean') {
+    if (Array.isArray(msg) && (msg.length === 2 || msg.length === 3) && msg[0] === slot.seq && typeof msg[1] === 'boolean' && slot.calls.length > 0) {
       slot.seq++;
-      slot.call = undefined;
-      clearTimeout(slot.timer);
+      const call = slot.calls.shift()!;
       if (msg[1]) call.resolve(msg[2]);
       else call.reject(Object.assign(new Error(String((msg[2] as Error)?.message)), msg[2] as Error));
+      if (slot.calls.length > 0) {
+        slot.since = performance.now(); // the next call's clock starts
+        return;
+      }
       hold(slot.worker!, false);
       pump();
       return;
@@ -146,35 +152,69 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     replace(slot, new Error('the transform worker sent a message that is not an answer; it was stopped and replaced'));
   }
 
+  function check(slot: Slot): void {
+    slot.timer = undefined;
+    if (slot.worker === undefined || slot.calls.length === 0) return;
+    const left = slot.since + timeoutMs - performance.now();
+    if (left > 0) return arm(slot, left);
+    replace(slot, new Error(`transform timed out after ${timeoutMs} ms; its worker was stopped and replaced`));
+  }
+
+  function arm(slot: Slot, ms: number): void {
+    slot.timer = setTimeout(check, ms, slot).unref();
+  }
+
   function replace(slot: Slot, err: Error): void {
     const worker = slot.worker!;
     slot.worker = undefined; // its exit is ours: not a crash
     kill(worker);
-    clearTimeout(slot.timer);
-    const running = slot.call;
-    slot.call = undefined;
+    const [running, ...notStarted] = slot.calls;
+    slot.calls = [];
+    queue.unshift(...notStarted);
     running?.reject(err);
     if (!closed) spawn(slot);
     pump();
   }
 
-  function send(slot: Slot, call: Call): void {
+  function send(slot: Slot, batch: Call[]): void {
     const worker = slot.worker!;
+    const msg: unknown[] = [];
+    for (const c of batch) msg.push(c.spec, c.input);
+    let sent = batch;
     try {
-      worker.send([call.spec, call.input]);
-    } catch (err) {
-      // An input JSON cannot carry (a BigInt, a cycle) fails only its own call.
-      return call.reject(new Error(`the transform input could not be handed to a worker: ${(err as Error).message}`));
+      worker.send(msg);
+    } catch {
+      // One input cannot be serialised (a BigInt, a cycle): send call by call, failing only those.
+      sent = [];
+      for (const c of batch) {
+        try {
+          worker.send([c.spec, c.input]);
+          sent.push(c);
+        } catch (err) {
+          c.reject(new Error(`the transform input could not be handed to a worker: ${(err as Error).message}`));
+        }
+      }
+      if (sent.length === 0) return;
     }
-    slot.call = call;
+    slot.calls = sent;
+    slot.since = performance.now();
     hold(worker, true);
-    slot.timer = setTimeout(() => replace(slot, new Error(`transform timed out after ${timeoutMs} ms; its worker was stopped and replaced`)), timeoutMs).unref();
+    if (slot.timer === undefined) arm(slot, timeoutMs);
   }
 
   function pump(): void {
+    let idleCount = 0;
+    for (const s of slots) if (s.ready && s.worker !== undefined && s.calls.length === 0) idleCount++;
     for (const s of slots) {
-      while (queue.length > 0 && s.ready && s.worker !== undefined && s.call === undefined) send(s, queue.shift()!);
+      if (queue.length === 0 || idleCount === 0) return;
+      if (!s.ready || s.worker === undefined || s.calls.length > 0) continue;
+      send(s, queue.splice(0, Math.min(MAX_BATCH, Math.ceil(queue.length / idleCount--))));
     }
+  }
+
+  function flush(): void {
+    flushing = false;
+    pump();
   }
 
   function call(spec: number, input: TransformInput): Promise<unknown> {
@@ -182,7 +222,10 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     return new Promise((resolve, reject) => {
       queue.push({ spec, input, resolve, reject });
       for (const slot of slots) if (slot.worker === undefined) spawn(slot); // a replacement that died loading
-      pump();
+      if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
+      }
     });
   }
 
@@ -192,8 +235,7 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
     for (const slot of slots) {
       slot.worker = undefined;
       clearTimeout(slot.timer);
-      slot.call?.reject(err);
-      slot.call = undefined;
+      for (const c of slot.calls.splice(0)) c.reject(err);
     }
     for (const c of queue.splice(0)) c.reject(err);
     const exits = [...living].map((worker) => new Promise((resolve) => {
@@ -206,7 +248,7 @@ export function createWorkers(setup: WorkerSetup, size: number, timeoutMs: numbe
   }
 
   for (let i = 0; i < size; i++) {
-    const slot: Slot = { worker: undefined, ready: false, call: undefined, seq: 0, timer: undefined };
+    const slot: Slot = { worker: undefined, ready: false, calls: [], seq: 0, since: 0, timer: undefined };
     slots.push(slot);
     spawn(slot);
   }
