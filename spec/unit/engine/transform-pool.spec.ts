@@ -74,7 +74,7 @@ describe('engine/transform-pool', () => {
     expect(await fns.echo(input({ n: 5 }))).to.deep.equal({ text: 'echo p 5' });
   });
 
-  describe('calls queued at one worker', () => {
+  describe('calls that travel together (one batch to one worker)', () => {
     let one: TransformPool;
     const f: Record<string, Fn> = {};
     before(async () => {
@@ -177,8 +177,8 @@ describe('engine/transform-pool', () => {
     });
     after(() => Promise.all([hp.close(), memoryPool.close()]));
 
-    it('an input that cannot be handed to a worker fails only its own call, not the calls sent with it', async () => {
-      // Sent in one turn of the event loop, the poisoned call among them.
+    it('an input that cannot be handed to a worker fails only its own call, not the batch it travels in', async () => {
+      // Sent in one turn of the event loop: one batch per worker, the poisoned call in one of them.
       // (A BigInt: JSON, how inputs travel, has no form for it, as structured clone had none for a function.)
       const calls = Array.from({ length: 21 }, (_, n) => h.echo(n === 10 ? input({ n, poison: 10n }) : input({ n })));
       const results = await Promise.allSettled(calls);
