@@ -61,9 +61,7 @@ async function run(): Promise<void> {
     try {
       const fn = fns[spec];
       if (typeof fn !== 'function') throw new Error(fn);
-      let result = fn(input as never);
-      if (isThenable(result)) result = await result;
-      const value = carried(result, maxTextLength);
+      const value = carried(await fn(input as never), maxTextLength);
       send(value === undefined ? [id, true] : [id, true, value]);
     } catch (err) {
       send([id, false, describe(err)]);
@@ -72,10 +70,6 @@ async function run(): Promise<void> {
   pending = []; // not holding on to the inputs
   next = 0;
   running = false;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
 function describe(err: unknown): { name: string; message: string; stack?: string } {
