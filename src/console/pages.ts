@@ -1,5 +1,5 @@
 import type { MappingConfig } from '../config/types.js';
-import { answer, answerBody } from '../http/answer.js';
+import { answer } from '../http/answer.js';
 import type { Exchange } from '../http/exchange.js';
 import { isCredentialName } from '../credentials.js';
 import { RUN_STATUSES, type EventRecord, type RunRecord } from '../store/records.js';
@@ -8,7 +8,7 @@ import { badge, cell, field, filterSelect, layout, pager, time } from './layout.
 
 /** Answers with a console page (through the listener's one answer(), http/answer.ts). */
 export function answerPage(ex: Exchange, status: number, page: Html): void {
-  answerBody(ex, status, 'text/html; charset=utf-8', page.text);
+  answer(ex, status, { 'content-type': 'text/html; charset=utf-8' }, page.text);
 }
 
 /** 303: after a POST the browser GETs the target (RFC 9110 §15.4.4); an empty text body, as Koa's ctx.redirect() sends. */

@@ -3,7 +3,7 @@ import type { MappingConfig } from '../config/types.js';
 import type { Engine } from '../engine/engine.js';
 import { HookError } from '../errors.js';
 import type { FixtureContext } from '../fixtures/run-fixture.js';
-import { answerBody } from '../http/answer.js';
+import { answer } from '../http/answer.js';
 import type { Exchange, ExchangeContext } from '../http/exchange.js';
 import { createRouter, literal, routesOnParsedPath, type RoutedContext } from '../http/router.js';
 import type { ConsoleMount } from '../http/server.js';
@@ -109,5 +109,5 @@ function notRouted(ctx: RoutedContext, byPattern: ReadonlyMap<string, ConsoleRou
 function staticFile(_deps: PageDeps, ex: Exchange): void {
   const file = STATIC[ex.route!.name.slice('static/'.length)]!;
   ex.res.setHeader('cache-control', 'no-cache');
-  answerBody(ex, 200, file.type, file.bytes);
+  answer(ex, 200, { 'content-type': file.type }, file.bytes);
 }

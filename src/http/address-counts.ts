@@ -1,21 +1,13 @@
-/** Counts per client address over fixed windows, in at most `maxTracked` entries (the oldest forgotten), so no stranger can grow it. */
-export interface AddressCounts {
-  /** Counts one for `address` at `now` (ms): its entry in the current window (the table's own). */
-  hit(address: string, now: number): Readonly<WindowCount>;
-  /** The entry of `address` in its current window, or undefined when nothing counts now (none, or its window ended). */
-  peek(address: string, now: number): Readonly<WindowCount> | undefined;
-  /** Forgets `address` (its next hit starts a new window). */
-  forget(address: string): void;
-  readonly size: number;
-}
-
 export interface WindowCount {
   count: number;
   /** The ms time at which the window ends and the count starts again. */
   resetAt: number;
 }
 
-export function createAddressCounts(windowMs: number, maxTracked: number): AddressCounts {
+export type AddressCounts = ReturnType<typeof createAddressCounts>;
+
+/** Counts per client address over fixed windows, in at most `maxTracked` entries (the oldest forgotten), so no stranger can grow it. */
+export function createAddressCounts(windowMs: number, maxTracked: number) {
   const table = new Map<string, WindowCount>();
 
   function sweep(now: number): void {
@@ -27,7 +19,8 @@ export function createAddressCounts(windowMs: number, maxTracked: number): Addre
   }
 
   return {
-    hit(address, now) {
+    /** Counts one for `address` at `now` (ms): its entry in the current window (the table's own). */
+    hit(address: string, now: number): Readonly<WindowCount> {
       let entry = table.get(address);
       if (entry === undefined || entry.resetAt <= now) {
         if (entry === undefined) {
@@ -41,11 +34,13 @@ export function createAddressCounts(windowMs: number, maxTracked: number): Addre
       entry.count++;
       return entry;
     },
-    peek(address, now) {
+    /** The entry of `address` in its current window, or undefined when nothing counts now (none, or its window ended). */
+    peek(address: string, now: number): Readonly<WindowCount> | undefined {
       const entry = table.get(address);
       return entry !== undefined && entry.resetAt > now ? entry : undefined;
     },
-    forget(address) {
+    /** Forgets `address` (its next hit starts a new window). */
+    forget(address: string): void {
       if (table.size > 0) table.delete(address);
     },
     get size() {

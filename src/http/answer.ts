@@ -70,11 +70,6 @@ export function answerJson(ex: Exchange, status: number, body: object | string):
   answer(ex, status, JSON_HEADERS, typeof body === 'string' ? body : JSON.stringify(body));
 }
 
-/** Answers with a body of `type` (the console's pages and files, `/metrics`). */
-export function answerBody(ex: Exchange, status: number, type: string, body: string | Buffer): void {
-  answer(ex, status, { 'content-type': type }, body);
-}
-
 /** Answers the contract's JSON error body for `code` and notes the code on the record (the request log keeps it). */
 export function refuse(ex: Exchange, code: ErrorCode, message: string, headers?: Record<string, string>, drainable = 0): void {
   ex.error = code;

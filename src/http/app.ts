@@ -30,7 +30,6 @@ export type App = Koa<DefaultState, ExchangeContext>;
 export function createApp(deps: AppDeps): App {
   const { bodyLimit } = deps;
   const send = sendHandler(deps, bodyLimit);
-  // The reads, /healthz and the console; the send routes go by the gate's decision below.
   const router = createRouter();
   readRoutes(router, deps);
   router.get('/healthz', (ctx) => health(ctx, deps.store.commitProblem()));

@@ -27,22 +27,16 @@ export function storedMappingAnswer(a: MappingAnswer): string {
   return `${ENVELOPE}${JSON.stringify({ contentType: a.contentType, body: a.body ?? null })}}`;
 }
 
-/** The mapping answer an idempotency key kept, or undefined when it kept a usual answer. */
-export function fromStored(status: number, body: string): MappingAnswer | undefined {
-  if (!body.startsWith(ENVELOPE)) return undefined;
-  const kept = (JSON.parse(body) as { mappingAnswer: { contentType?: string; body: string | null } }).mappingAnswer;
-  return { status, contentType: kept.contentType ?? DEFAULT_ANSWER_TYPE, ...(kept.body === null ? {} : { body: kept.body }) };
-}
-
 /** Marks the answer about to be written as a replay of a first answer (its header, CONTRACT.md §8, and the request-log row). */
 export function markReplayed(ex: Exchange): void {
   ex.replayed = true;
   ex.res.setHeader('Idempotent-Replayed', 'true');
 }
 
+/** Answers with an idempotency key's stored first answer: a mapping's own (in its envelope) or a usual JSON one. */
 export function answerReplay(ex: Exchange, stored: KeptAnswer): void {
   markReplayed(ex);
-  const own = fromStored(stored.status, stored.body);
-  if (own) answerMapping(ex, own);
-  else answerJson(ex, stored.status, stored.body);
+  if (!stored.body.startsWith(ENVELOPE)) return answerJson(ex, stored.status, stored.body);
+  const kept = (JSON.parse(stored.body) as { mappingAnswer: { contentType?: string; body: string | null } }).mappingAnswer;
+  answerMapping(ex, { status: stored.status, contentType: kept.contentType ?? DEFAULT_ANSWER_TYPE, ...(kept.body === null ? {} : { body: kept.body }) });
 }

@@ -1,6 +1,6 @@
 import { HookError } from '../errors.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../store/records.js';
-import { answerBody, answerJson } from './answer.js';
+import { answer, answerJson } from './answer.js';
 import { EVENTS_LIMIT, EVENTS_MAX_BYTES, RUNS_LIMIT } from './limits.js';
 import { literal, type AppRouter, type RoutedContext } from './router.js';
 import type { RouteDeps } from './routes.js';
@@ -12,7 +12,7 @@ export function readRoutes(router: AppRouter, deps: Pick<RouteDeps, 'hooksPath' 
   router.get(`${base}/runs`, (ctx) => runs(deps, ctx));
   router.get(`${base}/runs/:id`, (ctx) => run(deps, ctx));
   const metrics = deps.metrics;
-  if (metrics) router.get('/metrics', async (ctx) => answerBody(ctx.exchange, 200, metrics.contentType, await metrics.render()));
+  if (metrics) router.get('/metrics', async (ctx) => answer(ctx.exchange, 200, { 'content-type': metrics.contentType }, await metrics.render()));
 }
 
 async function events(deps: Pick<RouteDeps, 'store'>, ctx: RoutedContext): Promise<void> {
