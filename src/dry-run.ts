@@ -28,6 +28,8 @@ export interface DryRunRequest {
 
 /** Why a dry run gave no action, with what the listener would answer (`status`, `code`). */
 export class DryRunProblem extends Error {
+  readonly status: number;
+  readonly code: string;
   constructor(
     readonly stage: 'name' | 'method' | 'payload' | 'signature' | 'no_mapping' | 'map',
     message: string,
@@ -38,9 +40,6 @@ export class DryRunProblem extends Error {
     this.status = options?.status ?? 404;
     this.code = options?.code ?? 'no_mapping';
   }
-
-  readonly status: number;
-  readonly code: string;
 }
 
 /**

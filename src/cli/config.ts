@@ -24,10 +24,14 @@ export async function load(flag: string | undefined, reads?: Reads): Promise<Loa
   return orExit(() => loadConfig(configSource(flag).file, process.env, reads));
 }
 
-/** The config of the commands that only read or copy the store: dataDir and store alone (load.ts loadStoreConfig); a problem: exit 1. */
+/** The config of the commands that only read or copy the store: dataDir and store alone, so an unset `${VAR}` elsewhere does not stop them; a problem: exit 1. */
 export async function loadStore(flag: string | undefined): Promise<LoadedConfig> {
-  const { loadStoreConfig, configSource } = await import('../config/load.js');
-  return orExit(() => loadStoreConfig(configSource(flag).file, process.env));
+  const [{ configFromObject, configSource }, { readConfigFile }] = await Promise.all([import('../config/load.js'), import('../config/read.js')]);
+  const file = configSource(flag).file;
+  return orExit(() => {
+    const { dataDir, store } = readConfigFile(file);
+    return configFromObject({ dataDir, store }, file, process.env);
+  });
 }
 
 /** Runs `use` on the store opened read-only, which works beside a running server, and closes it. */

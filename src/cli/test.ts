@@ -79,19 +79,14 @@ const MARKS = { passed: '✓', failed: '✗', skipped: '-' } as const;
 async function fixturesAction(dir: string, config: string | undefined): Promise<void> {
   const { loaded, engine } = await compile(config);
   const [{ readFixtureDir }, { checkFixtures, fixtureContext }] = await Promise.all([import('../fixtures/fixture-file.js'), import('../fixtures/run-fixture.js')]);
-  let results;
+  let files;
   try {
-    let files;
-    try {
-      files = readFixtureDir(dir);
-    } catch (e) {
-      fail(`--fixtures ${dir}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (e as Error).message}`);
-    }
-    if (files.length === 0) fail(`--fixtures ${dir}: no fixture files (*.json, *.yaml, *.yml) in it`);
-    results = await checkFixtures(fixtureContext(loaded.config, engine), files);
-  } finally {
-    await engine.close();
+    files = readFixtureDir(dir);
+  } catch (e) {
+    fail(`--fixtures ${dir}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (e as Error).message}`);
   }
+  if (files.length === 0) fail(`--fixtures ${dir}: no fixture files (*.json, *.yaml, *.yml) in it`);
+  const results = await checkFixtures(fixtureContext(loaded.config, engine), files).finally(() => engine.close());
   const count = (v: keyof typeof MARKS) => results.filter((r) => r.verdict === v).length;
   for (const r of results) {
     const why = r.verdict === 'failed' ? ` — ${r.why}` : r.verdict === 'skipped' ? ` (skipped: ${r.why})` : '';

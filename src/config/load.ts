@@ -21,12 +21,6 @@ export function configSource(flag?: string, env: Env = process.env, fallback?: s
   return { file: './hookrelay.yaml', from: 'the default: no --config and no $HOOKRELAY_CONFIG' };
 }
 
-/** `dataDir` and `store` only, for the commands that read or copy the store, so an unset `${VAR}` elsewhere does not stop them. */
-export function loadStoreConfig(file: string, env: Env = process.env): LoadedConfig {
-  const { dataDir, store } = readConfigFile(file);
-  return configFromObject({ dataDir, store }, file, env);
-}
-
 /** The YAML paths a command reads: an unset `${VAR}` elsewhere expands to nothing, its key's rule waived. Absent: every path. */
 export type Reads = (path: string) => boolean;
 

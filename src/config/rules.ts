@@ -179,7 +179,6 @@ function sessionKeyNeverAllowed(m: Obj, prefixes: string[], preset: boolean): bo
   return starts.every((start) => !prefixes.some((p) => start.toLowerCase().startsWith(p) || p.startsWith(start.toLowerCase())));
 }
 
-
 /** A provider named in the config itself must be able to deliver (CONTRACT.md §9); `last` is decided per run. */
 function checkProviders(cfg: Config, problems: ConfigProblem[]): void {
   const providers = isPlainObject(cfg.providers) ? cfg.providers : {};

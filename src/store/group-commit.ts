@@ -35,13 +35,11 @@ export function groupCommit(opts: GroupCommitOptions) {
   let inFlight = false;
   let scheduled = false;
   let broken: StoreError | undefined;
-  let idlers: (() => void)[] = [];
+  const idlers: (() => void)[] = [];
 
   const notifyIdle = () => {
     if (inFlight || (waiting.length > 0 && !broken)) return;
-    const done = idlers;
-    idlers = [];
-    for (const resolve of done) resolve();
+    for (const resolve of idlers.splice(0)) resolve();
   };
 
   const settle = (batch: Pending[], outcome: BatchOutcome<StoreError>) => {

@@ -21,7 +21,7 @@ export interface RequestLogOptions {
 export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: RequestLogOptions) {
   const max = opts.maxPending ?? REQUEST_LOG_MAX_PENDING;
   const every = opts.flushMs ?? REQUEST_LOG_FLUSH_MS;
-  let pending: NewRequestLog[] = [];
+  const pending: NewRequestLog[] = [];
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> | undefined;
   let closed = false;
@@ -43,8 +43,7 @@ export function createRequestLog(store: Pick<Store, 'logRequests'>, opts: Reques
     timer = undefined;
     if (writing) return writing;
     if (pending.length === 0) return Promise.resolve();
-    const rows = pending;
-    pending = [];
+    const rows = pending.splice(0);
     writing = store.logRequests(rows).then(
       () => {
         warned = false;

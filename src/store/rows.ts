@@ -38,7 +38,6 @@ export interface OutboxRow {
 
 export type Bind = string | number | null;
 
-
 export const EVENT_COLUMNS = 'id, kind, text, source, at, unsafe';
 
 export function eventValues(e: NewEvent): Bind[] {

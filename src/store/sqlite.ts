@@ -175,15 +175,14 @@ export class SqliteStore extends StoreShell {
   }
 
   private async stopWriter(): Promise<void> {
-    const worker = this.writer.worker;
     this.stopping = true;
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    const exited = new Promise((resolve) => this.worker.once('exit', resolve));
     const timer = setTimeout(() => {
       this.opts.log.warn('store writer did not stop within 10 s; terminating it');
-      void worker.terminate();
+      void this.worker.terminate();
     }, 10_000).unref();
-    worker.ref();
-    worker.postMessage({ type: 'close' });
+    this.worker.ref();
+    this.worker.postMessage({ type: 'close' });
     await exited;
     clearTimeout(timer);
   }
