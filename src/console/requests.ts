@@ -3,6 +3,7 @@ import type { Exchange } from '../http/exchange.js';
 import { fixtureOfRequest, fixtureText } from '../fixtures/from-request.js';
 import { FixtureProblem } from '../fixtures/run-fixture.js';
 import { whyNotReplay, type Replayed } from '../http/replay.js';
+import { mappingLabel } from '../http/routes-table.js';
 import type { RequestRecord } from '../store/records.js';
 import { answerPage, notFoundPage, redirect } from './pages.js';
 import { requestPage, requestsPage, type RequestsFilter } from './requests-pages.js';
@@ -21,8 +22,8 @@ export async function requests(deps: PageDeps, ex: Exchange): Promise<void> {
   const before = Number(params.get('before'));
   if (params.get('before') && Number.isSafeInteger(before)) filter.before = before;
   const list = await deps.store.listRequests({ limit: REQUESTS_PAGE, ...filter });
-  // The route labels a request can have (http/routes-table.ts).
-  const routes = ['wake', 'agent', ...deps.mappings.map((m) => `mapping:${m.id}`), 'events', 'runs', 'unmatched'];
+  // The route labels a request can have.
+  const routes = ['wake', 'agent', ...deps.mappings.map((m) => mappingLabel(m.id)), 'events', 'runs', 'unmatched'];
   answerPage(ex, 200, requestsPage(list, filter, routes, REQUESTS_PAGE));
 }
 
