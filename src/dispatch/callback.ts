@@ -31,7 +31,7 @@ export function createCallbackSender(secret: string, timeoutMs: number, allowed:
     const problem = callbackUrlProblem(url, allowed());
     if (problem) throw failure('callback', `the URL ${problem}`, secrets, { retryable: false });
     const timestamp = Math.floor(Date.now() / 1000);
-    const answer = await request(fetch, 'callback', url, {
+    const answer = await request('callback', url, {
       headers: {
         'content-type': 'application/json',
         'webhook-id': id,

@@ -17,7 +17,7 @@ export function createDelivery(providers: Config['providers']) {
   const limits = new Map<Provider, number>();
   for (const p of PROVIDER_DESCRIPTORS) {
     limits.set(p.name, p.limit);
-    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, p.create(providers[p.name], fetch));
+    if (unconfiguredProvider(p.name, providers) === undefined) senders.set(p.name, p.create(providers[p.name]));
   }
   return {
     /** `problem` says why a provider has no sender (what to configure). */

@@ -40,7 +40,7 @@ export function createForwarder(cfg: ForwardConfig): Forwarder {
   const timeoutMs = cfg.timeoutSeconds * 1000;
   const secrets = [cfg.token];
   return async (path, key, body, signal) => {
-    const answer = await request(fetch, 'upstream', `${root}/${path}`, {
+    const answer = await request('upstream', `${root}/${path}`, {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${cfg.token}`, 'x-openclaw-idempotency-key': key },
       body,
     }, { signal, timeoutMs }, secrets);

@@ -25,7 +25,7 @@ export async function postMail(target: HookTarget, mail: MailFields, key: string
   for (let attempt = 1; ; attempt++) {
     let reason: string;
     try {
-      const res = await request(fetch, 'hook', target.url, { headers, body }, { signal, timeoutMs: 30_000 }, [target.token]);
+      const res = await request('hook', target.url, { headers, body }, { signal, timeoutMs: 30_000 }, [target.token]);
       if (res.status >= 200 && res.status < 300) return { outcome: 'accepted', status: res.status };
       const code = (res.body as { error?: { code?: string } } | null | undefined)?.error?.code;
       if (!RETRIED(res.status)) return { outcome: 'refused', status: res.status, code };

@@ -29,7 +29,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
       let send: Sender;
       beforeEach(async () => {
         fake = await startFakeProvider(name);
-        send = descriptor.create(fake.config, fetch);
+        send = descriptor.create(fake.config);
       });
       afterEach(async () => { await fake.close(); });
       const delivery = () => createDelivery({ [name]: fake.config } as never);
@@ -106,7 +106,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
       it(`${name}: ${HOSTILE.map((t) => JSON.stringify(t)).join(', ')}`, async () => {
         const fake = await startFakeProvider(name);
         try {
-          const send = descriptor.create(fake.config, fetch);
+          const send = descriptor.create(fake.config);
           for (const to of HOSTILE) {
             fake.requests.length = 0;
             const err = await send(to, 'x', OPTS).then(() => undefined, (e: unknown) => e);
@@ -135,7 +135,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
 
     it('slack: an HTTP 200 with ok:false is a failure; ratelimited is retryable with Retry-After', async () => {
       fake = await startFakeProvider('slack');
-      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'slack')!.create(fake.config, fetch);
+      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'slack')!.create(fake.config);
       fake.respond = () => ({ status: 200, body: { ok: false, error: 'channel_not_found' } });
       const notFound = await failureOf(send, 'C404');
       expect(notFound).to.include({ message: 'slack: channel_not_found', retryable: false });
@@ -143,21 +143,21 @@ describe('dispatch/providers: every provider against a local fake of its API', (
       fake.respond = () => ({ status: 200, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': '3' } });
       expect(await failureOf(send, 'C1')).to.include({ message: 'slack: ratelimited', retryable: true, retryAfterMs: 3000 });
 
-      const wrongToken = PROVIDER_DESCRIPTORS.find((p) => p.name === 'slack')!.create({ ...fake.config, botToken: 'xoxb-wrong' }, fetch);
+      const wrongToken = PROVIDER_DESCRIPTORS.find((p) => p.name === 'slack')!.create({ ...fake.config, botToken: 'xoxb-wrong' });
       fake.respond = undefined;
       expect(await failureOf(wrongToken, 'C1')).to.include({ message: 'slack: invalid_auth', retryable: false });
     });
 
     it('discord: the body\'s retry_after (seconds, fractional) gives the wait', async () => {
       fake = await startFakeProvider('discord');
-      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'discord')!.create(fake.config, fetch);
+      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'discord')!.create(fake.config);
       fake.respond = () => ({ status: 429, body: { message: 'You are being rate limited.', retry_after: 1.234, global: false }, headers: { 'retry-after': '2' } });
       expect(await failureOf(send, '1')).to.include({ retryable: true, retryAfterMs: 1234 });
     });
 
     it('Retry-After as an HTTP date gives the time until then', async () => {
       fake = await startFakeProvider('signal');
-      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'signal')!.create(fake.config, fetch);
+      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'signal')!.create(fake.config);
       fake.respond = () => ({ status: 503, body: { error: 'busy' }, headers: { 'retry-after': new Date(Date.now() + 60_000).toUTCString() } });
       const err = await failureOf(send, '+1');
       expect(err.retryAfterMs).to.be.within(58_000, 60_000);
@@ -165,7 +165,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
 
     it('imessage: a wrong password is refused without the password in the error', async () => {
       fake = await startFakeProvider('imessage');
-      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'imessage')!.create({ ...fake.config, password: 'wrong&pw', method: 'apple-script' }, fetch);
+      const send = PROVIDER_DESCRIPTORS.find((p) => p.name === 'imessage')!.create({ ...fake.config, password: 'wrong&pw', method: 'apple-script' });
       const err = await failureOf(send, fake.to);
       expect(err).to.include({ message: 'imessage: You are not authorized to access this resource', retryable: false });
     });
@@ -175,7 +175,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
 
       it('fetches a client-credentials token once and reuses it across sends', async () => {
         fake = await startFakeProvider('msteams');
-        const send = teams().create(fake.config, fetch);
+        const send = teams().create(fake.config);
         await send(fake.to, 'one', OPTS);
         await send(fake.to, 'two', OPTS);
         const tokenCalls = fake.calls.filter((c) => c.kind === 'token');
@@ -190,7 +190,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
         // The token's life on a fake clock (https://nodejs.org/api/test.html#class-mocktimers); only Date is faked.
         mock.timers.enable({ apis: ['Date'], now: Date.now() });
         try {
-          const send = teams().create(fake.config, fetch);
+          const send = teams().create(fake.config);
           await send(fake.to, 'one', OPTS);
           await send(fake.to, 'two', OPTS);
           expect(fake.calls.filter((c) => c.kind === 'token')).to.have.length(1);
@@ -208,7 +208,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
 
       it('a 401 on the activity drops the cached token (retryable); the next send gets a new one', async () => {
         fake = await startFakeProvider('msteams');
-        const send = teams().create(fake.config, fetch);
+        const send = teams().create(fake.config);
         await send(fake.to, 'one', OPTS);
         fake.revokeTokens();
         const err = await failureOf(send, fake.to);
@@ -219,7 +219,7 @@ describe('dispatch/providers: every provider against a local fake of its API', (
 
       it('a refused client secret fails at the token endpoint, for good, without the secret', async () => {
         fake = await startFakeProvider('msteams');
-        const send = teams().create({ ...fake.config, appPassword: 'not-the-secret' }, fetch);
+        const send = teams().create({ ...fake.config, appPassword: 'not-the-secret' });
         const err = await failureOf(send, fake.to);
         expect(err).to.include({ retryable: false, message: 'msteams: token: invalid_client: AADSTS7000215: Invalid client secret provided.' });
         expect(fake.messages).to.have.length(0);

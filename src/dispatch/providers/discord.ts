@@ -3,11 +3,11 @@ import { base, classify, failure, pathSegment, request, secretsOf } from './http
 import type { Sender } from './sender.js';
 
 /** https://discord.com/developers/docs/resources/message#create-message; a 429's body carries `retry_after` in seconds (https://discord.com/developers/docs/topics/rate-limits). */
-export function discord(cfg: NonNullable<ProvidersConfig['discord']>, fetchImpl: typeof fetch): Sender {
+export function discord(cfg: NonNullable<ProvidersConfig['discord']>): Sender {
   const root = `${base(cfg.apiBase)}/api/v10/channels/`;
   return async (to, text, opts) => {
     const secrets = secretsOf([cfg.botToken], text);
-    const answer = await request(fetchImpl, 'discord', `${root}${pathSegment('discord', to, 'channel id')}/messages`, {
+    const answer = await request('discord', `${root}${pathSegment('discord', to, 'channel id')}/messages`, {
       headers: {
         'content-type': 'application/json',
         authorization: `Bot ${cfg.botToken}`,

@@ -12,7 +12,6 @@ const MAX_REASON = 200;
 
 /** One request under the attempt's time-out and signal; only no answer throws, and `secrets` never appear in an error. */
 export async function request(
-  fetchImpl: typeof fetch,
   provider: string,
   url: string,
   init: { headers: Record<string, string>; body: string; redirect?: RequestRedirect },
@@ -22,7 +21,7 @@ export async function request(
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   try {
-    const res = await fetchImpl(url, { method: 'POST', headers: init.headers, body: init.body, signal, redirect: init.redirect });
+    const res = await fetch(url, { method: 'POST', headers: init.headers, body: init.body, signal, redirect: init.redirect });
     const raw = await res.text();
     let body: unknown;
     try {

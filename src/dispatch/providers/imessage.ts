@@ -4,11 +4,11 @@ import { base, classify, failure, request, secretsOf } from './http.js';
 import type { Sender } from './sender.js';
 
 /** BlueBubbles (https://docs.bluebubbles.app/server/developer-guides/rest-api-and-webhooks): the password is in the query, so no URL goes into an error. */
-export function imessage(cfg: NonNullable<ProvidersConfig['imessage']>, fetchImpl: typeof fetch): Sender {
+export function imessage(cfg: NonNullable<ProvidersConfig['imessage']>): Sender {
   const endpoint = `${base(cfg.apiBase)}/api/v1/message/text?password=${encodeURIComponent(cfg.password)}`;
   return async (to, text, opts) => {
     const secrets = secretsOf([cfg.password], text);
-    const answer = await request(fetchImpl, 'imessage', endpoint, {
+    const answer = await request('imessage', endpoint, {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ chatGuid: to, tempGuid: `temp-${randomUUID()}`, message: text, method: cfg.method ?? 'apple-script' }),
     }, opts, secrets);

@@ -8,13 +8,13 @@ const SCOPE = 'https://api.botframework.com/.default';
 const MARGIN_MS = 5 * 60_000;
 
 /** Microsoft Teams through the Bot Framework's client-credentials token; a 401 drops the cached token and is retryable. */
-export function msteams(cfg: NonNullable<ProvidersConfig['msteams']>, fetchImpl: typeof fetch): Sender {
+export function msteams(cfg: NonNullable<ProvidersConfig['msteams']>): Sender {
   const root = `${base(cfg.serviceUrl)}/v3/conversations/`;
   let cached: { token: string; renewAt: number } | undefined;
   let pending: Promise<string> | undefined;
 
   async function fetchToken(opts: SendOptions): Promise<string> {
-    const answer = await request(fetchImpl, 'msteams', cfg.tokenUrl, {
+    const answer = await request('msteams', cfg.tokenUrl, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'client_credentials', client_id: cfg.appId, client_secret: cfg.appPassword, scope: SCOPE }).toString(),
     }, opts, [cfg.appPassword]);
@@ -40,7 +40,7 @@ export function msteams(cfg: NonNullable<ProvidersConfig['msteams']>, fetchImpl:
     const conversation = pathSegment('msteams', to, 'conversation id');
     const bearer = await token(opts);
     const secrets = secretsOf([cfg.appPassword, bearer], text);
-    const answer = await request(fetchImpl, 'msteams', `${root}${conversation}/activities`, {
+    const answer = await request('msteams', `${root}${conversation}/activities`, {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
       body: JSON.stringify({ type: 'message', text }),
     }, opts, secrets);

@@ -5,11 +5,11 @@ import type { Sender } from './sender.js';
 /** https://api.slack.com/methods/chat.postMessage answers 200 with `ok: false`; only Slack's trouble codes are retried (https://api.slack.com/apis/rate-limits). */
 const TRANSIENT = new Set(['ratelimited', 'rate_limited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 
-export function slack(cfg: NonNullable<ProvidersConfig['slack']>, fetchImpl: typeof fetch): Sender {
+export function slack(cfg: NonNullable<ProvidersConfig['slack']>): Sender {
   const endpoint = `${base(cfg.apiBase)}/api/chat.postMessage`;
   return async (to, text, opts) => {
     const secrets = secretsOf([cfg.botToken], text);
-    const answer = await request(fetchImpl, 'slack', endpoint, {
+    const answer = await request('slack', endpoint, {
       headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${cfg.botToken}` },
       body: JSON.stringify({ channel: to, text }),
     }, opts, secrets);

@@ -3,11 +3,11 @@ import { base, classify, failure, request, secretsOf } from './http.js';
 import type { Sender } from './sender.js';
 
 /** Plain text (no parse_mode), so model output cannot break parsing; flood control sends `parameters.retry_after` (https://core.telegram.org/bots/api#responseparameters). */
-export function telegram(cfg: NonNullable<ProvidersConfig['telegram']>, fetchImpl: typeof fetch): Sender {
+export function telegram(cfg: NonNullable<ProvidersConfig['telegram']>): Sender {
   const endpoint = `${base(cfg.apiBase)}/bot${cfg.botToken}/sendMessage`;
   return async (to, text, opts) => {
     const secrets = secretsOf([cfg.botToken], text);
-    const answer = await request(fetchImpl, 'telegram', endpoint, {
+    const answer = await request('telegram', endpoint, {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ chat_id: to, text }),
     }, opts, secrets);

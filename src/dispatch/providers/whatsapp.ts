@@ -3,11 +3,11 @@ import { base, classify, failure, request, secretsOf } from './http.js';
 import type { Sender } from './sender.js';
 
 /** https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages */
-export function whatsapp(cfg: NonNullable<ProvidersConfig['whatsapp']>, fetchImpl: typeof fetch): Sender {
+export function whatsapp(cfg: NonNullable<ProvidersConfig['whatsapp']>): Sender {
   const endpoint = `${base(cfg.apiBase)}/${encodeURIComponent(cfg.apiVersion)}/${encodeURIComponent(cfg.phoneNumberId)}/messages`;
   return async (to, text, opts) => {
     const secrets = secretsOf([cfg.accessToken], text);
-    const answer = await request(fetchImpl, 'whatsapp', endpoint, {
+    const answer = await request('whatsapp', endpoint, {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${cfg.accessToken}` },
       body: JSON.stringify({ messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'text', text: { body: text } }),
     }, opts, secrets);
