@@ -1,7 +1,7 @@
 import { uuidv7 } from '../ids.js';
 import { compileHostRule, type HostRule } from '../callback-url.js';
 import type { Config } from '../config/types.js';
-import { actionIds, type Accepted, type Action } from '../action.js';
+import { actionIds, type Accepted, type Action, type AgentAction } from '../action.js';
 import type { Logger } from '../log.js';
 import { logValue } from '../printable.js';
 import type { Metrics } from '../metrics.js';
@@ -181,6 +181,9 @@ export function createRuntime(opts: RuntimeOptions): Runtime {
   };
 }
 
+/** The agent action's fields a run does not keep; any other field must be one of NewRun's, or tsc refuses the spread below. */
+type ActionOnly = 'kind' | 'idempotency' | 'sessionKeyGiven' | 'agentId';
+
 function prepareActions(actions: Action[], at: string, forwarding: boolean, flow: Pick<Flow, 'isHeld'>): Prepared {
   const events: NewEvent[] = [];
   const runs: NewRun[] = [];
@@ -201,7 +204,7 @@ function prepareActions(actions: Action[], at: string, forwarding: boolean, flow
       wakeNow ||= a.mode === 'now';
     } else {
       const runId = uuidv7();
-      const { kind, idempotency, sessionKeyGiven, agentId, ...fields } = a;
+      const { kind, idempotency, sessionKeyGiven, agentId, ...fields }: { [K in keyof AgentAction]: K extends ActionOnly | keyof NewRun ? AgentAction[K] : never } = a;
       const run: NewRun = { runId, ...fields, createdAt: at };
       runs.push(run);
       forwards?.push(agentForward(run, { sessionKey: sessionKeyGiven === true, agentId }));
