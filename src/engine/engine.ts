@@ -41,10 +41,24 @@ export interface MappedMethods {
   readonly POST: boolean;
 }
 
-function methodsOf(mappings: readonly CompiledMapping[]): MappedMethods {
-  const GET = mappings.some((m) => m.method === 'GET');
-  const POST = !GET || mappings.some((m) => m.method === 'POST');
-  return Object.freeze({ allow: [GET && 'GET', POST && 'POST'].filter(Boolean).join(', '), GET, POST });
+/** The methods of each NAME a mapping names, and of any other, in one pass (a mapping with no `match.path` takes every NAME). */
+function methodsByName(mappings: readonly CompiledMapping[]): (name: string) => MappedMethods {
+  const any = { GET: false, POST: false };
+  const named = new Map<string, { GET: boolean; POST: boolean }>();
+  for (const m of mappings) {
+    const path = m.match.path;
+    if (path === undefined) any[m.method] = true;
+    else if (named.has(path)) named.get(path)![m.method] = true;
+    else named.set(path, { GET: m.method === 'GET', POST: m.method === 'POST' });
+  }
+  const methodsOf = (takes: { GET: boolean; POST: boolean }): MappedMethods => {
+    const GET = takes.GET || any.GET;
+    const POST = !GET || takes.POST || any.POST;
+    return Object.freeze({ allow: [GET && 'GET', POST && 'POST'].filter(Boolean).join(', '), GET, POST });
+  };
+  const byName = new Map([...named].map(([name, takes]) => [name, methodsOf(takes)]));
+  const other = methodsOf({ GET: false, POST: false });
+  return (name) => byName.get(name) ?? other;
 }
 
 /** What matching needs of a request. */
@@ -83,13 +97,8 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     throw new ConfigError(problems);
   }
   const mappings = compiled as CompiledMapping[];
-  // The mappings that can take `{path}/NAME`, in order: for each NAME a mapping names, and for any other.
-  const anyName = mappings.filter((m) => m.match.path === undefined);
-  const names = new Set(mappings.flatMap((m) => (m.match.path === undefined ? [] : [m.match.path])));
-  const named = new Map([...names].map((name) => [name, mappings.filter((c) => c.match.path === undefined || c.match.path === name)] as const));
-  const match = createMatcher(named, anyName);
-  const anyNameMethods = methodsOf(anyName);
-  const methodsByName = new Map([...named].map(([name, list]) => [name, methodsOf(list)]));
+  const match = createMatcher(mappings);
+  const methods = methodsByName(mappings);
   const callbackOf = callbackField(config);
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
 
@@ -129,7 +138,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
     decide: decider({ match, map: mapWith, wake, agent }, hooks),
-    methods: (name) => methodsByName.get(name) ?? anyNameMethods,
+    methods,
     close: transforms.close,
   };
 }

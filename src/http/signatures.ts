@@ -45,10 +45,10 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
     if (m.verify.scheme === 'meta' && m.verify.verifyToken !== undefined) {
-      meta.set(m.match.path, [...(meta.get(m.match.path) ?? []), { id: m.id, digest: digest(m.verify.verifyToken) }]);
+      append(meta, m.match.path, { id: m.id, digest: digest(m.verify.verifyToken) });
     }
     const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signsId: m.verify.scheme === 'standard-webhooks' };
-    byName.set(m.match.path, [...(byName.get(m.match.path) ?? []), entry]);
+    append(byName, m.match.path, entry);
   }
   const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
 
@@ -137,4 +137,10 @@ function answerMeta(entries: MetaEntry[], auth: Pick<Auth, 'passed' | 'failed'>,
   auth.passed(address, 'verifyToken');
   // Exactly the challenge: Meta compares the body. nosniff: it is the sender's text, shown as text only.
   answer(ex, 200, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, Buffer.from(challenge));
+}
+
+function append<T>(lists: Map<string, T[]>, key: string, value: T): void {
+  const list = lists.get(key);
+  if (list === undefined) lists.set(key, [value]);
+  else list.push(value);
 }
