@@ -189,6 +189,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events DROP CONSTRAINT events_id_key;
   `,
+  // v11 (SQLite v12): the request log's filters (runs_status is here since v1).
+  `
+  CREATE INDEX requests_route ON requests (route, seq);
+  CREATE INDEX requests_class ON requests ((status / 100), seq);
+  CREATE INDEX requests_route_class ON requests (route, (status / 100), seq);
+  `,
 ];
 
 /** The schema version this code reads and writes. */

@@ -242,6 +242,13 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE events;
   ALTER TABLE events_v11 RENAME TO events;
   `,
+  // v12: an index for each filter the reads offer (sql/runs.ts, sql/requests.ts), newest first.
+  `
+  CREATE INDEX runs_status ON runs (status, seq);
+  CREATE INDEX requests_route ON requests (route, seq);
+  CREATE INDEX requests_class ON requests (status / 100, seq);
+  CREATE INDEX requests_route_class ON requests (route, status / 100, seq);
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

@@ -4,6 +4,7 @@ import { claimContract } from './claim.js';
 import { commitContract } from './commit.js';
 import { keysContract } from './keys.js';
 import { outboxContract } from './outbox.js';
+import { plansContract } from './plans.js';
 import { readsContract } from './reads.js';
 import { recordsContract } from './records.js';
 import { retentionContract } from './retention.js';
@@ -24,6 +25,7 @@ export function storeContract(h: Harness): void {
   commitContract(h);
   claimContract(h);
   readsContract(h);
+  plansContract(h);
   keysContract(h);
   outboxContract(h);
   retentionContract(h);
