@@ -5,7 +5,8 @@ import { pgDb, type Db } from './dialect.js';
 import type { CommitStats } from './group-commit.js';
 import { repeat } from './maintenance.js';
 import { pgLeader } from './postgres-leader.js';
-import { createPool, openMigrated, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
+import { createPool, redactUrl } from './postgres-pool.js';
+import { openMigrated, PG_SCHEMA_VERSION, schemaVersion } from './postgres-schema.js';
 import { readerOf } from './reads.js';
 import { toRun, type RunRow } from './rows.js';
 import { StoreShell, type StoreOptions } from './shell.js';
@@ -128,7 +129,7 @@ export class PostgresStore extends StoreShell {
     if (op.kind === 'accept') return super.write<T>(op);
     return this.guard(async () => {
       const [value] = await this.tx((tx) => applyOps(tx, [op]));
-      if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies') this.otherCommits++;
+      if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies' || op.kind === 'compactTallies') this.otherCommits++;
       return value as T;
     });
   }

@@ -2,6 +2,7 @@ import type { Harness } from './harness.js';
 import { callbacksContract } from './callbacks.js';
 import { claimContract } from './claim.js';
 import { commitContract } from './commit.js';
+import { countsContract } from './counts.js';
 import { keysContract } from './keys.js';
 import { outboxContract } from './outbox.js';
 import { plansContract } from './plans.js';
@@ -26,6 +27,7 @@ export function storeContract(h: Harness): void {
   claimContract(h);
   readsContract(h);
   plansContract(h);
+  countsContract(h);
   keysContract(h);
   outboxContract(h);
   retentionContract(h);
