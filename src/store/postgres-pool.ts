@@ -11,6 +11,8 @@ export interface PoolOptions {
   max: number;
   /** Called for errors of idle clients (the server went away): the pool drops them itself. */
   onIdleError: (err: Error) => void;
+  /** How long a query waits for a connection of the pool (default 5 s). */
+  waitMs?: number;
 }
 
 /** A connection pool on `url`: a broken connection is dropped and the next query opens a new one. */
@@ -18,7 +20,7 @@ export function createPool(opts: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: opts.waitMs ?? 5000,
     idleTimeoutMillis: 30_000,
     application_name: 'hookrelay',
     types,

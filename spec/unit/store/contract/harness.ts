@@ -41,6 +41,14 @@ export interface Harness {
   /** A second store on the same data, beside an open one (another process, another instance). */
   openOther(): Promise<TestStore>;
   count(table: string): Promise<number>;
+  /** Runs `sql` (each dialect's text) on the data behind the store's back, e.g. to seed a large table fast. */
+  exec(sql: Sql): Promise<void>;
+  /**
+   * Makes reads of `table` wait until the returned release is called (PostgreSQL: an ACCESS
+   * EXCLUSIVE lock). SQLite has no such lock for a WAL reader: it resolves at once, and a spec
+   * makes its reads long with rows instead.
+   */
+  lockTable(table: string): Promise<() => Promise<void>>;
   /** How the database would run `sql` (of src/store/sql/) with `params`, behind the store's back: see {@link QueryPlan}. */
   plan(sql: Sql, params: readonly unknown[]): Promise<QueryPlan>;
   teardown(): Promise<void>;
@@ -134,6 +142,15 @@ export function sqliteHarness(): Harness {
         db.close();
       }
     },
+    exec: async (sql) => {
+      const db = new Database(join(dir!, 'hookrelay.db'));
+      try {
+        db.exec(typeof sql === 'string' ? sql : sql.sqlite);
+      } finally {
+        db.close();
+      }
+    },
+    lockTable: async () => async () => {},
     plan: async (sql, params) => {
       const db = new Database(join(dir!, 'hookrelay.db'), { readonly: true });
       try {
@@ -175,6 +192,24 @@ export function postgresHarness(label: string): Harness {
       } finally {
         await c.end();
       }
+    },
+    exec: async (sql) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query(typeof sql === 'string' ? sql : sql.pg);
+      } finally {
+        await c.end();
+      }
+    },
+    lockTable: async (table) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      return async () => {
+        await c.query('COMMIT');
+        await c.end();
+      };
     },
     plan: async (sql, params) => {
       const c = new pg.Client({ connectionString: url });
