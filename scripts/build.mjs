@@ -16,8 +16,8 @@ const DIST = path.join(ROOT, 'dist');
 // Each keeps its place under dist/ as under src/: modules find their files (presets/, the
 // console's static files, the worker entries) from their folder's parent.
 const ENTRIES = ['cli/index.ts', 'engine/transform-worker.ts', 'config/shape.ts', 'engine/action-schemas.ts'];
-// The store's writer thread is started from a single CommonJS file.
-const WRITER = 'store/sqlite-writer.ts';
+// The store's writer and reader threads are each started from a single CommonJS file.
+const THREADS = ['store/sqlite-writer.ts', 'store/sqlite-reader.ts'];
 // Native code (better-sqlite3 finds its binary from its own folder), what only some configs
 // or commands load, and tsx.
 const EXTERNAL = ['better-sqlite3', 'pg', 'openai', 'imapflow', 'mailparser', 'html-to-text', 'tsx', 'esbuild'];
@@ -49,15 +49,17 @@ await build({
   // The bundled CommonJS packages call require() for node's own modules.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
 });
-await build({
-  ...common,
-  entryPoints: [path.join(SRC, WRITER)],
-  outfile: path.join(DIST, WRITER.replace(/\.ts$/, '.cjs')),
-  format: 'cjs',
-  // esbuild's way to keep import.meta.url in CommonJS (https://esbuild.github.io/api/#inject).
-  define: { 'import.meta.url': 'importMetaUrl' },
-  inject: [path.join(ROOT, 'scripts', 'import-meta-url.mjs')],
-});
+for (const thread of THREADS) {
+  await build({
+    ...common,
+    entryPoints: [path.join(SRC, thread)],
+    outfile: path.join(DIST, thread.replace(/\.ts$/, '.cjs')),
+    format: 'cjs',
+    // esbuild's way to keep import.meta.url in CommonJS (https://esbuild.github.io/api/#inject).
+    define: { 'import.meta.url': 'importMetaUrl' },
+    inject: [path.join(ROOT, 'scripts', 'import-meta-url.mjs')],
+  });
+}
 // The rest is used as it is (the console's static files, the transform worker's entry).
 for (const file of files(SRC)) {
   if (file.endsWith('.ts') || file === path.join(SRC, 'bin.mjs')) continue;

@@ -13,7 +13,7 @@ export const DURATION_BUCKETS: readonly number[] = [
 /** Accept calls per commit: 1 when idle, up to the store's batch limit under load. */
 const COMMIT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
-/** The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so several gateways in one process never collide; the counts are read at each scrape. */
+/** The Prometheus metrics of CONTRACT.md §11 in a registry of our own, so several gateways in one process never collide; the gauges read the counts the store keeps (store/sql/tallies.ts) at each scrape. */
 export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>>, logDropped: () => number = () => 0, countHeld?: () => Promise<Record<string, number>>) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -93,7 +93,7 @@ export function createMetrics(countRuns: () => Promise<Record<RunStatus, number>
 
   return {
     contentType: registry.contentType,
-    /** Runs are counted in the store at this moment. */
+    /** The gauges as the store's kept counts stand at this moment. */
     render: () => registry.metrics(),
     request(route: string, status: number, seconds: number): void {
       requests.inc({ route, status });

@@ -177,7 +177,7 @@ const config = obj('hookrelay configuration', {
     kind: choice(['sqlite', 'postgres'], '`sqlite`: the embedded store in dataDir; `postgres`: a PostgreSQL database (store.url).', 'sqlite'),
     durability: choice(['fsync', 'os'], 'SQLite only. `fsync`: answer 2xx only once the commit is on disk; `os`: once the OS has it (faster, loses the last writes on power failure).', 'fsync'),
     url: str('PostgreSQL only, and required there: the connection URL, e.g. `postgres://hookrelay:${PGPASSWORD}@db:5432/hookrelay`. Its password is never logged or printed.', undefined, { minLength: 1 }),
-    poolSize: int('PostgreSQL only: database connections at most.', 10, 1, 1000),
+    poolSize: int('PostgreSQL only: database connections at most (the heartbeat leader holds one more). A quarter of them, at least one, serve the reads of the admin API, the console, /metrics and the dispatcher, so that no read holds a connection an accept waits for; a pool of 1 is shared.', 10, 1, 1000),
     leaseSeconds: int('PostgreSQL only: how long an instance counts as alive after it last renewed its lease (it renews every third of this, in the background). Once its lease has expired, another instance ends its running runs as interrupted and sends its pending deliveries (README "Several instances"). Shorter: faster takeover after a crash; it must stay well above any pause of a live instance.', 30, 3, 3600),
     retainDays: int('Days ended runs, conversation turns and events are kept; older ones are purged in the background (hourly, in small batches; queued and running runs are never purged, and event seq numbers are never reused). 0 keeps everything.', 30, 0),
   }, { default: {} }),

@@ -26,7 +26,7 @@ export interface PurgeStep {
 
 /** What a store gives maintenance: `write` commits one purge op, a short write of at most its `max` rows. */
 export interface PurgePort {
-  write<T>(op: Extract<WriteOp, { kind: 'purge' | 'purgeBodies' | 'purgeKeys' }>): Promise<T>;
+  write<T>(op: Extract<WriteOp, { kind: 'purge' | 'purgeBodies' | 'purgeKeys' | 'compactTallies' }>): Promise<T>;
   guard<T>(fn: () => Promise<T>): Promise<T>;
   isOpen(): boolean;
 }
@@ -59,7 +59,9 @@ export function startMaintenance(port: PurgePort, opts: MaintenanceOptions) {
       const now = clock();
       const before = opts.retainDays > 0 ? new Date(now.getTime() - opts.retainDays * DAY_MS).toISOString() : undefined;
       await requestLogPass(port, opts.log, now, before);
-      return before ? retentionPass(port, opts.log, before) : { runs: 0, history: 0, events: 0, outbox: 0 };
+      const counts = before ? await retentionPass(port, opts.log, before) : { runs: 0, history: 0, events: 0, outbox: 0 };
+      await port.write({ kind: 'compactTallies' });
+      return counts;
     }).finally(() => (purging = undefined));
     return purging;
   };

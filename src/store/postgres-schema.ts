@@ -1,5 +1,7 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { pgStoreError } from './db-errors.js';
+import { createPool, redactUrl, type PoolOptions } from './postgres-pool.js';
+import { PG_TALLIES } from './sql/tallies.js';
 import { StoreError } from './store.js';
 
 /** The PostgreSQL store's schema: the SQLite store's tables, columns and encodings (rows.ts maps both). */
@@ -189,6 +191,13 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events DROP CONSTRAINT events_id_key;
   `,
+  // v11 (SQLite v12): the request log's filters (runs_status is here since v1), the kept counts.
+  `
+  CREATE INDEX requests_route ON requests (route, seq);
+  CREATE INDEX requests_class ON requests ((status / 100), seq);
+  CREATE INDEX requests_route_class ON requests (route, (status / 100), seq);
+  ${PG_TALLIES}
+  `,
 ];
 
 /** The schema version this code reads and writes. */
@@ -251,44 +260,4 @@ export async function schemaVersion(client: pg.Pool | pg.ClientBase): Promise<nu
   if (exists.rows[0]?.t == null) return 0;
   const { rows } = await client.query<{ version: number }>('SELECT version FROM hookrelay_schema');
   return rows[0]?.version ?? 0;
-}
-
-/** int8 (bigint: seq, ids, counts) as a JS number: they stay far below 2^53. */
-const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-};
-
-export interface PoolOptions {
-  url: string;
-  max: number;
-  /** Called for errors of idle clients (the server went away): the pool drops them itself. */
-  onIdleError: (err: Error) => void;
-}
-
-/** A connection pool on `url`: a broken connection is dropped and the next query opens a new one. */
-export function createPool(opts: PoolOptions): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: opts.url,
-    max: opts.max,
-    connectionTimeoutMillis: 5000,
-    idleTimeoutMillis: 30_000,
-    application_name: 'hookrelay',
-    types,
-  });
-  pool.on('error', opts.onIdleError);
-  // A broken connection emits 'error' on its client even after the pool let go of it: unhandled, it would end the process.
-  pool.on('connect', (client) => client.on('error', () => {}));
-  return pool;
-}
-
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`: what may be printed. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
-  }
 }

@@ -5,13 +5,17 @@ import { pgDb, type Db } from './dialect.js';
 import type { CommitStats } from './group-commit.js';
 import { repeat } from './maintenance.js';
 import { pgLeader } from './postgres-leader.js';
-import { createPool, openMigrated, PG_SCHEMA_VERSION, redactUrl, schemaVersion } from './postgres-schema.js';
+import { createPool, redactUrl } from './postgres-pool.js';
+import { openMigrated, PG_SCHEMA_VERSION, schemaVersion } from './postgres-schema.js';
 import { readerOf } from './reads.js';
 import { toRun, type RunRow } from './rows.js';
 import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
 import { applyOps, runBatch, type BatchOutcome, type WriteOp } from './writes.js';
+
+/** Reads wait their turn for a read connection longer than accepts for theirs: in line behind other reads, not failed. */
+const READ_WAIT_MS = 30_000;
 
 export interface PostgresStoreOptions extends StoreOptions {
   /** `store.url`. Never logged: errors and log lines show it redacted. */
@@ -40,8 +44,10 @@ export class PostgresStore extends StoreShell {
     private readonly pool: pg.Pool, private readonly opts: PostgresStoreOptions,
     /** This instance's id: a new one each open, so a restart is a new instance. */
     readonly instanceId: string,
+    /** The served reads' connections ({@link splitPool}). */
+    private readonly readPool: pg.Pool | undefined,
   ) {
-    super(pgDb(pool, () => pool.connect()), opts, instanceId);
+    super(pgDb(pool, () => pool.connect()), opts, instanceId, readPool && pgDb(readPool));
     const every = (opts.leaseSeconds * 1000) / 3;
     const renew = () => this.tx((db) => db.run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]));
     const failed = (err: unknown) => opts.log.warn({ err }, 'renewing this instance\'s lease failed; retrying (past store.leaseSeconds, other instances take over its runs)');
@@ -52,14 +58,15 @@ export class PostgresStore extends StoreShell {
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
     const instanceId = opts.instanceId ?? uuidv7();
     const onIdleError = (err: Error) => opts.log.warn({ err: pgStoreError(err) }, 'a database connection failed; the pool opens a new one when needed');
-    const pool = await openMigrated({ url: opts.url, max: opts.poolSize, onIdleError }, async (client, { from, to }) => {
+    const { writes, reads } = splitPool(opts.poolSize);
+    const pool = await openMigrated({ url: opts.url, max: writes, onIdleError }, async (client, { from, to }) => {
       if (from !== to) opts.log.info({ url: redactUrl(opts.url), from, to }, 'store schema migrated');
       await pgDb(client).run(sql.instances.renewLease, [instanceId, opts.leaseSeconds]);
       const others = (await pgDb(client).all<{ id: string }>(sql.instances.otherLiveInstances, [instanceId])).map((r) => r.id);
       if (others.length === 0) opts.log.info({ others }, 'the only live instance on this database');
       else opts.log.info({ others }, `joining ${others.length} other live instance${others.length === 1 ? '' : 's'} on this database: ids ${others.join(', ')} (they share the work: docs/several-instances.md)`);
     });
-    return new PostgresStore(pool, opts, instanceId);
+    return new PostgresStore(pool, opts, instanceId, reads > 0 ? createPool({ url: opts.url, max: reads, onIdleError, waitMs: READ_WAIT_MS }) : undefined);
   }
 
   takeRate(key: string, limit: number): Promise<number> {
@@ -116,6 +123,7 @@ export class PostgresStore extends StoreShell {
       await db.run(sql.instances.removeInstance, [this.instanceId]);
     }).catch((err) => this.opts.log.warn({ err }, 'could not release this instance at close; others take over after its lease'));
     await this.pool.end();
+    await this.readPool?.end();
     this.state = 'closed';
   }
 
@@ -128,7 +136,7 @@ export class PostgresStore extends StoreShell {
     if (op.kind === 'accept') return super.write<T>(op);
     return this.guard(async () => {
       const [value] = await this.tx((tx) => applyOps(tx, [op]));
-      if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies') this.otherCommits++;
+      if (op.kind === 'requests' || op.kind === 'purge' || op.kind === 'purgeBodies' || op.kind === 'compactTallies') this.otherCommits++;
       return value as T;
     });
   }
@@ -148,6 +156,16 @@ export class PostgresStore extends StoreShell {
       throw err;
     }
   }
+}
+
+/**
+ * `store.poolSize` shared out: a quarter (at least one) for the served reads (the admin API, the
+ * console, /metrics, the dispatcher's), so that no read holds a connection an accept waits for;
+ * a pool of one is shared.
+ */
+export function splitPool(size: number): { writes: number; reads: number } {
+  const reads = size > 1 ? Math.max(1, Math.floor(size / 4)) : 0;
+  return { writes: size - reads, reads };
 }
 
 /**

@@ -54,7 +54,7 @@ export function reads(db: Db) {
 
     async countRuns(): Promise<Record<RunStatus, number>> {
       const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
-      for (const { status, n } of await db.all<{ status: RunStatus; n: number }>(sql.runs.countRuns)) counts[status] = Number(n);
+      for (const { status, n } of await db.all<{ status: RunStatus; n: number }>(sql.tallies.countRuns)) counts[status] = Number(n);
       return counts;
     },
 
@@ -93,7 +93,7 @@ export function reads(db: Db) {
     /** Held wakes and queued runs of paused mappings, summed per source. */
     async countHeld(): Promise<Record<string, number>> {
       const counts: Record<string, number> = {};
-      for (const r of await db.all<{ source: string; n: number | string }>(sql.flow.countHeld)) counts[r.source] = (counts[r.source] ?? 0) + Number(r.n);
+      for (const r of await db.all<{ source: string; n: number | string }>(sql.tallies.countHeld)) counts[r.source] = (counts[r.source] ?? 0) + Number(r.n);
       return counts;
     },
   };

@@ -37,9 +37,10 @@ export abstract class StoreShell implements Store {
   readonly purgeExpired: Maintenance['purgeExpired'];
   readonly purgeExpiredKeys: Maintenance['purgeExpiredKeys'];
 
-  protected constructor(protected readonly db: Db, opts: StoreOptions, protected readonly instance: string | null) {
+  /** `readDb`: where the served reads run (a connection no accept waits on); `db` keeps the accept path's own (findKeys). */
+  protected constructor(protected readonly db: Db, opts: StoreOptions, protected readonly instance: string | null, readDb: Db = db) {
     this.reads = reads(db);
-    Object.assign(this, served(this.reads, (read) => this.read(read)));
+    Object.assign(this, served(reads(readDb), (read) => this.read(read)));
     this.maintenance = startMaintenance({
       write: <T>(op: WriteOp) => this.write<T>(op),
       guard: (fn) => this.guard(fn),

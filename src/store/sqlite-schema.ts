@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { SQLITE_TALLIES } from './sql/tallies.js';
 
 /** The embedded store's schema: STRICT tables (https://www.sqlite.org/stricttables.html), a CHECK on every enum column. */
 
@@ -241,6 +242,14 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO sqlite_sequence (name, seq) SELECT 'events_v11', seq FROM sqlite_sequence WHERE name = 'events';
   DROP TABLE events;
   ALTER TABLE events_v11 RENAME TO events;
+  `,
+  // v12: an index for each filter the reads offer (sql/runs.ts, sql/requests.ts), newest first; the kept counts (sql/tallies.ts).
+  `
+  CREATE INDEX runs_status ON runs (status, seq);
+  CREATE INDEX requests_route ON requests (route, seq);
+  CREATE INDEX requests_class ON requests (status / 100, seq);
+  CREATE INDEX requests_route_class ON requests (route, status / 100, seq);
+  ${SQLITE_TALLIES}
   `,
 ];
 

@@ -8,6 +8,7 @@ import { readerOf } from './reads.js';
 import { StoreShell, type StoreOptions } from './shell.js';
 import * as sql from './sql/index.js';
 import { lockDataDir } from './sqlite-lock.js';
+import { startReader, type ReaderDb } from './sqlite-reader.js';
 import { migrate, SCHEMA_VERSION } from './sqlite-schema.js';
 import { STORE_GONE, startWriter, type Writer, type WriterPragmas } from './sqlite-writer.js';
 import { isStoreDown, StoreError, type LeaderHandlers, type Leadership, type StoreReader, type TakenOver } from './store.js';
@@ -27,7 +28,7 @@ export interface SqliteStoreOptions extends StoreOptions {
   lock?: false;
 }
 
-/** The embedded store, SQLite in WAL mode: writes group-committed by a writer thread, reads on a connection beside it. */
+/** The embedded store, SQLite in WAL mode: writes group-committed by a writer thread, reads in a reader thread beside it (the accept path's key lookups on a connection of this thread). */
 export class SqliteStore extends StoreShell {
   /** Whether claimRuns was called: see {@link takeOver}. */
   private claimed = false;
@@ -43,8 +44,9 @@ export class SqliteStore extends StoreShell {
     private readonly writer: Writer,
     private readonly lock: ReturnType<typeof lockDataDir> | undefined,
     private readonly opts: SqliteStoreOptions,
+    private readonly reader: ReaderDb,
   ) {
-    super(sqliteDb(conn), opts, null);
+    super(sqliteDb(conn), opts, null, reader);
     const worker = (this.worker = writer.worker);
     let lastError: Error | undefined;
     worker.on('error', (err) => (lastError = err));
@@ -75,7 +77,7 @@ export class SqliteStore extends StoreShell {
         db.prepare(sql.outbox.releaseLeases).run(); // the process before's outbox leases (the directory is ours now)
         db.pragma('query_only = ON'); // every write goes through the writer thread
       });
-      return new SqliteStore(db!, writer, lock, opts);
+      return new SqliteStore(db!, writer, lock, opts, startReader(file, sqliteDb(db!)));
     } catch (err) {
       db?.close();
       lock?.release();
@@ -136,6 +138,8 @@ export class SqliteStore extends StoreShell {
     this.maintenance.stop();
     this.state = 'closing'; // new calls reject from here on; queued writes still commit
     await this.batcher.idle();
+    await this.settled();
+    await this.reader.close();
     this.conn.close();
     if (!this.batcher.broken() || this.goneError) await this.stopWriter();
     this.lock?.release(); // last: the database is closed, the next owner may take it

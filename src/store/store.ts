@@ -27,7 +27,7 @@ export interface Store {
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** Most recently accepted first; `before`: only runs accepted before that run (an unknown one gives none). */
   listRuns(opts: ListRunsOptions): Promise<RunRecord[]>;
-  /** How many runs are in each status, every status present: the `hookrelay_runs` gauge. */
+  /** How many runs are in each status, every status present: the `hookrelay_runs` gauge, kept as changes commit (sql/tallies.ts). */
   countRuns(): Promise<Record<RunStatus, number>>;
   /** Moves up to `limit` queued runs to `running`: the oldest of each session that has none running, under the flow `rules`. */
   claimRuns(limit: number, startedAt: string, rules?: ClaimRules): Promise<RunRecord[]>;

@@ -154,6 +154,7 @@ const APPLY = {
   purge: (db: Db, op: { table: PurgeTable | 'requests'; before: string; after: number; max: number }) => purgeStep(db, op.table, op.before, op.after, op.max),
   purgeBodies: (db: Db, op: { now: string; max: number }) => db.run(sql.requests.purgeBodies, [op.now, op.max]),
   purgeKeys: (db: Db, op: { before: string; max: number }) => db.run(sql.idempotency.purgeKeys, [op.before, op.max]),
+  compactTallies: async (db: Db, _op: object) => void await db.run(sql.tallies.compactTallies),
   pause: async (db: Db, op: { id: string; paused: boolean; at: string }) => void await db.run(op.paused ? sql.flow.pause : sql.flow.resume, op.paused ? [op.id, op.at] : [op.id]),
   releaseWakes: async (db: Db, op: { source: string }) => {
     if (db.kind === 'pg') await db.run(sql.events.lockEvents);

@@ -12,7 +12,8 @@ export const insertHeld = insertInto('held_events', EVENT_COLUMNS, EVENT_TYPES);
 export const pause = 'INSERT INTO paused (mapping, at) VALUES ($1, $2) ON CONFLICT (mapping) DO NOTHING';
 export const resume = 'DELETE FROM paused WHERE mapping = $1';
 
-export const flowState = "SELECT mapping AS name, 'paused' AS what FROM paused UNION ALL SELECT DISTINCT source, 'held' FROM held_events";
+/** The paused mappings, and the sources holding wakes (counted in sql/tallies.ts). */
+export const flowState = "SELECT mapping AS name, 'paused' AS what FROM paused UNION ALL SELECT source, 'held' FROM tallies WHERE what = 'held' GROUP BY source HAVING sum(n) > 0";
 
 /**
  * Moves a source's held wakes into `events`, oldest first. PostgreSQL: DELETE … RETURNING, so
@@ -25,5 +26,3 @@ export const releaseWakes = {
 };
 export const removeReleased = 'DELETE FROM held_events WHERE source = $1';
 
-export const countHeld = `SELECT source, count(*) AS n FROM held_events GROUP BY source
-  UNION ALL SELECT source, count(*) AS n FROM runs WHERE status = 'queued' AND source IN (SELECT 'mapping:' || mapping FROM paused) GROUP BY source`;

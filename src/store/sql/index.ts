@@ -11,3 +11,4 @@ export * as requests from './requests.js';
 export * as runs from './runs.js';
 export * as rates from './rates.js';
 export * as flow from './flow.js';
+export * as tallies from './tallies.js';

@@ -17,10 +17,8 @@ export function listRequests(opts: ListRequestsOptions): { text: string; values:
     clauses.push(clause(`$${values.length}`));
   };
   if (opts.before !== undefined) add((p) => `seq < ${p}`, opts.before);
-  if (opts.statusClass !== undefined) {
-    add((p) => `status >= ${p}`, opts.statusClass * 100);
-    add((p) => `status < ${p}`, opts.statusClass * 100 + 100);
-  }
+  // Written as the indexes requests_class and requests_route_class are (schema v12).
+  if (opts.statusClass !== undefined) add((p) => `status / 100 = ${p}`, Math.trunc(opts.statusClass));
   if (opts.route !== undefined) add((p) => `route = ${p}`, opts.route);
   if (opts.replayOf !== undefined) add((p) => `replay_of = ${p}`, opts.replayOf);
   const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';

@@ -17,7 +17,6 @@ export const getRun = `${RUN_SELECT} WHERE runs.run_id = $1`;
 export const runSeq = 'SELECT seq FROM runs WHERE run_id = $1';
 export const listRuns = `${RUN_SELECT} WHERE runs.seq < $1 ORDER BY runs.seq DESC LIMIT $2`;
 export const listRunsWithStatus = `${RUN_SELECT} WHERE runs.status = $3 AND runs.seq < $1 ORDER BY runs.seq DESC LIMIT $2`;
-export const countRuns = 'SELECT status, count(*) AS n FROM runs GROUP BY status';
 
 /**
  * Moves the oldest claimable run of each session (none of its runs running) to `running`:

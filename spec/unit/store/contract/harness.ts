@@ -6,6 +6,7 @@ import pg from 'pg';
 import { silentLogger } from '../../../support/silent-logger.js';
 import { PostgresStore } from '../../../../src/store/postgres.js';
 import { SqliteStore } from '../../../../src/store/sqlite.js';
+import type { Sql } from '../../../../src/store/dialect.js';
 import type { Store } from '../../../../src/store/store.js';
 import { freshDatabase, truncateAll } from '../../../support/postgres.js';
 import { STORE_SPEC_OPTIONS, PG_SPEC_OPTIONS } from '../../../support/store-options.js';
@@ -40,7 +41,66 @@ export interface Harness {
   /** A second store on the same data, beside an open one (another process, another instance). */
   openOther(): Promise<TestStore>;
   count(table: string): Promise<number>;
+  /** Runs `sql` (each dialect's text) on the data behind the store's back, e.g. to seed a large table fast. */
+  exec(sql: Sql): Promise<void>;
+  /**
+   * Makes reads of `table` wait until the returned release is called (PostgreSQL: an ACCESS
+   * EXCLUSIVE lock). SQLite has no such lock for a WAL reader: it resolves at once, and a spec
+   * makes its reads long with rows instead.
+   */
+  lockTable(table: string): Promise<() => Promise<void>>;
+  /** How the database would run `sql` (of src/store/sql/) with `params`, behind the store's back: see {@link QueryPlan}. */
+  plan(sql: Sql, params: readonly unknown[]): Promise<QueryPlan>;
   teardown(): Promise<void>;
+}
+
+/**
+ * A query plan in both dialects' terms: the tables (or indexes) read from end to end, the
+ * indexes searched, and whether rows are sorted after reading. PostgreSQL is asked with
+ * sequential scans and sorts disabled, so that a plan still holding one has no index to use
+ * instead (on a small table it would otherwise prefer them).
+ */
+export interface QueryPlan {
+  scanned: string[];
+  searched: string[];
+  sorted: boolean;
+  text: string;
+}
+
+/** `$n` → `?` bound in order, as src/store/dialect.ts does. */
+function sqliteText(sql: Sql, params: readonly unknown[]): [string, unknown[]] {
+  const order: number[] = [];
+  const text = (typeof sql === 'string' ? sql : sql.sqlite).replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?'));
+  return [text, order.map((i) => params[i])];
+}
+
+function sqlitePlan(details: string[]): QueryPlan {
+  const plan: QueryPlan = { scanned: [], searched: [], sorted: false, text: details.join(' | ') };
+  for (const d of details) {
+    const scan = /^SCAN (\w+)(?: USING (?:COVERING )?INDEX (\w+))?/.exec(d);
+    if (scan) plan.scanned.push(scan[2] ?? scan[1]!);
+    const search = /^SEARCH (\w+) USING (?:(?:COVERING )?INDEX (\w+)|INTEGER PRIMARY KEY|PRIMARY KEY)/.exec(d);
+    if (search) plan.searched.push(search[2] ?? `${search[1]} primary key`);
+    if (/^USE TEMP B-TREE FOR (?:RIGHT PART OF )?ORDER BY/.test(d)) plan.sorted = true;
+  }
+  return plan;
+}
+
+interface PgNode { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Index Cond'?: string; Plans?: PgNode[] }
+
+function pgPlan(root: PgNode): QueryPlan {
+  const plan: QueryPlan = { scanned: [], searched: [], sorted: false, text: '' };
+  const lines: string[] = [];
+  const walk = (n: PgNode) => {
+    lines.push([n['Node Type'], n['Index Name'] ?? n['Relation Name'], n['Index Cond']].filter(Boolean).join(' '));
+    if (n['Node Type'] === 'Seq Scan') plan.scanned.push(n['Relation Name']!);
+    if (/^Index (Only )?Scan$/.test(n['Node Type'])) (n['Index Cond'] ? plan.searched : plan.scanned).push(n['Index Name']!);
+    if (/Sort$/.test(n['Node Type'])) plan.sorted = true;
+    n.Plans?.forEach(walk);
+  };
+  walk(root);
+  plan.text = lines.join(' | ');
+  return plan;
 }
 
 /**
@@ -82,6 +142,24 @@ export function sqliteHarness(): Harness {
         db.close();
       }
     },
+    exec: async (sql) => {
+      const db = new Database(join(dir!, 'hookrelay.db'));
+      try {
+        db.exec(typeof sql === 'string' ? sql : sql.sqlite);
+      } finally {
+        db.close();
+      }
+    },
+    lockTable: async () => async () => {},
+    plan: async (sql, params) => {
+      const db = new Database(join(dir!, 'hookrelay.db'), { readonly: true });
+      try {
+        const [text, bound] = sqliteText(sql, params);
+        return sqlitePlan((db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...bound) as { detail: string }[]).map((r) => r.detail));
+      } finally {
+        db.close();
+      }
+    },
     teardown: async () => {
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
@@ -111,6 +189,35 @@ export function postgresHarness(label: string): Harness {
       await c.connect();
       try {
         return Number((await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+      } finally {
+        await c.end();
+      }
+    },
+    exec: async (sql) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query(typeof sql === 'string' ? sql : sql.pg);
+      } finally {
+        await c.end();
+      }
+    },
+    lockTable: async (table) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      return async () => {
+        await c.query('COMMIT');
+        await c.end();
+      };
+    },
+    plan: async (sql, params) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query('SET enable_seqscan = off; SET enable_sort = off; SET enable_bitmapscan = off');
+        const { rows } = await c.query<{ 'QUERY PLAN': [{ Plan: PgNode }] }>(`EXPLAIN (FORMAT JSON) ${typeof sql === 'string' ? sql : sql.pg}`, [...params]);
+        return pgPlan(rows[0]!['QUERY PLAN'][0].Plan);
       } finally {
         await c.end();
       }
