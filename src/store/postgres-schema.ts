@@ -189,6 +189,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events DROP CONSTRAINT events_id_key;
   `,
+  // v12 (SQLite v13): why nothing matched a request (see there).
+  `
+  ALTER TABLE requests ADD COLUMN explain text;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

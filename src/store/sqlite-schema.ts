@@ -242,6 +242,10 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE events;
   ALTER TABLE events_v11 RENAME TO events;
   `,
+  // v13 (PostgreSQL v12): why nothing matched a request, as JSON (src/match-explanation.ts).
+  `
+  ALTER TABLE requests ADD COLUMN explain TEXT;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
