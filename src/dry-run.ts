@@ -10,6 +10,7 @@ import { parsePayload } from './http/payload.js';
 import { JSON_HEADERS } from './http/answer.js';
 import { BODYLESS_STATUSES } from './config/answer-rules.js';
 import type { Signatures } from './http/signatures.js';
+import type { Explanation } from './match-explanation.js';
 
 /** A request to resolve without acting on it: what `hookrelay test` and the console's playground send. */
 export interface DryRunRequest {
@@ -24,21 +25,26 @@ export interface DryRunRequest {
   /** A query string without `?` (credentials are removed here, as the gate removes them). */
   query: string;
   now: Date;
+  /** Also explain a request a mapping took (`test --explain`): the result's `explanation`. */
+  explain?: boolean;
 }
 
 /** Why a dry run gave no action, with what the listener would answer (`status`, `code`). */
 export class DryRunProblem extends Error {
   readonly status: number;
   readonly code: string;
+  /** Every mapping on the path and why it did not match, when none did. */
+  readonly explanation?: Explanation;
   constructor(
     readonly stage: 'name' | 'method' | 'payload' | 'signature' | 'no_mapping' | 'map',
     message: string,
-    options?: { cause?: unknown; status?: number; code?: string },
+    options?: { cause?: unknown; status?: number; code?: string; explanation?: Explanation },
   ) {
     super(message, options);
     this.name = 'DryRunProblem';
     this.status = options?.status ?? 404;
     this.code = options?.code ?? 'no_mapping';
+    if (options?.explanation) this.explanation = options.explanation;
   }
 }
 
@@ -60,12 +66,13 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
   if (!takes[method]) {
     throw new DryRunProblem('method', `${method} is not allowed on ${hooksPath}/${route.name}; its mappings take ${takes.allow}`, { status: 405, code: 'method_not_allowed' });
   }
-  const d = await engine.decide(decideRequest(route.name, route.path, method, req), signatures ? {
+  const d = await engine.decide(decideRequest(route.name, route.path, method, req), { ...(signatures ? {
     verify: (raw) => signatures.check({ name: route.name, method, path: route.path, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
-  } : {});
+  } : {}), ...(req.explain ? { explain: true } : {}) });
   const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${f.code}: ${f.message}); counted as not matching`);
   const out = await outcome(d, warnings);
   if (warnings) out.warnings = warnings;
+  if (req.explain && d.explanation) out.explanation = d.explanation;
   return out;
 }
 
@@ -83,7 +90,7 @@ async function outcome(d: Decision, warnings: string[] | undefined): Promise<Rec
     case 'refused':
       return problemOf(d.stage, d.error);
     case 'no_match':
-      throw new DryRunProblem('no_mapping', `${d.error.message}${warnings ? ` (${warnings.join('; ')})` : ''}`);
+      throw new DryRunProblem('no_mapping', `${d.error.message}${warnings ? ` (${warnings.join('; ')})` : ''}`, { explanation: d.explanation });
     case 'replay':
       throw new Error('a dry run reads no idempotency key');
     case 'respond':

@@ -4,6 +4,7 @@ import { collect, configOption, pairs } from './arguments.js';
 import { compile } from './config.js';
 import { fail } from './exit.js';
 import { printable } from '../printable.js';
+import type { Explanation } from '../match-explanation.js';
 
 interface TestOptions {
   payload?: string;
@@ -13,6 +14,7 @@ interface TestOptions {
   header: string[];
   query: string[];
   pretty?: boolean;
+  explain?: boolean;
 }
 
 /** `hookrelay test NAME` and `test --fixtures DIR`: the dry run, dispatching nothing (CONTRACT.md §13). */
@@ -28,6 +30,7 @@ export function testCommand(program: Command): void {
     .option('-H, --header <k=v>', 'a request header (repeatable)', collect, [])
     .option('-q, --query <k=v>', 'a query parameter (repeatable)', collect, [])
     .option('--pretty', 'indent the JSON (default: one line, for scripts and diffs)')
+    .option('--explain', 'say on stderr, for every mapping on the path in order, whether it matched or the first condition that failed (method, source, a header, when); a request no mapping takes is always explained')
     .action(testAction);
 }
 
@@ -40,10 +43,15 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   }
   if (name === undefined) fail('give the NAME of a hook (or --fixtures DIR)');
   const { loaded, engine } = await compile(opts.config);
-  const { dryRun, DryRunProblem } = await import('../dry-run.js');
+  const [{ dryRun, DryRunProblem }, { explanationLines }] = await Promise.all([import('../dry-run.js'), import('../match-explanation.js')]);
   const headers = pairs(opts.header, '--header', (k) => k.toLowerCase());
   const method = opts.method.toUpperCase();
   if (method !== 'GET' && method !== 'POST') fail(`--method ${opts.method}: give POST or GET`);
+  const explained = (e: Explanation) => {
+    // On stderr: stdout stays the one line of JSON.
+    process.stderr.write(`explain: ${method} ${loaded.config.hooks.path}/${name} has ${e.mappings} mapping${e.mappings === 1 ? '' : 's'}, in match order:\n`);
+    for (const line of explanationLines(e)) process.stderr.write(`  ${printable(line)}\n`);
+  };
   if (method === 'POST' && opts.payload === undefined) fail('--payload FILE is required (a POST has a body; a GET\'s payload is its --query)');
   let bytes = Buffer.alloc(0);
   try {
@@ -53,13 +61,18 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   }
   try {
     const query = new URLSearchParams(pairs(opts.query, '--query')).toString();
-    const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date() });
+    const out = await dryRun(engine, loaded.config.hooks.path, { name, method, body: bytes, headers, query, now: new Date(), explain: opts.explain === true });
+    if (out.explanation) {
+      explained(out.explanation as Explanation);
+      delete out.explanation;
+    }
     const { tokenWarning } = await import('../fixtures/run-fixture.js');
     const warning = tokenWarning({ mappings: loaded.config.hooks.mappings, hooksPath: loaded.config.hooks.path }, name, method, out.mapping as string);
     if (warning) out.warnings = [...((out.warnings as string[] | undefined) ?? []), warning];
     process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
+    if (e.explanation) explained(e.explanation);
     // The author's own tool: the cause, stack and all, is what they need (the listener only logs it).
     // JSONata throws plain objects with a code and a message.
     for (let cause = e.cause; cause !== undefined; cause = (cause as Error)?.cause) {

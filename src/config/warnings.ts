@@ -1,5 +1,5 @@
 import { isLoopback } from './token.js';
-import type { Config } from './types.js';
+import type { Config, MappingConfig } from './types.js';
 
 /** Shorter secrets than this are guessable enough to warn about on a reachable host. */
 const MIN_SECRET_LENGTH = 16;
@@ -20,7 +20,7 @@ function word(names: string): RegExp {
   return new RegExp(`(?:^|[^a-z0-9])(?:${names})(?:[^a-z0-9]|$)`, 'i');
 }
 
-/** What `hookrelay check` warns about in a valid config: unfenced payload text, and signing senders without `verify`. */
+/** What `hookrelay check` warns about in a valid config: unfenced payload text, signing senders without `verify`, shadowed mappings. */
 export function configWarnings(config: Readonly<Config>): string[] {
   const out: string[] = [];
   if (config.hooks.allowUnsafeExternalContent) {
@@ -37,7 +37,40 @@ export function configWarnings(config: Readonly<Config>): string[] {
     const hit = SIGNING_SENDERS.find(([re]) => named.some((n) => re.test(n)));
     if (hit) out.push(`${at}: looks like a webhook from a sender that signs its requests, but has no verify: add verify: { ${hit[1]}, secret: \${…} }`);
   });
+  out.push(...shadowed(config.hooks.mappings));
   return out;
+}
+
+/**
+ * Mappings that can never match (CONTRACT.md §16): an earlier one on the same path and method
+ * takes every request they would, having no `when` and no `source` or header they lack. One with
+ * a `when` is never counted as covering: what it admits cannot be known without a request.
+ */
+function shadowed(mappings: readonly MappingConfig[]): string[] {
+  const out: string[] = [];
+  const covering: { m: MappingConfig; i: number }[] = [];
+  mappings.forEach((m, i) => {
+    const by = covering.find(({ m: a }) => covers(a, m));
+    if (by) {
+      const on = `${m.match.method ?? 'POST'} ${m.match.path ?? 'any path'}`;
+      out.push(`hooks.mappings[${i}] ("${m.id}") can never match: hooks.mappings[${by.i}] ("${by.m.id}") comes first and takes every ${on} request it would (no source, headers or when narrower than its own): narrow "${by.m.id}" or move "${m.id}" above it`);
+    }
+    if (m.match.when === undefined) covering.push({ m, i });
+  });
+  return out;
+}
+
+/** Whether every request `b` matches (when aside) is one `a`, which has no `when`, matches. */
+function covers(a: MappingConfig, b: MappingConfig): boolean {
+  if (a.match.path !== undefined && a.match.path !== b.match.path) return false;
+  if ((a.match.method ?? 'POST') !== (b.match.method ?? 'POST')) return false;
+  if (a.match.source !== undefined && a.match.source !== b.match.source) return false;
+  const wanted = lowerKeys(b.match.headers);
+  return Object.entries(lowerKeys(a.match.headers)).every(([name, value]) => Object.hasOwn(wanted, name) && wanted[name] === value);
+}
+
+function lowerKeys(headers: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
 /** Tokens and secrets shorter than {@link MIN_SECRET_LENGTH} on a host others can reach; names paths, never values. */

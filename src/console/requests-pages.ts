@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../store/records.js';
+import { explanationLines, type Explanation } from '../match-explanation.js';
 import { html, type Html } from './html.js';
 import { cell, field, filterSelect, layout, pager, time } from './layout.js';
 
@@ -63,6 +64,13 @@ ${rows.map((r) => html`<tr>
 ${pager(filter.before !== undefined ? query({}) : undefined, last && rows.length === pageSize ? query({ before: String(last.seq) }) : undefined)}`);
 }
 
+/** Why no mapping took the request, as it was when it came (CONTRACT.md §16). */
+function explanation(e: Explanation): Html {
+  return html`<h2>Why no mapping matched</h2>
+<p class="hint">${e.mappings === 0 ? 'No mapping takes this path.' : html`The ${e.mappings === 1 ? 'one mapping' : `${e.mappings} mappings`} on this path when it came, in match order, each with the first condition it failed (as <code>hookrelay test --explain</code> says it).`}</p>
+${e.mappings === 0 ? '' : html`<ol class="explanation" id="explanation">${explanationLines(e).map((line) => html`<li class="mono">${line}</li>`)}</ol>`}`;
+}
+
 /** One request: its fields, its kept body with the replay button (or why it cannot be replayed), and its replays. */
 export function requestPage(r: RequestRecord, replays: RequestRecord[], notReplayable?: string): Html {
   return layout(`Request #${r.seq}`, 'requests', html`<p class="crumbs"><a href="/console/requests">Requests</a> /</p>
@@ -81,6 +89,7 @@ ${field('Content-Type', r.contentType)}
 ${field('User-Agent', r.userAgent)}
 ${field('Replay of', r.replayOf === undefined ? undefined : html`<a href="/console/requests/${r.replayOf}">#${r.replayOf}</a>`)}
 </dl>
+${r.explanation === undefined ? '' : explanation(r.explanation)}
 <h2>Body</h2>
 ${r.body === undefined
     ? html`<p class="none">Not kept (hooks.keepBodies is 0, the request had none, or it was purged after its days).</p>`

@@ -7,6 +7,7 @@ import { requestHeaders, templateQuery, templateUrl } from './context.js';
 import type { MatchRequest, WhenFailure } from './engine.js';
 import type { CompiledMapping, HookRequest, MapResult } from './compile-mapping.js';
 import type { Found } from './match.js';
+import type { Explanation } from '../match-explanation.js';
 
 /** The send routes of CONTRACT.md §5 that decide() takes. */
 export type SendRoute = 'wake' | 'agent' | 'mapped';
@@ -50,6 +51,8 @@ export interface Signed {
 export interface DecidePorts {
   keys?: KeyLookup;
   verify?: (body: Uint8Array) => Signed | undefined;
+  /** Explain a matched request too (`hookrelay test --explain`); one nothing matched is always explained. */
+  explain?: boolean;
 }
 
 /** The usual answer of an accept and, for a mapping with `response`, its own (CONTRACT.md §12). */
@@ -71,6 +74,8 @@ interface Common {
   mappingId?: string;
   /** `match.when` expressions that threw on the way (counted as not matching). */
   failures?: WhenFailure[];
+  /** Every mapping on the path and its verdict: when nothing matched, or when asked ({@link DecidePorts.explain}). */
+  explanation?: Explanation;
 }
 
 /** Where a refusal arose: a dry run says it so (dry-run.ts). */
@@ -79,7 +84,8 @@ export type Stage = 'signature' | 'payload' | 'map';
 /** The one decision on a request (STYLE.md #3). */
 export type Decision = Common & (
   | { type: 'refused'; stage: Stage; error: unknown }
-  | { type: 'no_match'; error: HookError }
+  /** `explanation`: every mapping on the path and why it did not match (the request log keeps it). */
+  | { type: 'no_match'; error: HookError; explanation: Explanation }
   /** A fixed answer, nothing acted on: a mapping's own (`action: respond`), a JSON handshake, or 204 (nothing to do). */
   | { type: 'respond'; status: number; own?: MappingAnswer; json?: string }
   /** A repeat: answered with the first answer its key kept. */
@@ -112,6 +118,8 @@ export interface Core {
   agent(body: unknown): AgentAction;
   match(req: MatchRequest, admitted?: (mappingId: string) => boolean): Promise<Found>;
   map(req: HookRequest, mapping: CompiledMapping): Promise<MapResult>;
+  /** Why no mapping took a request: only asked once nothing matched. */
+  explain(req: MatchRequest): Promise<Explanation>;
 }
 
 /** An accept's status: `hooks.acceptStatus` when an agent run is among what was accepted, else 200 (CONTRACT.md §5). */
@@ -180,11 +188,13 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
       const screened = who.routes !== undefined || signed !== undefined || who.bySignature === true;
       const { mapping, failures, refused } = await core.match(hook, screened ? (id) => admit(id) === undefined : undefined);
       if (failures) at.failures = failures;
+      // Not for a refused one: its `when` never runs on a payload it was not admitted with.
+      if (ports.explain || (!mapping && !refused)) at.explanation = await core.explain(hook);
       if (!mapping && refused) {
         at.mappingId = refused.id;
         return { type: 'refused', stage: 'signature', error: admit(refused.id), ...at };
       }
-      if (!mapping) return { type: 'no_match', error: noMapping(req), ...at };
+      if (!mapping) return { type: 'no_match', error: noMapping(req, at.explanation!.mappings), ...at, explanation: at.explanation! };
       const mappingId = (at.mappingId = mapping.id);
       // A header key is looked up before mapping; a mapping that renders its own key uses that
       // one, known only once rendered. A respond mapping acts on nothing and keeps no key.
@@ -254,8 +264,10 @@ function slackChallenge(signed: Signed | undefined, payload: Record<string, unkn
   return { type: 'respond', mappingId: id, status: 200, json: JSON.stringify({ challenge: payload.challenge }) };
 }
 
-function noMapping(req: DecideRequest): HookError {
-  return new HookError('no_mapping', `no mapping matches ${req.method} ${req.path} with this payload`);
+/** Says how many mappings the path has and no more: the sender is not told the config (CONTRACT.md §16). */
+function noMapping(req: DecideRequest, count: number): HookError {
+  const mappings = count === 0 ? 'no mapping takes this path' : `none of the ${count === 1 ? 'one mapping' : `${count} mappings`} on this path matched`;
+  return new HookError('no_mapping', `no mapping matches ${req.method} ${req.path} with this payload: ${mappings}`);
 }
 
 /** `?wait=S`, or OpenClaw's `"waitForCompletion": true`, up to `hooks.maxWaitSeconds` (CONTRACT.md §14, docs/callbacks.md). */

@@ -10,6 +10,7 @@ import { callbackField, createValidator, type ActionValidator } from './validate
 import { HookError } from '../errors.js';
 import type { WhenFailure } from './mapping-answers.js';
 import { createMatcher } from './match.js';
+import { createExplainer, type Explanation } from './explain.js';
 import { decider, type Decision, type DecidePorts, type DecideRequest } from './decide.js';
 
 export type { WhenFailure };
@@ -28,6 +29,8 @@ export interface Engine {
   readonly mappings: readonly string[];
   /** The one call per request (decide.ts). */
   decide(req: DecideRequest, ports?: DecidePorts): Promise<Decision>;
+  /** Every mapping on the request's path in order, matched or the first condition that failed (CONTRACT.md §16); the slow path only. */
+  explain(req: MatchRequest): Promise<Explanation>;
   /** The methods the mappings take on `{path}/NAME` (CONTRACT.md §12); a NAME no mapping can take takes POST. */
   methods(name: string): MappedMethods;
   /** Stops the transform workers. */
@@ -135,9 +138,11 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     if (url !== undefined) action.callbackUrl = url;
     return action;
   };
+  const explain = createExplainer(mappings);
   return {
     mappings: Object.freeze(mappings.map((m) => m.id)),
-    decide: decider({ match, map: mapWith, wake, agent }, hooks),
+    decide: decider({ match, map: mapWith, wake, agent, explain }, hooks),
+    explain,
     methods,
     close: transforms.close,
   };

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { actionIds, type Accepted } from '../action.js';
 import { keptHead } from '../credentials.js';
 import { printable } from '../printable.js';
+import { keptExplanation } from '../match-explanation.js';
 import type { RequestLogBuffer } from '../store/request-log.js';
 import type { NewRequestLog } from '../store/records.js';
 import { createAddressCounts } from './address-counts.js';
@@ -53,6 +54,7 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
     userAgent: typeof h['user-agent'] === 'string' ? printable(h['user-agent'], 200) : undefined,
     replayOf: ex.replayOf,
     sender: ex.sender?.name,
+    explanation: ex.explanation && keptExplanation(ex.explanation),
   };
   // A form's body holds its files, whose contents are never kept (CONTRACT.md §12; multipart.ts).
   if (ex.keepBodies > 0 && ex.raw !== undefined && !REFUSALS.has(status) && !isMultipart(h['content-type'])) {

@@ -72,8 +72,10 @@ async function answerDecision(deps: RouteDeps, ex: Exchange, d: Decision): Promi
   // From here on the request is labelled with its mapping, a refusal and a 400 or 500 included.
   if (d.mappingId !== undefined) ex.label = mappingLabel(d.mappingId);
   switch (d.type) {
-    case 'refused':
     case 'no_match':
+      ex.explanation = d.explanation;
+      throw d.error;
+    case 'refused':
       throw d.error;
     case 'replay':
       return answerReplay(ex, d.stored);

@@ -1,3 +1,4 @@
+import type { Explanation } from '../match-explanation.js';
 import type { Provider, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
 import type { RunErrorCode } from '../run-errors.js';
 
@@ -227,6 +228,8 @@ export interface NewRequestLog {
   replayOf?: number;
   /** The `name` of the scoped hooks token it came with (never the token). */
   sender?: string;
+  /** Why no mapping took it (a 404 `no_mapping`), as `keptExplanation` keeps it. */
+  explanation?: Explanation;
 }
 
 export interface RequestRecord extends NewRequestLog {

@@ -195,11 +195,11 @@ export type RequestRow = Row & { head?: string | null };
 
 /** The columns a request-log INSERT binds, in order. */
 export const REQUEST_COLUMNS =
-  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender, head';
+  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender, head, explain';
 
 /** Every column but the body: what a listing reads. */
 export const REQUEST_LIST_COLUMNS =
-  'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of, sender';
+  'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of, sender, explain';
 
 export function requestValues(r: NewRequestLog): Bind[] {
   return [
@@ -207,7 +207,7 @@ export function requestValues(r: NewRequestLog): Bind[] {
     r.eventIds.length ? r.eventIds.join(' ') : null, r.runIds.length ? r.runIds.join(' ') : null,
     r.replayed ? 1 : 0, r.error ?? null, r.contentType ?? null, r.userAgent ?? null,
     r.body ?? null, r.body === undefined ? null : r.bodyUntil ?? null, r.replayOf ?? null,
-    r.sender ?? null, headOf(r),
+    r.sender ?? null, headOf(r), r.explanation === undefined ? null : JSON.stringify(r.explanation),
   ];
 }
 
@@ -238,6 +238,7 @@ const REQUEST_FIELDS: Fields<RequestRow, Omit<RequestRecord, 'headers' | 'query'
   bodyUntil: 'body_until',
   replayOf: 'replay_of',
   sender: 'sender',
+  explanation: (r) => (r.explain == null ? undefined : JSON.parse(String(r.explain))),
 };
 
 export function toRequest(row: RequestRow): RequestRecord {

@@ -251,6 +251,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX requests_route_class ON requests (route, status / 100, seq);
   ${SQLITE_TALLIES}
   `,
+  // v13 (PostgreSQL v12): why nothing matched a request, as JSON (src/match-explanation.ts).
+  `
+  ALTER TABLE requests ADD COLUMN explain TEXT;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

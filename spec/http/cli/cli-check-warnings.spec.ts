@@ -43,6 +43,38 @@ describe('cli: check warns (and still exits 0)', function () {
     expect(r.stderr).to.equal('');
   });
 
+  it('about a mapping an earlier one shadows (same path and method, nothing narrower), naming both', async () => {
+    const r = await check({ hooks: { token: 't', mappings: [
+      wake({ id: 'alerts-any', match: { path: 'alerts' } }),
+      wake({ id: 'alerts-disk', match: { path: 'alerts', headers: { 'X-Kind': 'disk' } } }),
+      wake({ id: 'alerts-get', match: { path: 'alerts', method: 'GET' } }),
+      wake({ id: 'push', match: { path: 'ci', headers: { 'x-event': 'push' } } }),
+      wake({ id: 'push-main', match: { path: 'ci', source: 'main', headers: { 'X-Event': 'push', 'x-ref': 'main' } } }),
+      wake({ id: 'everywhere', match: {} }),
+      wake({ id: 'late', match: { path: 'late' } }),
+    ] } });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr.trim().split('\n')).to.deep.equal([
+      'warning: hooks.mappings[1] ("alerts-disk") can never match: hooks.mappings[0] ("alerts-any") comes first and takes every POST alerts request it would (no source, headers or when narrower than its own): narrow "alerts-any" or move "alerts-disk" above it',
+      'warning: hooks.mappings[4] ("push-main") can never match: hooks.mappings[3] ("push") comes first and takes every POST ci request it would (no source, headers or when narrower than its own): narrow "push" or move "push-main" above it',
+      'warning: hooks.mappings[6] ("late") can never match: hooks.mappings[5] ("everywhere") comes first and takes every POST late request it would (no source, headers or when narrower than its own): narrow "everywhere" or move "late" above it',
+    ]);
+  });
+
+  it('no shadow warning when the earlier mapping narrows: a when, a source, a header the later one lacks or another value of it', async () => {
+    const r = await check({ hooks: { token: 't', mappings: [
+      wake({ id: 'big', match: { path: 'a', when: 'payload.n > 10' } }),
+      wake({ id: 'from-ci', match: { path: 'a', source: 'ci' } }),
+      wake({ id: 'push', match: { path: 'a', headers: { 'x-event': 'push' } } }),
+      wake({ id: 'tag', match: { path: 'a', headers: { 'x-event': 'tag' } } }),
+      wake({ id: 'from-web', match: { path: 'a', source: 'web' } }),
+      wake({ id: 'rest', match: { path: 'a' } }),
+      wake({ id: 'other-path', match: { path: 'b', headers: { 'x-event': 'push' } } }),
+    ] } });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.equal('');
+  });
+
   it('says where serve will answer: hooks, the console and /metrics, or that they are off', async () => {
     const on = await check({ server: { host: '127.0.0.1', port: 9911 }, hooks: { token: 't' } });
     expect(on.code, on.stderr).to.equal(0);

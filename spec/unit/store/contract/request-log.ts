@@ -48,6 +48,15 @@ export function requestLogContract(h: Harness): void {
       expect(await store.getRequest(listed!.seq + 1000)).to.equal(undefined);
     });
 
+    it('a no_mapping row keeps why nothing matched, in the listing and the row', async () => {
+      const store = await open();
+      const explanation = { mappings: 2, verdicts: [{ mapping: 'push', failed: 'header' as const, header: 'x-github-event' }, { mapping: 'big', failed: 'when' as const, error: { code: 'D3030' } }] };
+      await store.logRequests([row({ status: 404, error: 'no_mapping', route: 'unmatched', explanation })]);
+      const [listed] = await store.listRequests({ limit: 10 });
+      expect(listed!.explanation).to.deep.equal(explanation);
+      expect((await store.getRequest(listed!.seq))!.explanation).to.deep.equal(explanation);
+    });
+
     it('a failed accept logs nothing; an accept whose key was held leaves its row out (its caller logs the replay)', async () => {
       const store = await open();
       await store.accept([ev('dup')], [], undefined, undefined, row({ requestId: 'first' }));
