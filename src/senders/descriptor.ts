@@ -51,7 +51,11 @@ export interface Codec {
   /** The signed bytes: the one builder of the message, for the verifier and the fixture signer (which writes with `stamp` and `write`). */
   message(req: VerifyInput, parts: Parts): Buffer[];
   stamp?(req: VerifyInput): Parts;
+  /** The body a sender sends at this stamp, when the body carries it (Linear's `webhookTimestamp`). */
+  restamp?(req: VerifyInput, parts: Parts): Buffer;
   write(signature: Buffer, parts: Parts): Record<string, string>;
+  /** The body with the signature in it, for a sender that signs inside the body (Mailgun). */
+  writeBody?(req: VerifyInput, signature: Buffer, parts: Parts): Buffer;
 }
 
 /** A config problem of a `verify` (config/errors.ts ConfigProblem). */
