@@ -78,6 +78,8 @@ export type Credential = 'secret' | 'publicKey' | 'basic';
 /** One sender's scheme (CONTRACT.md §15): where its signature is, what is signed, its keys and its docs. */
 export interface SenderDescriptor {
   scheme: string;
+  /** Other words for the sender in a hook's name or id (`hookrelay check` suggests the scheme). */
+  aliases?: readonly string[];
   docs: SenderDocs;
   /** Where the signature is, its algorithm and encoding, what is signed (the docs). */
   checks: string;
