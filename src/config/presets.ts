@@ -38,6 +38,10 @@ export function loadPresets(entries: readonly unknown[], validate: MappingValida
     const at = `hooks.presets[${i}]`;
     const named = entryOf(entry as Entry);
     if (named === undefined) return; // the schema reported its shape
+    if (typeof named === 'string') {
+      problems.push({ path: at, message: named });
+      return;
+    }
     const { name, settings } = named;
     if (!known.includes(name)) {
       problems.push({ path: at, message: `unknown preset "${name}"; known presets: ${known.join(', ')}` });
@@ -63,12 +67,13 @@ export function loadPresets(entries: readonly unknown[], validate: MappingValida
   return { problems, mappings };
 }
 
-function entryOf(entry: Entry): { name: string; settings?: Obj } | undefined {
+/** The entry's preset and settings; a string says what is wrong with it; undefined when the schema already said. */
+function entryOf(entry: Entry): { name: string; settings?: Obj } | string | undefined {
   if (typeof entry === 'string') return { name: entry };
   if (!isPlainObject(entry)) return undefined;
   const names = Object.keys(entry);
-  if (names.length !== 1 || !isPlainObject(entry[names[0]!])) return undefined;
-  return { name: names[0]!, settings: entry[names[0]!] };
+  if (names.length !== 1) return `names ${names.length === 0 ? 'no preset' : `${names.length} presets (${names.join(', ')})`}: give each preset an entry of its own, e.g. - github: {secret: "\${GITHUB_WEBHOOK_SECRET}"}`;
+  return isPlainObject(entry[names[0]!]) ? { name: names[0]!, settings: entry[names[0]!] } : undefined;
 }
 
 /**

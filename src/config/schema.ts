@@ -61,7 +61,7 @@ const presetSettingsSchema = obj('The settings of one preset.', {
   secrets: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Several signing secrets, any one of which verifies (rotation). In place of secret.', minItems: 1, secret: true })),
 });
 const presetEntrySchema = Object.assign(Type.Unsafe<Record<string, Type.Static<typeof presetSettingsSchema>>>({
-  description: 'A preset with its settings: `{NAME: {secret}}`, one name per entry.', additionalProperties: presetSettingsSchema, minProperties: 1, maxProperties: 1,
+  description: 'A preset with its settings: `{NAME: {secret}}`, one name per entry.', additionalProperties: presetSettingsSchema,
 }), { type: 'object' as const });
 
 export const EMAIL_TLS = ['implicit', 'starttls', 'none'] as const;
