@@ -128,6 +128,9 @@ describe('config/presets', () => {
       expect(problems({ presets: [{ githib: { secret: 'x' } }] })).to.deep.equal([`hooks.presets[0]: unknown preset "githib"; known presets: ${knownPresets().join(', ')}`]);
       expect(problems({ presets: [{ github: { secret: 'x' } }, { github: { secret: 'y' } }] })).to.deep.equal(['hooks.presets[1]: preset github is enabled twice: keep one entry, with its secret']);
       expect(problems({ presets: [{ github: { secrett: 'x' } }] })[0]).to.match(/^hooks\.presets\[0\]\.github/);
+      // A problem never quotes the secret it is about.
+      const secretive = [{ alertmanager: { secret: 'sekrit-1' } }, { stripe: { secret: 'sekrit-2', secrets: ['sekrit-3'] } }, { github: { secret: 'sekrit-4' }, linear: { secret: 'sekrit-5' } }];
+      expect(problems({ presets: secretive }).join('\n')).to.not.include('sekrit');
     });
 
     it('grafana: the hooks token without a secret, Grafana\'s HMAC signature in its place with one', () => {
