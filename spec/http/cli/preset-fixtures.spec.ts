@@ -68,6 +68,12 @@ describe('cli: the presets\' fixtures (hookrelay test --fixtures presets/fixture
     expect(r.stdout).to.match(/✗ github issues opened → an agent run for the issue — expected action\.message "not what GitHub sent", got "GitHub issue Codertocat\/Hello-World#1 opened by Codertocat/);
   });
 
+  it('hookrelay check refuses a signing preset enabled without its secret, naming the entry and how to write it', async () => {
+    const r = await runCli(['check', '--config', config(['alertmanager', 'stripe'])]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include('hooks.presets[1]: the stripe preset checks the sender\'s stripe signature and needs its signing secret').and.include('write the entry as {stripe: {secret: "${STRIPE_WEBHOOK_SECRET}"}}');
+  });
+
   it('grafana with a secret: Grafana\'s HMAC signature stands in for the token, and an unsigned notification is refused', async () => {
     const signedConfig = config([{ grafana: { secret: 'grafana-secret' } }]);
     const signed = await runCli(['test', '--fixtures', copy('grafana', (doc) => doc.set('sign', true)), '--config', signedConfig]);
