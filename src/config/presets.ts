@@ -25,7 +25,7 @@ export function knownPresets(): string[] {
   return [...new Set([...files, ...Object.keys(PRESET_ALIASES)])].sort();
 }
 
-/** A `hooks.presets` entry: `NAME`, or `{NAME: {secret | secrets}}` (the schema allows one key). */
+/** A `hooks.presets` entry: `NAME`, or `{NAME: {secret | secrets}}` (one name per entry, checked by entryOf). */
 type Entry = string | Record<string, { secret?: string; secrets?: string[] }>;
 
 /** Aliases resolved, each preset once; a preset whose sender signs gets the entry's secret in its mappings' `verify`. */
