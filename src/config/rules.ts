@@ -90,7 +90,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
     else ids.set(m.id, where);
   });
 
-  const presets = loadPresets(Array.isArray(hooks.presets) ? hooks.presets.filter((n: unknown) => typeof n === 'string') : [], validateMappings);
+  const presets = loadPresets(Array.isArray(hooks.presets) ? hooks.presets : [], validateMappings);
   problems.push(...presets.problems);
   for (const m of presets.mappings) {
     const taken = ids.get(m.id);

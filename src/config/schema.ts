@@ -65,6 +65,15 @@ const hookTokenSchema = obj('A scoped hooks token.', {
   routes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'The routes it reaches: `wake`, `agent` or mapping ids (yours or a preset\'s). Another send route is 403 forbidden. Unset: every send route.', minItems: 1 })),
 }, { required: ['token'] });
 
+/** `{NAME: {secret}}`: a preset and the signing secret its sender shows (config/presets.ts fills its mappings' `verify`). */
+const presetSettingsSchema = obj('The settings of one preset.', {
+  secret: str('The signing secret the sender shows (docs/presets.md says where). Give secret or secrets.', undefined, { minLength: 1, secret: true }),
+  secrets: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Several signing secrets, any one of which verifies (rotation). In place of secret.', minItems: 1, secret: true })),
+});
+const presetEntrySchema = Object.assign(Type.Unsafe<Record<string, Type.Static<typeof presetSettingsSchema>>>({
+  description: 'A preset with its settings: `{NAME: {secret}}`, one name per entry.', additionalProperties: presetSettingsSchema,
+}), { type: 'object' as const });
+
 export const EMAIL_TLS = ['implicit', 'starttls', 'none'] as const;
 
 const emailSchema = obj('The e-mail companion (`hookrelay email run`): the IMAP mailbox it watches and where it posts each new message. Written by `hookrelay email setup`; see "E-mail".', {
@@ -208,7 +217,7 @@ const config = obj('hookrelay configuration', {
     idempotencyWindowSeconds: int('How long an idempotency key is remembered: a repeat within this window gets the first answer again; older keys are purged in the background.', 86400, 1),
     keepBodies: int('Days the request log keeps the body of each request under the hooks path (as UTF-8 text), so that the console can show and replay it; then it is purged in the background. 0 keeps none. Bodies are payloads: keep them only where the store may hold them.', 0, 0, 3650),
     maxFanOut: int('forEach acts on at most this many items; the rest are dropped and logged.', 200, 1),
-    presets: strList('Built-in mapping sets to enable (see presets/); their mappings come after yours.', []),
+    presets: Type.Array(Type.Union([Type.String({ minLength: 1 }), presetEntrySchema]), { description: 'Built-in mapping sets to enable (docs/presets.md); their mappings come after yours. An entry is a preset\'s name, or `{NAME: {secret}}` for a preset whose sender signs its requests (github, stripe, sentry, linear, pagerduty; optional for grafana): e.g. `- github: {secret: "${GITHUB_WEBHOOK_SECRET}"}`.', default: [] }),
     transformsDir: str('Directory transform modules must resolve inside, relative to the config file.', './transforms', { minLength: 1 }),
     transformTimeoutMs: int('Time limit of one transform call, async work included; past it the worker running it is stopped and replaced, and the request gets 500 transform_failed.', 5000, 1),
     transformPoolSize: int('Worker processes that run transform calls (one call at a time each); none are started without transforms.', undefined, 1, 64, { defaultDoc: 'min(2, available CPUs)' }),

@@ -98,7 +98,7 @@ describe('config/load', () => {
       expect(control).to.deep.equal({ path: 'hooks.defaultSessionKey', message: 'must not contain control characters (C0, DEL or C1, e.g. NUL, CR, LF, ESC)' });
     });
     it('lists the known presets when refusing an unknown one', () => {
-      expect(problemsFor({ hooks: { presets: ['fax'] } })[0].message).to.equal('unknown preset "fax"; known presets: email, gmail');
+      expect(problemsFor({ hooks: { presets: ['fax'] } })[0].message).to.equal('unknown preset "fax"; known presets: alertmanager, email, github, gmail, grafana, linear, pagerduty, sentry, stripe');
     });
     it('says what to change', () => {
       const [p] = problemsFor({ hooks: { mappings: [{ action: 'wake', match: { path: 'ci' } }] } });
