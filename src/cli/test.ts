@@ -4,6 +4,7 @@ import { collect, configOption, pairs } from './arguments.js';
 import { compile } from './config.js';
 import { fail } from './exit.js';
 import { printable } from '../printable.js';
+import { causeText } from '../failure.js';
 
 interface TestOptions {
   payload?: string;
@@ -60,12 +61,15 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
     process.stdout.write(`${JSON.stringify(out, null, opts.pretty ? 2 : undefined)}\n`);
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
-    // The author's own tool: the cause, stack and all, is what they need (the listener only logs it).
-    // JSONata throws plain objects with a code and a message.
-    for (let cause = e.cause; cause !== undefined; cause = (cause as Error)?.cause) {
-      const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
-      const coded = typeof code === 'string' ? `${code}: ` : '';
-      process.stderr.write(`cause: ${cause instanceof Error ? `${coded}${cause.stack ?? cause.message}` : typeof message === 'string' ? `${coded}${message}` : String(cause)}\n`);
+    const f = e.failure;
+    if (f) {
+      // The author's own tool and payload: the cause as thrown, with where it arose (the listener
+      // leaves payload data out of it), and a transform's stack.
+      const { failureOf } = await import('../engine/failure.js');
+      process.stderr.write(`cause: ${causeText(failureOf(f.mappingId, f.step, e.cause))}\n`);
+      const stack = e.cause instanceof Error && f.step.startsWith('transform') ? e.cause.stack?.split('\n').filter((l) => /^\s+at /.test(l)) : undefined;
+      for (const line of stack ?? []) process.stderr.write(`${line}\n`);
+      fail(`${e.code}: mapping "${f.mappingId}": ${f.step} failed`);
     }
     fail(e.stage === 'payload' ? `--payload ${opts.payload}: ${e.message}` : e.message);
   } finally {

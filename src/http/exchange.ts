@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DefaultState, ParameterizedContext } from 'koa';
 import type { ErrorCode } from '../errors.js';
+import type { MappingFailure } from '../failure.js';
 import type { Sender } from './auth.js';
 import type { ReadState } from './body.js';
 import type { Route } from './routes-table.js';
@@ -37,6 +38,8 @@ export class Exchange {
   /** The body's bytes as read (decoded): what a signature, an idempotency key and the request log see. */
   raw: Buffer | undefined = undefined;
   error: ErrorCode | undefined = undefined;
+  /** The templates, `match.when` expressions and transforms that failed on it (its request-log row keeps them). */
+  failures: MappingFailure[] | undefined = undefined;
   /** Answered with the stored first answer of its idempotency key (`Idempotent-Replayed`). */
   replayed = false;
   /** Its request-log row was committed with its accept: the close hook makes none. */

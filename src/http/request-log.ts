@@ -53,6 +53,7 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
     userAgent: typeof h['user-agent'] === 'string' ? printable(h['user-agent'], 200) : undefined,
     replayOf: ex.replayOf,
     sender: ex.sender?.name,
+    failures: ex.failures,
   };
   // A form's body holds its files, whose contents are never kept (CONTRACT.md §12; multipart.ts).
   if (ex.keepBodies > 0 && ex.raw !== undefined && !REFUSALS.has(status) && !isMultipart(h['content-type'])) {

@@ -189,6 +189,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events DROP CONSTRAINT events_id_key;
   `,
+  // A request's failed templates, `match.when` expressions and transforms (see SQLite's).
+  `
+  ALTER TABLE requests ADD COLUMN failures text;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

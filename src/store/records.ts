@@ -1,3 +1,4 @@
+import type { MappingFailure } from '../failure.js';
 import type { Provider, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
 import type { RunErrorCode } from '../run-errors.js';
 
@@ -227,6 +228,8 @@ export interface NewRequestLog {
   replayOf?: number;
   /** The `name` of the scoped hooks token it came with (never the token). */
   sender?: string;
+  /** The templates, `match.when` expressions and transforms that failed on it, without payload data (CONTRACT.md §16). */
+  failures?: MappingFailure[];
 }
 
 export interface RequestRecord extends NewRequestLog {

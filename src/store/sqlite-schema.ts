@@ -242,6 +242,10 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE events;
   ALTER TABLE events_v11 RENAME TO events;
   `,
+  // A request's failed templates, `match.when` expressions and transforms (JSON, CONTRACT.md §16).
+  `
+  ALTER TABLE requests ADD COLUMN failures TEXT;
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
