@@ -22,6 +22,8 @@ export interface StartOptions {
   finish?: (loaded: LoadedConfig) => LoadedConfig;
   /** PostgreSQL: made first, so that every log line names it. */
   instanceId?: string;
+  /** What sets the log level over the config's `log.level`, which a reload then does not change. */
+  levelFixedBy?: string;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     loaded,
     finish: opts.finish,
     log,
+    levelFixedBy: opts.levelFixedBy,
     swap: async (next, nextEngine) => {
       const old = engine;
       engine = nextEngine;
