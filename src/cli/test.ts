@@ -5,6 +5,7 @@ import { compile } from './config.js';
 import { fail } from './exit.js';
 import { printable } from '../printable.js';
 import { causeText } from '../failure.js';
+import { colourOn, painted } from './table.js';
 
 interface TestOptions {
   payload?: string;
@@ -77,7 +78,7 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   }
 }
 
-const MARKS = { passed: '✓', failed: '✗', skipped: '-' } as const;
+const MARKS = { passed: ['✓', 'green'], failed: ['✗', 'red'], skipped: ['-', 'dim'] } as const;
 
 /** `test --fixtures DIR`: one line per fixture, then the counts; exit 1 when any failed. */
 async function fixturesAction(dir: string, config: string | undefined): Promise<void> {
@@ -92,13 +93,16 @@ async function fixturesAction(dir: string, config: string | undefined): Promise<
   if (files.length === 0) fail(`--fixtures ${dir}: no fixture files (*.json, *.yaml, *.yml) in it`);
   const results = await checkFixtures(fixtureContext(loaded.config, engine), files).finally(() => engine.close());
   const count = (v: keyof typeof MARKS) => results.filter((r) => r.verdict === v).length;
+  const on = colourOn();
   for (const r of results) {
     const why = r.verdict === 'failed' ? ` — ${r.why}` : r.verdict === 'skipped' ? ` (skipped: ${r.why})` : '';
+    const [mark, paint] = MARKS[r.verdict];
     // Names and values may come from a sender's payload (a fixture made from the request log).
-    process.stdout.write(`${printable(`${MARKS[r.verdict]} ${r.name}${why}`)}\n`);
-    for (const w of r.warnings ?? []) process.stdout.write(`  warning: ${printable(w)}\n`);
+    process.stdout.write(`${painted(mark, paint, on)} ${printable(`${r.name}${why}`)}\n`);
+    for (const w of r.warnings ?? []) process.stdout.write(`  ${painted('warning:', 'yellow', on)} ${printable(w)}\n`);
   }
   const skipped = count('skipped');
-  process.stdout.write(`${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
-  if (count('failed') > 0) process.exitCode = 1;
+  const failed = count('failed');
+  process.stdout.write(`${count('passed')} passed, ${painted(`${failed} failed`, failed > 0 ? 'red' : undefined, on)}${skipped ? `, ${skipped} skipped` : ''}\n`);
+  if (failed > 0) process.exitCode = 1;
 }
