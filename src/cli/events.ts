@@ -42,6 +42,7 @@ async function eventsAction(opts: EventsOptions): Promise<void> {
   await withStoreReader(opts.config, async (store) => {
     const table = createTable(['SEQ', 'TIME', 'KIND', 'SOURCE', 'TEXT']);
     let after: number = opts.after;
+    // Until a row is printed or the list is said to be empty.
     let none = true;
     for (;;) {
       const events = await store.listEvents(after, opts.limit);
@@ -53,7 +54,7 @@ async function eventsAction(opts: EventsOptions): Promise<void> {
       }
       if (events.length === opts.limit) continue;
       if (none && !opts.json) noneFound(`No events${opts.after > 0 ? ` after #${opts.after}` : ''}${opts.follow ? ' yet; waiting for new ones (Ctrl-C to stop)' : '.'}`);
-      none = false; // said once
+      none = false;
       if (!opts.follow) break;
       await new Promise((r) => setTimeout(r, 1000));
     }
