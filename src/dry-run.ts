@@ -11,6 +11,7 @@ import { JSON_HEADERS } from './http/answer.js';
 import { BODYLESS_STATUSES } from './config/answer-rules.js';
 import type { Signatures } from './http/signatures.js';
 import type { Explanation } from './match-explanation.js';
+import { causeText, type MappingFailure } from './failure.js';
 
 /** A request to resolve without acting on it: what `hookrelay test` and the console's playground send. */
 export interface DryRunRequest {
@@ -35,16 +36,19 @@ export class DryRunProblem extends Error {
   readonly code: string;
   /** Every mapping on the path and why it did not match, when none did. */
   readonly explanation?: Explanation;
+  /** A template, `match.when` or transform that failed (`transform_failed`), without payload data; `cause` is what it threw. */
+  readonly failure?: MappingFailure;
   constructor(
     readonly stage: 'name' | 'method' | 'payload' | 'signature' | 'no_mapping' | 'map',
     message: string,
-    options?: { cause?: unknown; status?: number; code?: string; explanation?: Explanation },
+    options?: { cause?: unknown; status?: number; code?: string; explanation?: Explanation; failure?: MappingFailure },
   ) {
     super(message, options);
     this.name = 'DryRunProblem';
     this.status = options?.status ?? 404;
     this.code = options?.code ?? 'no_mapping';
     if (options?.explanation) this.explanation = options.explanation;
+    if (options?.failure) this.failure = options.failure;
   }
 }
 
@@ -69,7 +73,7 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
   const d = await engine.decide(decideRequest(route.name, route.path, method, req), { ...(signatures ? {
     verify: (raw) => signatures.check({ name: route.name, method, path: route.path, query: withoutCredentialParams(req.query), headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
   } : {}), ...(req.explain ? { explain: true } : {}) });
-  const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${f.code}: ${f.message}); counted as not matching`);
+  const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${causeText(f)}); counted as not matching`);
   const out = await outcome(d, warnings);
   if (warnings) out.warnings = warnings;
   if (req.explain && d.explanation) out.explanation = d.explanation;
@@ -137,5 +141,5 @@ function requestBody(action: Action): Record<string, unknown> {
 function problemOf(stage: Stage, e: unknown): never {
   if (!(e instanceof HookError)) throw e;
   const message = stage === 'signature' ? e.message : `${e.code}: ${e.message}`;
-  throw new DryRunProblem(stage, message, { ...(stage === 'map' ? { cause: e.cause } : {}), status: e.status, code: e.code });
+  throw new DryRunProblem(stage, message, { ...(stage === 'map' ? { cause: e.cause, failure: e.failure } : {}), status: e.status, code: e.code });
 }

@@ -1,3 +1,5 @@
+import type { MappingFailure } from './failure.js';
+
 /** The one catalog of error codes (CONTRACT.md §5, §8); a code is never reused, and spec/unit/errors.spec.ts checks it. */
 export const ERRORS = {
   invalid_json: { status: 400, summary: 'the body is not valid JSON (or form data on a mapped hook)' },
@@ -19,7 +21,7 @@ export const ERRORS = {
   misdirected_request: { status: 421, summary: 'the console answers only for the hosts it serves (server.host, loopback, server.publicHosts): another Host, as after DNS rebinding, gets 421' },
   idempotency_key_reused: { status: 422, summary: 'this idempotency key was already used for a different request on this route; send a new key with a new request' },
   rate_limited: { status: 429, summary: 'too many failed token attempts from this address, or more requests to a mapping than its ratePerMinute; see Retry-After' },
-  transform_failed: { status: 500, summary: 'a mapping template or transform module failed; see the gateway log at debug level for the cause' },
+  transform_failed: { status: 500, summary: 'a mapping template or transform module failed; the gateway log (at warn) and the console\'s request page name the mapping, the cause and where in the template' },
   internal_error: { status: 500, summary: 'an unexpected failure; details are in the log only' },
   unavailable: { status: 503, summary: 'the gateway is shutting down or its store is unavailable; retry later' },
 } as const;
@@ -31,6 +33,8 @@ export class HookError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers?: Record<string, string>;
+  /** A mapping's template, `match.when` or transform that failed (`transform_failed`), without payload data. */
+  failure?: MappingFailure;
 
   constructor(code: ErrorCode, message: string, headers?: Record<string, string>) {
     super(message);

@@ -16,7 +16,7 @@ const STABLE_MS = 100;
 
 /** Every top-level key but `hooks`, and `hooks.mainSummary`, which the dispatcher was built with. */
 const RESTART_ONLY_HOOKS = ['mainSummary'] as const;
-/** Token rotation and revocation need no restart. */
+/** Token rotation and revocation need no restart; nor does `log.level`. */
 const RELOADED_SERVER = ['adminToken', 'adminTokens'] as const;
 
 export interface ReloadOptions {
@@ -26,6 +26,8 @@ export interface ReloadOptions {
   /** Resolves once requests begun on the old config are done. */
   swap(next: LoadedConfig, engine: Engine): Promise<void>;
   log: Logger;
+  /** What sets the log level over `log.level` (`--log-level`, `$HOOKRELAY_LOG_LEVEL`): a reload then keeps it. */
+  levelFixedBy?: string;
   wait?: (ms: number) => Promise<void>;
 }
 
@@ -66,8 +68,13 @@ export function createReloader(opts: ReloadOptions) {
       log.error({ problems: err.problems.map((p) => `${p.path}: ${p.message}`) }, 'config reload refused');
       return false;
     }
+    const level = next.loaded.config.log.level;
+    if (level !== running.config.log.level) {
+      if (opts.levelFixedBy !== undefined) log.warn({ key: 'log.level' }, `config reload: log.level changed, but ${opts.levelFixedBy} sets the level; keeping ${log.level}`);
+      else log.level = level;
+    }
     running = next.loaded;
-    log.info({ mappings: running.config.hooks.mappings.length }, 'config reloaded');
+    log.info({ mappings: running.config.hooks.mappings.length, level: log.level }, 'config reloaded');
     if (configWatcher) watchTransforms();
     await opts.swap(next.loaded, next.engine);
     return true;
@@ -160,7 +167,7 @@ function restartOnlyChanges(running: Readonly<Config>, next: Record<string, any>
   for (const key of keys) diff((running as Record<string, unknown>)[key], next[key], key, out);
   const hooks = next.hooks !== null && typeof next.hooks === 'object' ? next.hooks : {};
   for (const key of RESTART_ONLY_HOOKS) diff(running.hooks[key], hooks[key], `hooks.${key}`, out);
-  return out.filter((at) => !RELOADED_SERVER.some((key) => at === `server.${key}`));
+  return out.filter((at) => at !== 'log.level' && !RELOADED_SERVER.some((key) => at === `server.${key}`));
 }
 
 function diff(a: unknown, b: unknown, at: string, out: string[]): void {
@@ -182,6 +189,10 @@ function keepRunning(raw: unknown, running: Readonly<Config>): unknown {
     if (isPlainObject(raw.server) && raw.server[key] !== undefined) server[key] = raw.server[key];
   }
   out.server = server;
+  const log = { ...(out.log as Record<string, unknown>) };
+  delete log.level;
+  if (isPlainObject(raw.log) && raw.log.level !== undefined) log.level = raw.log.level;
+  out.log = log;
   if (isPlainObject(raw.hooks)) {
     out.hooks = { ...raw.hooks };
     for (const key of RESTART_ONLY_HOOKS) (out.hooks as Record<string, unknown>)[key] = running.hooks[key];

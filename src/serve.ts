@@ -13,6 +13,7 @@ import type { AdminTokenAt } from './console/pages.js';
 import { healthzAnswers } from './ready-check.js';
 import { uuidv7 } from './ids.js';
 import { compileHostRule } from './callback-url.js';
+import { failureFields } from './failure.js';
 
 export type Running = Awaited<ReturnType<typeof start>>;
 
@@ -21,6 +22,8 @@ export interface StartOptions {
   finish?: (loaded: LoadedConfig) => LoadedConfig;
   /** PostgreSQL: made first, so that every log line names it. */
   instanceId?: string;
+  /** What sets the log level over the config's `log.level`, which a reload then does not change. */
+  levelFixedBy?: string;
 }
 
 /**
@@ -48,9 +51,9 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     requestLog,
     onDropped: (mappingId: string, dropped: number) =>
       log.warn({ mapping: mappingId, dropped, maxFanOut: config.hooks.maxFanOut }, 'forEach items past hooks.maxFanOut dropped'),
-    // The code only: a JSONata message may quote payload values (STYLE.md "expose or log").
+    // Said without payload data (engine/failure.ts, CONTRACT.md §16).
     onWhenFailed: (f: WhenFailure) =>
-      log.warn({ mapping: f.mappingId, code: f.code }, 'match.when failed on a request; the mapping counted as not matching'),
+      log.warn({ ...failureFields(f), code: f.code }, 'match.when failed on a request; the mapping counted as not matching'),
   });
   const closeAll = async () => {
     await requestLog.close();
@@ -67,6 +70,7 @@ export async function start(loaded: LoadedConfig, log: Logger, opts: StartOption
     loaded,
     finish: opts.finish,
     log,
+    levelFixedBy: opts.levelFixedBy,
     swap: async (next, nextEngine) => {
       const old = engine;
       engine = nextEngine;

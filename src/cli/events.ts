@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { EVENTS_LIMIT } from '../http/limits.js';
 import { configOption, toInt, toLimit } from './arguments.js';
-import { cutAt, printable, printableJson } from '../printable.js';
+import { cutAt, printableJson } from '../printable.js';
+import { createTable, noneFound } from './table.js';
 import { withStoreReader } from './config.js';
 
 interface EventsOptions {
@@ -39,15 +40,21 @@ function shortText(text: string): string {
 
 async function eventsAction(opts: EventsOptions): Promise<void> {
   await withStoreReader(opts.config, async (store) => {
+    const table = createTable(['SEQ', 'TIME', 'KIND', 'SOURCE', 'TEXT']);
     let after: number = opts.after;
+    // Until a row is printed or the list is said to be empty.
+    let none = true;
     for (;;) {
       const events = await store.listEvents(after, opts.limit);
-      for (const e of events) {
-        process.stdout.write(opts.json ? `${printableJson({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n`
-          : `${printable(`#${e.seq} ${e.at} ${e.kind} ${e.source}: ${opts.full ? e.text : shortText(e.text)}`)}\n`);
-        after = e.seq;
+      if (opts.json) for (const e of events) process.stdout.write(`${printableJson({ seq: e.seq, id: e.id, kind: e.kind, text: e.text, source: e.source, at: e.at })}\n`);
+      else table.print(events.map((e) => [`#${e.seq}`, e.at, { text: e.kind, paint: e.kind === 'wake' ? undefined : 'dim' as const }, e.source, opts.full ? e.text : shortText(e.text)]));
+      if (events.length > 0) {
+        after = events[events.length - 1]!.seq;
+        none = false;
       }
       if (events.length === opts.limit) continue;
+      if (none && !opts.json) noneFound(`No events${opts.after > 0 ? ` after #${opts.after}` : ''}${opts.follow ? ' yet; waiting for new ones (Ctrl-C to stop)' : '.'}`);
+      none = false;
       if (!opts.follow) break;
       await new Promise((r) => setTimeout(r, 1000));
     }

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { configOption, toLimit } from './arguments.js';
-import { printable, printableJson } from '../printable.js';
+import { printableJson } from '../printable.js';
+import { createTable, noneFound, type Paint } from './table.js';
 import { withStoreReader } from './config.js';
+import { failureText } from '../failure.js';
 
 /** `--limit` of `hookrelay requests`: the console's page is 50; the log keeps every request of store.retainDays. */
 const REQUESTS_LIMIT = { default: 50, max: 1000 } as const;
@@ -25,11 +27,18 @@ export function requestsCommand(program: Command): void {
 
 async function requestsAction(opts: RequestsOptions): Promise<void> {
   await withStoreReader(opts.config, async (store) => {
-    for (const r of await store.listRequests({ limit: opts.limit })) {
-      // A listing reads no bodies (`hookrelay fixture SEQ` writes one out); `bodyUntil` says one is kept.
-      const marks = [r.error, r.replayOf !== undefined ? `replay of #${r.replayOf}` : undefined, r.bodyUntil !== undefined ? 'body kept' : undefined].filter(Boolean);
-      process.stdout.write(opts.json ? `${printableJson(r)}\n`
-        : `${printable(`#${r.seq} ${r.at} ${r.method} ${r.route} ${r.status}${r.sender === undefined ? '' : ` [${r.sender}]`}${marks.length ? ` (${marks.join(', ')})` : ''}`)}\n`);
+    const rows = await store.listRequests({ limit: opts.limit });
+    if (opts.json) {
+      for (const r of rows) process.stdout.write(`${printableJson(r)}\n`);
+      return;
     }
+    if (rows.length === 0) return noneFound('No requests in the request log.');
+    createTable(['SEQ', 'TIME', 'METHOD', 'ROUTE', 'STATUS', 'SENDER', 'NOTES']).print(rows.map((r) => {
+      // A listing reads no bodies (`hookrelay fixture SEQ` writes one out); `bodyUntil` says one is kept.
+      const notes = [r.error, ...(r.failures ?? []).map(failureText), r.replayOf !== undefined ? `replay of #${r.replayOf}` : undefined, r.bodyUntil !== undefined ? 'body kept' : undefined].filter(Boolean);
+      return [`#${r.seq}`, r.at, r.method, r.route, { text: String(r.status), paint: STATUS_PAINT[Math.floor(r.status / 100)] }, r.sender ?? '-', notes.join(', ')];
+    }));
   });
 }
+
+const STATUS_PAINT: Record<number, Paint> = { 2: 'green', 3: 'green', 4: 'yellow', 5: 'red' };

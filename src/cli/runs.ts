@@ -5,6 +5,9 @@ import { configOption, toLimit } from './arguments.js';
 import { printable, printableJson } from '../printable.js';
 import { withStoreReader } from './config.js';
 import { fail } from './exit.js';
+import { createTable, noneFound, type Paint } from './table.js';
+
+const RUN_PAINT: Record<RunStatus, Paint> = { queued: 'dim', running: 'yellow', succeeded: 'green', failed: 'red', timed_out: 'red' };
 
 interface RunsOptions {
   config?: string;
@@ -38,14 +41,19 @@ async function runsAction(id: string | undefined, opts: RunsOptions): Promise<vo
     }
     if (opts.before !== undefined && !(await store.getRun(opts.before))) fail(`--before: no run with id ${printable(opts.before)}`);
     const runs = await store.listRuns({ limit: opts.limit, status: opts.status, before: opts.before });
-    for (const r of runs) {
-      const error = r.error ? ` — ${r.errorCode ? `[${r.errorCode}] ` : ''}${r.error}` : '';
-      const d = r.delivery;
-      const delivery = d ? ` delivery ${d.status} ${d.target} (${d.attempts} attempt${d.attempts === 1 ? '' : 's'})` : '';
-      const f = r.forwarded;
-      const forwarded = f ? ` forwarded ${f.status}${f.upstreamRunId ? ` upstream ${f.upstreamRunId}` : ''}` : '';
-      process.stdout.write(opts.json ? `${printableJson(r)}\n`
-        : `${printable(`${r.runId} ${r.status.padEnd(9)} ${r.createdAt} ${r.sessionKey}${r.name ? ` [${r.name}]` : ''}${delivery}${forwarded}${error}`)}\n`);
+    if (opts.json) {
+      for (const r of runs) process.stdout.write(`${printableJson(r)}\n`);
+      return;
     }
+    if (runs.length === 0) {
+      return noneFound(`No runs${opts.status ? ` with status ${opts.status}` : ''}${opts.before ? ` accepted before ${printable(opts.before)}` : ''}.`);
+    }
+    createTable(['RUN', 'STATUS', 'ACCEPTED', 'SESSION', 'NAME', 'DELIVERY', 'ERROR']).print(runs.map((r) => {
+      const d = r.delivery;
+      const f = r.forwarded;
+      const delivery = [d && `${d.status} ${d.target} (${d.attempts} attempt${d.attempts === 1 ? '' : 's'})`, f && `forwarded ${f.status}${f.upstreamRunId ? ` upstream ${f.upstreamRunId}` : ''}`].filter(Boolean).join(', ') || '-';
+      const error = r.error ? `${r.errorCode ? `[${r.errorCode}] ` : ''}${r.error}` : '-';
+      return [r.runId, { text: r.status, paint: RUN_PAINT[r.status] }, r.createdAt, r.sessionKey, r.name || '-', delivery, error];
+    }));
   });
 }

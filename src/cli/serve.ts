@@ -34,5 +34,6 @@ async function serveAction(opts: ServeOptions): Promise<void> {
   const [{ createLogger }, { ensureToken }, { serve }] = await modules;
   const log = createLogger(level, undefined, { bufferBytes: loaded.config.log.bufferBytes });
   const withToken = orExit(() => ensureToken(loaded, { log }));
-  await orExit(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }, { engine, from, finish: (next) => ensureToken(next, { log }) }));
+  const levelFixedBy = opts.logLevel !== undefined ? '--log-level' : process.env.HOOKRELAY_LOG_LEVEL !== undefined ? '$HOOKRELAY_LOG_LEVEL' : undefined;
+  await orExit(() => serve(withToken, log, { out: (line) => process.stdout.write(`${line}\n`) }, { engine, from, levelFixedBy, finish: (next) => ensureToken(next, { log }) }));
 }

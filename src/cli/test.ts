@@ -5,6 +5,8 @@ import { compile } from './config.js';
 import { fail } from './exit.js';
 import { printable } from '../printable.js';
 import type { Explanation } from '../match-explanation.js';
+import { causeText } from '../failure.js';
+import { colourOn, painted } from './table.js';
 
 interface TestOptions {
   payload?: string;
@@ -73,12 +75,15 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   } catch (e) {
     if (!(e instanceof DryRunProblem)) throw e;
     if (e.explanation) explained(e.explanation);
-    // The author's own tool: the cause, stack and all, is what they need (the listener only logs it).
-    // JSONata throws plain objects with a code and a message.
-    for (let cause = e.cause; cause !== undefined; cause = (cause as Error)?.cause) {
-      const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
-      const coded = typeof code === 'string' ? `${code}: ` : '';
-      process.stderr.write(`cause: ${cause instanceof Error ? `${coded}${cause.stack ?? cause.message}` : typeof message === 'string' ? `${coded}${message}` : String(cause)}\n`);
+    const f = e.failure;
+    if (f) {
+      // The author's own tool and payload: the cause as thrown, with where it arose (the listener
+      // leaves payload data out of it), and a transform's stack.
+      const { failureOf } = await import('../engine/failure.js');
+      process.stderr.write(`cause: ${causeText(failureOf(f.mappingId, f.step, e.cause))}\n`);
+      const stack = e.cause instanceof Error && f.step.startsWith('transform') ? e.cause.stack?.split('\n').filter((l) => /^\s+at /.test(l)) : undefined;
+      for (const line of stack ?? []) process.stderr.write(`${line}\n`);
+      fail(`${e.code}: mapping "${f.mappingId}": ${f.step} failed`);
     }
     fail(e.stage === 'payload' ? `--payload ${opts.payload}: ${e.message}` : e.message);
   } finally {
@@ -86,7 +91,7 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   }
 }
 
-const MARKS = { passed: '✓', failed: '✗', skipped: '-' } as const;
+const MARKS = { passed: ['✓', 'green'], failed: ['✗', 'red'], skipped: ['-', 'dim'] } as const;
 
 /** `test --fixtures DIR`: one line per fixture, then the counts; exit 1 when any failed. */
 async function fixturesAction(dir: string, config: string | undefined): Promise<void> {
@@ -101,13 +106,16 @@ async function fixturesAction(dir: string, config: string | undefined): Promise<
   if (files.length === 0) fail(`--fixtures ${dir}: no fixture files (*.json, *.yaml, *.yml) in it`);
   const results = await checkFixtures(fixtureContext(loaded.config, engine), files).finally(() => engine.close());
   const count = (v: keyof typeof MARKS) => results.filter((r) => r.verdict === v).length;
+  const on = colourOn();
   for (const r of results) {
     const why = r.verdict === 'failed' ? ` — ${r.why}` : r.verdict === 'skipped' ? ` (skipped: ${r.why})` : '';
+    const [mark, paint] = MARKS[r.verdict];
     // Names and values may come from a sender's payload (a fixture made from the request log).
-    process.stdout.write(`${printable(`${MARKS[r.verdict]} ${r.name}${why}`)}\n`);
-    for (const w of r.warnings ?? []) process.stdout.write(`  warning: ${printable(w)}\n`);
+    process.stdout.write(`${painted(mark, paint, on)} ${printable(`${r.name}${why}`)}\n`);
+    for (const w of r.warnings ?? []) process.stdout.write(`  ${painted('warning:', 'yellow', on)} ${printable(w)}\n`);
   }
   const skipped = count('skipped');
-  process.stdout.write(`${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
-  if (count('failed') > 0) process.exitCode = 1;
+  const failed = count('failed');
+  process.stdout.write(`${count('passed')} passed, ${painted(`${failed} failed`, failed > 0 ? 'red' : undefined, on)}${skipped ? `, ${skipped} skipped` : ''}\n`);
+  if (failed > 0) process.exitCode = 1;
 }

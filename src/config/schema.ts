@@ -263,7 +263,7 @@ const config = obj('hookrelay configuration', {
     }, { default: {} }),
   }, { default: {} }),
   log: obj('Logging (JSON lines on stderr).', {
-    level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged.', 'info'),
+    level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'Least severe level logged. A reload applies it (unless serve --log-level or $HOOKRELAY_LOG_LEVEL sets the level).', 'info'),
     bufferBytes: int('Log output held in memory while stderr is not read fast enough (a full pipe, a stalled journald); past it lines are dropped, counted in hookrelay_log_dropped_total, and a warning says how many once the reader catches up. Logging never holds up a request. Needs a restart.', LOG_BUFFER_BYTES, 65536, 67108864),
   }, { default: {} }),
 });

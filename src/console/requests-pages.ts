@@ -1,5 +1,6 @@
 import type { RequestRecord } from '../store/records.js';
 import { explanationLines, type Explanation } from '../match-explanation.js';
+import { failureText } from '../failure.js';
 import { html, type Html } from './html.js';
 import { cell, field, filterSelect, layout, pager, time } from './layout.js';
 
@@ -55,7 +56,7 @@ ${rows.map((r) => html`<tr>
 <td class="mono"><a href="/console/requests/${r.seq}">${r.seq}</a></td>
 <td>${time(r.at)}</td>
 <td class="mono">${r.method} ${cell(r.route)}${r.sender === undefined ? '' : html` <span class="sender" title="the hooks token it came with">${cell(r.sender)}</span>`}</td>
-<td>${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}</td>
+<td>${statusBadge(r.status)}${r.error ? html` <code class="code"${r.failures ? html` title="${r.failures.map(failureText).join('\n')}"` : ''}>${r.error}</code>` : ''}</td>
 <td class="num">${r.ms.toFixed(1)} ms</td>
 <td>${actions(r)}</td>
 <td>${markers(r)}</td>
@@ -83,6 +84,7 @@ ${field('Method and path', html`<span class="mono">${r.method} ${r.path}</span>`
 ${field('Route', html`<span class="mono">${r.route}</span>`)}
 ${field('Sender', r.sender && html`<span class="mono sender">${r.sender}</span>`)}
 ${field('Status', html`${statusBadge(r.status)}${r.error ? html` <code class="code">${r.error}</code>` : ''}`)}
+${r.failures ? field('Cause', html`<ul class="failures" id="failures">${r.failures.map((f) => html`<li><code class="code">${failureText(f)}</code></li>`)}</ul>`) : ''}
 ${field('Duration', `${r.ms.toFixed(1)} ms`)}
 ${field('Actions', actions(r))}
 ${field('Content-Type', r.contentType)}

@@ -140,7 +140,7 @@ export async function compileMapping(
         // The worker sends back an object, null or undefined (transform-worker.ts `carried`).
         override = (await transform(transformInput(req, now, item, index))) as TransformOverride | null | undefined;
       } catch (cause) {
-        throw stepFailed(id, 'transform', cause);
+        throw stepFailed(id, 'transform', cause, { payload: req.payload, headers: req.headers, query: req.query });
       }
       if (override === null) return null;
       if (override !== undefined && override.kind != null) {
@@ -207,5 +207,6 @@ function atItem(err: unknown, index: number): unknown {
   if (index < 0 || !(err instanceof HookError)) return err;
   const located = new HookError(err.code, `item ${index}: ${err.message}`);
   located.cause = err.cause;
+  if (err.failure) located.failure = { ...err.failure, step: `${err.failure.step} (forEach item ${index})` };
   return located;
 }

@@ -22,7 +22,13 @@ function budgetOf(data: Data | undefined): RenderBudget {
 // An isolated environment: nothing registered globally on Handlebars changes these templates.
 const env = Handlebars.create();
 env.unregisterHelper('log'); // it would write payload content to stdout
-env.registerHelper(TEXT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => textOf(budgetOf(options.data), value));
+env.registerHelper(TEXT_HELPER, (value: unknown, line: number, column: number, options: Handlebars.HelperOptions) => {
+  try {
+    return textOf(budgetOf(options.data), value);
+  } catch (err) {
+    throw located(err, line, column);
+  }
+});
 env.registerHelper('lookup', safeLookup);
 const builtinEach = env.helpers.each!;
 env.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
@@ -32,6 +38,36 @@ env.registerHelper('each', function (this: unknown, context: unknown, options: H
   // `{{#array}}…{{/array}}` comes here too (Handlebars' blockHelperMissing).
   return builtinEach.call(this, withoutPrototypeKeys(context), { ...options, fn: fn as Handlebars.TemplateDelegate });
 });
+
+// A failure at run time (a block helper's arguments in a branch the load did not take, a budget
+// trip) names where in the template: the block helpers get their position as a hash argument.
+const AT = 'hookrelayAt';
+const BLOCK_HELPERS = ['if', 'unless', 'with', 'each'];
+for (const name of BLOCK_HELPERS) {
+  const helper = env.helpers[name]!;
+  env.registerHelper(name, function (this: unknown, ...args: unknown[]) {
+    const options = args[args.length - 1] as Handlebars.HelperOptions;
+    const { [AT]: at, ...hash } = options.hash as Record<string, unknown>;
+    try {
+      return (helper as (...a: unknown[]) => unknown).apply(this, [...args.slice(0, -1), { ...options, hash }]);
+    } catch (err) {
+      const [line, column] = typeof at === 'string' ? at.split(':').map(Number) : [];
+      throw line === undefined ? err : located(err, line, column!);
+    }
+  });
+}
+
+/** `err` with the innermost position it passed through: Handlebars' own `lineNumber`/`column` (column from 0). */
+function located(err: unknown, line: number, column: number): unknown {
+  if (err !== null && typeof err === 'object' && (err as { lineNumber?: unknown }).lineNumber === undefined) {
+    try {
+      Object.defineProperties(err, { lineNumber: { value: line }, column: { value: column } });
+    } catch {
+      // A frozen error keeps no position.
+    }
+  }
+  return err;
+}
 
 function budgeted(template: Handlebars.TemplateDelegate, context: unknown): string {
   // Explicit `false` keeps Handlebars from warning on the console per inherited name (proto-access.js).
@@ -162,6 +198,7 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
     case 'BlockStatement': {
       const block = statement as hbs.AST.BlockStatement;
       if (!sanitizeCall(block)) block.path = sanitize(block.path) as hbs.AST.PathExpression;
+      if (block.path.type === 'PathExpression' && BLOCK_HELPERS.includes(block.path.original)) atHash(block);
       rewriteProgram(block.program);
       rewriteProgram(block.inverse);
       return;
@@ -180,8 +217,20 @@ function routeThroughTextHelper(mustache: hbs.AST.MustacheStatement): void {
     ? ({ type: 'SubExpression', path: callee, params: mustache.params, hash, loc } as unknown as Expression)
     : sanitize(callee as Expression);
   mustache.path = path(TEXT_HELPER, false, loc);
-  mustache.params = [value];
+  mustache.params = [value, number(loc.start.line, loc), number(loc.start.column, loc)];
   (mustache as { hash?: hbs.AST.Hash }).hash = undefined;
+}
+
+function number(value: number, loc: hbs.AST.SourceLocation): Expression {
+  return { type: 'NumberLiteral', value, original: value, loc } as hbs.AST.NumberLiteral;
+}
+
+/** A block helper's position as its `hookrelayAt` hash argument, `line:column`. */
+function atHash(block: hbs.AST.BlockStatement): void {
+  const { loc } = block;
+  const value = `${loc.start.line}:${loc.start.column}`;
+  const pair = { type: 'HashPair', key: AT, value: { type: 'StringLiteral', value, original: value, loc }, loc } as hbs.AST.HashPair;
+  block.hash = { type: 'Hash', pairs: [...(block.hash?.pairs ?? []), pair], loc };
 }
 
 /** Sanitises a call's arguments; false when it has none (then it is a plain path). */

@@ -4,12 +4,16 @@ import { DEFAULT_ANSWER_TYPE, type MappingAnswer } from '../mapping-answer.js';
 import type { HookRequest } from './compile-mapping.js';
 import { requestContext } from './context.js';
 import { compileJsonataValue, type JsonataLimits } from './jsonata.js';
+import { failureText, type MappingFailure } from '../failure.js';
+import { failureOf } from './failure.js';
 import type { StepBudget } from './jsonata-budget.js';
 
-/** The 500 of a failed template or transform: names the mapping and the step, never payload text (STYLE.md "expose or log"); the error is its `cause`. */
-export function stepFailed(mappingId: string, step: string, cause: unknown): HookError {
-  const err = new HookError('transform_failed', `mapping "${mappingId}": ${step} failed`);
+/** The 500 of a failed template or transform: its failure without the data of `request` (what it carried, CONTRACT.md §16); the error is its `cause`. */
+export function stepFailed(mappingId: string, step: string, cause: unknown, request: unknown): HookError {
+  const failure = failureOf(mappingId, step, cause, request);
+  const err = new HookError('transform_failed', failureText(failure));
   err.cause = cause;
+  err.failure = failure;
   return err;
 }
 
@@ -17,11 +21,7 @@ export function stepFailed(mappingId: string, step: string, cause: unknown): Hoo
 export type Render = (context: Record<string, unknown>, budget?: StepBudget) => string | Promise<string>;
 
 /** A `match.when` that could not be evaluated: the mapping counts as not matching (README "Answering senders"). */
-export interface WhenFailure {
-  mappingId: string;
-  code: string;
-  message: string;
-}
+export type WhenFailure = MappingFailure;
 
 /** The compiled `match.when`, `respond` and `response` of a mapping. */
 export interface AnswerParts {
@@ -50,11 +50,11 @@ export function compileAnswerParts(
 
 /** Whether a request satisfies `when`, or the failure of an evaluation that threw. */
 export async function whenHolds(mappingId: string, when: NonNullable<AnswerParts['when']>, req: Pick<HookRequest, 'payload' | 'headers' | 'query'>): Promise<boolean | WhenFailure> {
+  const context = { payload: req.payload, headers: req.headers, query: req.query };
   try {
-    return truthy(await when({ payload: req.payload, headers: req.headers, query: req.query }));
+    return truthy(await when(context));
   } catch (err) {
-    const e = err as { code?: unknown; message?: unknown };
-    return { mappingId, code: typeof e.code === 'string' ? e.code : 'error', message: typeof e.message === 'string' ? e.message : String(err) };
+    return failureOf(mappingId, 'match.when', err, context);
   }
 }
 
@@ -102,6 +102,6 @@ export async function renderField(mappingId: string, label: string, render: Rend
   try {
     return await render(context, budget);
   } catch (err) {
-    throw stepFailed(mappingId, label, err);
+    throw stepFailed(mappingId, label, err, context);
   }
 }

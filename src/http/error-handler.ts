@@ -1,4 +1,5 @@
 import { ERRORS, HookError } from '../errors.js';
+import { failureFields, failureText } from '../failure.js';
 import type { Logger } from '../log.js';
 import { isStoreDown, StoreError } from '../store/store.js';
 import { refuse } from './answer.js';
@@ -23,10 +24,16 @@ export function answerError(log: Logger, storeProblem: () => string | undefined)
     const code = e?.code ?? 'internal_error';
     const status = ERRORS[code].status;
     // A down store is logged by the store, with a count (store/commit-health.ts), not per request.
+    const failure = e?.failure;
+    if (failure) {
+      // A mapping's own failure, said without payload data (CONTRACT.md §16); the request log and the console keep it.
+      ex.failures = [...(ex.failures ?? []), failure];
+      log.warn({ code, route: ex.label, ...failureFields(failure), cause: failure.code }, `request failed: ${failureText(failure)}`);
+    }
     if (status >= 500 && !isStoreDown(caught)) {
       // A transform's or template's error can quote the payload: its text only at debug level.
       const cause = e ? (e as Error & { cause?: unknown }).cause ?? e : err;
-      log.error({ code, route: ex.label, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
+      if (!failure) log.error({ code, route: ex.label, what: e?.message, errorType: (cause as Error)?.name }, 'request failed');
       log.debug({ code, route: ex.label, err: cause }, 'request failed: cause');
     }
     // An answer already begun (a stream) cannot be replaced.

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DefaultState, ParameterizedContext } from 'koa';
 import type { ErrorCode } from '../errors.js';
 import type { Explanation } from '../match-explanation.js';
+import type { MappingFailure } from '../failure.js';
 import type { Sender } from './auth.js';
 import type { ReadState } from './body.js';
 import type { Route } from './routes-table.js';
@@ -40,6 +41,8 @@ export class Exchange {
   error: ErrorCode | undefined = undefined;
   /** Why no mapping took it (a 404 `no_mapping`): its request-log row keeps it. */
   explanation: Explanation | undefined = undefined;
+  /** The templates, `match.when` expressions and transforms that failed on it (its request-log row keeps them). */
+  failures: MappingFailure[] | undefined = undefined;
   /** Answered with the stored first answer of its idempotency key (`Idempotent-Replayed`). */
   replayed = false;
   /** Its request-log row was committed with its accept: the close hook makes none. */

@@ -55,6 +55,7 @@ export function requestRow(ex: Exchange, status: number, accepted?: readonly Acc
     replayOf: ex.replayOf,
     sender: ex.sender?.name,
     explanation: ex.explanation && keptExplanation(ex.explanation),
+    failures: ex.failures,
   };
   // A form's body holds its files, whose contents are never kept (CONTRACT.md §12; multipart.ts).
   if (ex.keepBodies > 0 && ex.raw !== undefined && !REFUSALS.has(status) && !isMultipart(h['content-type'])) {

@@ -68,7 +68,10 @@ export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookC
 
 /** A decision as the answer: what it refused is thrown to the error step (error-handler.ts). */
 async function answerDecision(deps: RouteDeps, ex: Exchange, d: Decision): Promise<void> {
-  d.failures?.forEach((f) => deps.onWhenFailed?.(f));
+  if (d.failures) {
+    ex.failures = [...(ex.failures ?? []), ...d.failures];
+    d.failures.forEach((f) => deps.onWhenFailed?.(f));
+  }
   // From here on the request is labelled with its mapping, a refusal and a 400 or 500 included.
   if (d.mappingId !== undefined) ex.label = mappingLabel(d.mappingId);
   switch (d.type) {

@@ -198,9 +198,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX requests_route_class ON requests (route, (status / 100), seq);
   ${PG_TALLIES}
   `,
-  // v12 (SQLite v13): why nothing matched a request (see there).
+  // v12 (SQLite v13): why nothing matched a request, and its failures (see there).
   `
   ALTER TABLE requests ADD COLUMN explain text;
+  ALTER TABLE requests ADD COLUMN failures text;
   `,
 ];
 

@@ -1,4 +1,5 @@
 import type { Explanation } from '../match-explanation.js';
+import type { MappingFailure } from '../failure.js';
 import type { Provider, ProviderOrLast, SessionMode, Thinking, WakeMode } from '../config/types.js';
 import type { RunErrorCode } from '../run-errors.js';
 
@@ -230,6 +231,8 @@ export interface NewRequestLog {
   sender?: string;
   /** Why no mapping took it (a 404 `no_mapping`), as `keptExplanation` keeps it. */
   explanation?: Explanation;
+  /** The templates, `match.when` expressions and transforms that failed on it, without payload data (CONTRACT.md §16). */
+  failures?: MappingFailure[];
 }
 
 export interface RequestRecord extends NewRequestLog {

@@ -1,3 +1,4 @@
+import type { MappingFailure } from '../failure.js';
 import type {
   DeliveryRecord, DeliveryStatus, EventKind, EventRecord, Forwarded, NewCallback, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RequestRecord,
   RunCallback, RunDelivery, RunRecord,
@@ -191,15 +192,15 @@ export function toDelivery(row: OutboxRow): DeliveryRecord {
 }
 
 /** A request-log row (CONTRACT.md §11): action ids space-separated (uuids hold no space); `head`, JSON `{"headers":{…},"query":"…"}`, kept and purged with the body. */
-export type RequestRow = Row & { head?: string | null };
+export type RequestRow = Row & { head?: string | null; failures?: string | null };
 
 /** The columns a request-log INSERT binds, in order. */
 export const REQUEST_COLUMNS =
-  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender, head, explain';
+  'at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body, body_until, replay_of, sender, head, explain, failures';
 
 /** Every column but the body: what a listing reads. */
 export const REQUEST_LIST_COLUMNS =
-  'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of, sender, explain';
+  'seq, at, request_id, method, path, route, status, ms, event_ids, run_ids, replayed, error, content_type, user_agent, body_until, replay_of, sender, explain, failures';
 
 export function requestValues(r: NewRequestLog): Bind[] {
   return [
@@ -207,7 +208,7 @@ export function requestValues(r: NewRequestLog): Bind[] {
     r.eventIds.length ? r.eventIds.join(' ') : null, r.runIds.length ? r.runIds.join(' ') : null,
     r.replayed ? 1 : 0, r.error ?? null, r.contentType ?? null, r.userAgent ?? null,
     r.body ?? null, r.body === undefined ? null : r.bodyUntil ?? null, r.replayOf ?? null,
-    r.sender ?? null, headOf(r), r.explanation === undefined ? null : JSON.stringify(r.explanation),
+    r.sender ?? null, headOf(r), r.explanation === undefined ? null : JSON.stringify(r.explanation), r.failures?.length ? JSON.stringify(r.failures) : null,
   ];
 }
 
@@ -219,7 +220,7 @@ function headOf(r: NewRequestLog): string | null {
 
 const ids = (column: Bind | undefined) => (column ? String(column).split(' ') : []);
 
-const REQUEST_FIELDS: Fields<RequestRow, Omit<RequestRecord, 'headers' | 'query'>> = {
+const REQUEST_FIELDS: Fields<RequestRow, Omit<RequestRecord, 'headers' | 'query' | 'failures'>> = {
   seq: 'seq',
   at: 'at',
   method: 'method',
@@ -243,6 +244,7 @@ const REQUEST_FIELDS: Fields<RequestRow, Omit<RequestRecord, 'headers' | 'query'
 
 export function toRequest(row: RequestRow): RequestRecord {
   const r: RequestRecord = fromRow(row, REQUEST_FIELDS);
+  if (row.failures != null) r.failures = JSON.parse(row.failures) as MappingFailure[];
   if (row.head != null) {
     const head = JSON.parse(row.head) as { headers: Record<string, string>; query: string };
     r.headers = head.headers;

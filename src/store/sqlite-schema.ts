@@ -251,9 +251,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX requests_route_class ON requests (route, status / 100, seq);
   ${SQLITE_TALLIES}
   `,
-  // v13 (PostgreSQL v12): why nothing matched a request, as JSON (src/match-explanation.ts).
+  // v13 (PostgreSQL v12): why nothing matched a request (src/match-explanation.ts), and its failed templates, `match.when` expressions and transforms (src/failure.ts); JSON, CONTRACT.md §16.
   `
   ALTER TABLE requests ADD COLUMN explain TEXT;
+  ALTER TABLE requests ADD COLUMN failures TEXT;
   `,
 ];
 

@@ -27,10 +27,11 @@ describe('cli: events cuts long texts unless --full; --json is the endpoint\'s s
         run(['events', '--json', '--config', configFile]),
         run(['events', '--help']),
       ]);
-      const lines = human.stdout.trim().split('\n');
-      expect(lines[0]).to.match(/^#1 \S+ wake wake: short one$/);
-      expect(lines[1]).to.match(new RegExp(`^#2 \\S+ wake wake: a{199}… \\(99801 more characters; --full shows all\\)$`));
-      expect(full.stdout.trim().split('\n')[1]!.endsWith(`wake: ${long}`)).to.equal(true);
+      const [head, ...lines] = human.stdout.trim().split('\n');
+      expect(head).to.match(/^SEQ +TIME +KIND +SOURCE +TEXT$/);
+      expect(lines[0]).to.match(/^#1 +\S+ +wake +wake +short one$/);
+      expect(lines[1]).to.match(new RegExp(`^#2 +\\S+ +wake +wake +a{199}… \\(99801 more characters; --full shows all\\)$`));
+      expect(full.stdout.trim().split('\n')[2]!.endsWith(`wake    ${long}`)).to.equal(true);
 
       const api = await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN });
       expect(json.stdout.trim().split('\n').map((l) => JSON.parse(l))).to.deep.equal(api.data.events);

@@ -24,6 +24,7 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
         { id: 'bad', match: { path: 'bad' }, action: 'agent', messageTemplate: 'x', transform: { module: 'throws.mjs' } },
         { id: 'verify', match: { path: 'feed', method: 'GET' }, action: 'respond', respond: { contentType: 'text/plain', body: '{{challenge}}' } },
         { id: 'number', match: { path: 'number' }, action: 'wake', engine: 'jsonata', textTemplate: '"n=" & $number(n)' },
+        { id: 'vip', match: { path: 'vip' }, action: 'wake', textTemplate: 'hi {{#if vip}}{{#with}}x{{/with}}{{/if}}' },
       ],
       presets: ['email'],
     },
@@ -92,7 +93,17 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
     const r = await run(['test', 'number', '--payload', write('n.json', '{"n": "not a number"}'), '--config', file]);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.not.include('[object Object]');
-    expect(r.stderr).to.match(/^cause: D3030: Unable to cast value to a number/m);
-    expect(r.stderr).to.include('transform_failed: mapping "number": textTemplate failed');
+    // The author's own payload: the value as JSONata quotes it, and where in the expression.
+    expect(r.stderr).to.match(/^cause: D3030: Unable to cast value to a number: "not a number" \(position 15\)$/m);
+    expect(r.stderr).to.match(/^hookrelay: transform_failed: mapping "number": textTemplate failed$/m);
+  });
+
+  it('a Handlebars error at run time: its message with the line and column of the block', async () => {
+    const r = await run(['test', 'vip', '--payload', write('v.json', '{"vip": true}'), '--config', file]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.not.include('[object Object]');
+    expect(r.stderr).to.match(/^cause: handlebars: #with requires exactly one argument \(line 1, column 15\)$/m);
+    expect(r.stderr).to.not.match(/^\s+at /m);
+    expect(r.stderr).to.match(/^hookrelay: transform_failed: mapping "vip": textTemplate failed$/m);
   });
 });

@@ -51,12 +51,12 @@ describe('http: mapping rules over the real listener (match.headers, schema, for
 });
 
 describe('http: a failing template says where its cause is', () => {
-  it('500 transform_failed points to the gateway log at debug level, with no payload text and no stack', async () => {
+  it('500 transform_failed points to the gateway log and the console, with no payload text and no stack', async () => {
     const gw = await startInProcess({ hooks: { mappings: [{ id: 'boom', match: { path: 'boom' }, engine: 'jsonata', messageTemplate: '$error("secret-" & word)' }] } });
     try {
       const r = await call(`${gw.hooks}/boom`, { token: TOKEN, json: { word: 'payload-text' } });
       expect(r.status).to.equal(500);
-      expect(r.data.error).to.deep.equal({ code: 'transform_failed', message: 'a mapping template or transform module failed; see the gateway log at debug level for the cause' });
+      expect(r.data.error).to.deep.equal({ code: 'transform_failed', message: 'a mapping template or transform module failed; the gateway log (at warn) and the console\'s request page name the mapping, the cause and where in the template' });
       expect(r.text).to.not.match(/payload-text|secret-|\bat \S+ \(|\.[mc]?[jt]s:\d+/);
     } finally {
       await gw.stop();

@@ -96,7 +96,7 @@ describe('cli: events and runs only read the store', function () {
 
       expect(runs.code, runs.stderr).to.equal(0);
       expectNoRawControls(runs.stdout, 'runs');
-      expect(runs.stdout.toString()).to.include(a.data.runId).and.include('[job \\x1b]0;pwned\\x07 \\u202etxt.exe]');
+      expect(runs.stdout.toString()).to.include(a.data.runId).and.include(' job \\x1b]0;pwned\\x07 \\u202etxt.exe ');
 
       expect(runsJson.code, runsJson.stderr).to.equal(0);
       expectNoRawControls(runsJson.stdout, 'runs --json');

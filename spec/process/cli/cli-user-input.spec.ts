@@ -68,7 +68,7 @@ describe('cli: what each command needs, and what it says about bad input', funct
     const unset = ['SPEC_UI_TOKEN', 'SPEC_UI_MODEL_KEY', 'SPEC_UI_BOT'];
     const requests = await bin(['requests', '--config', gw.configFile], unset);
     expect(requests.code, requests.stderr).to.equal(0);
-    expect(requests.stdout).to.match(new RegExp(`^#${seq} .* POST mapping:note 200`));
+    expect(requests.stdout).to.match(new RegExp(`^#${seq} .* POST +mapping:note +200`, 'm'));
     const fixture = await run(['fixture', String(seq), '--config', gw.configFile], unset);
     expect(fixture.code, fixture.stderr).to.equal(0);
     expect(JSON.parse(fixture.stdout).expect).to.deep.include({ status: 200 });

@@ -63,7 +63,7 @@ describe('http: the real bin on PostgreSQL (store.kind: postgres)', function () 
       const runs = await run(BIN, ['runs', runId, '--config', gw.configFile], { cwd: ROOT });
       expect(JSON.parse(runs.stdout)).to.include({ runId, status: 'succeeded' });
       const ev = await run(BIN, ['events', '--config', gw.configFile], { cwd: ROOT });
-      expect(ev.stdout).to.match(/^#\d+ \S+ wake wake: hello from pg$/m);
+      expect(ev.stdout).to.match(/^#\d+ +\S+ +wake +wake +hello from pg$/m);
     } finally {
       await fake.close();
       await model.close();

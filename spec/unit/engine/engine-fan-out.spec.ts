@@ -154,7 +154,9 @@ describe('engine/engine: forEach and transforms', () => {
       for (const id of ['boom', 'slow', 'text', 'list', 'number']) {
         const err = await mapError(engine, request(id, { secret: 'hunter2' }));
         expect(err.code, id).to.equal('transform_failed');
-        expect(err.message).to.equal(`mapping "${id}": transform failed`);
+        expect(err.message).to.match(new RegExp(`^mapping "${id}": transform failed: \\w+: `));
+        expect(err.message).to.not.include('hunter2');
+        expect(err.failure).to.include({ mappingId: id, step: 'transform' });
         expect(err.cause).to.be.instanceOf(Error);
         if (id === 'text' || id === 'list' || id === 'number') expect((err.cause as Error).message).to.match(/expected an object, null or undefined$/);
       }

@@ -162,7 +162,8 @@ describe('engine/engine', () => {
       const engine = await engineWith([{ id: 'loop', engine: 'jsonata', messageTemplate: '($f := function($n) { $f($n + 1) }; secret & $f(0))' }]);
       const err = await mapError(engine, request('x', { secret: 'hunter2' }));
       expect(err.code).to.equal('transform_failed');
-      expect(err.message).to.equal('mapping "loop": messageTemplate failed');
+      expect(err.message).to.match(/^mapping "loop": messageTemplate failed: too_many_steps: the JSONata of one request would take more than \d+ evaluation steps/);
+      expect(err.message).to.not.include('hunter2');
       expect((err.cause as { code?: string }).code).to.equal('too_many_steps');
     });
 

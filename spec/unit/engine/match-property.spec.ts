@@ -85,13 +85,13 @@ describe('engine: the mapping index picks what the ordered walk picks (property)
         const v = await m.when({ payload: req.payload, headers: req.headers, query: req.query });
         if (v === true) return { ...found, mapping: m };
       } catch (err) {
-        (found.failures ??= []).push({ mappingId: m.id, code: (err as { code: string }).code, message: (err as Error).message });
+        (found.failures ??= []).push({ mappingId: m.id, step: 'match.when', code: (err as { code: string }).code, message: (err as Error).message });
       }
     }
     return found;
   }
 
-  const shown = (f: Found) => ({ mapping: f.mapping?.id, refused: f.refused?.id, failures: f.failures });
+  const shown = (f: Found) => ({ mapping: f.mapping?.id, refused: f.refused?.id, failures: f.failures?.map(({ mappingId, step, code }) => ({ mappingId, step, code })) });
 
   async function agree(specs: Spec[], reqs: MatchRequest[], refused: string[] | undefined): Promise<void> {
     const [ranIndexed, ranWalk] = [[] as string[], [] as string[]];

@@ -4,7 +4,7 @@ import type { Bind } from '../rows.js';
 import type { ListRequestsOptions } from '../records.js';
 
 export const insertRequests = insertInto('requests', REQUEST_COLUMNS,
-  'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text, text, text');
+  'text, text, text, text, text, integer, double precision, text, text, smallint, text, text, text, text, text, bigint, text, text, text, text');
 
 export const getRequest = 'SELECT * FROM requests WHERE seq = $1';
 

@@ -39,6 +39,7 @@ export function requestLogContract(h: Harness): void {
         requestId: 'abc-1', path: '/hooks/github', route: 'mapping:github', status: 202, ms: 3.25, eventIds: ['e1'], runIds: ['r1', 'r2'],
         contentType: 'application/json', userAgent: 'GitHub-Hookshot/1', body: '{"a":"<b>x</b>"}', bodyUntil: iso(T0 + DAY),
         sender: 'github-bot', headers: { 'x-github-event': 'push', 'x-custom': 'a "quoted" <value>' }, query: 'ref=main&x=%20y',
+        failures: [{ mappingId: 'github-issues', step: 'match.when', code: 'T2009', message: 'The values … and … either side of operator ">" must be of the same data type', position: 21 }],
       });
       await store.accept([ev('e1')], [run('r1'), run('r2')], undefined, undefined, full);
       const [listed] = await store.listRequests({ limit: 10 });
