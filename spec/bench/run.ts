@@ -8,8 +8,9 @@
  * request and peak RSS (of the server with its child processes, transform workers, each page once: rssMiB), and each
  * scenario's ratio of req/s and multiple of CPU per request against the durable baseline and
  * bare (each the median over the rounds of that round's pair); then the target table of issue
- * 34 (targets.ts), a soak, and start-up time with 100 mappings; writes the figures as JSON and
- * compares them with the previous run's.
+ * 34 (targets.ts), a soak, start-up time with 100 mappings, and the `mappings` curve (the last
+ * of `--mappings` mappings on one path, told apart by source or a header, against one mapping:
+ * mappingsCurve); writes the figures as JSON and compares them with the previous run's.
  *
  * Each scenario gets a fresh server on a fresh data directory: the runs and heartbeats an
  * earlier scenario queued (the fake model takes a second per turn, so a 20 s /agent load
@@ -40,7 +41,7 @@
  * only say whether every server kept up; compare the p99 and the CPU per request.
  *
  *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent --against REV
- *                     --store sqlite|postgres|both --instances 2]
+ *                     --store sqlite|postgres|both --instances 2 --mappings 5000]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,13 +57,13 @@ import { cpuMs, rssMiB, stealTicks } from './proc.js';
 import { median, paired, pairedCpu, round, type PairedCpu } from './stats.js';
 
 const args = process.argv.slice(2);
-const USAGE = `npm run bench [-- --rounds N --duration S --connections N --soak N --only a,b --against REV --store sqlite|postgres|both --instances N --rate R]
-scenarios for --only: ${SCENARIOS.map((s) => s.name).join(', ')}, soak, startup (see the head of spec/bench/run.ts and docs/performance.md)`;
+const USAGE = `npm run bench [-- --rounds N --duration S --connections N --soak N --only a,b --against REV --store sqlite|postgres|both --instances N --rate R --mappings N]
+scenarios for --only: ${SCENARIOS.map((s) => s.name).join(', ')}, soak, startup, mappings (see the head of spec/bench/run.ts and docs/performance.md)`;
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const OPTIONS = ['--rounds', '--duration', '--connections', '--soak', '--only', '--against', '--store', '--instances', '--rate'];
+const OPTIONS = ['--rounds', '--duration', '--connections', '--soak', '--only', '--against', '--store', '--instances', '--rate', '--mappings'];
 for (let i = 0; i < args.length; i += 2) {
   if (!OPTIONS.includes(args[i]!) || args[i + 1] === undefined) {
     process.stderr.write(`bench: ${OPTIONS.includes(args[i]!) ? `${args[i]} takes a value` : `unknown option ${args[i]}`}\n${USAGE}\n`);
@@ -74,7 +75,7 @@ const opt = (name: string, dflt: number) => {
   return i >= 0 ? Number(args[i + 1]) : dflt;
 };
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
-/** True when `name` (a scenario, `soak` or `startup`) is to run: every one without --only, else those it lists. */
+/** True when `name` (a scenario, `soak`, `startup` or `mappings`) is to run: every one without --only, else those it lists. */
 const runs = (name: string) => !only || only.split(',').includes(name);
 const against = args.includes('--against') ? args[args.indexOf('--against') + 1] : undefined;
 const ROUNDS = opt('rounds', 3);
@@ -84,6 +85,9 @@ const SOAK = opt('soak', 200_000);
 const STORE = args.includes('--store') ? args[args.indexOf('--store') + 1] : 'sqlite';
 const INSTANCES = opt('instances', 1);
 const RATE = opt('rate', 0);
+/** The `mappings` scenario's count of mappings on one path. */
+const MAPPINGS = opt('mappings', 5000);
+if (!(Number.isInteger(MAPPINGS) && MAPPINGS >= 2)) throw new Error(`--mappings: a whole number of at least 2, not ${MAPPINGS}`);
 if (!(Number.isFinite(RATE) && RATE >= 0)) throw new Error(`--rate: requests per second (0: as many as the server takes), not ${RATE}`);
 if (!['sqlite', 'postgres', 'both'].includes(STORE!)) throw new Error(`--store: sqlite, postgres or both, not ${STORE}`);
 if (!(Number.isInteger(INSTANCES) && INSTANCES >= 1 && INSTANCES <= CONNECTIONS)) throw new Error(`--instances: a whole number from 1 to --connections, not ${INSTANCES}`);
@@ -248,6 +252,7 @@ async function main() {
     await stopSharedCluster();
   }
   if (runs('startup') && STORE !== 'postgres') results.startup = await startup(dir, model.baseUrl);
+  if (runs('mappings') && STORE !== 'postgres') results.mappings = await mappingsCurve(dir, model.baseUrl);
 
   printTable(table, other ? `vs ${against}` : undefined, onPgColumn());
   if (STORE !== 'postgres') printTargets(targetRows(judged, { soakPeakMiB: (results.soak as { rssPeakMiB?: number } | undefined)?.rssPeakMiB, readyMs: (results.startup as { medianMs?: number } | undefined)?.medianMs }));
@@ -419,10 +424,63 @@ async function startup(dir: string, modelUrl: string) {
 }
 
 /** The node flags of the bin's shebang (`#!/usr/bin/env -S node FLAGS`): the bench runs it as installed. */
+/**
+ * CPU per request on the last of MAPPINGS mappings of one path, told apart by `source` or by a
+ * header, as a multiple of the same request to the path's only mapping (paired by round, each
+ * server alone on the core while it is measured; target ≤ 1.15×).
+ */
+async function mappingsCurve(dir: string, modelUrl: string) {
+  const out: Record<string, { mappings: number; oneCpuUs: number; manyCpuUs: number; cpu: number }> = {};
+  for (const by of ['source', 'header'] as const) {
+    const servers: { server: Server; last: number }[] = [];
+    try {
+      for (const n of [1, MAPPINGS]) {
+        const port = await freePort();
+        const sub = path.join(dir, `mappings-${by}-${n}`);
+        const config = benchConfig({ dir, port, token: TOKEN, modelUrl, dataDir: path.join(sub, 'data') });
+        config.hooks.mappings = Array.from({ length: n }, (_, i) => ({
+          id: `many-${i}`, match: by === 'source' ? { path: 'many', source: `s${i}` } : { path: 'many', headers: { 'x-kind': `k${i}` } },
+          action: 'wake', wakeMode: 'next-heartbeat', textTemplate: `Event {{id}} #${i}`,
+        }));
+        fs.mkdirSync(sub, { recursive: true });
+        fs.writeFileSync(path.join(sub, 'hookrelay.json'), JSON.stringify(config));
+        const started = await startProcess([BIN, 'serve', '--config', path.join(sub, 'hookrelay.json')], `http://127.0.0.1:${port}/healthz`, { timeoutMs: 120_000 });
+        servers.push({ server: { instances: [{ port, ...started }] }, last: n - 1 });
+      }
+      const opts = ({ server, last }: (typeof servers)[number]) => request({
+        name: `mappings-${by}`, path: '/many', accepted: true,
+        body: () => JSON.stringify(by === 'source' ? { id: 7, source: `s${last}` } : { id: 7 }),
+        headers: (): Record<string, string> => (by === 'header' ? { 'x-kind': `k${last}` } : {}),
+      }, server.instances[0]!.port, 'hr');
+      const alone = async <T>(running: Server, fn: () => Promise<T>): Promise<T> => {
+        for (const { server } of servers) if (server !== running) server.instances[0]!.proc.kill('SIGSTOP');
+        try {
+          return await fn();
+        } finally {
+          for (const { server } of servers) if (server !== running) server.instances[0]!.proc.kill('SIGCONT');
+        }
+      };
+      for (const s of servers) await alone(s.server, () => load(opts(s), WARM_UP_SECONDS));
+      const rounds: Figures[][] = [[], []];
+      for (let r = 0; r < ROUNDS; r++) {
+        // The order turns every round, as in the scenarios.
+        for (const i of r % 2 ? [1, 0] : [0, 1]) rounds[i]!.push(await alone(servers[i]!.server, () => measure([opts(servers[i]!)], servers[i]!.server)));
+      }
+      const [one, many] = [summarise(rounds[0]!), summarise(rounds[1]!)];
+      const cpu = paired(of(rounds[0]!, 'cpuUs'), of(rounds[1]!, 'cpuUs'));
+      out[by] = { mappings: MAPPINGS, oneCpuUs: one.cpuUs, manyCpuUs: many.cpuUs, cpu };
+      log(`  mappings   the last of ${fmt(MAPPINGS)} mappings on one path by ${by}: CPU ${many.cpuUs} µs per request against ${one.cpuUs} with one mapping (${cpu.toFixed(2)}×, statuses ${statuses(many.statuses)}) ${cpu <= 1.15 ? '✓' : '✗'}`);
+    } finally {
+      await Promise.all(servers.map((s) => stop(s.server)));
+    }
+  }
+  return out;
+}
+
 const binFlags = (bin: string) =>
   /^#!.*\bnode\b(.*)$/m.exec(fs.readFileSync(bin, 'utf8').split('\n')[0]!)?.[1]!.trim().split(/\s+/).filter(Boolean) ?? [];
 
-async function startProcess(argv: string[], health: string, o: { anyStatus?: boolean } = {}) {
+async function startProcess(argv: string[], health: string, o: { anyStatus?: boolean; timeoutMs?: number } = {}) {
   // Each build with its own bin's flags (--against REV's too: without its --max-semi-space-size
   // a build does fewer, larger scavenges and looks ~10 % cheaper than the same code with it).
   const node = [process.execPath, ...(argv[0]!.endsWith('bin.mjs') ? binFlags(argv[0]!) : [])];
@@ -433,7 +491,7 @@ async function startProcess(argv: string[], health: string, o: { anyStatus?: boo
   let err = '';
   proc.stderr!.on('data', (d) => { err = (err + d).slice(-4000); });
   const exited = new Promise<void>((r) => proc.on('exit', () => r()));
-  const deadline = Date.now() + 20000;
+  const deadline = Date.now() + (o.timeoutMs ?? 20000);
   for (;;) {
     try {
       const r = await fetch(health);
