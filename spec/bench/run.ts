@@ -1,13 +1,14 @@
 /**
- * `npm run bench`: hookrelay side by side with two baselines — bare node:http (baseline.mjs)
- * and the durable one (durable-baseline.mjs: the same plus one row per event in grouped
- * commits, WAL, synchronous=FULL) — measured alternately in the same rounds, on the same core,
+ * `npm run bench`: hookrelay side by side with three baselines — bare node:http (baseline.mjs),
+ * the durable one (durable-baseline.mjs: the same plus one row per event in grouped commits,
+ * WAL, synchronous=FULL) and the observed one (observed-baseline.mjs: the durable one plus a
+ * request-log row in the same commit, a pino access line and prom-client metrics) — measured alternately in the same rounds, on the same core,
  * with the same load generator (autocannon, in this process, on the other core where taskset
  * exists). hookrelay runs its default config (access log at info, drained by this process,
  * metrics and console on). Prints req/s (median of the rounds), p50/p99 latency, CPU per
  * request and peak RSS (of the server with its child processes, transform workers, each page once: rssMiB), and each
- * scenario's ratio of req/s and multiple of CPU per request against the durable baseline and
- * bare (each the median over the rounds of that round's pair); then the target table of issue
+ * scenario's ratio of req/s and multiple of CPU per request against the durable and observed
+ * baselines and bare (each the median over the rounds of that round's pair); then the target table of issue
  * 34 (targets.ts), a soak, start-up time with 100 mappings, and the `mappings` curve (the last
  * of `--mappings` mappings on one path, told apart by source or a header, against one mapping:
  * mappingsCurve); writes the figures as JSON and compares them with the previous run's.
@@ -151,6 +152,8 @@ async function main() {
   const baseline = await startProcess([path.join(ROOT, 'spec/bench/baseline.mjs'), String(basePort), TOKEN, String(maxBody)], `http://127.0.0.1:${basePort}/healthz`, { anyStatus: true });
   const durablePort = await freePort();
   const durableProc = await startProcess([path.join(ROOT, 'spec/bench/durable-baseline.mjs'), String(durablePort), TOKEN, String(maxBody), path.join(dir, 'durable-baseline')], `http://127.0.0.1:${durablePort}/healthz`, { anyStatus: true });
+  const observedPort = await freePort();
+  const observedProc = await startProcess([path.join(ROOT, 'spec/bench/observed-baseline.mjs'), String(observedPort), TOKEN, String(maxBody), path.join(dir, 'observed-baseline')], `http://127.0.0.1:${observedPort}/healthz`, { anyStatus: true });
   const judged: Record<string, Judged> = {};
 
   const results: Record<string, unknown> = {};
@@ -177,6 +180,7 @@ async function main() {
       };
       const bare: Server = { instances: [{ port: basePort, ...baseline }] };
       const durable: Server = { instances: [{ port: durablePort, ...durableProc }] };
+      const observed: Server = { instances: [{ port: observedPort, ...observedProc }] };
       // The fresh server before any load: the idle RSS target, on the gateway process alone
       // (its transform worker processes are shown beside it).
       const idleRss = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!, false)));
@@ -187,13 +191,16 @@ async function main() {
         for (const s of servers) await alone(s, () => Promise.all(opts(s, 'hr').map((o) => load(o, WARM_UP_SECONDS))));
         await alone(bare, () => load(opts(bare, 'base')[0]!, WARM_UP_SECONDS));
         await alone(durable, () => load(opts(durable, 'base')[0]!, WARM_UP_SECONDS));
+        await alone(observed, () => load(opts(observed, 'base')[0]!, WARM_UP_SECONDS));
         const base: Figures[] = [];
         const dur: Figures[] = [];
+        const obs: Figures[] = [];
         const hr: Figures[] = [];
         const pgs: Figures[] = [];
         const old: Figures[] = [];
         for (let r = 0; r < ROUNDS; r++) {
           base.push(await alone(bare, () => measure(opts(bare, 'base'), bare)));
+          obs.push(await alone(observed, () => measure(opts(observed, 'base'), observed)));
           // Every other round the order turns: what runs right after the baseline (or right after
           // another server) is measured differently enough to show a build 5–12 % slower than
           // itself (seen with --against HEAD), so no server keeps that place.
@@ -212,6 +219,8 @@ async function main() {
         const pgF = onPg ? summarise(pgs) : undefined;
         const pgVs = pgF ? { instances: INSTANCES, hookrelay: pgF, ratio: round(pgF.rps / b.rps, 3), toSqlite: round(pgF.rps / h.rps, 3) } : undefined;
         const d = summarise(dur);
+        const ob = summarise(obs);
+        const vsObserved = { rps: paired(of(obs, 'rps'), of(hr, 'rps')), cpu: paired(of(obs, 'cpuUs'), of(hr, 'cpuUs')) };
         const ratio = h.rps / b.rps;
         // Against each baseline, round by round: each round's pair ran minutes apart at most.
         const vsDurable = { rps: paired(of(dur, 'rps'), of(hr, 'rps')), cpu: paired(of(dur, 'cpuUs'), of(hr, 'cpuUs')) };
@@ -224,13 +233,13 @@ async function main() {
         // back, so the machine's drift (the same build measured 80 and 95 µs an hour apart here)
         // cancels out of their difference far better than out of medians of req/s.
         const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(of(old, 'cpuUs'), of(hr, 'cpuUs')) } : undefined;
-        results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsBare, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
-        const steal = Math.max(b.stealPct, d.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
+        results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, observed: ob, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsObserved, vsBare, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
+        const steal = Math.max(b.stealPct, d.stealPct, ob.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
         if (STORE !== 'postgres') judged[sc.name] = { accepted: sc.accepted, durable: vsDurable, bare: vsBare, p99: h.p99, stealPct: steal, rssMiB: h.rssMiB, idleRssMiB: idleRss };
         const pgText = pgVs ? `${fmt(pgVs.hookrelay.rps)} (${pgVs.ratio.toFixed(2)}; ${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50} / ${pgF!.p99}, CPU ${pgF!.cpuUs}, ${statuses(pgF!.statuses)}` : '';
         const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)}); CPU ${cpuText(vs.cpu)}` : '';
-        table.push([sc.name, fmt(b.rps), fmt(d.rps), fmt(h.rps), vsDurable.rps.toFixed(2), `${vsDurable.cpu.toFixed(2)}×`, vsBare.rps.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, `${b.cpuUs} / ${d.cpuUs} / ${h.cpuUs}`, `${idleRss.toFixed(0)} (${idleRssAll.toFixed(0)}) / ${h.rssMiB.toFixed(0)}`, `${steal}`, statuses(h.statuses)]);
-        log(`  ${sc.name.padEnd(10)} bare ${fmt(b.rps)} req/s, durable ${fmt(d.rps)} req/s, hookrelay ${fmt(h.rps)} req/s: ${vsDurable.rps.toFixed(2)} of durable ${verdict} (CPU ${vsDurable.cpu.toFixed(2)}×), ${vsBare.rps.toFixed(2)} of bare${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs, p50/p99 ${o!.p50}/${o!.p99} ms; paired CPU ${cpuText(vs.cpu)})` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${d.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
+        table.push([sc.name, fmt(b.rps), fmt(d.rps), fmt(ob.rps), fmt(h.rps), vsDurable.rps.toFixed(2), `${vsDurable.cpu.toFixed(2)}×`, vsObserved.rps.toFixed(2), `${vsObserved.cpu.toFixed(2)}×`, vsBare.rps.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, `${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs}`, `${idleRss.toFixed(0)} (${idleRssAll.toFixed(0)}) / ${h.rssMiB.toFixed(0)}`, `${steal}`, statuses(h.statuses)]);
+        log(`  ${sc.name.padEnd(10)} bare ${fmt(b.rps)} req/s, durable ${fmt(d.rps)} req/s, hookrelay ${fmt(h.rps)} req/s: ${vsDurable.rps.toFixed(2)} of durable ${verdict} (CPU ${vsDurable.cpu.toFixed(2)}×), ${vsObserved.rps.toFixed(2)} of observed (${fmt(ob.rps)} req/s, CPU ${vsObserved.cpu.toFixed(2)}×), ${vsBare.rps.toFixed(2)} of bare${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs, p50/p99 ${o!.p50}/${o!.p99} ms; paired CPU ${cpuText(vs.cpu)})` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
       } finally {
         await Promise.all(servers.map(stop));
       }
@@ -247,6 +256,7 @@ async function main() {
   } finally {
     await stop({ instances: [{ port: basePort, ...baseline }] });
     await stop({ instances: [{ port: durablePort, ...durableProc }] });
+    await stop({ instances: [{ port: observedPort, ...observedProc }] });
     await model.close();
     other?.remove();
     await stopSharedCluster();
@@ -513,7 +523,7 @@ function compare(prev: any, cur: any) {
 }
 
 function printTable(rows: string[][], vs?: string, pg?: string) {
-  const head = ['scenario', 'bare req/s', 'durable req/s', `hookrelay req/s${STORE === 'postgres' ? ` (${PG_LABEL})` : ''}`, 'of durable (req/s)', 'CPU × durable', 'of bare (req/s)', 'target', ...(pg ? [pg] : []), ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', 'CPU µs/req bare / durable / hookrelay', 'RSS MiB idle (with workers) / peak', 'steal %', 'statuses'];
+  const head = ['scenario', 'bare req/s', 'durable req/s', 'observed req/s', `hookrelay req/s${STORE === 'postgres' ? ` (${PG_LABEL})` : ''}`, 'of durable (req/s)', 'CPU × durable', 'of observed (req/s)', 'CPU × observed', 'of bare (req/s)', 'target', ...(pg ? [pg] : []), ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', 'CPU µs/req bare / durable / observed / hookrelay', 'RSS MiB idle (with workers) / peak', 'steal %', 'statuses'];
   log(`\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }
