@@ -7,7 +7,7 @@ import { pgDb, sqliteDb, type Db } from './dialect.js';
 import { redactUrl } from './postgres-pool.js';
 import { openMigrated } from './postgres-schema.js';
 import { lockDataDir } from './sqlite-lock.js';
-import { DB_FILE } from './sqlite.js';
+import { DB_FILE, newFileIncremental } from './sqlite.js';
 import { FILL_READY, migrate } from './sqlite-schema.js';
 import { StoreError } from './store.js';
 
@@ -49,6 +49,7 @@ async function openSide(config: Config): Promise<Side> {
   let conn: Database.Database;
   try {
     conn = new Database(join(config.dataDir, DB_FILE));
+    newFileIncremental(conn);
     conn.pragma('journal_mode = WAL');
     migrate(conn);
   } catch (err) {

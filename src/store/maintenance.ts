@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { StoreError } from './store.js';
 import type { WriteOp } from './writes.js';
@@ -5,10 +7,12 @@ import type { WriteOp } from './writes.js';
 /**
  * The store's upkeep: retention (`store.retainDays`), kept request bodies (`hooks.keepBodies`),
  * idempotency keys past their window, and the timers that run them off the request path, as
- * short writes of at most {@link PURGE_BATCH} rows that take turns with the others.
+ * short writes of at most {@link PURGE_BATCH} rows that take turns with the others, each
+ * followed by a rest, so that upkeep takes at most {@link UPKEEP_SHARE} of the writer's time.
  */
 
 export const PURGE_BATCH = 500;
+export const UPKEEP_SHARE = 0.25;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 const FIRST_PURGE_MAX_MS = 60_000;
@@ -29,6 +33,8 @@ export interface PurgePort {
   write<T>(op: Extract<WriteOp, { kind: 'purge' | 'purgeBodies' | 'purgeKeys' | 'compactTallies' }>): Promise<T>;
   guard<T>(fn: () => Promise<T>): Promise<T>;
   isOpen(): boolean;
+  /** SQLite: gives a step of freed pages back to the file system; true while more are left (PostgreSQL's autovacuum does it itself). */
+  giveBack?(): Promise<boolean>;
 }
 
 /** The config's settings (its schema holds the defaults); the rest are for specs. */
@@ -41,12 +47,15 @@ export interface MaintenanceOptions {
   /** Default hourly; the first pass runs at most a minute after open. */
   purgeEveryMs?: number;
   keysPurgeEveryMs?: number;
+  /** The rest after each upkeep write (default: a timer) and the clock that times the write (default: performance.now). */
+  pace?: { now(): number; rest(ms: number): Promise<void> };
 }
 
 export type Maintenance = ReturnType<typeof startMaintenance>;
 
 /** Starts the timers (they do not keep the process alive). */
-export function startMaintenance(port: PurgePort, opts: MaintenanceOptions) {
+export function startMaintenance(given: PurgePort, opts: MaintenanceOptions) {
+  const port = paced(given, opts.pace ?? { now: () => performance.now(), rest: (ms) => sleep(ms, undefined, { ref: false }) });
   const clock = opts.clock ?? (() => new Date());
   const keyWindowMs = opts.idempotencyWindowSeconds * 1000;
   const keysSince = () => new Date(clock().getTime() - keyWindowMs).toISOString();
@@ -58,9 +67,10 @@ export function startMaintenance(port: PurgePort, opts: MaintenanceOptions) {
     purging ??= port.guard(async () => {
       const now = clock();
       const before = opts.retainDays > 0 ? new Date(now.getTime() - opts.retainDays * DAY_MS).toISOString() : undefined;
-      await requestLogPass(port, opts.log, now, before);
+      const requests = await requestLogPass(port, opts.log, now, before);
       const counts = before ? await retentionPass(port, opts.log, before) : { runs: 0, history: 0, events: 0, outbox: 0 };
       await port.write({ kind: 'compactTallies' });
+      if (requests + counts.runs + counts.history + counts.events + counts.outbox > 0 && port.giveBack) while (await port.giveBack()) continue;
       return counts;
     }).finally(() => (purging = undefined));
     return purging;
@@ -110,6 +120,18 @@ export function repeat(
   };
 }
 
+/** Each upkeep write followed by a rest of (1 / share − 1) times as long as it took. */
+function paced(port: PurgePort, pace: NonNullable<MaintenanceOptions['pace']>): PurgePort {
+  const rest = async <T>(write: () => Promise<T>): Promise<T> => {
+    const t0 = pace.now();
+    const value = await write();
+    await pace.rest((pace.now() - t0) * (1 / UPKEEP_SHARE - 1));
+    return value;
+  };
+  const giveBack = port.giveBack;
+  return { ...port, write: (op) => rest(() => port.write(op)), ...(giveBack ? { giveBack: () => rest(giveBack) } : {}) };
+}
+
 async function purgeTable(port: PurgePort, table: PurgeTable | 'requests', before: string): Promise<number> {
   let deleted = 0;
   let after: number | undefined = 0;
@@ -137,10 +159,11 @@ async function retentionPass(port: PurgePort, log: Logger, before: string): Prom
   return counts;
 }
 
-async function requestLogPass(port: PurgePort, log: Logger, now: Date, rowsBefore: string | undefined): Promise<void> {
+async function requestLogPass(port: PurgePort, log: Logger, now: Date, rowsBefore: string | undefined): Promise<number> {
   const requests = rowsBefore === undefined ? 0 : await purgeTable(port, 'requests', rowsBefore);
   const bodies = await untilShort((max) => port.write<number>({ kind: 'purgeBodies', now: now.toISOString(), max }));
   if (requests + bodies > 0) log.info({ requests, bodies }, 'store retention: old request-log rows and bodies purged');
+  return requests + bodies;
 }
 
 async function keysPass(port: PurgePort, log: Logger, before: string): Promise<number> {

@@ -45,6 +45,7 @@ export abstract class StoreShell implements Store {
       write: <T>(op: WriteOp) => this.write<T>(op),
       guard: (fn) => this.guard(fn),
       isOpen: () => this.state === 'open',
+      ...(this.giveBack ? { giveBack: () => this.guard(() => this.giveBack!()) } : {}),
     }, opts);
     ({ purgeExpired: this.purgeExpired, purgeExpiredKeys: this.purgeExpiredKeys } = this.maintenance);
     this.health = commitHealth(opts.log);
@@ -55,6 +56,8 @@ export abstract class StoreShell implements Store {
   protected abstract commitBatch(ops: WriteOp[]): Promise<BatchOutcome<StoreError>>;
   /** Releases what the store holds, once; new calls already reject. */
   protected abstract shutdown(): Promise<void>;
+  /** One step of giving freed space back after a retention pass, true while more is left (maintenance.ts); none: the database does it. */
+  protected giveBack?(): Promise<boolean>;
   /** While a batch is in flight (SQLite refs its writer thread only then). */
   protected busy(_busy: boolean): void {}
 

@@ -18,10 +18,10 @@ export interface WriterPragmas {
   cacheSize: number;
 }
 
-type ToWriter = { type: 'open'; file: string; durability: 'fsync' | 'os' } | { type: 'batch'; ops: WriteOp[] } | { type: 'inspect' } | { type: 'close' };
+type ToWriter = { type: 'open'; file: string; durability: 'fsync' | 'os' } | { type: 'batch'; ops: WriteOp[] } | { type: 'inspect' } | { type: 'giveBack'; pages: number } | { type: 'close' };
 
 export type BatchReply = { type: 'batch'; error?: WireError; ms: number } & BatchOutcome<WireError>;
-type FromWriter = { type: 'ready' } | { type: 'fatal'; error: WireError } | BatchReply | { type: 'inspect'; pragmas: WriterPragmas };
+type FromWriter = { type: 'ready' } | { type: 'fatal'; error: WireError } | BatchReply | { type: 'inspect'; pragmas: WriterPragmas } | { type: 'giveBack'; left: number; error?: WireError };
 
 /** A batch's error code when the database file or its WAL is no longer the one opened: its commit went into a removed file. */
 export const STORE_GONE = 'store_gone';
@@ -40,6 +40,8 @@ export interface Writer {
   readonly worker: Worker;
   batch(ops: WriteOp[]): Promise<BatchReply>;
   inspect(): Promise<WriterPragmas>;
+  /** Gives up to `pages` free pages back to the file system, between batches; resolves with how many are left. */
+  giveBack(pages: number): Promise<number>;
   /** Every request in flight rejects with `err` (the thread is gone). */
   abandon(err: unknown): void;
 }
@@ -61,6 +63,11 @@ export async function startWriter(file: string, durability: 'fsync' | 'os', onOp
     worker,
     batch: (ops) => ask<BatchReply>({ type: 'batch', ops }),
     inspect: async () => (await ask<{ type: 'inspect'; pragmas: WriterPragmas }>({ type: 'inspect' })).pragmas,
+    giveBack: async (pages) => {
+      const reply = await ask<{ type: 'giveBack'; left: number; error?: WireError }>({ type: 'giveBack', pages });
+      if (reply.error) throw new StoreError('failed', `giving freed pages back failed: ${reply.error.message}`);
+      return reply.left;
+    },
     abandon: (err) => waiting.splice(0).forEach((w) => w.reject(err)),
   };
   worker.on('message', (reply: FromWriter) => waiting.shift()?.resolve(reply));
@@ -155,6 +162,20 @@ function serve(port: NonNullable<typeof parentPort>): void {
         send({ type: 'inspect', pragmas: { journalMode: p('journal_mode'), synchronous: p('synchronous'), fullfsync: p('fullfsync'), userVersion: p('user_version'), cacheSize: p('cache_size') } as WriterPragmas });
         return;
       }
+      case 'giveBack':
+        try {
+          // A database made without auto_vacuum = INCREMENTAL keeps its free pages (docs/reliability.md: `hookrelay store vacuum`).
+          if (db!.pragma('auto_vacuum', { simple: true }) !== 2) return send({ type: 'giveBack', left: 0 });
+          // Each step of the statement frees one page: exec runs it to its end (https://www.sqlite.org/pragma.html#pragma_incremental_vacuum).
+          db!.exec(`PRAGMA incremental_vacuum(${Math.floor(msg.pages)})`);
+          const left = db!.pragma('freelist_count', { simple: true }) as number;
+          // The file shrinks once the checkpoint has copied the moved pages back into it.
+          if (left === 0) db!.pragma('wal_checkpoint(PASSIVE)');
+          send({ type: 'giveBack', left });
+        } catch (err) {
+          send({ type: 'giveBack', left: 0, error: toWire(err) });
+        }
+        return;
       case 'close':
         db?.close();
         port.close(); // nothing else keeps this thread alive: it exits

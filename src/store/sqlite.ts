@@ -16,6 +16,8 @@ import type { BatchOutcome, WriteOp } from './writes.js';
 
 export const DB_FILE = 'hookrelay.db';
 const SLOW_COMMIT_MS = 1000;
+/** Free pages given back per step after a retention pass: 4 MiB of 4 KiB pages. */
+const GIVE_BACK_PAGES = 1024;
 /** The rate window (ratePerMinute, CONTRACT.md §14). */
 const RATE_WINDOW_MS = 60_000;
 
@@ -70,6 +72,7 @@ export class SqliteStore extends StoreShell {
       const writer = await startWriter(file, opts.durability, () => {
         db = new Database(file);
         db.pragma('busy_timeout = 5000');
+        newFileIncremental(db);
         db.pragma('journal_mode = WAL'); // persistent (https://www.sqlite.org/wal.html#persistence_of_wal_mode)
         db.pragma(`synchronous = ${opts.durability === 'fsync' ? 'FULL' : 'NORMAL'}`); // for the migration's commit
         const { from, to } = migrate(db);
@@ -122,6 +125,10 @@ export class SqliteStore extends StoreShell {
       handlers.onLeader(true);
       return { stop: async () => {} };
     });
+  }
+
+  protected override async giveBack(): Promise<boolean> {
+    return (await this.writer.giveBack(GIVE_BACK_PAGES)) > 0;
   }
 
   pragmas(): Promise<WriterPragmas> {
@@ -190,6 +197,16 @@ export class SqliteStore extends StoreShell {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * A database made from here on gives the pages purges free back to the file system
+ * (maintenance.ts), which it can only be told before its first table
+ * (https://www.sqlite.org/pragma.html#pragma_auto_vacuum); an older one keeps its setting until
+ * `hookrelay store vacuum`. Before WAL mode, which writes the file's header.
+ */
+export function newFileIncremental(db: Database.Database): void {
+  db.pragma('auto_vacuum = INCREMENTAL');
 }
 
 /** The read side beside a running server (`hookrelay events`, `runs`, `requests`): no lock, no migration; not read-only, so that it removes the `-wal`/`-shm` it may leave. */

@@ -60,7 +60,7 @@ export function readsContract(h: Harness): void {
     });
 
     it('long reads hold up neither the event loop nor an accept: they run on connections of their own', async () => {
-      const rows = 5000;
+      const rows = 2000;
       const values = `n, '2025-01-01T00:00:00.000Z', 'POST', '/hooks/wake', 'wake', 200, 1, 0`;
       await h.exec({
         sqlite: `WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < ${rows})
@@ -68,18 +68,16 @@ export function readsContract(h: Harness): void {
         pg: `INSERT INTO requests (seq, at, method, path, route, status, ms, replayed) SELECT ${values} FROM generate_series(1, ${rows}) AS n`,
       });
       const release = await h.lockTable('requests');
-      // More whole-log reads than the store has connections (PostgreSQL: store.poolSize 10).
+      // Many more whole-log reads than the store has connections (PostgreSQL: store.poolSize 10).
       let readsDone = 0;
-      const reads = Array.from({ length: 12 }, () => store.listRequests({ limit: Number.POSITIVE_INFINITY }).then((page) => (readsDone++, page)));
-      let turns = 0;
-      const ticking = setInterval(() => turns++, 0);
+      const reads = Array.from({ length: 40 }, () => store.listRequests({ limit: Number.POSITIVE_INFINITY }).then((page) => (readsDone++, page)));
       try {
+        await new Promise(setImmediate);
+        expect(readsDone, 'the event loop turned while the reads went on').to.equal(0);
         await store.accept([ev('new')], []);
         expect((await store.findKeys(['no-such-key']))[0]).to.equal(undefined);
         expect(readsDone, 'an accept committed while the reads went on').to.equal(0);
-        expect(turns, 'the event loop turned while the reads went on').to.be.above(0);
       } finally {
-        clearInterval(ticking);
         await release();
       }
       for (const page of await Promise.all(reads)) expect(page).to.have.length(rows);
