@@ -35,7 +35,7 @@ export class DryRunProblem extends Error {
   readonly status: number;
   readonly code: string;
   /** Every mapping on the path and why it did not match, when none did. */
-  readonly explanation?: Explanation;
+  explanation?: Explanation;
   /** A template, `match.when` or transform that failed (`transform_failed`), without payload data; `cause` is what it threw. */
   readonly failure?: MappingFailure;
   constructor(
@@ -74,7 +74,11 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
     verify: (raw) => signatures.check({ name: route.name, method, path: route.path, query: withoutCredentialParams(req.query), headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
   } : {}), ...(req.explain ? { explain: true } : {}) });
   const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${causeText(f)}); counted as not matching`);
-  const out = await outcome(d, warnings);
+  const out = await outcome(d, warnings).catch((e: unknown) => {
+    // A matched request the mapping then refused is explained too, when asked.
+    if (e instanceof DryRunProblem && d.explanation) e.explanation ??= d.explanation;
+    throw e;
+  });
   if (warnings) out.warnings = warnings;
   if (req.explain && d.explanation) out.explanation = d.explanation;
   return out;

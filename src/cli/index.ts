@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { checkCommand } from './check.js';
+import { diffCommand } from './diff.js';
 import { emailCommand } from './email.js';
 import { eventsCommand } from './events.js';
 import { fixtureCommand } from './fixture.js';
@@ -27,6 +28,7 @@ export async function main(argv: string[]): Promise<void> {
   runsCommand(program);
   requestsCommand(program);
   fixtureCommand(program);
+  diffCommand(program);
   storeCommand(program);
   pauseCommands(program);
 

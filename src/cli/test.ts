@@ -51,7 +51,8 @@ async function testAction(name: string | undefined, opts: TestOptions): Promise<
   if (method !== 'GET' && method !== 'POST') fail(`--method ${opts.method}: give POST or GET`);
   const explained = (e: Explanation) => {
     // On stderr: stdout stays the one line of JSON.
-    process.stderr.write(`explain: ${method} ${loaded.config.hooks.path}/${name} has ${e.mappings} mapping${e.mappings === 1 ? '' : 's'}, in match order:\n`);
+    const target = `${method} ${loaded.config.hooks.path}/${name}`;
+    process.stderr.write(e.mappings === 0 ? `explain: no mapping takes ${target}\n` : `explain: ${target} has ${e.mappings} mapping${e.mappings === 1 ? '' : 's'}, in match order:\n`);
     for (const line of explanationLines(e)) process.stderr.write(`  ${printable(line)}\n`);
   };
   if (method === 'POST' && opts.payload === undefined) fail('--payload FILE is required (a POST has a body; a GET\'s payload is its --query)');

@@ -36,7 +36,7 @@ export function consoleFactory(adminTokenAt?: () => AdminTokenAt | undefined): C
       signedWith = adminTokens;
       const hooks = config.hooks;
       const pages: PageDeps = {
-        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes,
+        engine: deps.engine, store: deps.store, hooksPath: hooks.path, mappings: hooks.mappings, maxBodyBytes: hooks.maxBodyBytes, config,
         fixtures: fixtureContext(config, deps.engine),
         auth, sessions, clientAddress, trustedPeer, log, replay, adminTokenAt,
       };

@@ -132,7 +132,7 @@ function flowCell(m: MappingConfig, paused: boolean): Html {
 export function mappingsPage(mappings: readonly MappingConfig[], hooksPath: string, paused: ReadonlySet<string> = new Set()): Html {
   const names = [...new Set(mappings.map((m) => m.match.path).filter((p): p is string => p !== undefined))];
   return layout('Mappings', 'mappings', html`<h1>Mappings</h1>
-<p class="hint">In match order: the first that matches <code>POST ${hooksPath}/NAME</code> wins.</p>
+<p class="hint">In match order: the first that matches <code>POST ${hooksPath}/NAME</code> wins. <a href="/console/diff" id="diff-link">Before you change a mapping</a>: see what a new config would do to the requests the log kept.</p>
 ${mappings.length === 0 ? html`<p class="empty">No mappings (hooks.mappings and hooks.presets are empty).</p>` : html`<div class="scroll"><table class="mappings">
 <thead><tr><th>Id</th><th>Match</th><th>Action</th><th>Engine</th><th>Verifies</th><th>Transform</th><th>forEach</th><th>Flow</th></tr></thead>
 <tbody>

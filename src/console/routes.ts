@@ -1,5 +1,5 @@
 import type { DefaultState, Middleware } from 'koa';
-import type { MappingConfig } from '../config/types.js';
+import type { Config, MappingConfig } from '../config/types.js';
 import type { Engine } from '../engine/engine.js';
 import { HookError } from '../errors.js';
 import type { FixtureContext } from '../fixtures/run-fixture.js';
@@ -14,6 +14,7 @@ import { streamEvents } from './events-stream.js';
 import { checkSameOrigin } from './hosts.js';
 import { answerPage, notFoundPage, redirect, type AdminTokenAt } from './pages.js';
 import { playground } from './playground.js';
+import { diffForm, diffRun } from './diff.js';
 import { fixture, replay, request, requests } from './requests.js';
 import type { Sessions } from './session.js';
 import { login, loginForm, logout } from './sign-in.js';
@@ -25,6 +26,8 @@ export interface PageDeps extends Pick<ConsoleMount, 'auth' | 'clientAddress' | 
   store: Pick<Store, 'getRun' | 'listEvents' | 'listRuns' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState'>;
   hooksPath: string;
   mappings: readonly MappingConfig[];
+  /** The config being served: `hookrelay diff`'s current side on the diff page. */
+  config: Readonly<Config>;
   /** The dry run of `hookrelay fixture` under the current config, for a request's fixture download. */
   fixtures: FixtureContext;
   maxBodyBytes: number;
@@ -61,6 +64,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   route('pause/*', 'page', { POST: pauseMapping }),
   route('resume/*', 'page', { POST: pauseMapping }),
   route('playground', 'api', { POST: playground }),
+  route('diff', 'page', { GET: diffForm, POST: diffRun }),
   route('logout', 'page', { POST: logout }),
   route('login', 'public', { GET: loginForm, POST: login }),
   ...Object.keys(STATIC).map((file) => route(`static/${file}`, 'public', { GET: staticFile })),

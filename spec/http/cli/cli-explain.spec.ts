@@ -73,6 +73,16 @@ describe('cli: hookrelay test --explain (why each mapping on the path did or did
     const nowhere = await runCli(['test', 'nowhere', '--payload', payload('s.json', { n: 1 }), '--config', narrow]);
     expect(nowhere.code).to.equal(1);
     expect(nowhere.stderr).to.include('no mapping takes this path');
-    expect(nowhere.stderr).to.include('explain: POST /hooks/nowhere has 0 mappings');
+    expect(nowhere.stderr).to.include('explain: no mapping takes POST /hooks/nowhere\n');
+  });
+
+  it('--explain on a request a mapping took and then refused (its schema) explains it too', async () => {
+    const strict = writeConfig(dir, { dataDir: path.join(dir, 'data'), hooks: { token: 't', mappings: [
+      { id: 'typed', match: { path: 'typed' }, schema: { type: 'object', required: ['n'] }, action: 'wake', textTemplate: 'n' },
+    ] } }, 'strict.json');
+    const r = await runCli(['test', 'typed', '--payload', payload('e.json', {}), '--config', strict, '--explain']);
+    expect(r.code).to.equal(1);
+    expect(explainLines(r.stderr)).to.deep.equal(['typed: matched']);
+    expect(r.stderr).to.include('invalid_payload');
   });
 });

@@ -20,7 +20,7 @@ describe('cli', function () {
   this.timeout(60000);
 
   it('--help on every command', async () => {
-    for (const cmd of [[], ['serve'], ['check'], ['test'], ['events'], ['runs'], ['requests'], ['fixture']]) {
+    for (const cmd of [[], ['serve'], ['check'], ['test'], ['events'], ['runs'], ['requests'], ['fixture'], ['diff']]) {
       const r = await (cmd.length ? run : bin)([...cmd, '--help']);
       expect(r.code, cmd.join(' ')).to.equal(0);
       expect(r.stdout).to.include('Usage: hookrelay');
