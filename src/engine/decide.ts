@@ -266,7 +266,7 @@ function slackChallenge(signed: Signed | undefined, payload: Record<string, unkn
 
 /** Says how many mappings the path has and no more: the sender is not told the config (CONTRACT.md §16). */
 function noMapping(req: DecideRequest, count: number): HookError {
-  const mappings = count === 0 ? 'no mapping takes this path' : `none of the ${count === 1 ? 'one mapping' : `${count} mappings`} on this path matched`;
+  const mappings = count === 0 ? 'no mapping takes this path' : count === 1 ? 'the one mapping on this path did not match' : `none of the ${count} mappings on this path matched`;
   return new HookError('no_mapping', `no mapping matches ${req.method} ${req.path} with this payload: ${mappings}`);
 }
 

@@ -42,6 +42,18 @@ describe('engine: decide()', () => {
     const d = await engine.decide(req('nothing', {}));
     expect(d.type).to.equal('no_match');
     expect(d.type === 'no_match' && d.error.code).to.equal('no_mapping');
+    const only = await engine.decide(req('only', { x: 2 }));
+    expect(only.type === 'no_match' && only.explanation).to.deep.equal({ mappings: 1, verdicts: [{ mapping: 'scoped', failed: 'when' }] });
+    expect(only.type === 'no_match' && only.error.message).to.equal('no mapping matches POST /hooks/only with this payload: the one mapping on this path did not match');
+  });
+
+  it('explains only when nothing matched or when asked: never a refused request, whose `when` must not run', async () => {
+    expect((await engine.decide(req('note', { text: 'hi' }))).explanation).to.equal(undefined);
+    const refused = await engine.decide(req('only', { x: 1 }, { who: { routes: new Set(['note']) } }));
+    expect(refused).to.include({ type: 'refused' });
+    expect(refused.explanation).to.equal(undefined);
+    const asked = await engine.decide(req('note', { text: 'hi' }), { explain: true });
+    expect(asked.explanation).to.deep.equal({ mappings: 1, verdicts: [{ mapping: 'note', matched: true, first: true }] });
   });
 
   it('a respond mapping: the fixed answer, no key looked up', async () => {
