@@ -1,6 +1,7 @@
 import type { CompiledMapping } from './compile-mapping.js';
 import type { MatchRequest } from './engine.js';
 import { whenHolds } from './mapping-answers.js';
+import { headerOf, sourceOf } from './match.js';
 import type { Explanation, Verdict } from '../match-explanation.js';
 
 export type { Explanation, Verdict };
@@ -34,19 +35,10 @@ async function verdictOf(m: CompiledMapping, req: MatchRequest): Promise<Verdict
   if (m.method !== (req.method ?? 'POST')) return { mapping, failed: 'method', want: m.method };
   if (m.match.source !== undefined && sourceOf(req.payload) !== m.match.source) return { mapping, failed: 'source', want: m.match.source };
   for (const [name, value] of m.headers) {
-    const given = Object.hasOwn(req.headers, name) ? req.headers[name] : req.withheld !== undefined && Object.hasOwn(req.withheld, name) ? req.withheld[name] : undefined;
-    if (given !== value) return { mapping, failed: 'header', header: name };
+    if (headerOf(req, name) !== value) return { mapping, failed: 'header', header: name };
   }
   if (m.when === undefined) return { mapping, matched: true, first: false };
   const holds = await whenHolds(m.id, m.when, req);
   if (holds === true) return { mapping, matched: true, first: false };
   return holds === false ? { mapping, failed: 'when' } : { mapping, failed: 'when', error: { code: holds.code, message: holds.message } };
-}
-
-/** `payload.source` as text, as match.ts compares it: only scalars count. */
-function sourceOf(payload: Record<string, unknown>): string | undefined {
-  const source = payload !== null && typeof payload === 'object' ? payload.source : undefined;
-  if (typeof source === 'string') return source;
-  if (typeof source === 'number' || typeof source === 'boolean') return String(source);
-  return undefined;
 }

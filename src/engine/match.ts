@@ -119,12 +119,13 @@ function headersHold(required: CompiledMapping['headers'], req: MatchRequest): b
   return true;
 }
 
-function headerOf({ headers, withheld }: MatchRequest, name: string): string | undefined {
+/** A header's value as matching sees it, a credential header (`withheld`) too. */
+export function headerOf({ headers, withheld }: MatchRequest, name: string): string | undefined {
   return Object.hasOwn(headers, name) ? headers[name] : withheld !== undefined && Object.hasOwn(withheld, name) ? withheld[name] : undefined;
 }
 
 /** `payload.source` as text for comparison; only scalars count. */
-function sourceOf(payload: Record<string, unknown>): string | undefined {
+export function sourceOf(payload: Record<string, unknown>): string | undefined {
   const source = payload !== null && typeof payload === 'object' ? payload.source : undefined;
   if (typeof source === 'string') return source;
   if (typeof source === 'number' || typeof source === 'boolean') return String(source);
