@@ -39,7 +39,7 @@ describe('cli: hookrelay test --explain (why each mapping on the path did or did
       'from-ci: source (it wants payload.source "ci")',
       'push: header x-github-event (missing or another value)',
       'big: when was false',
-      'throws: when failed (D3030: Unable to cast value to a number: \"x\"; counted as not matching)',
+      'throws: when failed (D3030: Unable to cast value to a number: …; counted as not matching)',
       'any: matched',
     ]);
   });
@@ -53,7 +53,7 @@ describe('cli: hookrelay test --explain (why each mapping on the path did or did
       'from-ci: matched',
       'push: matched too, but "from-ci" comes first',
       'big: matched too, but "from-ci" comes first',
-      'throws: when failed (D3030: Unable to cast value to a number: \"x\"; counted as not matching)',
+      'throws: when failed (D3030: Unable to cast value to a number: …; counted as not matching)',
       'any: matched too, but "from-ci" comes first',
     ]);
   });
