@@ -7,7 +7,6 @@ import { withoutCredentialParams } from './credentials.js';
 import { createRouting } from './http/routes-table.js';
 import { parseTarget } from './request-target.js';
 import { parsePayload } from './http/payload.js';
-import { JSON_HEADERS } from './http/answer.js';
 import { BODYLESS_STATUSES } from './config/answer-rules.js';
 import type { Signatures } from './http/signatures.js';
 
@@ -61,7 +60,7 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
     throw new DryRunProblem('method', `${method} is not allowed on ${hooksPath}/${route.name}; its mappings take ${takes.allow}`, { status: 405, code: 'method_not_allowed' });
   }
   const d = await engine.decide(decideRequest(route.name, route.path, method, req), signatures ? {
-    verify: (raw) => signatures.check({ name: route.name, method, path: route.path, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
+    verify: (raw, payload) => signatures.check({ name: route.name, method, path: route.path, query: req.query, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw, payload),
   } : {});
   const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${f.code}: ${f.message}); counted as not matching`);
   const out = await outcome(d, warnings);
@@ -88,7 +87,6 @@ async function outcome(d: Decision, warnings: string[] | undefined): Promise<Rec
       throw new Error('a dry run reads no idempotency key');
     case 'respond':
       if (d.own) return { mapping, status: d.status, response: shown(d.own) };
-      if (d.json !== undefined) return { mapping, status: d.status, response: { status: d.status, contentType: JSON_HEADERS['content-type'], body: d.json } };
       return { mapping, status: 204, skipped: true };
     case 'act': {
       const { actions, fanOut } = d;
