@@ -3,11 +3,10 @@ import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import type { Auth } from './auth.js';
 import type { Signed } from '../engine/decide.js';
-import type { Handshake } from '../senders/handshake.js';
-import { handshake as metaHandshake } from '../senders/meta.js';
-import { handshake as slackHandshake } from '../senders/slack.js';
+import { sender } from '../senders/index.js';
+import type { SenderDescriptor } from '../senders/descriptor.js';
+import { compileVerifier, type SignatureFailure, type Verifier } from '../senders/verify.js';
 import { createHandshakes, type HookSecrets } from './handshakes.js';
-import { compileVerifier, standardWebhooksIdHeader, type SignatureFailure, type Verifier } from './verify/schemes.js';
 
 /**
  * The signature checks of a config's mappings: the one place a sender's signature is verified
@@ -20,8 +19,10 @@ export interface SignedRequest {
   name: string;
   method: 'GET' | 'POST';
   path: string;
-  /** The query as sent: a sender's handshake reads its own parameters there. */
+  /** The query as received, without `?` and credentials: part of the URL that URL-signing senders sign. */
   query: string;
+  /** The query as sent, credentials included: a sender's handshake reads its own parameters there (Meta's `hub.verify_token`). */
+  sentQuery?: string;
   headers: IncomingMessage['headers'];
   bySignature: boolean;
   /** A scoped hooks token's routes; undefined: every one. */
@@ -35,51 +36,57 @@ interface Entry {
   method: string;
   verify: Verifier;
   standsIn: boolean;
-  /** The scheme signs a message id too (standard-webhooks). */
-  signsId: boolean;
+  sender: SenderDescriptor;
+  /** The URL the sender was given (`verify.url`), else undefined: server.publicUrl + the request's path and query. */
+  url?: string;
 }
 
-const HANDSHAKES: Readonly<Record<string, Handshake>> = { meta: metaHandshake, slack: slackHandshake };
 const NONE_SIGNED: ReadonlySet<string> = new Set();
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
-export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; secrets?: HookSecrets }) {
+export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; publicUrl?: string; secrets?: HookSecrets }) {
+  const base = deps.publicUrl?.replace(/\/+$/, '');
   const byName = new Map<string, Entry[]>();
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
-    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signsId: m.verify.scheme === 'standard-webhooks' };
+    const d = sender(m.verify.scheme);
+    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(d, m.verify), standsIn: m.auth === 'signature', sender: d, url: m.verify.url };
     byName.set(m.match.path, [...(byName.get(m.match.path) ?? []), entry]);
   }
   const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
-  const handshakes = createHandshakes(mappings, (scheme) => HANDSHAKES[scheme], deps);
+  const handshakes = createHandshakes(mappings, (scheme) => sender(scheme).handshake, deps);
 
   return {
     /** True when NAME has an `auth: signature` mapping taking `method`: the gate lets a request without the token through. */
     standsIn: (name: string, method: string): boolean => standsIn.has(`${method} ${name}`),
-    /** True when NAME has a mapping whose sender's handshake is a GET (Meta's): the gate takes it, not 405. */
+    /** True when NAME has a mapping whose sender's handshake is a GET (Meta's, Dropbox's): the gate takes it, not 405. */
     takesGet: handshakes.takesGet,
 
-    /** The ids of NAME's mappings whose `verify` passes on the raw bytes, undefined when none has one; else throws 401 (429 past the budget). */
+    /**
+     * The ids of NAME's mappings whose `verify` passes on the raw bytes, undefined when none has
+     * one; else throws 401 (429 past the budget). A handshake comes back answered (`handshake`).
+     */
     async check(req: SignedRequest, body: Uint8Array, payload: () => Promise<unknown>): Promise<Signed | undefined> {
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      const input = { ...req, body: bytes };
+      const input = { ...req, query: req.sentQuery ?? req.query, body: bytes };
       const own = await handshakes.own(input);
       if (own) return { signedBy: NONE_SIGNED, handshake: own };
       const list = byName.get(req.name)?.filter((e) => e.method === req.method);
       if (list === undefined || list.length === 0) return undefined;
       const now = Math.floor(Date.now() / 1000);
+      const requestUrl = base && `${base}${req.path}${req.query ? `?${req.query}` : ''}`;
       let signed: Signed | undefined;
       let failed: SignatureFailure[] | undefined;
       for (const e of list) {
         if (req.bySignature && !e.standsIn) continue;
-        const f = e.verify(req.headers, bytes, now);
+        const f = e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
         if (f !== undefined) {
           (failed ??= []).push(f);
           continue;
         }
         signed ??= { signedBy: new Set() };
         (signed.signedBy as Set<string>).add(e.id);
-        const idHeader = e.signsId ? standardWebhooksIdHeader(req.headers) : undefined;
+        const idHeader = e.sender.idHeader?.(req.headers);
         if (idHeader !== undefined) signed.signedKey = idHeader;
       }
       // Standing in for the hooks token, a signature counts as one (auth.ts FailureKind).

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { HookError } from '../errors.js';
 import type { MappingAnswer } from '../mapping-answer.js';
-import type { VerifyConfig } from '../config/types.js';
+import type { VerifyKeys } from './descriptor.js';
 
 /** A request as a handshake sees it; `json()` parses the body once, undefined when it is not a JSON object. */
 export interface HandshakeRequest {
@@ -15,7 +15,7 @@ export interface HandshakeRequest {
 /** What a handshake may ask beyond its request: the mapping, and Asana's kept secret. */
 export interface HandshakeContext {
   mappingId: string;
-  verify: VerifyConfig;
+  verify: VerifyKeys;
   /** Let through without the hooks token (`auth: signature`). */
   bySignature: boolean;
   /** Keeps a sender's secret for the mapping (store.ts keepHookSecret): the secret kept now. */

@@ -1,7 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { HookError } from '../errors.js';
+import type { SenderDescriptor } from './descriptor.js';
+import { bodyHmac } from './body-hmac.js';
 import { echo, failed, type Handshake } from './handshake.js';
 
+const codec = bodyHmac('X-Hub-Signature-256', 'hmac-sha256', 'hex', 'sha256=');
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
@@ -10,7 +13,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
  * as a failed attempt of its own kind (CONTRACT.md §4, §8).
  * https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
  */
-export const handshake: Handshake = {
+const handshake: Handshake = {
   method: 'GET',
   check: 'own',
   passes: 'verifyToken',
@@ -26,5 +29,24 @@ export const handshake: Handshake = {
       throw failed(new HookError('forbidden', 'hub.verify_token does not match the mapping\'s verify.verifyToken: type the same Verify Token into Meta\'s webhook settings'), 'verifyToken');
     }
     return echo(challenge, 'hub.challenge');
+  },
+};
+
+/**
+ * Meta (WhatsApp Cloud API, Messenger, Instagram) signs like GitHub, with the app secret, and
+ * first sends a verification GET: https://developers.facebook.com/docs/graph-api/webhooks/getting-started
+ */
+export const meta: SenderDescriptor = {
+  scheme: 'meta',
+  checks: '`X-Hub-Signature-256: sha256=…`, hex HMAC-SHA256 of the body with the app secret; the verification `GET ?hub.challenge=` answered when `hub.verify_token` equals `verifyToken`',
+  credential: 'secret',
+  takes: ['verifyToken'],
+  needs: { verifyToken: 'the Verify Token you type into Meta\'s webhook settings, which Meta sends back as hub.verify_token in its verification request (GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…)' },
+  codec: () => codec,
+  handshake,
+  docs: {
+    sender: 'Meta (WhatsApp Cloud API, Messenger, Instagram)',
+    settings: 'App → WhatsApp → Configuration → Webhook: Callback URL `https://<your host>{hooks.path}/NAME`, Verify Token = `verify.verifyToken`; App settings → Basic → App Secret = `verify.secret`; subscribe to `messages`.',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: meta, secret: "${META_APP_SECRET}", verifyToken: "${META_VERIFY_TOKEN}" }\naction: wake\ntextTemplate: "WhatsApp {{entry.0.changes.0.field}}"',
   },
 };
