@@ -4,7 +4,7 @@ import { HookError } from '../errors.js';
 import type { Auth } from './auth.js';
 import type { Signed } from '../engine/decide.js';
 import { sender } from '../senders/index.js';
-import type { SenderDescriptor } from '../senders/descriptor.js';
+import type { SenderDescriptor, VerifyInput } from '../senders/descriptor.js';
 import { compileVerifier, type SignatureFailure, type Verifier } from '../senders/verify.js';
 import { createHandshakes, type HookSecrets } from './handshakes.js';
 
@@ -34,7 +34,7 @@ export interface SignedRequest {
 interface Entry {
   id: string;
   method: string;
-  verify: Verifier;
+  verify: Verifier | ((req: VerifyInput) => Promise<SignatureFailure | undefined>);
   standsIn: boolean;
   sender: SenderDescriptor;
   /** The URL the sender was given (`verify.url`), else undefined: server.publicUrl + the request's path and query. */
@@ -50,7 +50,8 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
     const d = sender(m.verify.scheme);
-    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(d, m.verify), standsIn: m.auth === 'signature', sender: d, url: m.verify.url };
+    const verify = d.credential === 'handshake' ? keptVerifier(d, m.id, deps.secrets) : compileVerifier(d, m.verify);
+    const entry = { id: m.id, method: m.match.method ?? 'POST', verify, standsIn: m.auth === 'signature', sender: d, url: m.verify.url };
     byName.set(m.match.path, [...(byName.get(m.match.path) ?? []), entry]);
   }
   const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
@@ -79,7 +80,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       let failed: SignatureFailure[] | undefined;
       for (const e of list) {
         if (req.bySignature && !e.standsIn) continue;
-        const f = e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
+        const f = await e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
         if (f !== undefined) {
           (failed ??= []).push(f);
           continue;
@@ -111,5 +112,17 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       const message = stale?.message ?? [...new Set(fails.map((f) => f.message))].join('; and ');
       throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `POST ${req.path} needs a valid signature: ${message}`);
     },
+  };
+}
+
+/** A scheme whose secret its sender gave in a handshake (Asana): verified with the one kept for the mapping, read at each request. */
+function keptVerifier(d: SenderDescriptor, id: string, secrets: HookSecrets | undefined) {
+  const none: SignatureFailure = { code: 'invalid_signature', message: `mapping "${id}" keeps no secret yet: the sender gives it in its handshake when the webhook is created (${d.checks})` };
+  let compiled: { secret: string; verify: Verifier } | undefined;
+  return async (req: VerifyInput): Promise<SignatureFailure | undefined> => {
+    const secret = await secrets?.hookSecret(id);
+    if (secret === undefined) return none;
+    if (compiled?.secret !== secret) compiled = { secret, verify: compileVerifier(d, { scheme: d.scheme, secret }) };
+    return compiled.verify(req);
   };
 }

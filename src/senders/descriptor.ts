@@ -32,6 +32,8 @@ export interface VerifyInput {
 /** The parts of the signed message a request carries beside the body. */
 export interface Parts {
   timestamp?: string;
+  /** The timestamp in seconds, when it is sent in another form (Twitch's RFC 3339). */
+  seconds?: number;
   id?: string;
 }
 
@@ -53,6 +55,8 @@ export interface Codec {
   message(req: VerifyInput, parts: Parts): Buffer[];
   stamp?(req: VerifyInput): Parts;
   write(signature: Buffer, parts: Parts): Record<string, string>;
+  /** The failure messages, where the credential is not a header (Graph's `clientState` in the body). */
+  messages?: Readonly<Record<'missing' | 'malformed' | 'wrong', string>>;
 }
 
 /** A config problem of a `verify` (config/errors.ts ConfigProblem). */
@@ -69,8 +73,11 @@ export interface SenderDocs {
   mapping: string;
 }
 
-/** The credential a scheme checks with: `secret`/`secrets`, `publicKey`, or `username` + `password` (CONTRACT.md §15). */
-export type Credential = 'secret' | 'publicKey' | 'basic';
+/**
+ * The credential a scheme checks with: `secret`/`secrets`, `publicKey`, or `username` + `password`
+ * (CONTRACT.md §15); `handshake`: a secret the sender gives in its handshake, kept in the store (Asana).
+ */
+export type Credential = 'secret' | 'publicKey' | 'basic' | 'handshake';
 
 /** One sender's scheme (CONTRACT.md §15): where its signature is, what is signed, its keys and its docs. */
 export interface SenderDescriptor {

@@ -1,14 +1,20 @@
 import type { SenderDescriptor } from './descriptor.js';
+import { asana } from './asana.js';
+import { discord } from './discord.js';
+import { dropbox } from './dropbox.js';
 import { github } from './github.js';
 import { hmac } from './hmac.js';
 import { meta } from './meta.js';
+import { msgraph } from './msgraph.js';
 import { postmark } from './postmark.js';
 import { slack } from './slack.js';
 import { standardWebhooks } from './standard-webhooks.js';
 import { stripe } from './stripe.js';
+import { twitch } from './twitch.js';
+import { zoom } from './zoom.js';
 
 /** Every `verify.scheme` (CONTRACT.md §8, §15), in the order of the docs: config/ derives the scheme list and its checks from it. */
-export const SENDERS: readonly SenderDescriptor[] = [github, stripe, slack, meta, standardWebhooks, postmark, hmac];
+export const SENDERS: readonly SenderDescriptor[] = [github, stripe, slack, meta, standardWebhooks, postmark, discord, zoom, twitch, msgraph, dropbox, asana, hmac];
 
 const BY_SCHEME = new Map(SENDERS.map((d) => [d.scheme, d]));
 
