@@ -46,7 +46,7 @@ export class DryRunProblem extends Error {
  * prints; acts on nothing. `signatures`: the listener's checks of the mappings' `verify`, else
  * no signature is asked for. Throws {@link DryRunProblem}.
  */
-export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, signatures?: Pick<Signatures, 'check'>): Promise<Record<string, unknown>> {
+export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, signatures?: Pick<Signatures, 'check' | 'takesGet'>): Promise<Record<string, unknown>> {
   const target = parseTarget(`${hooksPath}/${req.name}`);
   const route = target && createRouting(hooksPath, true)(target);
   if (route?.kind !== 'mapped') {
@@ -56,7 +56,8 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
   }
   const method = req.method ?? 'POST';
   const takes = engine.methods(route.name);
-  if (!takes[method]) {
+  // A sender's handshake GET (Meta's, Dropbox's) comes to its POST mapping's path, as the gate lets it.
+  if (!takes[method] && !(method === 'GET' && signatures?.takesGet(route.name))) {
     throw new DryRunProblem('method', `${method} is not allowed on ${hooksPath}/${route.name}; its mappings take ${takes.allow}`, { status: 405, code: 'method_not_allowed' });
   }
   const d = await engine.decide(decideRequest(route.name, route.path, method, req), signatures ? {

@@ -99,6 +99,10 @@ export interface SenderDescriptor {
   /** The keys a request is checked with (default: each secret's UTF-8 bytes). */
   keys?(v: VerifyKeys): Key[];
   codec(v: VerifyKeys): Codec;
+  /** An asymmetric scheme's fresh key pair for `sign: true` fixtures: the private key signs, and `publicKey`, written as `verify.publicKey` takes it, verifies in place of the mapping's. */
+  fixtureKey?(): { publicKey: string; privateKey: KeyObject };
+  /** A credential the sender puts in the body (Graph's clientState): a `sign: true` fixture's body with it. */
+  signBody?(body: Buffer, v: VerifyKeys): Buffer;
   /** Load checks the shape of the keys cannot say (e.g. a secret's encoding); never quotes a secret. */
   problems?(v: VerifyKeys, at: string): KeyProblem[];
   /** What the sender sends before anything else, answered with no action (http/handshakes.ts). */

@@ -1,4 +1,4 @@
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import type { SenderDescriptor } from './descriptor.js';
 import { HEX, SECONDS, header } from './descriptor.js';
 import { json, type Handshake } from './handshake.js';
@@ -31,6 +31,10 @@ export const discord: SenderDescriptor = {
   problems: (v, at) => (typeof v.publicKey === 'string' && !PUBLIC_KEY.test(v.publicKey)
     ? [{ path: `${at}.publicKey`, message: 'must be the application\'s Public Key as Discord shows it: 64 hex digits (Developer Portal → the application → General Information)' }]
     : []),
+  fixtureKey() {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    return { publicKey: publicKey.export({ format: 'der', type: 'spki' }).subarray(ED25519_SPKI.length).toString('hex'), privateKey };
+  },
   codec: () => ({
     algorithm: 'ed25519',
     headers: ['X-Signature-Timestamp', 'X-Signature-Ed25519'],

@@ -51,6 +51,16 @@ export const msgraph: SenderDescriptor = {
       wrong: 'the notifications\' clientState is not the mapping\'s verify.secret: subscribe with clientState set to it',
     },
   }),
+  signBody(body, v) {
+    let parsed: { value?: unknown };
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      return body;
+    }
+    if (Array.isArray(parsed?.value)) for (const n of parsed.value) if (n !== null && typeof n === 'object') (n as Record<string, unknown>).clientState = (v.secrets ?? [v.secret!])[0];
+    return Buffer.from(JSON.stringify(parsed));
+  },
   handshake,
   docs: {
     sender: 'Microsoft Graph (change notifications)',
