@@ -22,7 +22,6 @@ interface Entry {
   standsIn: boolean;
 }
 
-/** A request on a mapped hook, as the handshakes see it. */
 export interface HandshakeInput {
   name: string;
   method: 'GET' | 'POST';
@@ -30,16 +29,13 @@ export interface HandshakeInput {
   headers: IncomingHttpHeaders;
   body: Buffer;
   bySignature: boolean;
-  /** A scoped hooks token's routes (mapping ids); undefined: every one. */
   routes?: ReadonlySet<string>;
   address: () => string;
 }
 
 /**
- * Every sender's handshake (CONTRACT.md §8, §12, §15) in one place, on the one parse of the
- * request: a handshake is answered with no action, only when it passes its own check, and its
- * failures count as failed attempts. Signed handshakes are answered once the signature passed
- * (`signed`); the others are recognised by their form, before any signature (`own`).
+ * Every sender's handshake (CONTRACT.md §8, §12, §15) in one place: answered with no action, only
+ * when it passes its own check (signed ones once the signature passed), its failures counted.
  */
 export function createHandshakes(
   mappings: readonly MappingConfig[], handshakeOf: (scheme: string) => Handshake | undefined,
@@ -72,13 +68,12 @@ export function createHandshakes(
   }
 
   return {
+    /** True when NAME has a mapping whose sender makes a handshake: only then is a request looked at for one. */
+    on: (name: string): boolean => byName.has(name),
     /** True when NAME has a mapping whose sender's handshake is a GET (Meta's, Dropbox's): the gate takes it, not 405. */
     takesGet: (name: string): boolean => takesGet.has(name),
 
-    /**
-     * A handshake recognised by its form, answered or refused in place of a signature; undefined
-     * when the request is none. Of several mappings on NAME, the first whose check passes answers.
-     */
+    /** A handshake recognised by its form, answered or refused in place of a signature (the first mapping whose check passes). */
     async own(req: HandshakeInput): Promise<Answered | undefined> {
       const hs = request(req, () => undefined);
       const list = candidates(req, 'own').filter((e) => e.handshake.is(hs));

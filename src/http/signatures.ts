@@ -8,11 +8,7 @@ import type { SenderDescriptor, VerifyInput } from '../senders/descriptor.js';
 import { compileVerifier, type SignatureFailure, type Verifier } from '../senders/verify.js';
 import { createHandshakes, type HookSecrets } from './handshakes.js';
 
-/**
- * The signature checks of a config's mappings: the one place a sender's signature is verified
- * (engine/decide.ts calls it), and with it every sender's handshake (handshakes.ts): those
- * recognised by their form before any signature, the signed ones once it passed.
- */
+/** The one place a sender's signature is verified (engine/decide.ts calls it), and its handshake answered (handshakes.ts). */
 export type Signatures = ReturnType<typeof createSignatures>;
 
 export interface SignedRequest {
@@ -63,14 +59,11 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
     /** True when NAME has a mapping whose sender's handshake is a GET (Meta's, Dropbox's): the gate takes it, not 405. */
     takesGet: handshakes.takesGet,
 
-    /**
-     * The ids of NAME's mappings whose `verify` passes on the raw bytes, undefined when none has
-     * one; else throws 401 (429 past the budget). A handshake comes back answered (`handshake`).
-     */
+    /** NAME's mappings whose `verify` passes on the raw bytes (or a handshake answered), undefined when none has one; else throws 401 (429). */
     async check(req: SignedRequest, body: Uint8Array, payload: () => Promise<unknown>): Promise<Signed | undefined> {
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      const input = { ...req, query: req.sentQuery ?? req.query, body: bytes };
-      const own = await handshakes.own(input);
+      const input = handshakes.on(req.name) ? { ...req, query: req.sentQuery ?? req.query, body: bytes } : undefined;
+      const own = input && (await handshakes.own(input));
       if (own) return { signedBy: NONE_SIGNED, handshake: own };
       const list = byName.get(req.name)?.filter((e) => e.method === req.method);
       if (list === undefined || list.length === 0) return undefined;
@@ -102,7 +95,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
         }
       }
       if (signed) {
-        const handshake = await handshakes.signed(input, signed.signedBy, payload);
+        const handshake = input && (await handshakes.signed(input, signed.signedBy, payload));
         if (handshake) signed.handshake = handshake;
         return signed;
       }

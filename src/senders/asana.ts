@@ -5,16 +5,12 @@ import { bodyHmac } from './body-hmac.js';
 import { failed, type Handshake } from './handshake.js';
 
 const codec = bodyHmac('X-Hook-Signature', 'hmac-sha256', 'hex');
-/** Asana's secrets are 64 hex digits; anything printable up to this length is taken. */
 const SECRET = /^[\x21-\x7e]{1,256}$/;
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
- * Asana's handshake, a POST with `X-Hook-Secret`, answered 200 with the same header; the secret is
- * kept in the store for the mapping and signs every later event. A stranger must not swap in a
- * secret of their own: the first handshake keeps it, and once one is kept only a handshake with
- * the hooks token (e.g. `?token=` in the target URL) replaces it; the same secret again is no change.
- * https://developers.asana.com/reference/createwebhook
+ * `X-Hook-Secret` echoed and kept for the mapping (https://developers.asana.com/reference/createwebhook).
+ * So that no stranger swaps in their own, only the first is kept, or one sent with the hooks token.
  */
 const handshake: Handshake = {
   method: 'POST',

@@ -16,11 +16,7 @@ const handshake: Handshake = {
   answer: () => json({ type: 1 }),
 };
 
-/**
- * Discord interactions: Ed25519 over `X-Signature-Timestamp` + body with the application's public
- * key (hex), as discord-interactions' verifyKey checks; the timestamp within 300 s besides:
- * https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers
- */
+/** As discord-interactions' verifyKey, and a timestamp within 300 s: https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers */
 export const discord: SenderDescriptor = {
   scheme: 'discord',
   checks: '`X-Signature-Ed25519`, hex Ed25519 signature of `X-Signature-Timestamp` + body with `publicKey` (hex); a signed PING (`{"type":1}`) answered `{"type":1}`',

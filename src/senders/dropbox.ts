@@ -4,10 +4,7 @@ import { echo, type Handshake } from './handshake.js';
 
 const codec = bodyHmac('X-Dropbox-Signature', 'hmac-sha256', 'hex');
 
-/**
- * Dropbox's verification request, `GET ?challenge=C`, echoed as text/plain with nosniff. It
- * carries no secret: its own check is its form (and the hooks token without `auth: signature`).
- */
+/** `GET ?challenge=C` → C; it carries no secret, so its form is its check. */
 const handshake: Handshake = {
   method: 'GET',
   check: 'own',

@@ -12,13 +12,11 @@ export interface HandshakeRequest {
   json(): Record<string, unknown> | undefined;
 }
 
-/** What a handshake may ask beyond its request: the mapping, and Asana's kept secret. */
+/** The mapping, whether the hooks token was waived (`auth: signature`), and Asana's kept secret (store.ts keepHookSecret). */
 export interface HandshakeContext {
   mappingId: string;
   verify: VerifyKeys;
-  /** Let through without the hooks token (`auth: signature`). */
   bySignature: boolean;
-  /** Keeps a sender's secret for the mapping (store.ts keepHookSecret): the secret kept now. */
   keepSecret(secret: string, replace: boolean): Promise<string>;
 }
 
@@ -26,43 +24,33 @@ export interface HandshakeContext {
 export type HandshakeFailure = HookError & { counts?: 'hooks' | 'verifyToken' };
 
 /**
- * A sender's handshake (CONTRACT.md §12, §15): a request answered with no action, and only when
- * it passes its own check. `signature`: it is signed like the sender's other requests, and is
- * recognised once its signature passed (Slack, Discord, Zoom, Twitch). `own`: it is recognised
- * by its form and carries a check of its own in place of a signature, which `answer` makes
- * (Meta's verify token; Asana's secret rule; Dropbox's and Graph's, which carry no secret, their form).
+ * A sender's handshake (CONTRACT.md §12, §15), answered with no action only when it passes its own
+ * check: `signature`, recognised once its signature passed; `own`, recognised by its form, `answer` checking it.
  */
 export interface Handshake {
   method: 'GET' | 'POST';
   check: 'signature' | 'own';
   is(req: HandshakeRequest): boolean;
-  /** The failure kind a passed own check clears (Meta's verify token, CONTRACT.md §4). */
+  /** The failure kind a passed own check clears (CONTRACT.md §4). */
   passes?: 'verifyToken';
-  /** The answer; throws a {@link HandshakeFailure} when the handshake fails its check. */
   answer(req: HandshakeRequest, ctx: HandshakeContext): MappingAnswer | Promise<MappingAnswer>;
 }
 
-/** The longest text a handshake echoes. */
 export const MAX_ECHO = 1024;
-/** Printable text, no control characters: what a challenge may be to be echoed. */
 const ECHOABLE = /^[^\p{Cc}]+$/u;
 
-/**
- * Echoes a challenge the sender chose as text/plain, exactly: nosniff (and the mapping answer's
- * sandbox CSP), bounded and printable, so that it can be shown only as the text it is.
- */
-export function echo(value: unknown, name: string, headers?: Record<string, string>): MappingAnswer {
+/** A challenge echoed exactly as text/plain with nosniff, bounded and printable: shown only as the text it is. */
+export function echo(value: unknown, name: string): MappingAnswer {
   if (typeof value !== 'string' || value === '') throw new HookError('invalid_payload', `${name} is missing: the handshake sends the text to echo`);
   if (value.length > MAX_ECHO || !ECHOABLE.test(value)) throw new HookError('invalid_payload', `${name} must be at most ${MAX_ECHO} printable characters`);
-  return { status: 200, contentType: 'text/plain; charset=utf-8', body: value, headers: { 'x-content-type-options': 'nosniff', ...headers } };
+  return { status: 200, contentType: 'text/plain; charset=utf-8', body: value, headers: { 'x-content-type-options': 'nosniff' } };
 }
 
-/** A JSON answer of a signed handshake. */
 export function json(body: unknown): MappingAnswer {
   return { status: 200, contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) };
 }
 
-/** A failed own check, counted as a failed attempt of `counts`. */
+/** A failed own check, counted as a failed attempt of its kind. */
 export function failed(error: HookError, counts: 'hooks' | 'verifyToken'): HandshakeFailure {
   return Object.assign(error, { counts });
 }

@@ -7,12 +7,7 @@ import { echo, failed, type Handshake } from './handshake.js';
 const codec = bodyHmac('X-Hub-Signature-256', 'hmac-sha256', 'hex', 'sha256=');
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/**
- * Meta's verification request, `GET ?hub.mode=subscribe&hub.verify_token=V&hub.challenge=C`: C
- * when V is the mapping's verifyToken (compared as digests, in constant time), else 403 counted
- * as a failed attempt of its own kind (CONTRACT.md §4, §8).
- * https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
- */
+/** `GET ?hub.mode=subscribe&hub.verify_token=V&hub.challenge=C` → C when V is verifyToken (CONTRACT.md §8): https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests */
 const handshake: Handshake = {
   method: 'GET',
   check: 'own',

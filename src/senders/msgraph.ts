@@ -1,11 +1,7 @@
 import type { Read, SenderDescriptor, VerifyInput } from './descriptor.js';
 import { echo, type Handshake } from './handshake.js';
 
-/**
- * Graph's validation of a subscription, `POST ?validationToken=V`, answered 200 text/plain V. It
- * carries no secret: its own check is its form (and the hooks token without `auth: signature`).
- * https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks#notification-endpoint-validation
- */
+/** `POST ?validationToken=V` → V; it carries no secret, so its form is its check: https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks#notification-endpoint-validation */
 const handshake: Handshake = {
   method: 'POST',
   check: 'own',
@@ -28,11 +24,7 @@ function clientState(req: VerifyInput): Read {
   return states.size === 1 && typeof state === 'string' ? { given: [Buffer.from(state)], parts: {} } : 'malformed';
 }
 
-/**
- * Microsoft Graph signs nothing: each change notification carries the subscription's clientState,
- * which must equal the secret given when subscribing (compared in constant time).
- * https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks#receive-notifications
- */
+/** Graph signs nothing: each notification's clientState must be the secret: https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks#receive-notifications */
 export const msgraph: SenderDescriptor = {
   scheme: 'msgraph',
   checks: 'every notification\'s `clientState` equals the secret (constant time); the validation `POST ?validationToken=` answered with the token as text/plain',

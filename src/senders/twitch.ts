@@ -3,10 +3,9 @@ import { header } from './descriptor.js';
 import { echo, type Handshake } from './handshake.js';
 
 const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
-/** RFC 3339, fractions of any length (Twitch sends nanoseconds), which Date.parse takes only to milliseconds. */
+/** Twitch sends nanoseconds, which Date.parse does not take. */
 const RFC3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)$/i;
 const ID = 'twitch-eventsub-message-id';
-/** The message id a fixture's signature signs when the fixture names none. */
 const FIXTURE_MESSAGE_ID = 'fixture-message-id';
 
 /** EventSub's challenge request: its `challenge` as text/plain. https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#responding-to-a-challenge-request */
@@ -18,10 +17,8 @@ const handshake: Handshake = {
 };
 
 /**
- * Twitch EventSub: an HMAC-SHA256 of message id + timestamp + body; a message older than 10
- * minutes is refused, and the message id is the idempotency key (CONTRACT.md §15):
- * https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message
- * https://dev.twitch.tv/docs/eventsub/#guarding-against-replay-attacks
+ * https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message; older
+ * than 10 minutes is refused: https://dev.twitch.tv/docs/eventsub/#guarding-against-replay-attacks
  */
 export const twitch: SenderDescriptor = {
   scheme: 'twitch',

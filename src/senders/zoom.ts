@@ -33,11 +33,7 @@ function signingSecret(req: Parameters<Handshake['answer']>[0], v: VerifyKeys): 
   return secrets.find((s) => timingSafeEqual(mac(s), read.given[0]!)) ?? secrets[0]!;
 }
 
-/**
- * Zoom's signed `endpoint.url_validation`: `{plainToken, encryptedToken}`, the latter a hex
- * HMAC-SHA256 of plainToken with the Secret Token.
- * https://developers.zoom.us/docs/api/webhooks/#validate-your-webhook-endpoint
- */
+/** `{plainToken, encryptedToken: hex HMAC-SHA256(secret, plainToken)}`: https://developers.zoom.us/docs/api/webhooks/#validate-your-webhook-endpoint */
 const handshake: Handshake = {
   method: 'POST',
   check: 'signature',
