@@ -53,11 +53,11 @@ export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
 }
 
 /** A scheme that signs the URL needs the URL the sender was given: `verify.url`, or `server.publicUrl` to join with the path. */
-export function publicUrlProblems(mappings: unknown[], publicUrl: unknown): ConfigProblem[] {
+export function publicUrlProblems(mappings: unknown[], publicUrl: unknown, senders: ReadonlyMap<string, SenderDescriptor> = BY_SCHEME): ConfigProblem[] {
   if (typeof publicUrl === 'string') return [];
   return mappings.flatMap((m, i) => {
     const v = (m as Obj | undefined)?.verify;
-    const d = typeof v?.scheme === 'string' ? BY_SCHEME.get(v.scheme) : undefined;
+    const d = typeof v?.scheme === 'string' ? senders.get(v.scheme) : undefined;
     if (!d?.signsUrl || v.url !== undefined) return [];
     return [{ path: `hooks.mappings[${i}].verify.url`, message: `is required with scheme ${d.scheme} unless server.publicUrl is set: ${d.scheme} signs the URL it was sent to, so give that URL (or server.publicUrl, e.g. https://hooks.example.com, to join with the request's path and query)` }];
   });

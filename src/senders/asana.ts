@@ -36,7 +36,7 @@ export const asana: SenderDescriptor = {
   handshake,
   docs: {
     sender: 'Asana',
-    settings: 'Create the webhook (POST https://app.asana.com/api/1.0/webhooks) with `target: "https://<your host>{hooks.path}/NAME"`; nothing to paste: Asana\'s handshake gives the secret, kept for the mapping (give the mapping an `id`: the secret is kept under it).',
-    mapping: 'id: asana\nmatch: { path: NAME }\nauth: signature\nverify: { scheme: asana }\nforEach: events\naction: wake\ntextTemplate: "Asana {{action}} {{resource.resource_type}} {{resource.gid}}"',
+    settings: 'Create the webhook (POST https://app.asana.com/api/1.0/webhooks) with `target: "https://<your host>{hooks.path}/NAME"`; nothing to paste: Asana\'s handshake gives the secret, kept for the mapping under its `id` (give it one).',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: asana }\nforEach: events\naction: wake\ntextTemplate: "Asana {{action}} {{resource.resource_type}} {{resource.gid}}"',
   },
 };

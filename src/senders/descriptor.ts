@@ -54,9 +54,13 @@ export interface Codec {
   /** The signed bytes: the one builder of the message, for the verifier and the fixture signer (which writes with `stamp` and `write`). */
   message(req: VerifyInput, parts: Parts): Buffer[];
   stamp?(req: VerifyInput): Parts;
+  /** The body a sender sends at this stamp, when the body carries it (Linear's `webhookTimestamp`). */
+  restamp?(req: VerifyInput, parts: Parts): Buffer;
   write(signature: Buffer, parts: Parts): Record<string, string>;
   /** The failure messages, where the credential is not a header (Graph's `clientState` in the body). */
   messages?: Readonly<Record<'missing' | 'malformed' | 'wrong', string>>;
+  /** The body with the signature in it, for a sender that signs inside the body (Mailgun). */
+  writeBody?(req: VerifyInput, signature: Buffer, parts: Parts): Buffer;
 }
 
 /** A config problem of a `verify` (config/errors.ts ConfigProblem). */
@@ -82,6 +86,8 @@ export type Credential = 'secret' | 'publicKey' | 'basic' | 'handshake';
 /** One sender's scheme (CONTRACT.md §15): where its signature is, what is signed, its keys and its docs. */
 export interface SenderDescriptor {
   scheme: string;
+  /** Other words for the sender in a hook's name or id (`hookrelay check` suggests the scheme). */
+  aliases?: readonly string[];
   docs: SenderDocs;
   /** Where the signature is, its algorithm and encoding, what is signed (the docs). */
   checks: string;
@@ -101,8 +107,6 @@ export interface SenderDescriptor {
   codec(v: VerifyKeys): Codec;
   /** An asymmetric scheme's fresh key pair for `sign: true` fixtures: the private key signs, and `publicKey`, written as `verify.publicKey` takes it, verifies in place of the mapping's. */
   fixtureKey?(): { publicKey: string; privateKey: KeyObject };
-  /** A credential the sender puts in the body (Graph's clientState): a `sign: true` fixture's body with it. */
-  signBody?(body: Buffer, v: VerifyKeys): Buffer;
   /** Load checks the shape of the keys cannot say (e.g. a secret's encoding); never quotes a secret. */
   problems?(v: VerifyKeys, at: string): KeyProblem[];
   /** What the sender sends before anything else, answered with no action (http/handshakes.ts). */

@@ -35,24 +35,24 @@ export const msgraph: SenderDescriptor = {
     form: 'a JSON body {"value": [notifications]}',
     read: clientState,
     message: () => [],
-    // The clientState is in the body, which a fixture already has: nothing to add.
     write: () => ({}),
+    // A fixture is signed by writing the secret as each notification's clientState.
+    writeBody(req, secret) {
+      let parsed: { value?: unknown };
+      try {
+        parsed = JSON.parse(req.body.toString('utf8'));
+      } catch {
+        return req.body;
+      }
+      if (Array.isArray(parsed?.value)) for (const n of parsed.value) if (n !== null && typeof n === 'object') (n as Record<string, unknown>).clientState = secret.toString('utf8');
+      return Buffer.from(JSON.stringify(parsed));
+    },
     messages: {
       missing: 'the body carries no notifications ({"value": [...]}) with a clientState: Microsoft Graph sends each with the subscription\'s clientState',
       malformed: 'every notification in value[] must carry the same clientState, the subscription\'s',
       wrong: 'the notifications\' clientState is not the mapping\'s verify.secret: subscribe with clientState set to it',
     },
   }),
-  signBody(body, v) {
-    let parsed: { value?: unknown };
-    try {
-      parsed = JSON.parse(body.toString('utf8'));
-    } catch {
-      return body;
-    }
-    if (Array.isArray(parsed?.value)) for (const n of parsed.value) if (n !== null && typeof n === 'object') (n as Record<string, unknown>).clientState = (v.secrets ?? [v.secret!])[0];
-    return Buffer.from(JSON.stringify(parsed));
-  },
   handshake,
   docs: {
     sender: 'Microsoft Graph (change notifications)',
