@@ -7,7 +7,6 @@ import { withoutCredentialParams } from './credentials.js';
 import { createRouting } from './http/routes-table.js';
 import { parseTarget } from './request-target.js';
 import { parsePayload } from './http/payload.js';
-import { JSON_HEADERS } from './http/answer.js';
 import { BODYLESS_STATUSES } from './config/answer-rules.js';
 import type { Signatures } from './http/signatures.js';
 import type { Explanation } from './match-explanation.js';
@@ -57,7 +56,7 @@ export class DryRunProblem extends Error {
  * prints; acts on nothing. `signatures`: the listener's checks of the mappings' `verify`, else
  * no signature is asked for. Throws {@link DryRunProblem}.
  */
-export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, signatures?: Pick<Signatures, 'check'>): Promise<Record<string, unknown>> {
+export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPath: string, req: DryRunRequest, signatures?: Pick<Signatures, 'check' | 'takesGet'>): Promise<Record<string, unknown>> {
   const target = parseTarget(`${hooksPath}/${req.name}`);
   const route = target && createRouting(hooksPath, true)(target);
   if (route?.kind !== 'mapped') {
@@ -67,11 +66,12 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
   }
   const method = req.method ?? 'POST';
   const takes = engine.methods(route.name);
-  if (!takes[method]) {
+  // A sender's handshake GET (Meta's, Dropbox's) comes to its POST mapping's path, as the gate lets it.
+  if (!takes[method] && !(method === 'GET' && signatures?.takesGet(route.name))) {
     throw new DryRunProblem('method', `${method} is not allowed on ${hooksPath}/${route.name}; its mappings take ${takes.allow}`, { status: 405, code: 'method_not_allowed' });
   }
   const d = await engine.decide(decideRequest(route.name, route.path, method, req), { ...(signatures ? {
-    verify: (raw) => signatures.check({ name: route.name, method, path: route.path, query: withoutCredentialParams(req.query), headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
+    verify: (raw, payload) => signatures.check({ name: route.name, method, path: route.path, query: withoutCredentialParams(req.query), sentQuery: req.query, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw, payload),
   } : {}), ...(req.explain ? { explain: true } : {}) });
   const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${causeText(f)}); counted as not matching`);
   const out = await outcome(d, warnings).catch((e: unknown) => {
@@ -103,7 +103,6 @@ async function outcome(d: Decision, warnings: string[] | undefined): Promise<Rec
       throw new Error('a dry run reads no idempotency key');
     case 'respond':
       if (d.own) return { mapping, status: d.status, response: shown(d.own) };
-      if (d.json !== undefined) return { mapping, status: d.status, response: { status: d.status, contentType: JSON_HEADERS['content-type'], body: d.json } };
       return { mapping, status: 204, skipped: true };
     case 'act': {
       const { actions, fanOut } = d;

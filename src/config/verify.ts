@@ -4,7 +4,7 @@ import { SENDERS } from '../senders/index.js';
 import type { SenderDescriptor } from '../senders/descriptor.js';
 
 const BY_SCHEME = new Map(SENDERS.map((d) => [d.scheme, d]));
-const CREDENTIAL_KEYS = { secret: ['secret', 'secrets'], publicKey: ['publicKey'], basic: ['username', 'password'] } as const;
+const CREDENTIAL_KEYS = { secret: ['secret', 'secrets'], publicKey: ['publicKey'], basic: ['username', 'password'], handshake: [] } as const;
 
 /** The `verify` keys a scheme takes: its credential's, its own, `toleranceSeconds` when timestamped, `url` when it signs the URL. */
 function takes(d: SenderDescriptor): string[] {
@@ -40,7 +40,7 @@ export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
     if (v.secret === undefined && v.secrets === undefined) problems.push({ path: `${at}.secret`, message: 'is required: the signing secret the sender shows (or secrets, a list of them, for rotation)' });
   } else if (d.credential === 'publicKey') {
     if (v.publicKey === undefined) problems.push({ path: `${at}.publicKey`, message: `is required with scheme ${d.scheme}: the public key the sender shows` });
-  } else {
+  } else if (d.credential === 'basic') {
     for (const key of CREDENTIAL_KEYS.basic) {
       if (v[key] === undefined) problems.push({ path: `${at}.${key}`, message: `is required with scheme ${d.scheme}: the ${key} you give the sender for Basic auth` });
     }

@@ -9,8 +9,8 @@ const MIN_SECRET_LENGTH = 16;
 /** A `verify` for a sender of the catalog: its scheme, the keys it needs, its credential. */
 function suggestion(d: SenderDescriptor): string {
   const needs = Object.keys(d.needs ?? {}).map((k) => `, ${k}: \${…}`).join('');
-  const credential = { secret: 'secret: ${…}', publicKey: 'publicKey: …', basic: 'username: …, password: ${…}' }[d.credential];
-  return `scheme: ${d.scheme}${needs}, ${credential}`;
+  const credential = { secret: ', secret: ${…}', publicKey: ', publicKey: …', basic: ', username: …, password: ${…}', handshake: '' }[d.credential];
+  return `scheme: ${d.scheme}${needs}${credential}`;
 }
 
 /** Senders known to sign their webhooks (the catalog's, by name), and the `verify` that checks them. */

@@ -45,12 +45,17 @@ export interface Who {
 export interface Signed {
   signedBy: ReadonlySet<string>;
   signedKey?: string;
+  /** A sender's handshake, answered with no action (CONTRACT.md §12, §15): its mapping and its answer. */
+  handshake?: { mappingId: string; answer: MappingAnswer };
 }
 
-/** What decide() may ask outside the engine: the answers kept for keys, and the body's signature check (absent: not asked). */
+/**
+ * What decide() may ask outside the engine: the answers kept for keys, and the body's signature
+ * check (absent: not asked), which may read the payload for a sender's handshake.
+ */
 export interface DecidePorts {
   keys?: KeyLookup;
-  verify?: (body: Uint8Array) => Signed | undefined;
+  verify?: (body: Uint8Array, payload: () => Promise<unknown>) => Signed | undefined | Promise<Signed | undefined>;
   /** Explain a matched request too (`hookrelay test --explain`); one nothing matched is always explained. */
   explain?: boolean;
 }
@@ -86,8 +91,8 @@ export type Decision = Common & (
   | { type: 'refused'; stage: Stage; error: unknown }
   /** `explanation`: every mapping on the path and why it did not match (the request log keeps it). */
   | { type: 'no_match'; error: HookError; explanation: Explanation }
-  /** A fixed answer, nothing acted on: a mapping's own (`action: respond`), a JSON handshake, or 204 (nothing to do). */
-  | { type: 'respond'; status: number; own?: MappingAnswer; json?: string }
+  /** A fixed answer, nothing acted on: a mapping's own (`action: respond`), a sender's handshake, or 204 (nothing to do). */
+  | { type: 'respond'; status: number; own?: MappingAnswer }
   /** A repeat: answered with the first answer its key kept. */
   | { type: 'replay'; stored: KeptAnswer }
   | Act
@@ -134,16 +139,18 @@ const NONE_SIGNED: ReadonlySet<string> = new Set();
 /** The engine's one call per request, in the order of CONTRACT.md §8 and §12: a repeat is answered before anything is rendered. */
 export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSeconds: number; mappings: readonly MappingConfig[] }) {
   const verifying = new Map(hooks.mappings.filter((m) => m.verify && m.match.path !== undefined).map((m) => [m.id, m.auth === 'signature']));
-  const slack = new Set(hooks.mappings.filter((m) => m.verify?.scheme === 'slack' && m.match.path !== undefined).map((m) => m.id));
   const rates = new Map(hooks.mappings.flatMap((m) => (m.ratePerMinute === undefined ? [] : [[m.id, m.ratePerMinute] as const])));
 
   return async function decide(req: DecideRequest, ports: DecidePorts = {}): Promise<Decision> {
     let stage: Stage = 'signature';
     const at: Common = {};
     try {
-      const signed = ports.verify?.(req.body);
+      let parsed: Promise<Record<string, unknown>> | undefined;
+      const payload = () => (parsed ??= Promise.resolve().then(req.payload));
+      const signed = await ports.verify?.(req.body, payload);
+      if (signed?.handshake) return { type: 'respond', mappingId: signed.handshake.mappingId, status: signed.handshake.answer.status, own: signed.handshake.answer };
       stage = 'payload';
-      const body = await req.payload();
+      const body = await payload();
       stage = 'map';
       const keyed = ports.keys !== undefined && req.who.replay !== true;
       const lookup = async (key: RequestKey) => {
@@ -164,9 +171,6 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         const action = core.agent(body);
         return { type: 'act', actions: [action], key, wait, fanOut: false, answer: async ([a]) => ({ status: hooks.acceptStatus, body: JSON.stringify({ ok: true, runId: a!.runId, sessionKey: action.sessionKey }) }) };
       }
-      // Slack's url_verification is answered whatever the mappings' conditions (CONTRACT.md §8).
-      const challenge = slackChallenge(signed, body, req.who.routes, slack);
-      if (challenge) return challenge;
       const query = templateQuery(req.query);
       const { headers, withheld } = requestHeaders(req.headers);
       const hook: HookRequest = {
@@ -254,14 +258,6 @@ function admission(who: Who, signed: Signed | undefined, verifying: ReadonlyMap<
     return new HookError('invalid_signature', `this payload matched mapping "${id}", whose own verify does not pass: sign the request with its verify.secret`);
   }
   return undefined;
-}
-
-/** Slack's `{"type":"url_verification","challenge":C}`, signed for a `slack` mapping the sender reaches: `{"challenge":C}`. https://api.slack.com/events/url_verification */
-function slackChallenge(signed: Signed | undefined, payload: Record<string, unknown>, reach: ReadonlySet<string> | undefined, slack: ReadonlySet<string>): Decision | undefined {
-  if (signed === undefined || payload.type !== 'url_verification' || typeof payload.challenge !== 'string') return undefined;
-  const id = [...signed.signedBy].find((s) => slack.has(s) && (reach === undefined || reach.has(s)));
-  if (id === undefined) return undefined;
-  return { type: 'respond', mappingId: id, status: 200, json: JSON.stringify({ challenge: payload.challenge }) };
 }
 
 /** Says how many mappings the path has and no more: the sender is not told the config (CONTRACT.md §16). */

@@ -20,8 +20,8 @@ export interface GateOptions {
   bodyLimit: BodyLimits;
   auth: Auth;
   clientAddress: (req: IncomingMessage) => string;
-  /** Whether a signature may stand in for the token (`auth: signature`), and Meta's verification GET. */
-  signatures: Pick<Signatures, 'standsIn' | 'takesGet' | 'answerMeta'>;
+  /** Whether a signature may stand in for the token (`auth: signature`), and which hooks take a sender's handshake GET. */
+  signatures: Pick<Signatures, 'standsIn' | 'takesGet'>;
   /** The methods the mappings take on {hooks.path}/NAME (engine.ts `methods`, from the compiled mappings). */
   mappedMethods: (name: string) => MappedMethods;
   /** The seq a console replay repeats, when its marker is good for this route (replay.ts); undefined for any other request. */
@@ -59,14 +59,15 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
         ex.credentialHeaders = secretHeaders;
       }
     }
-    const metaGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && signatures.takesGet(decided.name);
-    if (decided?.kind === 'mapped' && !metaGet) {
+    // A sender's handshake GET (Meta's, Dropbox's) comes to its POST mapping's path (http/handshakes.ts).
+    const handshakeGet = decided?.kind === 'mapped' && (method === 'GET' || method === 'HEAD') && signatures.takesGet(decided.name);
+    if (decided?.kind === 'mapped' && !handshakeGet) {
       const takes = opts.mappedMethods(decided.name);
       if (method === 'GET' ? !takes.GET : method !== 'POST' || !takes.POST) {
         deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${takes.allow}`, { allow: takes.allow });
         return;
       }
-    } else if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !metaGet && !methodAllowed(decided.kind, method)) {
+    } else if (decided && decided.kind !== 'none' && decided.kind !== 'console' && !handshakeGet && !methodAllowed(decided.kind, method)) {
       const methods = ROUTE_KINDS[decided.kind].methods;
       const allow = methods === 'GET' ? 'GET, HEAD' : methods;
       deny(ex, 'method_not_allowed', `${method} is not allowed here; use ${allow}`, { allow });
@@ -78,8 +79,8 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
     // When in doubt, ask for a credential: a target the parser refuses might have named a hook.
     else if (decided ? decided.hooks : hooks.enabled) {
       const kind = decided ? ROUTE_KINDS[decided.kind].credential : 'either';
-      // Meta's verification GET goes to its POST mapping's path: that mapping's auth: signature waives the token for it too.
-      const signed = decided !== undefined && decided.kind === 'mapped' && signatures.standsIn(decided.name, metaGet ? 'POST' : method);
+      // That POST mapping's auth: signature waives the token for its handshake GET too.
+      const signed = decided !== undefined && decided.kind === 'mapped' && signatures.standsIn(decided.name, handshakeGet ? 'POST' : method);
       const verdict = opts.auth.check(req, target?.query ?? '', opts.clientAddress(req), kind, signed);
       if (!verdict.ok) {
         if (verdict.code === 'unauthorized') deny(ex, 'unauthorized', `${WHICH[kind]}: ${sendIt}`);
@@ -96,10 +97,6 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
           return;
         }
       }
-    }
-    if (metaGet) {
-      signatures.answerMeta(ex, decided!.name, decided!.query, () => opts.clientAddress(req));
-      return;
     }
     if (!decided) {
       deny(ex, 'invalid_path', 'the request path cannot be read: fix its percent-escapes or remove control characters');
@@ -118,6 +115,7 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       }
     }
     // No later layer (templates, transforms, logs) sees the token or another credential parameter.
+    decided.sentQuery = decided.query;
     decided.query = withoutCredentialParams(decided.query);
     if (req.headers.expect !== undefined && opts.expectsContinue(req)) {
       ex.continued = true;

@@ -44,11 +44,13 @@ export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookC
     const route = ex.route!;
     const { req } = ex;
     const mapped = route.kind === 'mapped';
-    // The gate let only GET and POST through to a mapped hook, and POST to the others.
-    const method = req.method === 'GET' ? 'GET' : 'POST';
+    // The gate let only GET (HEAD for a handshake GET) and POST through to a mapped hook, and POST to the others.
+    const method = req.method === 'GET' || req.method === 'HEAD' ? 'GET' : 'POST';
     const bySignature = ex.bySignature;
     const verify: DecidePorts['verify'] = mapped
-      ? (body) => deps.signatures.check({ name: route.name, method, path: route.path, query: route.query, headers: req.headers, bySignature, address: () => deps.clientAddress(req) }, body)
+      ? (body, payload) => deps.signatures.check({
+        name: route.name, method, path: route.path, query: route.query, sentQuery: route.sentQuery, headers: req.headers, bySignature, routes: ex.sender?.routes, address: () => deps.clientAddress(req),
+      }, body, payload)
       : undefined;
     const decision = await deps.engine.decide({
       route: route.kind as SendRoute,
@@ -84,7 +86,6 @@ async function answerDecision(deps: RouteDeps, ex: Exchange, d: Decision): Promi
       return answerReplay(ex, d.stored);
     case 'respond':
       if (d.own) return answerMapping(ex, d.own);
-      if (d.json !== undefined) return answerJson(ex, d.status, d.json);
       return answer(ex, d.status, {});
     case 'act':
       if (d.dropped) deps.onDropped?.(d.mappingId!, d.dropped);

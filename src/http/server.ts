@@ -37,7 +37,7 @@ export interface Listener {
 
 /** What the routes need besides the config's own settings; the request log's store side and buffer (store/request-log.ts). */
 export type ListenDeps = Omit<RouteDeps, 'hooksPath' | 'acceptStatus' | 'signatures' | 'store' | 'clientAddress'> & {
-  store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState' | 'commitProblem'>;
+  store: RouteDeps['store'] & Pick<Store, 'logRequests' | 'listRequests' | 'getRequest' | 'pauseMapping' | 'flowState' | 'commitProblem' | 'keepHookSecret' | 'hookSecret'>;
   requestLog: RequestLogBuffer;
   /** The web console (console/console.ts): passed in, as the console is built on http/ and not the reverse. */
   console?: ConsoleFactory;
@@ -161,7 +161,7 @@ function createHandler(
   // Removing or changing a hooks.tokens entry makes a new Auth: it is refused from the next request on.
   const tokens = JSON.stringify([credentials, hooks.allowQueryToken]);
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
-  const signatures = createSignatures(hooks.mappings, { auth, publicUrl: config.server.publicUrl });
+  const signatures = createSignatures(hooks.mappings, { auth, publicUrl: config.server.publicUrl, secrets: deps.store });
   const bodyLimit = createBodyLimits(hooks);
   // The console takes the admin token: it is there with or without the hooks.
   const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;

@@ -1,31 +1,28 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
-import { digest, type Auth } from './auth.js';
-import { answer, refuse } from './answer.js';
-import type { Exchange } from './exchange.js';
-import { mappingLabel } from './routes-table.js';
+import type { Auth } from './auth.js';
 import type { Signed } from '../engine/decide.js';
 import { sender } from '../senders/index.js';
-import type { SenderDescriptor } from '../senders/descriptor.js';
+import type { SenderDescriptor, VerifyInput } from '../senders/descriptor.js';
 import { compileVerifier, type SignatureFailure, type Verifier } from '../senders/verify.js';
+import { createHandshakes, type HookSecrets } from './handshakes.js';
 
-/**
- * The signature checks of a config's mappings: the one place a sender's signature is verified
- * (engine/decide.ts calls it); and Meta's verification GET (scheme `meta`, CONTRACT.md §8), answered
- * with no action before any body is read (Slack's signed `url_verification` is the engine's).
- */
+/** The one place a sender's signature is verified (engine/decide.ts calls it), and its handshake answered (handshakes.ts). */
 export type Signatures = ReturnType<typeof createSignatures>;
 
 export interface SignedRequest {
   name: string;
-  method: string;
+  method: 'GET' | 'POST';
   path: string;
-  /** The query as received, without `?`: part of the URL that URL-signing senders sign. */
+  /** The query as received, without `?` and credentials: part of the URL that URL-signing senders sign. */
   query: string;
+  /** The query as sent, credentials included: a sender's handshake reads its own parameters there (Meta's `hub.verify_token`). */
+  sentQuery?: string;
   headers: IncomingMessage['headers'];
   bySignature: boolean;
+  /** A scoped hooks token's routes; undefined: every one. */
+  routes?: ReadonlySet<string>;
   /** The client's address, asked only when a signature stood in for the token (the failure budget). */
   address: () => string;
 }
@@ -33,52 +30,50 @@ export interface SignedRequest {
 interface Entry {
   id: string;
   method: string;
-  verify: Verifier;
+  verify: Verifier | ((req: VerifyInput) => Promise<SignatureFailure | undefined>);
   standsIn: boolean;
   sender: SenderDescriptor;
   /** The URL the sender was given (`verify.url`), else undefined: server.publicUrl + the request's path and query. */
   url?: string;
 }
 
-/** A `meta` mapping and the digest of its verify.verifyToken (auth.ts digest()). */
-type MetaEntry = { id: string; digest: Buffer };
+const NONE_SIGNED: ReadonlySet<string> = new Set();
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
-export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; publicUrl?: string }) {
+export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; publicUrl?: string; secrets?: HookSecrets }) {
   const base = deps.publicUrl?.replace(/\/+$/, '');
   const byName = new Map<string, Entry[]>();
-  const meta = new Map<string, MetaEntry[]>();
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
-    if (m.verify.scheme === 'meta' && m.verify.verifyToken !== undefined) {
-      append(meta, m.match.path, { id: m.id, digest: digest(m.verify.verifyToken) });
-    }
     const d = sender(m.verify.scheme);
-    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(d, m.verify), standsIn: m.auth === 'signature', sender: d, url: m.verify.url };
+    const verify = d.credential === 'handshake' ? keptVerifier(d, m.id, deps.secrets) : compileVerifier(d, m.verify);
+    const entry = { id: m.id, method: m.match.method ?? 'POST', verify, standsIn: m.auth === 'signature', sender: d, url: m.verify.url };
     append(byName, m.match.path, entry);
   }
   const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
+  const handshakes = createHandshakes(mappings, (scheme) => sender(scheme).handshake, deps);
 
   return {
     /** True when NAME has an `auth: signature` mapping taking `method`: the gate lets a request without the token through. */
     standsIn: (name: string, method: string): boolean => standsIn.has(`${method} ${name}`),
-    /** True when NAME has a `meta` mapping: its GET (and HEAD) is Meta's verification request, not a 405. */
-    takesGet: (name: string): boolean => meta.has(name),
-    /** Answers Meta's verification GET once the gate checked the credential. https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests */
-    answerMeta: (ex: Exchange, name: string, query: string, address: () => string): void => answerMeta(meta.get(name)!, deps.auth, ex, query, address),
+    /** True when NAME has a mapping whose sender's handshake is a GET (Meta's, Dropbox's): the gate takes it, not 405. */
+    takesGet: handshakes.takesGet,
 
-    /** The ids of NAME's mappings whose `verify` passes on the raw bytes, undefined when none has one; else throws 401 (429 past the budget). */
-    check(req: SignedRequest, body: Uint8Array): Signed | undefined {
+    /** NAME's mappings whose `verify` passes on the raw bytes (or a handshake answered), undefined when none has one; else throws 401 (429). */
+    async check(req: SignedRequest, body: Uint8Array, payload: () => Promise<unknown>): Promise<Signed | undefined> {
+      const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+      const input = handshakes.on(req.name) ? { ...req, query: req.sentQuery ?? req.query, body: bytes } : undefined;
+      const own = input && (await handshakes.own(input));
+      if (own) return { signedBy: NONE_SIGNED, handshake: own };
       const list = byName.get(req.name)?.filter((e) => e.method === req.method);
       if (list === undefined || list.length === 0) return undefined;
       const now = Math.floor(Date.now() / 1000);
-      const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       const requestUrl = base && `${base}${req.path}${req.query ? `?${req.query}` : ''}`;
       let signed: Signed | undefined;
       let failed: SignatureFailure[] | undefined;
       for (const e of list) {
         if (req.bySignature && !e.standsIn) continue;
-        const f = e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
+        const f = await e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
         if (f !== undefined) {
           (failed ??= []).push(f);
           continue;
@@ -99,7 +94,11 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
           }
         }
       }
-      if (signed) return signed;
+      if (signed) {
+        const handshake = input && (await handshakes.signed(input, signed.signedBy, payload));
+        if (handshake) signed.handshake = handshake;
+        return signed;
+      }
       // A stale but authentic signature says more than a wrong one: it is the answer.
       const fails = failed ?? [];
       const stale = fails.find((f) => f.code === 'stale_signature');
@@ -109,42 +108,16 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
   };
 }
 
-function answerMeta(entries: MetaEntry[], auth: Pick<Auth, 'passed' | 'failed'>, ex: Exchange, query: string, clientAddress: () => string): void {
-  ex.label = mappingLabel(entries[0]!.id);
-  const params = new URLSearchParams(query);
-  const challenge = params.get('hub.challenge');
-  if (params.get('hub.mode') !== 'subscribe') {
-    refuse(ex, 'invalid_payload', 'hub.mode must be subscribe: this GET answers Meta\'s verification request, GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…');
-    return;
-  }
-  if (challenge === null || challenge === '') {
-    refuse(ex, 'invalid_payload', 'hub.challenge is missing: Meta\'s verification request sends the challenge to echo');
-    return;
-  }
-  const given = digest(params.get('hub.verify_token') ?? '');
-  // Every entry compared, without stopping at a match (auth.ts does the same for tokens).
-  let match: MetaEntry | undefined;
-  for (const e of entries) match = timingSafeEqual(given, e.digest) ? e : match;
-  const reach = ex.sender?.routes;
-  if (match && reach !== undefined && !reach.has(match.id)) {
-    refuse(ex, 'forbidden', `this hooks token does not reach mapping "${match.id}": add it to the token's routes (hooks.tokens[].routes) or send with another token`);
-    return;
-  }
-  const address = clientAddress();
-  if (!match) {
-    // A failed attempt of its own kind (CONTRACT.md §4, §8).
-    const verdict = auth.failed(address, 'verifyToken');
-    if (verdict.code === 'rate_limited') {
-      refuse(ex, 'rate_limited', 'too many failed attempts from this address; retry later', { 'retry-after': String(verdict.retryAfter) });
-      return;
-    }
-    refuse(ex, 'forbidden', 'hub.verify_token does not match the mapping\'s verify.verifyToken: type the same Verify Token into Meta\'s webhook settings');
-    return;
-  }
-  ex.label = mappingLabel(match.id);
-  auth.passed(address, 'verifyToken');
-  // Exactly the challenge: Meta compares the body. nosniff: it is the sender's text, shown as text only.
-  answer(ex, 200, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, Buffer.from(challenge));
+/** A scheme whose secret its sender gave in a handshake (Asana): verified with the one kept for the mapping, read at each request. */
+function keptVerifier(d: SenderDescriptor, id: string, secrets: HookSecrets | undefined) {
+  const none: SignatureFailure = { code: 'invalid_signature', message: `mapping "${id}" keeps no secret yet: the sender gives it in its handshake when the webhook is created (${d.checks})` };
+  let compiled: { secret: string; verify: Verifier } | undefined;
+  return async (req: VerifyInput): Promise<SignatureFailure | undefined> => {
+    const secret = await secrets?.hookSecret(id);
+    if (secret === undefined) return none;
+    if (compiled?.secret !== secret) compiled = { secret, verify: compileVerifier(d, { scheme: d.scheme, secret }) };
+    return compiled.verify(req);
+  };
 }
 
 function append<T>(lists: Map<string, T[]>, key: string, value: T): void {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KeyObject } from 'node:crypto';
+import type { Handshake } from './handshake.js';
 
 /** The `verify` keys a descriptor reads: config/types.ts VerifyConfig is one (CONTRACT.md §8, §15). */
 export interface VerifyKeys {
@@ -31,6 +32,8 @@ export interface VerifyInput {
 /** The parts of the signed message a request carries beside the body. */
 export interface Parts {
   timestamp?: string;
+  /** The timestamp in seconds, when it is sent in another form (Twitch's RFC 3339). */
+  seconds?: number;
   id?: string;
 }
 
@@ -54,6 +57,8 @@ export interface Codec {
   /** The body a sender sends at this stamp, when the body carries it (Linear's `webhookTimestamp`). */
   restamp?(req: VerifyInput, parts: Parts): Buffer;
   write(signature: Buffer, parts: Parts): Record<string, string>;
+  /** The failure messages, where the credential is not a header (Graph's `clientState` in the body). */
+  messages?: Readonly<Record<'missing' | 'malformed' | 'wrong', string>>;
   /** The body with the signature in it, for a sender that signs inside the body (Mailgun). */
   writeBody?(req: VerifyInput, signature: Buffer, parts: Parts): Buffer;
 }
@@ -72,8 +77,11 @@ export interface SenderDocs {
   mapping: string;
 }
 
-/** The credential a scheme checks with: `secret`/`secrets`, `publicKey`, or `username` + `password` (CONTRACT.md §15). */
-export type Credential = 'secret' | 'publicKey' | 'basic';
+/**
+ * The credential a scheme checks with: `secret`/`secrets`, `publicKey`, or `username` + `password`
+ * (CONTRACT.md §15); `handshake`: a secret the sender gives in its handshake, kept in the store (Asana).
+ */
+export type Credential = 'secret' | 'publicKey' | 'basic' | 'handshake';
 
 /** One sender's scheme (CONTRACT.md §15): where its signature is, what is signed, its keys and its docs. */
 export interface SenderDescriptor {
@@ -97,8 +105,12 @@ export interface SenderDescriptor {
   /** The keys a request is checked with (default: each secret's UTF-8 bytes). */
   keys?(v: VerifyKeys): Key[];
   codec(v: VerifyKeys): Codec;
+  /** An asymmetric scheme's fresh key pair for `sign: true` fixtures: the private key signs, and `publicKey`, written as `verify.publicKey` takes it, verifies in place of the mapping's. */
+  fixtureKey?(): { publicKey: string; privateKey: KeyObject };
   /** Load checks the shape of the keys cannot say (e.g. a secret's encoding); never quotes a secret. */
   problems?(v: VerifyKeys, at: string): KeyProblem[];
+  /** What the sender sends before anything else, answered with no action (http/handshakes.ts). */
+  handshake?: Handshake;
 }
 
 export const HEX = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);

@@ -1,12 +1,16 @@
 import type { SenderDescriptor } from './descriptor.js';
+import { asana } from './asana.js';
 import { calendly } from './calendly.js';
 import { clerk } from './clerk.js';
+import { discord } from './discord.js';
+import { dropbox } from './dropbox.js';
 import { github } from './github.js';
 import { gitlab } from './gitlab.js';
 import { hmac } from './hmac.js';
 import { linear } from './linear.js';
 import { mailgun } from './mailgun.js';
 import { meta } from './meta.js';
+import { msgraph } from './msgraph.js';
 import { openai } from './openai.js';
 import { paddle } from './paddle.js';
 import { pagerduty } from './pagerduty.js';
@@ -19,11 +23,13 @@ import { slack } from './slack.js';
 import { standardWebhooks } from './standard-webhooks.js';
 import { stripe } from './stripe.js';
 import { telegram } from './telegram.js';
+import { twitch } from './twitch.js';
+import { zoom } from './zoom.js';
 
 /** Every `verify.scheme` (CONTRACT.md §8, §15), in the order of the docs: config/ derives the scheme list and its checks from it. */
 export const SENDERS: readonly SenderDescriptor[] = [
   github, stripe, slack, meta, shopify, linear, paddle, gitlab, telegram, calendly, pagerduty, sentry, mailgun, postmark,
-  clerk, resend, openai, replicate, standardWebhooks, hmac,
+  discord, zoom, twitch, msgraph, dropbox, asana, clerk, resend, openai, replicate, standardWebhooks, hmac,
 ];
 
 const BY_SCHEME = new Map(SENDERS.map((d) => [d.scheme, d]));

@@ -1,7 +1,21 @@
+import { HookError } from '../errors.js';
 import type { SenderDescriptor } from './descriptor.js';
 import { SECONDS, header } from './descriptor.js';
+import { json, type Handshake } from './handshake.js';
 
 const FORM = /^v0=([0-9a-fA-F]{64})$/;
+
+/** Slack's signed `{"type":"url_verification","challenge":C}`: `{"challenge":C}`. https://api.slack.com/events/url_verification */
+const handshake: Handshake = {
+  method: 'POST',
+  check: 'signature',
+  is: (req) => req.json()?.type === 'url_verification',
+  answer(req) {
+    const challenge = req.json()!.challenge;
+    if (typeof challenge !== 'string') throw new HookError('invalid_payload', 'challenge must be a string: Slack\'s url_verification sends the challenge to echo');
+    return json({ challenge });
+  },
+};
 
 /** Slack: an HMAC-SHA256 of `v0:{timestamp}:{body}`: https://api.slack.com/authentication/verifying-requests-from-slack */
 export const slack: SenderDescriptor = {
@@ -25,6 +39,7 @@ export const slack: SenderDescriptor = {
     stamp: (req) => ({ timestamp: String(req.now) }),
     write: (signature, parts) => ({ 'x-slack-request-timestamp': parts.timestamp!, 'x-slack-signature': `v0=${signature.toString('hex')}` }),
   }),
+  handshake,
   docs: {
     sender: 'Slack (Events API)',
     settings: 'The Slack app → Event Subscriptions: Request URL `https://<your host>{hooks.path}/NAME`; Basic Information → Signing Secret = `verify.secret`; subscribe to the bot events.',

@@ -26,7 +26,7 @@ export function compileVerifier(d: SenderDescriptor, v: VerifyKeys): Verifier {
     if (read === 'missing') return f.missing;
     if (read === 'malformed' || read.given.length === 0) return f.malformed;
     if (!matches(codec.algorithm, keys, codec.message(req, read.parts), read.given)) return f.wrong;
-    const ts = read.parts.timestamp;
+    const ts = read.parts.seconds ?? read.parts.timestamp;
     if (tolerance === undefined) return undefined;
     if (ts === undefined) return f.noTimestamp;
     return Math.abs(req.now - Number(ts)) <= tolerance ? undefined : f.stale;
@@ -90,6 +90,7 @@ const WITH: Record<Credential, string> = {
   secret: "the mapping's verify.secret (or one of verify.secrets)",
   publicKey: "the private key of the mapping's verify.publicKey",
   basic: "the mapping's verify.username and verify.password",
+  handshake: 'the secret it gave in its handshake, kept for the mapping',
 };
 
 /** The failures of one scheme, made at compile time; they name the header and its form, never what was sent. */
@@ -101,10 +102,11 @@ function failures(d: SenderDescriptor, codec: Codec, tolerance?: number) {
   const wrong = codec.algorithm === 'equals'
     ? `the ${signature} header does not match: the sender must send ${WITH[d.credential]}`
     : `the ${signature} signature does not match the body: the sender must sign with ${WITH[d.credential]}`;
+  const own = codec.messages;
   return {
-    missing: invalid(`${names} missing: the sender must sign its requests`),
-    malformed: invalid(`the ${signature} header is not of the form ${form}`),
-    wrong: invalid(wrong),
+    missing: invalid(own?.missing ?? `${names} missing: the sender must sign its requests`),
+    malformed: invalid(own?.malformed ?? `the ${signature} header is not of the form ${form}`),
+    wrong: invalid(own?.wrong ?? wrong),
     noTimestamp: invalid(`the signed timestamp (${d.timestamp}) is missing: the sender must sign its requests`),
     stale: {
       code: 'stale_signature',

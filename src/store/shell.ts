@@ -16,6 +16,9 @@ export type StoreOptions = MaintenanceOptions & Pick<GroupCommitOptions, 'batchM
 
 const NONE_HELD: readonly number[] = Object.freeze([]);
 
+/** Where a mapping's handshake secret is kept among the state keys. */
+const hookSecretKey = (mappingId: string) => `hook-secret:${mappingId}`;
+
 /**
  * The store, written once over a {@link Db} (reads.ts) and the write ops (writes.ts); a
  * backend (sqlite.ts, postgres.ts) says how a write is committed and adds what only it has:
@@ -114,6 +117,14 @@ export abstract class StoreShell implements Store {
 
   pauseMapping(id: string, paused: boolean): Promise<void> {
     return this.write({ kind: 'pause', id, paused, at: this.maintenance.clock().toISOString() });
+  }
+
+  keepHookSecret(mappingId: string, secret: string, replace: boolean): Promise<string> {
+    return this.write<string>({ kind: 'keepState', key: hookSecretKey(mappingId), value: secret, replace });
+  }
+
+  hookSecret(mappingId: string): Promise<string | undefined> {
+    return this.getState(hookSecretKey(mappingId));
   }
 
   releaseWakes(source: string): Promise<number> {

@@ -53,6 +53,14 @@ export interface Store {
   appendHistory(
     sessionKey: string, messages: HistoryMessage[], state?: Record<string, string>, events?: NewEvent[], delivery?: NewDelivery,
   ): Promise<void>;
+  /**
+   * Keeps the secret a sender gave in its handshake for a mapping (Asana's `X-Hook-Secret`,
+   * CONTRACT.md §15): only when none is kept yet, or in its place with `replace`; resolves with
+   * the secret kept now, so that a caller sees whether its own was.
+   */
+  keepHookSecret(mappingId: string, secret: string, replace: boolean): Promise<string>;
+  /** The secret {@link keepHookSecret} kept for a mapping. */
+  hookSecret(mappingId: string): Promise<string | undefined>;
   /** Small durable key/value state: heartbeat cursor, the main session's last recipient. */
   getState(key: string): Promise<string | undefined>;
   /** Leases up to `limit` pending outbox rows due at `now`, oldest first; `nextAt`: when the next one falls due. */

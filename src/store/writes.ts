@@ -155,6 +155,10 @@ const APPLY = {
   purgeBodies: (db: Db, op: { now: string; max: number }) => db.run(sql.requests.purgeBodies, [op.now, op.max]),
   purgeKeys: (db: Db, op: { before: string; max: number }) => db.run(sql.idempotency.purgeKeys, [op.before, op.max]),
   compactTallies: async (db: Db, _op: object) => void await db.run(sql.tallies.compactTallies),
+  keepState: async (db: Db, op: { key: string; value: string; replace: boolean }) => {
+    await db.run(op.replace ? sql.history.replaceState : sql.history.keepState, [op.key, op.value]);
+    return (await db.get<{ value: string }>(sql.history.getState, [op.key]))!.value;
+  },
   pause: async (db: Db, op: { id: string; paused: boolean; at: string }) => void await db.run(op.paused ? sql.flow.pause : sql.flow.resume, op.paused ? [op.id, op.at] : [op.id]),
   releaseWakes: async (db: Db, op: { source: string }) => {
     if (db.kind === 'pg') await db.run(sql.events.lockEvents);

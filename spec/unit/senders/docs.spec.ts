@@ -26,7 +26,8 @@ describe('docs: the sender table (docs/senders.md)', () => {
   it('says for every sender where to paste the URL and the credential', () => {
     for (const d of SENDERS) {
       expect(d.docs.settings, d.scheme).to.include('{hooks.path}/NAME');
-      expect(d.docs.settings, d.scheme).to.match(d.credential === 'basic' ? /verify\.username.*verify\.password/ : /verify\.secret/);
+      const credential = { basic: /verify\.username.*verify\.password/, publicKey: /verify\.publicKey/, handshake: /handshake/, secret: /verify\.secret/ }[d.credential];
+      expect(d.docs.settings, d.scheme).to.match(credential);
       expect(d.docs.mapping, d.scheme).to.include(`scheme: ${d.scheme}`).and.include('auth: signature');
     }
   });
@@ -34,7 +35,8 @@ describe('docs: the sender table (docs/senders.md)', () => {
   it('every starting mapping loads and compiles without a warning, and acts on the sender\'s example body', async () => {
     for (const d of SENDERS) {
       const block = senderMapping(d);
-      const env = Object.fromEntries([...block.matchAll(/\$\{(\w+)\}/g)].map((m) => [m[1]!, SECRET]));
+      // A public key in the form its scheme takes: a fixture key pair's.
+      const env = Object.fromEntries([...block.matchAll(/\$\{(\w+)\}/g)].map((m) => [m[1]!, /PUBLIC_KEY/.test(m[1]!) ? d.fixtureKey!().publicKey : SECRET]));
       const { loaded, engine } = await compileConfig(parse(block), path.join(tmpDir(), 'hookrelay.yaml'), env);
       try {
         expect(configWarnings(loaded.config), d.scheme).to.deep.equal([]);

@@ -12,6 +12,7 @@ import { retentionContract } from './retention.js';
 import { takeOverContract } from './takeover.js';
 import { requestLogContract } from './request-log.js';
 import { flowContract } from './flow.js';
+import { hookSecretsContract } from './hook-secrets.js';
 
 /**
  * The store specs that every backend must pass (the semantics documented on `Store` in
@@ -35,4 +36,5 @@ export function storeContract(h: Harness): void {
   requestLogContract(h);
   callbacksContract(h);
   flowContract(h);
+  hookSecretsContract(h);
 }
