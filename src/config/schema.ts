@@ -106,7 +106,7 @@ export const mappingSchema = obj('A mapping turns a POST {hooks.path}/NAME into 
   schema: Type.Optional(Object.assign(Type.Unsafe<Record<string, unknown>>({
     description: 'A JSON Schema (draft 2020-12, formats such as `email` and `date-time` included) the payload must satisfy, checked before anything is rendered; a failing payload is 400 invalid_payload naming the first failing path, e.g. `payload/messages/0/from: must have required property \'from\'`. Compiled at start: a bad schema is a config error.',
   }), { type: 'object' as const })),
-  forEach: str('Top-level array of the payload: one action per item (at most hooks.maxFanOut), rendered with the item\'s fields at the top level plus `item`, `index` and `payload`. A plain key, not a path.', undefined, { minLength: 1 }),
+  forEach: str('Top-level array of the payload: one action per item (at most hooks.maxFanOut), rendered with the item\'s fields at the top level plus `item`, `index` and `payload`. A plain key, not a path; `"*"` when the payload itself is a top-level JSON array (SendGrid\'s and HubSpot\'s events).', undefined, { minLength: 1 }),
   action: choice(['wake', 'agent', 'respond'], '`wake`: a system event for the main session; `agent`: one isolated agent turn; `respond`: answer the sender as `respond` says, with no action.', 'agent'),
   respond: respondSchema,
   response: responseSchema,

@@ -1,5 +1,6 @@
 import type { CompiledMapping } from './compile-mapping.js';
 import type { MatchRequest } from './engine.js';
+import type { Payload } from '../transform-types.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
 
 /** The first mapping whose `match` holds; admission comes before `when`, which never runs for a refused one (CONTRACT.md §12). */
@@ -39,8 +40,8 @@ function headersHold(required: CompiledMapping['headers'], { headers, withheld }
 }
 
 /** `payload.source` as text for comparison; only scalars count. */
-function sourceOf(payload: Record<string, unknown>): string | undefined {
-  const source = payload !== null && typeof payload === 'object' ? payload.source : undefined;
+function sourceOf(payload: Payload): string | undefined {
+  const source = Array.isArray(payload) ? undefined : payload.source;
   if (typeof source === 'string') return source;
   if (typeof source === 'number' || typeof source === 'boolean') return String(source);
   return undefined;
