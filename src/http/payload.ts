@@ -1,6 +1,7 @@
 import { HookError } from '../errors.js';
 import { dropPrototypeKeys, isPrototypeKey } from '../engine/prototype-keys.js';
 import type { Payload } from '../transform-types.js';
+import { readsAsForm } from '../form-body.js';
 
 const PROTO_WORD = /__proto__|constructor|prototype/;
 /** A `\u` escape of a character from U+0040 to U+007F (every letter, and the underscore). */
@@ -30,7 +31,7 @@ export function parsePayload(bytes: Uint8Array, contentType: string | undefined,
   const trimmed = text.trim();
   if (trimmed === '') {
     value = {};
-  } else if (mappedHook && isForm(contentType) && !trimmed.startsWith('{')) {
+  } else if (mappedHook && readsAsForm(contentType, trimmed)) {
     value = parseForm(text);
   } else {
     try {
@@ -45,10 +46,6 @@ export function parsePayload(bytes: Uint8Array, contentType: string | undefined,
   }
   if (mayHavePrototypeKey(text)) dropPrototypeKeys(value);
   return value as Payload;
-}
-
-function isForm(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('application/x-www-form-urlencoded');
 }
 
 /** Form fields, a repeated one as a list; collected without a prototype, so `toString` finds no inherited value. */
