@@ -61,7 +61,7 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
     throw new DryRunProblem('method', `${method} is not allowed on ${hooksPath}/${route.name}; its mappings take ${takes.allow}`, { status: 405, code: 'method_not_allowed' });
   }
   const d = await engine.decide(decideRequest(route.name, route.path, method, req), signatures ? {
-    verify: (raw) => signatures.check({ name: route.name, method, path: route.path, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
+    verify: (raw) => signatures.check({ name: route.name, method, path: route.path, query: withoutCredentialParams(req.query), headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw),
   } : {});
   const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${f.code}: ${f.message}); counted as not matching`);
   const out = await outcome(d, warnings);

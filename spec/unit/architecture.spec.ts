@@ -108,6 +108,11 @@ describe('architecture: the import rules (STYLE.md, the one-way flow and #14)', 
     none(found, 'config/ imports from a floor above it');
   });
 
+  it('senders/ imports nothing from config/, http/, engine/ or dispatch/: the loader and the listener both read its descriptors', () => {
+    const found = wrong((a) => a.from.startsWith('senders/') && /^(config|http|engine|dispatch)\//.test(a.to));
+    none(found, 'senders/ imports from a floor above it');
+  });
+
   it('dispatch/ imports nothing from engine/: what they exchange sits below both', () => {
     const found = wrong((a) => a.from.startsWith('dispatch/') && a.to.startsWith('engine/'));
     none(found, 'dispatch/ imports from engine/');

@@ -11,7 +11,7 @@ import { isPlainObject, type Obj } from './read.js';
 import type { SchemaNode } from '../schema-node.js';
 import { sessionKeyRule, unconfiguredProvider, wholeSeconds } from './schema.js';
 import type { Config } from './types.js';
-import { verifyProblems } from './verify.js';
+import { publicUrlProblems, verifyProblems } from './verify.js';
 import { answerProblems } from './answer-rules.js';
 
 /** What JSON Schema cannot say (one key against another, an unroutable path, a provider that cannot deliver); some rules also normalise what they check. */
@@ -100,6 +100,7 @@ function checkHooks(cfg: Config, problems: ConfigProblem[], validateMappings: Ma
   // User mappings first: the first match wins, so a user mapping for a preset's path overrides it.
   const userCount = mappings.length;
   if (Array.isArray(hooks.mappings)) hooks.mappings.push(...presets.mappings);
+  problems.push(...publicUrlProblems(mappings.slice(0, userCount), isPlainObject(cfg.server) ? cfg.server.publicUrl : undefined));
   if (prefixes) {
     (Array.isArray(hooks.mappings) ? hooks.mappings : []).forEach((m: unknown, i: number) => {
       if (!isPlainObject(m) || !sessionKeyNeverAllowed(m, prefixes, i >= userCount)) return;

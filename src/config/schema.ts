@@ -4,6 +4,7 @@
  */
 
 import { PROVIDER_SPECS } from '../providers/index.js';
+import { SCHEMES, SENDERS } from '../senders/index.js';
 import * as Type from 'typebox';
 import { bool, choice, field, int, obj, secret, str, strList, strMap, type SchemaNode } from '../schema-node.js';
 
@@ -37,12 +38,18 @@ export function sessionKeyRule(key: string): string | undefined {
 /** Every request is compared against this many token slots, so the time taken does not tell how many there are. */
 export const MAX_TOKENS = 8;
 
-const verifySchema = obj('Signature check over the raw body, before it is parsed: every request that this mapping acts on must carry a valid signature (401 invalid_signature, or stale_signature for a timestamp outside the tolerance). Needs match.path. See "Signatures" in Security.', {
-  scheme: choice(['github', 'stripe', 'slack', 'standard-webhooks', 'hmac', 'meta'], '`github`: X-Hub-Signature-256; `stripe`: Stripe-Signature; `slack`: X-Slack-Signature + X-Slack-Request-Timestamp; `standard-webhooks`: webhook-id, webhook-timestamp, webhook-signature (Svix and others); `hmac`: an HMAC of the body in a header you name; `meta` (WhatsApp Cloud API, Messenger, Instagram): X-Hub-Signature-256 with the app secret, and Meta\'s verification GET answered with its challenge (needs verifyToken). `slack` also answers Slack\'s url_verification with its challenge, and `meta` the GET, with no action (see Connecting senders).'),
+const schemeDocs = SENDERS.map((d) => `\`${d.scheme}\`: ${d.checks}`).join('. ');
+
+const verifySchema = obj('Signature check over the raw body, before it is parsed: every request that this mapping acts on must carry a valid signature (401 invalid_signature, or stale_signature for a timestamp outside the tolerance). Needs match.path. See "Signatures" in Security and Connecting senders.', {
+  scheme: choice(SCHEMES, `The sender, or how it signs. ${schemeDocs}.`),
   secret: str('The signing secret (for standard-webhooks the `whsec_…` base64 secret). Give secret or secrets.', undefined, { minLength: 1, secret: true }),
   secrets: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Several signing secrets, any one of which verifies (rotation: add the new one, switch the sender, remove the old one). In place of secret.', minItems: 1, secret: true })),
+  publicKey: str('The schemes that verify with a public key (required there): the key the sender publishes, in the form its scheme says.', undefined, { minLength: 1 }),
+  url: str('The schemes that sign the URL: the URL the sender was given, exactly (scheme, host, path and query). Default: server.publicUrl joined with the request\'s path and query.', undefined, { minLength: 1, url: true }),
+  username: str('The Basic-auth schemes (required there): the user name the sender sends.', undefined, { minLength: 1 }),
+  password: str('The Basic-auth schemes (required there): the password the sender sends.', undefined, { minLength: 1, secret: true }),
   verifyToken: str('meta (required there): the Verify Token you type into Meta\'s webhook settings. Meta\'s verification request, GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…, is answered 200 with the challenge when its hub.verify_token equals this one, else 403 forbidden (a failed attempt). With auth: signature that GET needs no hooks token.', undefined, { minLength: 1, secret: true }),
-  toleranceSeconds: int('stripe, slack, standard-webhooks: how far the signed timestamp may be from this machine\'s clock, in the past or the future, in seconds.', undefined, 1, 86400, { defaultDoc: '`300`' }),
+  toleranceSeconds: int(`The timestamped schemes (${SENDERS.filter((d) => d.tolerance !== undefined).map((d) => d.scheme).join(', ')}): how far the signed timestamp may be from this machine\'s clock, in the past or the future, in seconds.`, undefined, 1, 86400, { defaultDoc: 'the scheme\'s own (`300` for these)' }),
   header: str('hmac (required there): the request header carrying the signature, e.g. X-Shopify-Hmac-Sha256.', undefined, { minLength: 1 }),
   algorithm: choice(['sha256', 'sha1', 'sha512'], 'hmac: the hash function of the HMAC.', undefined, { defaultDoc: '`sha256`' }),
   encoding: choice(['hex', 'base64'], 'hmac: how the header writes the digest (hex digits in either case).', undefined, { defaultDoc: '`hex`' }),
@@ -161,6 +168,7 @@ const config = obj('hookrelay configuration', {
     host: str('Address to listen on. Loopback (the default) allows the first-use generated tokens (hooks and admin).', '127.0.0.1', { minLength: 1 }),
     port: int('Port to listen on (0: any free port).', 8788, 0, 65535),
     trustedProxies: strList('Addresses or CIDR ranges of proxies whose X-Forwarded-For is believed (and whose connections are not capped per address).', []),
+    publicUrl: str('The URL this gateway is reached at from outside, e.g. `https://hooks.example.com` (a path prefix a proxy adds included): the senders that sign the URL they were sent to are checked against it joined with the request\'s path and query (or a mapping\'s verify.url).', undefined, { minLength: 1, url: true }),
     publicHosts: strList('Host names (`name` or `name:port`) the console also answers for, besides server.host:port and loopback — the names it is reached by through a proxy. Any other Host gets 421 (DNS rebinding); a name without a port matches any port.', []),
     headersTimeoutMs: int('A client must send its request line and headers within this time, or get 408 and be closed (checked every second).', 20000, 1000),
     requestTimeoutMs: int('A client must send its whole request, body included, within this time, or get 408 and be closed (checked every second); at least headersTimeoutMs.', 60000, 1000),

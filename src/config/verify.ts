@@ -1,18 +1,23 @@
 import type { ConfigProblem } from './errors.js';
 import type { Obj } from './read.js';
+import { SENDERS } from '../senders/index.js';
+import type { SenderDescriptor } from '../senders/descriptor.js';
 
-const TIMESTAMPED_SCHEMES: readonly string[] = ['stripe', 'slack', 'standard-webhooks'];
-const HMAC_KEYS = ['header', 'algorithm', 'encoding', 'prefix'] as const;
-const WHSEC = 'whsec_';
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const BY_SCHEME = new Map(SENDERS.map((d) => [d.scheme, d]));
+const CREDENTIAL_KEYS = { secret: ['secret', 'secrets'], publicKey: ['publicKey'], basic: ['username', 'password'] } as const;
 
-/** A Standard Webhooks secret's key: the base64 after an optional `whsec_`, or undefined when not base64. */
-export function standardWebhooksKey(secret: string): Buffer | undefined {
-  const text = secret.startsWith(WHSEC) ? secret.slice(WHSEC.length) : secret;
-  return text !== '' && BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
+/** The `verify` keys a scheme takes: its credential's, its own, `toleranceSeconds` when timestamped, `url` when it signs the URL. */
+function takes(d: SenderDescriptor): string[] {
+  return ['scheme', ...CREDENTIAL_KEYS[d.credential], ...(d.takes ?? []), ...(d.tolerance !== undefined ? ['toleranceSeconds'] : []), ...(d.signsUrl ? ['url'] : [])];
 }
 
-/** The load checks of `verify` and `auth` (CONTRACT.md §8) that the schema cannot say; never quotes a secret. */
+/** The schemes that take `key`, for "only applies to …". */
+function takenBy(key: string): string {
+  const list = SENDERS.filter((d) => takes(d).includes(key)).map((d) => d.scheme);
+  return list.length === 1 ? `scheme ${list[0]}` : `the schemes ${list.join(', ')}`;
+}
+
+/** The load checks of `verify` and `auth` (CONTRACT.md §8, §15) that the schema cannot say, from the scheme's descriptor; never quotes a secret. */
 export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const v = m.verify;
@@ -24,24 +29,36 @@ export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
   if (typeof m.match?.path !== 'string' || m.match.path === '') {
     problems.push({ path: `${path}.match.path`, message: 'is required with verify: the signature is checked before the body is parsed, so the mapping must be known from the request path (POST {hooks.path}/NAME)' });
   }
-  if (v.secret !== undefined && v.secrets !== undefined) problems.push({ path: `${at}.secrets`, message: 'give secret or secrets (a list, for rotation), not both' });
-  if (v.secret === undefined && v.secrets === undefined) problems.push({ path: `${at}.secret`, message: 'is required: the signing secret the sender shows (or secrets, a list of them, for rotation)' });
-  for (const key of HMAC_KEYS) {
-    if (v.scheme !== 'hmac' && v[key] !== undefined) problems.push({ path: `${at}.${key}`, message: `only applies to scheme hmac (${v.scheme} has its own header and digest): remove it` });
+  const d = BY_SCHEME.get(v.scheme);
+  if (d === undefined) return problems;
+  const own = takes(d);
+  for (const key of Object.keys(v)) {
+    if (!own.includes(key)) problems.push({ path: `${at}.${key}`, message: `only applies to ${takenBy(key)} (${d.scheme} does not take it): remove it` });
   }
-  if (v.scheme === 'hmac' && v.header === undefined) problems.push({ path: `${at}.header`, message: 'is required with scheme hmac: name the request header that carries the signature' });
-  if (v.scheme === 'meta' && v.verifyToken === undefined) {
-    problems.push({ path: `${at}.verifyToken`, message: 'is required with scheme meta: the Verify Token you type into Meta\'s webhook settings, which Meta sends back as hub.verify_token in its verification request (GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…)' });
+  if (d.credential === 'secret') {
+    if (v.secret !== undefined && v.secrets !== undefined) problems.push({ path: `${at}.secrets`, message: 'give secret or secrets (a list, for rotation), not both' });
+    if (v.secret === undefined && v.secrets === undefined) problems.push({ path: `${at}.secret`, message: 'is required: the signing secret the sender shows (or secrets, a list of them, for rotation)' });
+  } else if (d.credential === 'publicKey') {
+    if (v.publicKey === undefined) problems.push({ path: `${at}.publicKey`, message: `is required with scheme ${d.scheme}: the public key the sender shows` });
+  } else {
+    for (const key of CREDENTIAL_KEYS.basic) {
+      if (v[key] === undefined) problems.push({ path: `${at}.${key}`, message: `is required with scheme ${d.scheme}: the ${key} you give the sender for Basic auth` });
+    }
   }
-  if (v.scheme !== 'meta' && v.verifyToken !== undefined) problems.push({ path: `${at}.verifyToken`, message: `only applies to scheme meta (Meta's verification request): remove it` });
-  if (v.toleranceSeconds !== undefined && !TIMESTAMPED_SCHEMES.includes(v.scheme)) {
-    problems.push({ path: `${at}.toleranceSeconds`, message: `only applies to the timestamped schemes (${TIMESTAMPED_SCHEMES.join(', ')}): remove it` });
+  for (const [key, what] of Object.entries(d.needs ?? {})) {
+    if (v[key] === undefined) problems.push({ path: `${at}.${key}`, message: `is required with scheme ${d.scheme}: ${what}` });
   }
-  if (v.scheme === 'standard-webhooks') {
-    const bad = (s: unknown) => typeof s === 'string' && standardWebhooksKey(s) === undefined;
-    const message = 'must be the whsec_… secret the sender shows (base64 after whsec_)';
-    if (bad(v.secret)) problems.push({ path: `${at}.secret`, message });
-    if (Array.isArray(v.secrets)) v.secrets.forEach((s: unknown, i: number) => bad(s) && problems.push({ path: `${at}.secrets[${i}]`, message }));
-  }
+  problems.push(...(d.problems?.(v, at) ?? []));
   return problems;
+}
+
+/** A scheme that signs the URL needs the URL the sender was given: `verify.url`, or `server.publicUrl` to join with the path. */
+export function publicUrlProblems(mappings: unknown[], publicUrl: unknown): ConfigProblem[] {
+  if (typeof publicUrl === 'string') return [];
+  return mappings.flatMap((m, i) => {
+    const v = (m as Obj | undefined)?.verify;
+    const d = typeof v?.scheme === 'string' ? BY_SCHEME.get(v.scheme) : undefined;
+    if (!d?.signsUrl || v.url !== undefined) return [];
+    return [{ path: `hooks.mappings[${i}].verify.url`, message: `is required with scheme ${d.scheme} unless server.publicUrl is set: ${d.scheme} signs the URL it was sent to, so give that URL (or server.publicUrl, e.g. https://hooks.example.com, to join with the request's path and query)` }];
+  });
 }

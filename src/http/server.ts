@@ -161,7 +161,7 @@ function createHandler(
   // Removing or changing a hooks.tokens entry makes a new Auth: it is refused from the next request on.
   const tokens = JSON.stringify([credentials, hooks.allowQueryToken]);
   const auth = previous?.tokens === tokens ? previous.auth : createAuth(credentials, hooks.allowQueryToken);
-  const signatures = createSignatures(hooks.mappings, { auth });
+  const signatures = createSignatures(hooks.mappings, { auth, publicUrl: config.server.publicUrl });
   const bodyLimit = createBodyLimits(hooks);
   // The console takes the admin token: it is there with or without the hooks.
   const consoleOn = config.server.console && credentials.admin.length > 0 && deps.console !== undefined;

@@ -7,7 +7,9 @@ import { answer, refuse } from './answer.js';
 import type { Exchange } from './exchange.js';
 import { mappingLabel } from './routes-table.js';
 import type { Signed } from '../engine/decide.js';
-import { compileVerifier, standardWebhooksIdHeader, type SignatureFailure, type Verifier } from './verify/schemes.js';
+import { sender } from '../senders/index.js';
+import type { SenderDescriptor } from '../senders/descriptor.js';
+import { compileVerifier, type SignatureFailure, type Verifier } from '../senders/verify.js';
 
 /**
  * The signature checks of a config's mappings: the one place a sender's signature is verified
@@ -20,6 +22,8 @@ export interface SignedRequest {
   name: string;
   method: string;
   path: string;
+  /** The query as received, without `?`: part of the URL that URL-signing senders sign. */
+  query: string;
   headers: IncomingMessage['headers'];
   bySignature: boolean;
   /** The client's address, asked only when a signature stood in for the token (the failure budget). */
@@ -31,15 +35,17 @@ interface Entry {
   method: string;
   verify: Verifier;
   standsIn: boolean;
-  /** The scheme signs a message id too (standard-webhooks). */
-  signsId: boolean;
+  sender: SenderDescriptor;
+  /** The URL the sender was given (`verify.url`), else undefined: server.publicUrl + the request's path and query. */
+  url?: string;
 }
 
 /** A `meta` mapping and the digest of its verify.verifyToken (auth.ts digest()). */
 type MetaEntry = { id: string; digest: Buffer };
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
-export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'> }) {
+export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; publicUrl?: string }) {
+  const base = deps.publicUrl?.replace(/\/+$/, '');
   const byName = new Map<string, Entry[]>();
   const meta = new Map<string, MetaEntry[]>();
   for (const m of mappings) {
@@ -47,7 +53,8 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
     if (m.verify.scheme === 'meta' && m.verify.verifyToken !== undefined) {
       meta.set(m.match.path, [...(meta.get(m.match.path) ?? []), { id: m.id, digest: digest(m.verify.verifyToken) }]);
     }
-    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(m.verify), standsIn: m.auth === 'signature', signsId: m.verify.scheme === 'standard-webhooks' };
+    const d = sender(m.verify.scheme);
+    const entry = { id: m.id, method: m.match.method ?? 'POST', verify: compileVerifier(d, m.verify), standsIn: m.auth === 'signature', sender: d, url: m.verify.url };
     byName.set(m.match.path, [...(byName.get(m.match.path) ?? []), entry]);
   }
   const standsIn = new Set([...byName].flatMap(([name, list]) => list.filter((e) => e.standsIn).map((e) => `${e.method} ${name}`)));
@@ -66,18 +73,19 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       if (list === undefined || list.length === 0) return undefined;
       const now = Math.floor(Date.now() / 1000);
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+      const requestUrl = base && `${base}${req.path}${req.query ? `?${req.query}` : ''}`;
       let signed: Signed | undefined;
       let failed: SignatureFailure[] | undefined;
       for (const e of list) {
         if (req.bySignature && !e.standsIn) continue;
-        const f = e.verify(req.headers, bytes, now);
+        const f = e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
         if (f !== undefined) {
           (failed ??= []).push(f);
           continue;
         }
         signed ??= { signedBy: new Set() };
         (signed.signedBy as Set<string>).add(e.id);
-        const idHeader = e.signsId ? standardWebhooksIdHeader(req.headers) : undefined;
+        const idHeader = e.sender.idHeader?.(req.headers);
         if (idHeader !== undefined) signed.signedKey = idHeader;
       }
       // Standing in for the hooks token, a signature counts as one (auth.ts FailureKind).

@@ -13,7 +13,7 @@ describe('config/load', () => {
     it('lists the allowed keys when no known key is close', () => {
       const [p] = problemsFor({ server: { zzzzzz: 1 } });
       expect(p.path).to.equal('server.zzzzzz');
-      expect(p.message).to.equal('unknown key "zzzzzz"; allowed keys: host, port, trustedProxies, publicHosts, headersTimeoutMs, requestTimeoutMs, maxConnections, maxHeaderBytes, maxConnectionsPerAddress, metrics, console, adminToken, adminTokens');
+      expect(p.message).to.equal('unknown key "zzzzzz"; allowed keys: host, port, trustedProxies, publicUrl, publicHosts, headersTimeoutMs, requestTimeoutMs, maxConnections, maxHeaderBytes, maxConnectionsPerAddress, metrics, console, adminToken, adminTokens');
     });
     it('lists the allowed values of an enum and shows the bad one', () => {
       expect(problemsFor({ hooks: { mappings: [{ ...agentMapping, thinking: 'extreme' }] } }))

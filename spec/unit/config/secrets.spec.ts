@@ -42,8 +42,8 @@ function configWith(path: string[], value: unknown): Record<string, unknown> {
   });
   here[path.at(-1)!] = value;
   if (path[0] === 'providers') Object.assign(here, { signal: {}, imessage: { apiBase: 'http://bb' }, msteams: { serviceUrl: 'http://teams' } }[path[1]!] ?? {});
-  // verify.verifyToken belongs to scheme meta, beside its secret.
-  const meta = path.at(-1) === 'verifyToken' ? { scheme: 'meta', secret: 's' } : {};
+  // verify.verifyToken belongs to scheme meta, beside its secret; verify.password to postmark, beside its username.
+  const meta = path.at(-1) === 'verifyToken' ? { scheme: 'meta', secret: 's' } : path.at(-1) === 'password' ? { scheme: 'postmark', username: 'u' } : {};
   if (path[1] === 'mappings') Object.assign(root.hooks.mappings[0], { match: { path: 'x' }, messageTemplate: 'm' }, { verify: { scheme: 'github', ...meta, ...root.hooks.mappings[0].verify } });
   return root;
 }
@@ -63,6 +63,7 @@ describe('config: secrets are marked once, in the schema', () => {
       'hooks.tokens.[].token',
       'hooks.mappings.[].verify.secret',
       'hooks.mappings.[].verify.secrets',
+      'hooks.mappings.[].verify.password',
       'hooks.mappings.[].verify.verifyToken',
       'agent.apiKey',
       'providers.whatsapp.accessToken',

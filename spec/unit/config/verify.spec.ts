@@ -48,10 +48,21 @@ describe('config: verify, auth and hooks.tokens', () => {
     expect(one({ verify: { scheme: 'github', secret: 's', header: 'X' } }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.header']);
     expect(one({ verify: { scheme: 'github', secret: 's', toleranceSeconds: 10 } }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.toleranceSeconds']);
     expect(one({ verify: { scheme: 'hmac', secret: 's' } }).map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.header']);
-    expect(one({ verify: { scheme: 'gitlab', secret: 's' } }).map((p) => p.path)).to.include('hooks.mappings[0].verify.scheme');
+    expect(one({ verify: { scheme: 'gitlub', secret: 's' } }).map((p) => p.path)).to.include('hooks.mappings[0].verify.scheme');
     const bad = one({ verify: { scheme: 'standard-webhooks', secrets: [`whsec_${Buffer.from('k').toString('base64')}`, 'whsec_not base64!'] } });
     expect(bad.map((p) => p.path)).to.deep.equal(['hooks.mappings[0].verify.secrets[1]']);
     expect(bad[0].message).to.not.include('not base64');
+  });
+
+  it('takes the keys of the scheme\'s descriptor: its credential (secret, or username and password), and says which schemes take another', () => {
+    expect(one({ verify: { scheme: 'postmark', username: 'u', password: 'p' } })).to.deep.equal([]);
+    const missing = one({ verify: { scheme: 'postmark', secret: 's' } });
+    expect(missing.map((p) => p.path)).to.have.members(['hooks.mappings[0].verify.secret', 'hooks.mappings[0].verify.username', 'hooks.mappings[0].verify.password']);
+    expect(missing.find((p) => p.path.endsWith('.secret'))!.message).to.match(/^only applies to the schemes github, .*hmac \(postmark does not take it\): remove it$/);
+    expect(missing.find((p) => p.path.endsWith('.password'))!.message).to.match(/^is required with scheme postmark/);
+    const [tolerance] = one({ verify: { scheme: 'hmac', secret: 's', header: 'X', toleranceSeconds: 10 } });
+    expect(tolerance.message).to.equal('only applies to the schemes stripe, slack, standard-webhooks (hmac does not take it): remove it');
+    expect(one({ verify: { scheme: 'github', secret: 's', password: 'p' } })[0].message).to.equal('only applies to scheme postmark (github does not take it): remove it');
   });
 
   it('refuses auth: signature without verify', () => {

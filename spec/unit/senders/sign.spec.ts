@@ -3,10 +3,15 @@ import { verify as githubVerify } from '@octokit/webhooks-methods';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import type { VerifyConfig } from '../../../src/config/types.js';
-import { compileVerifier, signatureHeaders } from '../../../src/http/verify/schemes.js';
+import { sender } from '../../../src/senders/index.js';
+import { compileVerifier, signatureHeaders as signWith } from '../../../src/senders/verify.js';
+
+/** The headers a `sign: true` fixture with these headers and body gets. */
+const signatureHeaders = (v: VerifyConfig, headers: Record<string, string>, body: Buffer, now: number) =>
+  signWith(sender(v.scheme), v, { method: 'POST', headers, body, now });
 
 /**
- * The signatures `sign: true` fixtures get (http/verify/schemes.ts signatureHeaders): accepted by the senders' own
+ * The signatures `sign: true` fixtures get (senders/verify.ts signatureHeaders): accepted by the senders' own
  * libraries where there is one (so they are the real thing, not a mirror of our verifier), and
  * by the listener's verifier, for every scheme; refused with a tampered body.
  */
@@ -15,9 +20,9 @@ let now = 0;
 beforeEach(() => (now = Math.floor(Date.now() / 1000)));
 const body = Buffer.from(JSON.stringify({ action: 'opened', number: 7, title: 'Grüße ✓' }));
 const tampered = Buffer.from(body.toString().replace('7', '8'));
-const ours = (v: VerifyConfig, headers: Record<string, string>, b = body) => compileVerifier(v)(headers, b, now)?.code ?? 'ok';
+const ours = (v: VerifyConfig, headers: Record<string, string>, b = body) => compileVerifier(sender(v.scheme), v)({ method: 'POST', headers, body: b, now })?.code ?? 'ok';
 
-describe('http/verify/sign: signatures for fixtures, every scheme', () => {
+describe('senders/sign: signatures for fixtures, every scheme', () => {
   it('github: X-Hub-Signature-256 that @octokit/webhooks-methods verifies', async () => {
     const v: VerifyConfig = { scheme: 'github', secret: 'gh-secret' };
     const h = signatureHeaders(v, {}, body, now);

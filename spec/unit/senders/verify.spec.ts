@@ -4,7 +4,12 @@ import { sign as githubSign } from '@octokit/webhooks-methods';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import type { VerifyConfig } from '../../../src/config/types.js';
-import { compileVerifier } from '../../../src/http/verify/schemes.js';
+import { sender } from '../../../src/senders/index.js';
+import { compileVerifier } from '../../../src/senders/verify.js';
+
+/** A mapping's verifier on a POST with these headers and body (`now` in seconds). */
+const compile = (v: VerifyConfig) => (headers: Record<string, string>, body: Buffer, now: number) =>
+  compileVerifier(sender(v.scheme), v)({ method: 'POST', headers, body, now });
 
 /**
  * The signature schemes against vectors made by the senders' own libraries (GitHub's
@@ -16,10 +21,10 @@ const body = Buffer.from(JSON.stringify({ action: 'opened', number: 7, title: 'G
 const tampered = Buffer.from(body.toString().replace('7', '8'));
 
 function verdict(v: VerifyConfig, headers: Record<string, string>, b: Buffer = body, now = NOW) {
-  return compileVerifier(v)(headers, b, now)?.code ?? 'ok';
+  return compile(v)(headers, b, now)?.code ?? 'ok';
 }
 
-describe('http/verify: github (X-Hub-Signature-256)', () => {
+describe('senders/verify: github (X-Hub-Signature-256)', () => {
   const v: VerifyConfig = { scheme: 'github', secret: 'It\'s a Secret to Everybody' };
   let header: string;
   before(async () => { header = await githubSign(v.secret!, body.toString()); });
@@ -42,14 +47,14 @@ describe('http/verify: github (X-Hub-Signature-256)', () => {
     expect(verdict(rotated, { 'x-hub-signature-256': await githubSign('retired', body.toString()) })).to.equal('invalid_signature');
   });
   it('says what is wrong without echoing the signature or the secret', () => {
-    const f = compileVerifier(v)({ 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, body, NOW)!;
+    const f = compile(v)({ 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, body, NOW)!;
     expect(f.message).to.include('X-Hub-Signature-256').and.not.include('0'.repeat(64)).and.not.include(v.secret!);
-    expect(compileVerifier(v)({}, body, NOW)!.message).to.match(/missing/);
-    expect(compileVerifier(v)({ 'x-hub-signature-256': 'sha256=zz' }, body, NOW)!.message).to.match(/not of the form sha256=<64 hex digits>/);
+    expect(compile(v)({}, body, NOW)!.message).to.match(/missing/);
+    expect(compile(v)({ 'x-hub-signature-256': 'sha256=zz' }, body, NOW)!.message).to.match(/not of the form sha256=<64 hex digits>/);
   });
 });
 
-describe('http/verify: stripe (Stripe-Signature)', () => {
+describe('senders/verify: stripe (Stripe-Signature)', () => {
   const stripe = new Stripe('sk_test_spec');
   const secret = 'whsec_stripe_spec_secret';
   const v: VerifyConfig = { scheme: 'stripe', secret };
@@ -88,7 +93,7 @@ describe('http/verify: stripe (Stripe-Signature)', () => {
   });
 });
 
-describe('http/verify: slack (X-Slack-Signature)', () => {
+describe('senders/verify: slack (X-Slack-Signature)', () => {
   // https://api.slack.com/authentication/verifying-requests-from-slack — the documented example.
   const secret = '8f742231b10e8888abcd99yyyzzz85a5';
   const ts = '1531420618';
@@ -119,7 +124,7 @@ describe('http/verify: slack (X-Slack-Signature)', () => {
   });
 });
 
-describe('http/verify: standard-webhooks (webhook-signature)', () => {
+describe('senders/verify: standard-webhooks (webhook-signature)', () => {
   const secret = `whsec_${Buffer.from('a standard webhooks signing key').toString('base64')}`;
   const v: VerifyConfig = { scheme: 'standard-webhooks', secret };
   const headers = (o: { at?: number; secret?: string; payload?: Buffer; id?: string } = {}) => {
@@ -163,7 +168,7 @@ describe('http/verify: standard-webhooks (webhook-signature)', () => {
   });
 });
 
-describe('http/verify: hmac (a header you name)', () => {
+describe('senders/verify: hmac (a header you name)', () => {
   const secret = 'shpss_generic';
   const digest = (alg: string, enc: 'hex' | 'base64', b: Buffer = body, s = secret) => createHmac(alg, s).update(b).digest(enc);
 
@@ -193,5 +198,27 @@ describe('http/verify: hmac (a header you name)', () => {
     const v: VerifyConfig = { scheme: 'hmac', secret, header: 'X-Signature' };
     const latin1 = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]); // {"a":"é"} in Latin-1
     expect(verdict(v, { 'x-signature': digest('sha256', 'hex', latin1) }, latin1)).to.equal('ok');
+  });
+});
+
+// Postmark sends the Basic auth credentials of its webhook URL (RFC 7617):
+// https://postmarkapp.com/developer/webhooks/webhooks-overview#protecting-your-webhook
+describe('senders/verify: postmark (Basic auth)', () => {
+  const v: VerifyConfig = { scheme: 'postmark', username: 'postmark', password: 'pa:ss wörd' };
+  const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+  it('takes the username and password, and refuses another password, another user, a missing and a malformed header', () => {
+    expect(verdict(v, { authorization: basic('postmark', 'pa:ss wörd') })).to.equal('ok');
+    expect(verdict(v, { authorization: basic('postmark', 'pa:ss wörd').replace('Basic', 'basic') })).to.equal('ok');
+    expect(verdict(v, { authorization: basic('postmark', 'pa:ss') })).to.equal('invalid_signature');
+    expect(verdict(v, { authorization: basic('other', 'pa:ss wörd') })).to.equal('invalid_signature');
+    expect(verdict(v, {})).to.equal('invalid_signature');
+    expect(verdict(v, { authorization: 'Bearer abc' })).to.equal('invalid_signature');
+  });
+
+  it('says what to change without quoting the credentials', () => {
+    const f = compile(v)({ authorization: basic('postmark', 'guess') }, body, NOW)!;
+    expect(f.message).to.equal('the Authorization header does not match: the sender must send the mapping\'s verify.username and verify.password');
+    expect(f.message).to.not.include('guess');
   });
 });

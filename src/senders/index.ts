@@ -1,0 +1,23 @@
+import type { SenderDescriptor } from './descriptor.js';
+import { github } from './github.js';
+import { hmac } from './hmac.js';
+import { meta } from './meta.js';
+import { postmark } from './postmark.js';
+import { slack } from './slack.js';
+import { standardWebhooks } from './standard-webhooks.js';
+import { stripe } from './stripe.js';
+
+/** Every `verify.scheme` (CONTRACT.md §8, §15), in the order of the docs: config/ derives the scheme list and its checks from it. */
+export const SENDERS: readonly SenderDescriptor[] = [github, stripe, slack, meta, standardWebhooks, postmark, hmac];
+
+const BY_SCHEME = new Map(SENDERS.map((d) => [d.scheme, d]));
+
+/** The descriptor of a scheme the loader accepted. */
+export function sender(scheme: string): SenderDescriptor {
+  const d = BY_SCHEME.get(scheme);
+  if (d === undefined) throw new Error(`no sender descriptor for scheme ${scheme}`);
+  return d;
+}
+
+/** The scheme names, for the config schema's `verify.scheme`. */
+export const SCHEMES = SENDERS.map((d) => d.scheme) as [string, ...string[]];
