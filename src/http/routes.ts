@@ -48,7 +48,7 @@ export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookC
     const method = req.method === 'GET' ? 'GET' : 'POST';
     const bySignature = ex.bySignature;
     const verify: DecidePorts['verify'] = mapped
-      ? (body) => deps.signatures.check({ name: route.name, method, path: route.path, query: route.query, headers: req.headers, bySignature, address: () => deps.clientAddress(req) }, body)
+      ? (body) => deps.signatures.check({ name: route.name, method, path: route.path, target: req.url ?? route.path, headers: req.headers, bySignature, address: () => deps.clientAddress(req) }, body)
       : undefined;
     const decision = await deps.engine.decide({
       route: route.kind as SendRoute,

@@ -22,8 +22,8 @@ export interface SignedRequest {
   name: string;
   method: string;
   path: string;
-  /** The query as received, without `?`: part of the URL that URL-signing senders sign. */
-  query: string;
+  /** The request target as it arrived (path and query, a token included): what URL-signing senders sign, after the public URL. */
+  target: string;
   headers: IncomingMessage['headers'];
   bySignature: boolean;
   /** The client's address, asked only when a signature stood in for the token (the failure budget). */
@@ -40,12 +40,26 @@ interface Entry {
   url?: string;
 }
 
+// Absolute-form (RFC 9112 §3.2.2): the authority is not the URL the sender was given.
+const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/**
+ * The URL a URL-signing sender signed (CONTRACT.md §15): `verify.url`, else `server.publicUrl`
+ * joined with the path as it arrived — then the query as it arrived, a `?token=` included, since
+ * the sender signs the whole URL it was given; undefined without either.
+ */
+export function signedUrl(target: string, publicUrl: string | undefined, verifyUrl: string | undefined): string | undefined {
+  const rest = target.replace(AUTHORITY, '');
+  const q = rest.indexOf('?');
+  const base = verifyUrl ?? (publicUrl === undefined ? undefined : publicUrl.replace(/\/+$/, '') + (q === -1 ? rest : rest.slice(0, q)));
+  return base === undefined ? undefined : base + (q === -1 ? '' : rest.slice(q));
+}
+
 /** A `meta` mapping and the digest of its verify.verifyToken (auth.ts digest()). */
 type MetaEntry = { id: string; digest: Buffer };
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
 export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; publicUrl?: string }) {
-  const base = deps.publicUrl?.replace(/\/+$/, '');
   const byName = new Map<string, Entry[]>();
   const meta = new Map<string, MetaEntry[]>();
   for (const m of mappings) {
@@ -73,12 +87,12 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       if (list === undefined || list.length === 0) return undefined;
       const now = Math.floor(Date.now() / 1000);
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      const requestUrl = base && `${base}${req.path}${req.query ? `?${req.query}` : ''}`;
       let signed: Signed | undefined;
       let failed: SignatureFailure[] | undefined;
       for (const e of list) {
         if (req.bySignature && !e.standsIn) continue;
-        const f = e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
+        const url = e.sender.signsUrl ? signedUrl(req.target, deps.publicUrl, e.url) : undefined;
+        const f = e.verify({ method: req.method, url, headers: req.headers, body: bytes, now });
         if (f !== undefined) {
           (failed ??= []).push(f);
           continue;

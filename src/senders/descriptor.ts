@@ -50,6 +50,8 @@ export interface Codec {
   read(req: VerifyInput): Read;
   /** The signed bytes: the one builder of the message, for the verifier and the fixture signer (which writes with `stamp` and `write`). */
   message(req: VerifyInput, parts: Parts): Buffer[];
+  /** Every message the sender may have signed, for the verifier, when there are several (Twilio's URL with and without its port); none: no message of this request can match. */
+  messages?(req: VerifyInput, parts: Parts): Buffer[][];
   stamp?(req: VerifyInput): Parts;
   write(signature: Buffer, parts: Parts): Record<string, string>;
 }
@@ -86,11 +88,15 @@ export interface SenderDescriptor {
   /** Signs a timestamp: the tolerance without `verify.toleranceSeconds` (seconds), and the timestamp as the stale message names it. */
   tolerance?: number;
   timestamp?: string;
+  /** The signed timestamp counts milliseconds, not seconds (HubSpot). */
+  milliseconds?: boolean;
   /** The signed id's header, the idempotency key: no unsigned key header replaces it (CONTRACT.md §8). */
   idHeader?(headers: IncomingHttpHeaders): string | undefined;
   /** The keys a request is checked with (default: each secret's UTF-8 bytes). */
   keys?(v: VerifyKeys): Key[];
   codec(v: VerifyKeys): Codec;
+  /** An asymmetric scheme's fresh key pair for `sign: true` fixtures: the private key signs, and `publicKey`, written as `verify.publicKey` takes it, verifies in place of the mapping's. */
+  fixtureKey?(): { publicKey: string; privateKey: KeyObject };
   /** Load checks the shape of the keys cannot say (e.g. a secret's encoding); never quotes a secret. */
   problems?(v: VerifyKeys, at: string): KeyProblem[];
 }

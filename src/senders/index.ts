@@ -1,14 +1,18 @@
 import type { SenderDescriptor } from './descriptor.js';
 import { github } from './github.js';
 import { hmac } from './hmac.js';
+import { hubspot } from './hubspot.js';
 import { meta } from './meta.js';
 import { postmark } from './postmark.js';
+import { sendgrid } from './sendgrid.js';
 import { slack } from './slack.js';
+import { square } from './square.js';
 import { standardWebhooks } from './standard-webhooks.js';
 import { stripe } from './stripe.js';
+import { twilio } from './twilio.js';
 
 /** Every `verify.scheme` (CONTRACT.md §8, §15), in the order of the docs: config/ derives the scheme list and its checks from it. */
-export const SENDERS: readonly SenderDescriptor[] = [github, stripe, slack, meta, standardWebhooks, postmark, hmac];
+export const SENDERS: readonly SenderDescriptor[] = [github, stripe, slack, meta, twilio, sendgrid, square, hubspot, standardWebhooks, postmark, hmac];
 
 const BY_SCHEME = new Map(SENDERS.map((d) => [d.scheme, d]));
 

@@ -61,7 +61,7 @@ describe('config: verify, auth and hooks.tokens', () => {
     expect(missing.find((p) => p.path.endsWith('.secret'))!.message).to.match(/^only applies to the schemes github, .*hmac \(postmark does not take it\): remove it$/);
     expect(missing.find((p) => p.path.endsWith('.password'))!.message).to.match(/^is required with scheme postmark/);
     const [tolerance] = one({ verify: { scheme: 'hmac', secret: 's', header: 'X', toleranceSeconds: 10 } });
-    expect(tolerance.message).to.equal('only applies to the schemes stripe, slack, standard-webhooks (hmac does not take it): remove it');
+    expect(tolerance.message).to.equal('only applies to the schemes stripe, slack, hubspot, standard-webhooks (hmac does not take it): remove it');
     expect(one({ verify: { scheme: 'github', secret: 's', password: 'p' } })[0].message).to.equal('only applies to scheme postmark (github does not take it): remove it');
   });
 
