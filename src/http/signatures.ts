@@ -118,7 +118,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       const fails = failed ?? [];
       const stale = fails.find((f) => f.code === 'stale_signature');
       const message = stale?.message ?? [...new Set(fails.map((f) => f.message))].join('; and ');
-      throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `POST ${req.path} needs a valid signature: ${message}`);
+      throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `${req.method} ${req.path} needs a valid signature: ${message}`);
     },
   };
 }

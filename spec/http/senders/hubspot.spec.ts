@@ -62,6 +62,7 @@ describe('http: scheme hubspot (v3), signed by @hubspot/api-client', () => {
     // The same signature for a POST is another request.
     const post = await call(`${gw.hooks}/hubspot-card?userId=1&portalId=33`, { method: 'GET', token: null, headers: { 'x-hubspot-signature-v3': signed('POST', `${PUBLIC}/hooks/hubspot-card?userId=1&portalId=33`, '').headers['x-hubspot-signature-v3'], 'x-hubspot-request-timestamp': s.headers['x-hubspot-request-timestamp'] } });
     expect([post.status, post.data.error.code]).to.deep.equal([401, 'invalid_signature']);
+    expect(post.data.error.message).to.match(/^GET \/hooks\/hubspot-card needs a valid signature: /);
   });
 
   it('refuses a tampered body, a wrong secret, another URL, a changed timestamp and a missing signature with 401 invalid_signature', async () => {
