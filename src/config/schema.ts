@@ -38,6 +38,9 @@ export function sessionKeyRule(key: string): string | undefined {
 /** Every request is compared against this many token slots, so the time taken does not tell how many there are. */
 export const MAX_TOKENS = 8;
 
+const timestamped = SENDERS.filter((d) => d.tolerance !== undefined);
+const toleranceDoc = [...new Set(timestamped.map((d) => d.tolerance!))]
+  .map((t) => `\`${t}\` (${timestamped.filter((d) => d.tolerance === t).map((d) => d.scheme).join(', ')})`).join('; ');
 const schemeDocs = SENDERS.map((d) => `\`${d.scheme}\`: ${d.checks}`).join('. ');
 
 const verifySchema = obj('Signature check over the raw body, before it is parsed: every request that this mapping acts on must carry a valid signature (401 invalid_signature, or stale_signature for a timestamp outside the tolerance). Needs match.path. See "Signatures" in Security and Connecting senders.', {
@@ -49,7 +52,7 @@ const verifySchema = obj('Signature check over the raw body, before it is parsed
   username: str('The Basic-auth schemes (required there): the user name the sender sends.', undefined, { minLength: 1 }),
   password: str('The Basic-auth schemes (required there): the password the sender sends.', undefined, { minLength: 1, secret: true }),
   verifyToken: str('meta (required there): the Verify Token you type into Meta\'s webhook settings. Meta\'s verification request, GET {hooks.path}/NAME?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…, is answered 200 with the challenge when its hub.verify_token equals this one, else 403 forbidden (a failed attempt). With auth: signature that GET needs no hooks token.', undefined, { minLength: 1, secret: true }),
-  toleranceSeconds: int(`The timestamped schemes (${SENDERS.filter((d) => d.tolerance !== undefined).map((d) => d.scheme).join(', ')}): how far the signed timestamp may be from this machine\'s clock, in the past or the future, in seconds.`, undefined, 1, 86400, { defaultDoc: 'the scheme\'s own (`300` for these)' }),
+  toleranceSeconds: int(`The timestamped schemes (${timestamped.map((d) => d.scheme).join(', ')}): how far the signed timestamp may be from this machine\'s clock, in the past or the future, in seconds.`, undefined, 1, 86400, { defaultDoc: toleranceDoc }),
   header: str('hmac (required there): the request header carrying the signature, e.g. X-Shopify-Hmac-Sha256.', undefined, { minLength: 1 }),
   algorithm: choice(['sha256', 'sha1', 'sha512'], 'hmac: the hash function of the HMAC.', undefined, { defaultDoc: '`sha256`' }),
   encoding: choice(['hex', 'base64'], 'hmac: how the header writes the digest (hex digits in either case).', undefined, { defaultDoc: '`hex`' }),

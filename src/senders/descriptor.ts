@@ -53,7 +53,11 @@ export interface Codec {
   /** Every message the sender may have signed, for the verifier, when there are several (Twilio's URL with and without its port); none: no message of this request can match. */
   messages?(req: VerifyInput, parts: Parts): Buffer[][];
   stamp?(req: VerifyInput): Parts;
+  /** The body a sender sends at this stamp, when the body carries it (Linear's `webhookTimestamp`). */
+  restamp?(req: VerifyInput, parts: Parts): Buffer;
   write(signature: Buffer, parts: Parts): Record<string, string>;
+  /** The body with the signature in it, for a sender that signs inside the body (Mailgun). */
+  writeBody?(req: VerifyInput, signature: Buffer, parts: Parts): Buffer;
 }
 
 /** A config problem of a `verify` (config/errors.ts ConfigProblem). */

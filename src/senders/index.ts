@@ -1,18 +1,34 @@
 import type { SenderDescriptor } from './descriptor.js';
+import { calendly } from './calendly.js';
+import { clerk } from './clerk.js';
 import { github } from './github.js';
+import { gitlab } from './gitlab.js';
 import { hmac } from './hmac.js';
 import { hubspot } from './hubspot.js';
+import { linear } from './linear.js';
+import { mailgun } from './mailgun.js';
 import { meta } from './meta.js';
+import { openai } from './openai.js';
+import { paddle } from './paddle.js';
+import { pagerduty } from './pagerduty.js';
 import { postmark } from './postmark.js';
+import { replicate } from './replicate.js';
+import { resend } from './resend.js';
 import { sendgrid } from './sendgrid.js';
+import { sentry } from './sentry.js';
+import { shopify } from './shopify.js';
 import { slack } from './slack.js';
 import { square } from './square.js';
 import { standardWebhooks } from './standard-webhooks.js';
 import { stripe } from './stripe.js';
+import { telegram } from './telegram.js';
 import { twilio } from './twilio.js';
 
 /** Every `verify.scheme` (CONTRACT.md §8, §15), in the order of the docs: config/ derives the scheme list and its checks from it. */
-export const SENDERS: readonly SenderDescriptor[] = [github, stripe, slack, meta, twilio, sendgrid, square, hubspot, standardWebhooks, postmark, hmac];
+export const SENDERS: readonly SenderDescriptor[] = [
+  github, stripe, slack, meta, shopify, twilio, sendgrid, square, hubspot, linear, paddle, gitlab, telegram, calendly, pagerduty, sentry, mailgun, postmark,
+  clerk, resend, openai, replicate, standardWebhooks, hmac,
+];
 
 const BY_SCHEME = new Map(SENDERS.map((d) => [d.scheme, d]));
 

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { KeyProblem, SenderDescriptor, VerifyKeys } from './descriptor.js';
+import type { KeyProblem, SenderDescriptor, SenderDocs, VerifyKeys } from './descriptor.js';
 import { BASE64, SECONDS, header } from './descriptor.js';
 
 const WHSEC = 'whsec_';
@@ -65,4 +65,9 @@ export function whsecProblems(v: VerifyKeys, at: string): KeyProblem[] {
   if (bad(v.secret)) problems.push({ path: `${at}.secret`, message });
   if (Array.isArray(v.secrets)) v.secrets.forEach((s, i) => bad(s) && problems.push({ path: `${at}.secrets[${i}]`, message }));
   return problems;
+}
+
+/** A sender that signs as Standard Webhooks, under its own name (CONTRACT.md §15). */
+export function standardWebhooksAs(scheme: string, sender: string, docs: Omit<SenderDocs, 'sender'>): SenderDescriptor {
+  return { ...standardWebhooks, scheme, checks: `Standard Webhooks (\`webhook-*\` or \`svix-*\` headers) with the \`whsec_\` secret ${sender} shows`, docs: { sender, ...docs } };
 }

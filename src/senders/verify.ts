@@ -29,18 +29,27 @@ export function compileVerifier(d: SenderDescriptor, v: VerifyKeys): Verifier {
     const messages = codec.messages ? codec.messages(req, read.parts) : [codec.message(req, read.parts)];
     if (!messages.some((m) => matches(codec.algorithm, keys, m, read.given))) return f.wrong;
     const ts = read.parts.timestamp;
-    return tolerance !== undefined && ts !== undefined && !(Math.abs(req.now - Number(ts) / unit) <= tolerance) ? f.stale : undefined;
+    if (tolerance === undefined) return undefined;
+    if (ts === undefined) return f.noTimestamp;
+    return Math.abs(req.now - Number(ts) / unit) <= tolerance ? undefined : f.stale;
   };
 }
 
-/** A `sign: true` fixture's headers, from the verifier's codec, with the first key (an asymmetric scheme's: `signingKey`, the private one). */
-export function signatureHeaders(d: SenderDescriptor, v: VerifyKeys, req: VerifyInput, signingKey?: KeyObject): Record<string, string> {
+/** A `sign: true` fixture as its sender sends it, from the verifier's codec, with the first key (an asymmetric scheme's: `signingKey`, the private one). */
+export function signRequest(d: SenderDescriptor, v: VerifyKeys, req: VerifyInput, signingKey?: KeyObject): { headers: Record<string, string>; body: Buffer } {
   const codec = d.codec(v);
   const parts = codec.stamp?.(req) ?? {};
   const asymmetric = codec.algorithm === 'ed25519' || codec.algorithm === 'ecdsa-p256-sha256';
   if (asymmetric && signingKey === undefined) throw new Error(`scheme ${d.scheme} verifies with a public key: a fixture is signed with the matching private key`);
   const key = asymmetric ? signingKey! : keysOf(d, v)[0]!;
-  return codec.write(signWith(codec.algorithm, key, codec.message(req, parts)), parts);
+  const sent = { ...req, body: codec.restamp?.(req, parts) ?? req.body };
+  const signature = signWith(codec.algorithm, key, codec.message(sent, parts));
+  return { headers: codec.write(signature, parts), body: codec.writeBody?.(sent, signature, parts) ?? sent.body };
+}
+
+/** The headers of {@link signRequest}, for a sender whose body carries no part of its signature. */
+export function signatureHeaders(d: SenderDescriptor, v: VerifyKeys, req: VerifyInput, signingKey?: KeyObject): Record<string, string> {
+  return signRequest(d, v, req, signingKey).headers;
 }
 
 function signWith(algorithm: Algorithm, key: Key, message: Buffer[]): Buffer {
@@ -98,6 +107,7 @@ function failures(d: SenderDescriptor, codec: Codec, tolerance?: number) {
     missing: invalid(`${names} missing: the sender must sign its requests`),
     malformed: invalid(`the ${signature} header is not of the form ${form}`),
     wrong: invalid(wrong),
+    noTimestamp: invalid(`the signed timestamp (${d.timestamp}) is missing: the sender must sign its requests`),
     stale: {
       code: 'stale_signature',
       message: `the signed timestamp (${d.timestamp}) is more than ${tolerance} s away from this machine's clock: a replayed request is refused this way; check both clocks, or raise verify.toleranceSeconds`,
