@@ -146,6 +146,20 @@ describe('http: scheme twilio, signed by the twilio library', () => {
 });
 
 describe('config: scheme twilio needs the public URL', () => {
+  it('refuses a query in server.publicUrl or verify.url: the query a request arrives with is what is appended', () => {
+    const config = { server: { publicUrl: 'https://hooks.example.com?x=1' }, hooks: { token: TOKEN, mappings: [{ id: 't', match: { path: 'twilio' }, messageTemplate: 'x', verify: { scheme: 'twilio', secret: AUTH_TOKEN, url: `https://proxy.example.org/sms?token=${TOKEN}` } }] } };
+    try {
+      configFromObject(config, '/srv/hookrelay.yaml', {});
+      expect.fail('loaded');
+    } catch (e) {
+      expect(e).to.be.instanceOf(ConfigError);
+      const problems = (e as ConfigError).problems;
+      expect(problems.map((p) => p.path)).to.include.members(['server.publicUrl', 'hooks.mappings[0].verify.url']);
+      for (const p of problems) expect(p.message).to.include('leave the query out').and.not.include(TOKEN);
+    }
+  });
+
+
   it('is a config error without server.publicUrl or verify.url, naming both', () => {
     const load = () => configFromObject({ hooks: { token: TOKEN, mappings: [{ id: 't', match: { path: 'twilio' }, messageTemplate: 'x', verify: { scheme: 'twilio', secret: AUTH_TOKEN } }] } }, '/srv/hookrelay.yaml', {});
     expect(load).to.throw(ConfigError);
