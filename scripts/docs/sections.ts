@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { configReference, errorCatalog, providersGuide, runErrorCatalog } from './render.js';
+import { sendersGuide } from './senders.js';
 
 /** Where `npm run docs` writes each generated section, between `<!-- NAME:start -->` and `<!-- NAME:end -->`; the docs specs read them back from here. */
 export interface GeneratedSection {
@@ -15,6 +16,7 @@ export const GENERATED_SECTIONS: readonly GeneratedSection[] = [
   { name: 'error-catalog', file: 'docs/errors.md', render: errorCatalog },
   { name: 'run-error-catalog', file: 'docs/errors.md', render: runErrorCatalog },
   { name: 'providers', file: 'docs/providers.md', render: providersGuide },
+  { name: 'senders', file: 'docs/senders.md', render: sendersGuide },
 ];
 
 const ROOT = new URL('../../', import.meta.url);

@@ -18,8 +18,10 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, prefix: st
       case 'required':
         return { path: joinPath(path, (e.params as { missingProperty: string }).missingProperty), message: 'is required' };
       case 'enum': {
-        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.join(', ');
-        return { path, message: `must be one of ${allowed}${SECRET_KEYS.has(key) ? '' : ` (got ${show(e.data)})`}` };
+        const values = (e.params as { allowedValues: unknown[] }).allowedValues;
+        if (SECRET_KEYS.has(key)) return { path, message: `must be one of ${values.join(', ')}` };
+        const hint = typeof e.data === 'string' ? closest(e.data, values.map(String)) : undefined;
+        return { path, message: `must be one of ${values.join(', ')} (got ${show(e.data)})${hint ? `: did you mean "${hint}"?` : ''}` };
       }
       case 'type':
         return { path, message: `must be ${article(String((e.params as { type: string }).type))} (got ${describe(e.data)})` };

@@ -1,19 +1,22 @@
+import { SENDERS } from '../senders/index.js';
+import type { SenderDescriptor } from '../senders/descriptor.js';
 import { isLoopback } from './token.js';
 import type { Config } from './types.js';
 
 /** Shorter secrets than this are guessable enough to warn about on a reachable host. */
 const MIN_SECRET_LENGTH = 16;
 
-/** Senders known to sign their webhooks, and the `verify` that checks them (Clerk and Resend send through Svix: Standard Webhooks). */
+/** A `verify` for a sender of the catalog: its scheme, the keys it needs, its credential. */
+function suggestion(d: SenderDescriptor): string {
+  const needs = Object.keys(d.needs ?? {}).map((k) => `, ${k}: \${…}`).join('');
+  const credential = { secret: 'secret: ${…}', publicKey: 'publicKey: …', basic: 'username: …, password: ${…}' }[d.credential];
+  return `scheme: ${d.scheme}${needs}, ${credential}`;
+}
+
+/** Senders known to sign their webhooks (the catalog's, by name), and the `verify` that checks them. */
 const SIGNING_SENDERS: readonly [RegExp, string][] = [
-  [word('github'), 'scheme: github'],
-  [word('stripe'), 'scheme: stripe'],
-  [word('slack'), 'scheme: slack'],
-  [word('svix|standard-webhooks|standardwebhooks|clerk|resend'), 'scheme: standard-webhooks'],
-  [word('shopify'), 'scheme: hmac, header: X-Shopify-Hmac-Sha256, encoding: base64'],
-  [word('linear'), 'scheme: hmac, header: Linear-Signature'],
-  [word('typeform'), 'scheme: hmac, header: Typeform-Signature, encoding: base64, prefix: "sha256="'],
-  [word('whatsapp|instagram|messenger|facebook'), 'scheme: meta, verifyToken: ${…}'],
+  ...SENDERS.filter((d) => d.scheme !== 'hmac' && !d.unsignedToo).map((d) => [word([d.scheme, ...(d.aliases ?? [])].join('|')), suggestion(d)] as [RegExp, string]),
+  [word('typeform'), 'scheme: hmac, header: Typeform-Signature, encoding: base64, prefix: "sha256=", secret: ${…}'],
 ];
 
 function word(names: string): RegExp {
@@ -35,7 +38,7 @@ export function configWarnings(config: Readonly<Config>): string[] {
     if (m.verify) return;
     const named = [m.id, m.match.path ?? ''];
     const hit = SIGNING_SENDERS.find(([re]) => named.some((n) => re.test(n)));
-    if (hit) out.push(`${at}: looks like a webhook from a sender that signs its requests, but has no verify: add verify: { ${hit[1]}, secret: \${…} }`);
+    if (hit) out.push(`${at}: looks like a webhook from a sender that signs its requests, but has no verify: add verify: { ${hit[1]} }`);
   });
   return out;
 }

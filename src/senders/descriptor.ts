@@ -80,6 +80,8 @@ export type Credential = 'secret' | 'publicKey' | 'basic';
 /** One sender's scheme (CONTRACT.md §15): where its signature is, what is signed, its keys and its docs. */
 export interface SenderDescriptor {
   scheme: string;
+  /** Other words for the sender in a hook's name or id (`hookrelay check` suggests the scheme). */
+  aliases?: readonly string[];
   docs: SenderDocs;
   /** Where the signature is, its algorithm and encoding, what is signed (the docs). */
   checks: string;
@@ -99,6 +101,8 @@ export interface SenderDescriptor {
   /** The keys a request is checked with (default: each secret's UTF-8 bytes). */
   keys?(v: VerifyKeys): Key[];
   codec(v: VerifyKeys): Codec;
+  /** The sender posts unsigned webhooks under the same name too (SendGrid's Inbound Parse): `check` does not warn about one without `verify`. */
+  unsignedToo?: boolean;
   /** An asymmetric scheme's fresh key pair for `sign: true` fixtures: the private key signs, and `publicKey`, written as `verify.publicKey` takes it, verifies in place of the mapping's. */
   fixtureKey?(): { publicKey: string; privateKey: KeyObject };
   /** Load checks the shape of the keys cannot say (e.g. a secret's encoding); never quotes a secret. */

@@ -15,7 +15,7 @@ const DECODED = /%(3A|2F|3F|40|21|24|27|28|29|2A|2C|3B)/gi;
  */
 export const hubspot: SenderDescriptor = {
   scheme: 'hubspot',
-  checks: '`X-HubSpot-Signature-v3`, base64 HMAC-SHA256 of method + URI + body + `X-HubSpot-Request-Timestamp` (milliseconds, within 300 s)',
+  checks: '`X-HubSpot-Signature-v3`, base64 HMAC-SHA256 of method + URI + body + `X-HubSpot-Request-Timestamp` (milliseconds)',
   credential: 'secret',
   signsUrl: true,
   tolerance: 300,

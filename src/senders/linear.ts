@@ -19,7 +19,7 @@ function bodyTimestamp(req: VerifyInput): number | undefined {
  */
 export const linear: SenderDescriptor = {
   scheme: 'linear',
-  checks: '`Linear-Signature`, hex HMAC-SHA256 of the body; the body\'s `webhookTimestamp` within 60 s',
+  checks: '`Linear-Signature`, hex HMAC-SHA256 of the body; the body\'s `webhookTimestamp` is the signed timestamp',
   credential: 'secret',
   tolerance: 60,
   timestamp: 'the body\'s webhookTimestamp',
@@ -46,6 +46,6 @@ export const linear: SenderDescriptor = {
   docs: {
     sender: 'Linear',
     settings: 'Settings → API → Webhooks → New webhook: URL `https://<your host>{hooks.path}/NAME`, the data change events; its signing secret = `verify.secret`.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: linear, secret: "${LINEAR_WEBHOOK_SECRET}" }\nidempotencyKey: "linear:{{headers.linear-delivery}}"\naction: wake\ntextTemplate: "Linear {{type}} {{action}}: {{data.title}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: linear, secret: "${LINEAR_WEBHOOK_SECRET}" }\nidempotencyKey: "{{headers.linear-delivery}}"\naction: wake\ntextTemplate: "Linear {{type}} {{action}}: {{data.title}}"',
   },
 };

@@ -58,7 +58,7 @@ export const mailgun: SenderDescriptor = {
   docs: {
     sender: 'Mailgun',
     settings: 'Sending → Webhooks → Add webhook: the event type, URL `https://<your host>{hooks.path}/NAME`; Settings → API Security → HTTP webhook signing key = `verify.secret`.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: mailgun, secret: "${MAILGUN_WEBHOOK_SIGNING_KEY}" }\nidempotencyKey: "mailgun:{{event-data.id}}"\naction: wake\ntextTemplate: "Mailgun {{event-data.event}} for {{event-data.recipient}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: mailgun, secret: "${MAILGUN_WEBHOOK_SIGNING_KEY}" }\nidempotencyKey: "{{event-data.id}}"\naction: wake\ntextTemplate: "Mailgun {{event-data.event}} for {{event-data.recipient}}"',
   },
 };
 

@@ -9,6 +9,7 @@ const codec = bodyHmac('X-Hub-Signature-256', 'hmac-sha256', 'hex', 'sha256=');
  */
 export const meta: SenderDescriptor = {
   scheme: 'meta',
+  aliases: ['whatsapp', 'instagram', 'messenger', 'facebook'],
   checks: '`X-Hub-Signature-256: sha256=…`, hex HMAC-SHA256 of the body with the app secret; the verification `GET ?hub.challenge=` answered when `hub.verify_token` equals `verifyToken`',
   credential: 'secret',
   takes: ['verifyToken'],
@@ -17,6 +18,6 @@ export const meta: SenderDescriptor = {
   docs: {
     sender: 'Meta (WhatsApp Cloud API, Messenger, Instagram)',
     settings: 'App → WhatsApp → Configuration → Webhook: Callback URL `https://<your host>{hooks.path}/NAME`, Verify Token = `verify.verifyToken`; App settings → Basic → App Secret = `verify.secret`; subscribe to `messages`.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: meta, secret: "${META_APP_SECRET}", verifyToken: "${META_VERIFY_TOKEN}" }\naction: wake\ntextTemplate: "WhatsApp {{entry.0.changes.0.field}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: meta, secret: "${META_APP_SECRET}", verifyToken: "${META_VERIFY_TOKEN}" }\naction: wake\ntextTemplate: "WhatsApp {{entry.[0].changes.[0].field}}"',
   },
 };

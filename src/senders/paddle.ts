@@ -32,6 +32,6 @@ export const paddle: SenderDescriptor = {
   docs: {
     sender: 'Paddle (Billing)',
     settings: 'Developer tools → Notifications → New destination: type Webhook, URL `https://<your host>{hooks.path}/NAME`, the events; its secret key = `verify.secret`.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: paddle, secret: "${PADDLE_WEBHOOK_SECRET}" }\nidempotencyKey: "paddle:{{event_id}}"\naction: wake\ntextTemplate: "Paddle {{event_type}}: {{data.id}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: paddle, secret: "${PADDLE_WEBHOOK_SECRET}" }\nidempotencyKey: "{{event_id}}"\naction: wake\ntextTemplate: "Paddle {{event_type}}: {{data.id}}"',
   },
 };

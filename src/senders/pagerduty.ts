@@ -23,6 +23,6 @@ export const pagerduty: SenderDescriptor = {
   docs: {
     sender: 'PagerDuty',
     settings: 'Integrations → Generic Webhooks (v3) → New Webhook: Webhook URL `https://<your host>{hooks.path}/NAME`, the scope and event subscription; the Secret shown once on creation = `verify.secret`.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: pagerduty, secret: "${PAGERDUTY_WEBHOOK_SECRET}" }\nidempotencyKey: "pagerduty:{{event.id}}"\naction: wake\ntextTemplate: "PagerDuty {{event.event_type}}: {{event.data.title}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: pagerduty, secret: "${PAGERDUTY_WEBHOOK_SECRET}" }\nidempotencyKey: "{{event.id}}"\naction: wake\ntextTemplate: "PagerDuty {{event.event_type}}: {{event.data.title}}"',
   },
 };

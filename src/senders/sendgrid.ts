@@ -16,6 +16,7 @@ export const sendgrid: SenderDescriptor = {
   scheme: 'sendgrid',
   checks: '`X-Twilio-Email-Event-Webhook-Signature`, base64 ECDSA P-256 (SHA-256) of `X-Twilio-Email-Event-Webhook-Timestamp` followed by the body, with `publicKey` (base64)',
   credential: 'publicKey',
+  unsignedToo: true,
   keys: (v) => [publicKey(v.publicKey!)!],
   problems: keyProblems,
   fixtureKey() {

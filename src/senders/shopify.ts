@@ -12,6 +12,6 @@ export const shopify: SenderDescriptor = {
   docs: {
     sender: 'Shopify',
     settings: 'Settings → Notifications → Webhooks → Create webhook: the event, Format JSON, URL `https://<your host>{hooks.path}/NAME`; the key shown under "Your webhooks will be signed with" = `verify.secret` (an app\'s webhooks: the app\'s client secret).',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: shopify, secret: "${SHOPIFY_WEBHOOK_SECRET}" }\nidempotencyKey: "shopify:{{headers.x-shopify-webhook-id}}"\naction: wake\ntextTemplate: "Shopify {{headers.x-shopify-topic}}: {{name}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: shopify, secret: "${SHOPIFY_WEBHOOK_SECRET}" }\nidempotencyKey: "{{headers.x-shopify-webhook-id}}"\naction: wake\ntextTemplate: "Shopify {{headers.x-shopify-topic}}: {{name}}"',
   },
 };

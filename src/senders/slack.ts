@@ -28,6 +28,6 @@ export const slack: SenderDescriptor = {
   docs: {
     sender: 'Slack (Events API)',
     settings: 'The Slack app → Event Subscriptions: Request URL `https://<your host>{hooks.path}/NAME`; Basic Information → Signing Secret = `verify.secret`; subscribe to the bot events.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: slack, secret: "${SLACK_SIGNING_SECRET}" }\nidempotencyKey: "slack:{{event_id}}"\naction: wake\ntextTemplate: "Slack {{event.type}} in {{event.channel}}: {{event.text}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: slack, secret: "${SLACK_SIGNING_SECRET}" }\nidempotencyKey: "{{event_id}}"\naction: wake\ntextTemplate: "Slack {{event.type}} in {{event.channel}}: {{event.text}}"',
   },
 };

@@ -25,6 +25,7 @@ function idHeader(headers: IncomingHttpHeaders): 'webhook-id' | 'svix-id' | unde
  */
 export const standardWebhooks: SenderDescriptor = {
   scheme: 'standard-webhooks',
+  aliases: ['svix', 'standardwebhooks'],
   checks: '`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,…` (or Svix\'s `svix-*`), base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` with the `whsec_` secret; the id is the idempotency key',
   credential: 'secret',
   tolerance: 300,
@@ -69,5 +70,5 @@ export function whsecProblems(v: VerifyKeys, at: string): KeyProblem[] {
 
 /** A sender that signs as Standard Webhooks, under its own name (CONTRACT.md §15). */
 export function standardWebhooksAs(scheme: string, sender: string, docs: Omit<SenderDocs, 'sender'>): SenderDescriptor {
-  return { ...standardWebhooks, scheme, checks: `Standard Webhooks (\`webhook-*\` or \`svix-*\` headers) with the \`whsec_\` secret ${sender} shows`, docs: { sender, ...docs } };
+  return { ...standardWebhooks, scheme, aliases: [], checks: `Standard Webhooks (\`webhook-*\` or \`svix-*\` headers) with the \`whsec_\` secret ${sender} shows`, docs: { sender, ...docs } };
 }

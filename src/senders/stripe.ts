@@ -32,6 +32,6 @@ export const stripe: SenderDescriptor = {
   docs: {
     sender: 'Stripe',
     settings: 'Developers → Webhooks → Add endpoint: Endpoint URL `https://<your host>{hooks.path}/NAME`, the events; then reveal the Signing secret (`whsec_…`) = `verify.secret`.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: stripe, secret: "${STRIPE_WEBHOOK_SECRET}" }\nidempotencyKey: "stripe:{{id}}"\naction: wake\ntextTemplate: "Stripe {{type}}: {{data.object.id}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: stripe, secret: "${STRIPE_WEBHOOK_SECRET}" }\nidempotencyKey: "{{id}}"\naction: wake\ntextTemplate: "Stripe {{type}}: {{data.object.id}}"',
   },
 };

@@ -17,6 +17,6 @@ export const telegram: SenderDescriptor = {
   docs: {
     sender: 'Telegram (bot updates)',
     settings: 'Call `https://api.telegram.org/bot<token>/setWebhook` with `url=https://<your host>{hooks.path}/NAME` and `secret_token=` `verify.secret`.',
-    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: telegram, secret: "${TELEGRAM_WEBHOOK_SECRET}" }\nidempotencyKey: "telegram:{{update_id}}"\naction: wake\ntextTemplate: "Telegram from {{message.from.username}}: {{message.text}}"',
+    mapping: 'match: { path: NAME }\nauth: signature\nverify: { scheme: telegram, secret: "${TELEGRAM_WEBHOOK_SECRET}" }\nidempotencyKey: "{{update_id}}"\naction: wake\ntextTemplate: "Telegram from {{message.from.username}}: {{message.text}}"',
   },
 };

@@ -32,9 +32,26 @@ describe('cli: check warns (and still exits 0)', function () {
     expect(lines).to.have.length(5);
     expect(lines[0]).to.match(/^warning: hooks\.mappings\[0\] \("github-push"\): .*no verify: add verify: \{ scheme: github, /);
     expect(lines[1]).to.match(/^warning: hooks\.mappings\[1\] \("payments"\): .*scheme: stripe/);
-    expect(lines[2]).to.match(/^warning: hooks\.mappings\[2\] \("shop"\): .*scheme: hmac, header: X-Shopify-Hmac-Sha256, encoding: base64/);
-    expect(lines[3]).to.match(/^warning: hooks\.mappings\[3\] \("clerk-users"\): .*scheme: standard-webhooks/);
+    expect(lines[2]).to.match(/^warning: hooks\.mappings\[2\] \("shop"\): .*add verify: \{ scheme: shopify, secret: \$\{…\} \}$/);
+    expect(lines[3]).to.match(/^warning: hooks\.mappings\[3\] \("clerk-users"\): .*add verify: \{ scheme: clerk, secret: \$\{…\} \}$/);
     expect(lines[4]).to.match(/^warning: hooks\.mappings\[5\] \("raw"\): allowUnsafeExternalContent: true /);
+  });
+
+  it('a misspelt verify.scheme: the error names every scheme and the closest one, and exits 1', async () => {
+    const r = await check({ hooks: { token: 't', mappings: [wake({ match: { path: 'pay' }, verify: { scheme: 'stirpe', secret: 's' } })] } });
+    expect(r.code).to.equal(1);
+    const line = r.stderr.split('\n').find((l) => l.includes('verify.scheme'));
+    expect(line, r.stderr).to.match(/hooks\.mappings\[0\]\.verify\.scheme: must be one of github, stripe, slack, meta, shopify, .*, hmac \(got "stirpe"\): did you mean "stripe"\?$/);
+    for (const scheme of ['postmark', 'mailgun', 'standard-webhooks', 'replicate']) expect(line).to.include(scheme);
+    const far = await check({ hooks: { token: 't', mappings: [wake({ match: { path: 'pay' }, verify: { scheme: 'zzzzzzzz', secret: 's' } })] } });
+    expect(far.stderr).to.match(/verify\.scheme: must be one of github, .* \(got "zzzzzzzz"\)$/m).and.not.include('did you mean');
+  });
+
+  it('a postmark or meta hook without verify: the suggestion names the keys the scheme needs', async () => {
+    const r = await check({ hooks: { token: 't', mappings: [wake({ id: 'postmark-bounces', match: { path: 'pm' } }), wake({ id: 'wa', match: { path: 'whatsapp' } })] } });
+    const lines = r.stderr.trim().split('\n');
+    expect(lines[0]).to.match(/add verify: \{ scheme: postmark, username: …, password: \$\{…\} \}$/);
+    expect(lines[1]).to.match(/add verify: \{ scheme: meta, verifyToken: \$\{…\}, secret: \$\{…\} \}$/);
   });
 
   it('prints nothing for a config with neither', async () => {
