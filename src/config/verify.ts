@@ -57,14 +57,14 @@ export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
  * to join with the path. Neither has a query: the one each request arrives with is appended
  * (http/signatures.ts signedUrl), since senders add to it (Twilio's `bodySHA256`).
  */
-export function publicUrlProblems(mappings: unknown[], publicUrl: unknown): ConfigProblem[] {
+export function publicUrlProblems(mappings: unknown[], publicUrl: unknown, senders: ReadonlyMap<string, SenderDescriptor> = BY_SCHEME): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const withQuery = (url: unknown) => typeof url === 'string' && /[?#]/.test(url);
   const appended = 'the query a request arrives with is appended to it, as the sender signed it: leave the query out';
   if (withQuery(publicUrl)) problems.push({ path: 'server.publicUrl', message: `must not have a query or fragment: ${appended}` });
   mappings.forEach((m, i) => {
     const v = (m as Obj | undefined)?.verify;
-    const d = typeof v?.scheme === 'string' ? BY_SCHEME.get(v.scheme) : undefined;
+    const d = typeof v?.scheme === 'string' ? senders.get(v.scheme) : undefined;
     if (!d?.signsUrl) return;
     if (withQuery(v.url)) problems.push({ path: `hooks.mappings[${i}].verify.url`, message: `must not have a query or fragment: ${appended} (a ?token= too)` });
     if (v.url === undefined && typeof publicUrl !== 'string') {

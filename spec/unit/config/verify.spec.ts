@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { ConfigError, type ConfigProblem } from '../../../src/config/errors.js';
 import { configFromObject } from '../../../src/config/load.js';
 import { ensureToken } from '../../../src/config/token.js';
+import { publicUrlProblems } from '../../../src/config/verify.js';
+import { SENDERS } from '../../../src/senders/index.js';
 
 function problemsFor(hooks: Record<string, unknown>): ConfigProblem[] {
   try {
@@ -113,5 +115,31 @@ describe('config: verify, auth and hooks.tokens', () => {
     expect(problems({ adminTokens: ['a', 'same'] }, { tokens: ['b', { token: 'same', routes: ['wake'] }] }).map((p) => p.path)).to.deep.equal(['server.adminTokens[1]']);
     expect(JSON.stringify(problems({ adminToken: 'same' }, { token: 'same' }))).to.not.include('same"');
     expect(problems({ adminTokens: Array.from({ length: 9 }, (_, i) => `a${i}`) }, {}).map((p) => p.path)).to.deep.equal(['server.adminTokens']);
+  });
+});
+
+describe('config: a scheme that signs the URL (publicUrlProblems)', () => {
+  const signsUrl = new Map([['urly', { ...SENDERS[0]!, scheme: 'urly', signsUrl: true }]]);
+  const urly = (verify: Record<string, unknown>) => ({ match: { path: 'u' }, verify: { scheme: 'urly', secret: 's', ...verify } });
+
+  it('needs verify.url or server.publicUrl, and says what to give', () => {
+    const [p] = publicUrlProblems([mapping({}), urly({})], undefined, signsUrl);
+    expect(p!.path).to.equal('hooks.mappings[1].verify.url');
+    expect(p!.message).to.match(/^is required with scheme urly unless server\.publicUrl is set: urly signs the URL it was sent to/);
+    expect(publicUrlProblems([urly({ url: 'https://hooks.example.com/hooks/u' })], undefined, signsUrl)).to.deep.equal([]);
+    expect(publicUrlProblems([urly({})], 'https://hooks.example.com', signsUrl)).to.deep.equal([]);
+  });
+
+  it('server.publicUrl is an http(s) URL', () => {
+    expect(problemsFor({ mappings: [mapping({})] })).to.deep.equal([]);
+    const bad = (() => {
+      try {
+        configFromObject({ server: { publicUrl: 'hooks.example.com' }, hooks: { mappings: [mapping({})] } }, '/etc/hookrelay/hookrelay.yaml', {});
+        return [];
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+    })();
+    expect(bad.map((p) => p.path)).to.deep.equal(['server.publicUrl']);
   });
 });
