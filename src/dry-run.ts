@@ -71,7 +71,7 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
     throw new DryRunProblem('method', `${method} is not allowed on ${hooksPath}/${route.name}; its mappings take ${takes.allow}`, { status: 405, code: 'method_not_allowed' });
   }
   const d = await engine.decide(decideRequest(route.name, route.path, method, req), { ...(signatures ? {
-    verify: (raw, payload) => signatures.check({ name: route.name, method, path: route.path, query: withoutCredentialParams(req.query), sentQuery: req.query, headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw, payload),
+    verify: (raw, payload) => signatures.check({ name: route.name, method, path: route.path, target: targetOf(route.path, req.query), headers: req.headers, bySignature: false, address: () => 'dry-run' }, raw, payload),
   } : {}), ...(req.explain ? { explain: true } : {}) });
   const warnings = d.failures?.map((f) => `mapping "${f.mappingId}": match.when failed (${causeText(f)}); counted as not matching`);
   const out = await outcome(d, warnings).catch((e: unknown) => {
@@ -82,6 +82,11 @@ export async function dryRun(engine: Pick<Engine, 'decide' | 'methods'>, hooksPa
   if (warnings) out.warnings = warnings;
   if (req.explain && d.explanation) out.explanation = d.explanation;
   return out;
+}
+
+/** The request target a dry run stands for: the path and the query as given (a signed URL covers the token too). */
+export function targetOf(path: string, query: string): string {
+  return query === '' ? path : `${path}?${query}`;
 }
 
 /** A mapped hook's request as the listener gives it to decide(): the query without credentials, the payload parsed on demand. */

@@ -1,8 +1,11 @@
 /** The transform contract for authors (`import type { Transform } from 'hookrelay'`) and the engine alike, so documented and applied keys cannot drift. */
 
+/** A request's payload: a JSON object, or on a mapped hook a top-level JSON array (CONTRACT.md §15: SendGrid's and HubSpot's events). */
+export type Payload = Record<string, unknown> | unknown[];
+
 /** What a transform is called with (a copy: the transform runs in a worker process). Treat it as read-only. */
 export interface TransformInput {
-  payload: Record<string, unknown>;
+  payload: Payload;
   /** Lower-case header names; the token-carrying ones are removed. */
   headers: Record<string, string>;
   /** Query parameters, without `token`. */

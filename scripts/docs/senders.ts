@@ -5,10 +5,11 @@ import type { SenderDescriptor } from '../../src/senders/descriptor.js';
 const at = (d: SenderDescriptor, text: string) => text.replaceAll('{hooks.path}/NAME', `/hooks/${d.scheme}`).replaceAll('NAME', d.scheme);
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
-/** A sender's starting mapping as a complete `hooks:` section. */
+/** A sender's starting mapping as a complete `hooks:` section, after the `server.publicUrl` a URL-signing sender needs. */
 export function senderMapping(d: SenderDescriptor): string {
   const lines = at(d, d.docs.mapping).split('\n');
-  return ['hooks:', '  mappings:', `    - id: ${d.scheme}`, ...lines.map((l) => `      ${l}`)].join('\n');
+  const server = d.signsUrl ? ['server:', '  publicUrl: https://hooks.example.com   # where senders reach this gateway (the part before /hooks)'] : [];
+  return [...server, 'hooks:', '  mappings:', `    - id: ${d.scheme}`, ...lines.map((l) => `      ${l}`)].join('\n');
 }
 
 /** The sender table of docs/senders.md, from the descriptors (src/senders/), written by `npm run docs`. */

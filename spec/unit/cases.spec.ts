@@ -32,7 +32,7 @@ interface Case {
   request: {
     name?: string;
     method?: 'GET' | 'POST';
-    payload?: Record<string, unknown>;
+    payload?: Record<string, unknown> | unknown[];
     headers?: Record<string, string>;
     query?: Record<string, string>;
     direct?: 'wake' | 'agent';

@@ -23,6 +23,7 @@ const ENV = {
   META_VERIFY_TOKEN: 'meta-verify-token',
   HOOKRELAY_TOKEN: 'hooks-token-0123456789',
   SENDGRID_HOOK_TOKEN: 'sendgrid-token-0123456789',
+  TWILIO_AUTH_TOKEN: 'twilio-auth-token',
   BILLING_WEBHOOK_SECRET: `whsec_${Buffer.from('billing key').toString('base64')}`,
   DISCORD_PUBLIC_KEY: 'a'.repeat(64),
 };
@@ -44,7 +45,7 @@ const request = (name: string, payload: Record<string, unknown>): HookRequest =>
 describe('docs: connecting senders', () => {
   it('has one block per sender, each a config that loads and compiles without a warning', async () => {
     const all = blocks();
-    expect(all).to.have.length(8);
+    expect(all).to.have.length(9);
     for (const block of all) {
       const { engine, warnings } = await compiled(block);
       await engine.close();

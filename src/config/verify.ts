@@ -52,13 +52,24 @@ export function verifyProblems(m: Obj, path: string): ConfigProblem[] {
   return problems;
 }
 
-/** A scheme that signs the URL needs the URL the sender was given: `verify.url`, or `server.publicUrl` to join with the path. */
+/**
+ * A scheme that signs the URL needs the URL the sender was given: `verify.url`, or `server.publicUrl`
+ * to join with the path. Neither has a query: the one each request arrives with is appended
+ * (http/signatures.ts signedUrl), since senders add to it (Twilio's `bodySHA256`).
+ */
 export function publicUrlProblems(mappings: unknown[], publicUrl: unknown, senders: ReadonlyMap<string, SenderDescriptor> = BY_SCHEME): ConfigProblem[] {
-  if (typeof publicUrl === 'string') return [];
-  return mappings.flatMap((m, i) => {
+  const problems: ConfigProblem[] = [];
+  const withQuery = (url: unknown) => typeof url === 'string' && /[?#]/.test(url);
+  const appended = 'the query a request arrives with is appended to it, as the sender signed it: leave the query out';
+  if (withQuery(publicUrl)) problems.push({ path: 'server.publicUrl', message: `must not have a query or fragment: ${appended}` });
+  mappings.forEach((m, i) => {
     const v = (m as Obj | undefined)?.verify;
     const d = typeof v?.scheme === 'string' ? senders.get(v.scheme) : undefined;
-    if (!d?.signsUrl || v.url !== undefined) return [];
-    return [{ path: `hooks.mappings[${i}].verify.url`, message: `is required with scheme ${d.scheme} unless server.publicUrl is set: ${d.scheme} signs the URL it was sent to, so give that URL (or server.publicUrl, e.g. https://hooks.example.com, to join with the request's path and query)` }];
+    if (!d?.signsUrl) return;
+    if (withQuery(v.url)) problems.push({ path: `hooks.mappings[${i}].verify.url`, message: `must not have a query or fragment: ${appended} (a ?token= too)` });
+    if (v.url === undefined && typeof publicUrl !== 'string') {
+      problems.push({ path: `hooks.mappings[${i}].verify.url`, message: `is required with scheme ${d.scheme} unless server.publicUrl is set: ${d.scheme} signs the URL it was sent to, so give that URL (or server.publicUrl, e.g. https://hooks.example.com, to join with the request's path and query)` });
+    }
   });
+  return problems;
 }

@@ -15,7 +15,7 @@ function suggestion(d: SenderDescriptor): string {
 
 /** Senders known to sign their webhooks (the catalog's, by name), and the `verify` that checks them. */
 const SIGNING_SENDERS: readonly [RegExp, string][] = [
-  ...SENDERS.filter((d) => d.scheme !== 'hmac').map((d) => [word([d.scheme, ...(d.aliases ?? [])].join('|')), suggestion(d)] as [RegExp, string]),
+  ...SENDERS.filter((d) => d.scheme !== 'hmac' && !d.unsignedToo).map((d) => [word([d.scheme, ...(d.aliases ?? [])].join('|')), suggestion(d)] as [RegExp, string]),
   [word('typeform'), 'scheme: hmac, header: Typeform-Signature, encoding: base64, prefix: "sha256=", secret: ${…}'],
 ];
 

@@ -7,7 +7,7 @@ import { requestContext, transformInput } from './context.js';
 import { compileHandlebars } from './handlebars.js';
 import { compileJsonata, type JsonataLimits } from './jsonata.js';
 import type { StepBudget } from './jsonata-budget.js';
-import { OVERRIDE_KEYS } from '../transform-types.js';
+import { OVERRIDE_KEYS, type Payload } from '../transform-types.js';
 import type { LoadedTransform, TransformFn } from './transform-module.js';
 import type { PayloadCheck } from './payload-schema.js';
 import type { ActionOrigin, ActionValidator } from './validate.js';
@@ -21,7 +21,7 @@ export type MapResult = { actions: Action[]; dropped?: number } | { answer: Mapp
 export interface HookRequest {
   name: string;
   method?: 'GET' | 'POST';
-  payload: Record<string, unknown>;
+  payload: Payload;
   headers: Record<string, string>;
   withheld?: Record<string, string>;
   query: Record<string, string>;

@@ -8,6 +8,7 @@ import type { MatchRequest, WhenFailure } from './engine.js';
 import type { CompiledMapping, HookRequest, MapResult } from './compile-mapping.js';
 import type { Found } from './match.js';
 import type { Explanation } from '../match-explanation.js';
+import type { Payload } from '../transform-types.js';
 
 /** The send routes of CONTRACT.md §5 that decide() takes. */
 export type SendRoute = 'wake' | 'agent' | 'mapped';
@@ -26,7 +27,7 @@ export interface DecideRequest {
   /** The body's bytes as read (decoded): what a signature and an idempotency key guard. */
   body: Uint8Array;
   /** Parses the body; called once its signature is decided (a bad signature is the answer, not a bad body). */
-  payload: () => Record<string, unknown> | Promise<Record<string, unknown>>;
+  payload: () => Payload | Promise<Payload>;
   who: Who;
   now: Date;
 }
@@ -145,7 +146,7 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
     let stage: Stage = 'signature';
     const at: Common = {};
     try {
-      let parsed: Promise<Record<string, unknown>> | undefined;
+      let parsed: Promise<Payload> | undefined;
       const payload = () => (parsed ??= Promise.resolve().then(req.payload));
       const signed = await ports.verify?.(req.body, payload);
       if (signed?.handshake) return { type: 'respond', mappingId: signed.handshake.mappingId, status: signed.handshake.answer.status, own: signed.handshake.answer };
@@ -159,16 +160,18 @@ export function decider(core: Core, hooks: { acceptStatus: number; maxWaitSecond
         return stored && { type: 'replay' as const, stored, ...at };
       };
       if (req.route !== 'mapped') {
-        const wait = req.route === 'agent' ? agentWait(req.query, body, hooks.maxWaitSeconds) : undefined;
+        // An array is a payload on mapped hooks only: parsePayload refuses it here (CONTRACT.md §15).
+        const direct = body as Record<string, unknown>;
+        const wait = req.route === 'agent' ? agentWait(req.query, direct, hooks.maxWaitSeconds) : undefined;
         const header = keyed ? headerKey(req.headers, signed?.signedKey) : undefined;
-        const key = header !== undefined ? requestKey(req.route, header, req.body) : keyed && req.route === 'agent' ? bodyKey(body, req.body) : undefined;
+        const key = header !== undefined ? requestKey(req.route, header, req.body) : keyed && req.route === 'agent' ? bodyKey(direct, req.body) : undefined;
         const repeat = key && (await lookup(key));
         if (repeat) return repeat;
         if (req.route === 'wake') {
-          const action = core.wake(body);
+          const action = core.wake(direct);
           return { type: 'act', actions: [action], key, fanOut: false, answer: async ([a]) => ({ status: 200, body: JSON.stringify({ ok: true, eventId: a!.eventId, mode: action.mode }) }) };
         }
-        const action = core.agent(body);
+        const action = core.agent(direct);
         return { type: 'act', actions: [action], key, wait, fanOut: false, answer: async ([a]) => ({ status: hooks.acceptStatus, body: JSON.stringify({ ok: true, runId: a!.runId, sessionKey: action.sessionKey }) }) };
       }
       const query = templateQuery(req.query);

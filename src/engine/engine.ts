@@ -12,6 +12,10 @@ import type { WhenFailure } from './mapping-answers.js';
 import { createMatcher } from './match.js';
 import { createExplainer, type Explanation } from './explain.js';
 import { decider, type Decision, type DecidePorts, type DecideRequest } from './decide.js';
+import type { Payload } from '../transform-types.js';
+
+/** `forEach: "*"`: one action per element of a payload that is itself an array. */
+const EACH_ELEMENT = '*';
 
 export type { WhenFailure };
 
@@ -106,8 +110,7 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
   const direct = { wake: { source: 'wake', unsafe: hooks.allowUnsafeExternalContent }, agent: { source: 'agent', unsafe: hooks.allowUnsafeExternalContent } };
 
   async function mapEach(mapping: CompiledMapping, req: HookRequest, now: string, key: string, budget: StepBudget): Promise<MapResult> {
-    const payload = req.payload;
-    const list = payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key) ? payload[key] : undefined;
+    const list = itemsOf(req.payload, key);
     // Missing (or null) and empty mean "nothing to do"; any other value is a sender's mistake
     // that a 204 would hide (CONTRACT.md §6).
     if (list === undefined || list === null) return undefined;
@@ -146,6 +149,16 @@ export async function createEngine(config: Config, opts: EngineOptions = {}): Pr
     methods,
     close: transforms.close,
   };
+}
+
+/** What `forEach: KEY` iterates: the payload's own key `KEY`, or with `*` the payload itself, a top-level array (CONTRACT.md §6, §15). */
+function itemsOf(payload: Payload, key: string): unknown {
+  if (key === EACH_ELEMENT) {
+    if (!Array.isArray(payload)) throw new HookError('invalid_payload', 'payload: must be a JSON array (the mapping\'s forEach: "*" takes one action per element of a top-level array)');
+    return payload;
+  }
+  if (Array.isArray(payload)) throw new HookError('invalid_payload', `payload: is a JSON array, not an object with the key "${key}": forEach: "*" takes one action per element of a top-level array`);
+  return Object.hasOwn(payload, key) ? payload[key] : undefined;
 }
 
 /** The compile problems of a draft config the loader refused, skipping the parts it refused, so one pass reports all (CONTRACT.md §2). */

@@ -1,5 +1,6 @@
 import type { CompiledMapping } from './compile-mapping.js';
 import type { MatchRequest } from './engine.js';
+import type { Payload } from '../transform-types.js';
 import { whenHolds, type WhenFailure } from './mapping-answers.js';
 
 /** Finds the mapping of a request ({@link createMatcher}). */
@@ -125,8 +126,8 @@ export function headerOf({ headers, withheld }: MatchRequest, name: string): str
 }
 
 /** `payload.source` as text for comparison; only scalars count. */
-export function sourceOf(payload: Record<string, unknown>): string | undefined {
-  const source = payload !== null && typeof payload === 'object' ? payload.source : undefined;
+export function sourceOf(payload: Payload): string | undefined {
+  const source = Array.isArray(payload) ? undefined : payload.source;
   if (typeof source === 'string') return source;
   if (typeof source === 'number' || typeof source === 'boolean') return String(source);
   return undefined;

@@ -2,9 +2,10 @@ import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { HookError } from '../errors.js';
 import { linearRegExp } from './linear-regexp.js';
+import type { Payload } from '../transform-types.js';
 
 /** Checks a payload against a mapping's `schema:`; throws HookError `invalid_payload`. */
-export type PayloadCheck = (payload: Record<string, unknown>) => void;
+export type PayloadCheck = (payload: Payload) => void;
 
 /** An ajv for the users' payload schemas (JSON Schema draft 2020-12), one per engine. */
 export function createSchemaCompiler(): (schema: unknown) => PayloadCheck {

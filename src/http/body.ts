@@ -8,6 +8,7 @@ import type { Exchange, ExchangeContext } from './exchange.js';
 import { parsePayload } from './payload.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { ROUTE_KINDS } from './routes-table.js';
+import type { Payload } from '../transform-types.js';
 import type { BodyLimit, BodyLimits } from './body-limits.js';
 
 /** Reads a send route's body, decoded, onto the record (`raw`): 413 past its limit on the wire or decoded, 408 past `bodyTimeoutMs`, 415 for an unknown encoding. */
@@ -21,7 +22,7 @@ export function bodyParser(bodyLimit: BodyLimits, bodyTimeoutMs: number): Middle
 }
 
 /** The body as a payload: JSON, or on mapped hooks a form or multipart form (payload.ts, multipart.ts). */
-export function payloadOf(ex: Exchange, maxBytes: number): Record<string, unknown> | Promise<Record<string, unknown>> {
+export function payloadOf(ex: Exchange, maxBytes: number): Payload | Promise<Payload> {
   const type = ex.req.headers['content-type'];
   const mapped = ex.route!.kind === 'mapped';
   return mapped && isMultipart(type) ? parseMultipart(ex.raw!, type, maxBytes) : parsePayload(ex.raw!, type, mapped);

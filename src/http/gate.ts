@@ -115,7 +115,6 @@ export function createGate(opts: GateOptions): Middleware<DefaultState, Exchange
       }
     }
     // No later layer (templates, transforms, logs) sees the token or another credential parameter.
-    decided.sentQuery = decided.query;
     decided.query = withoutCredentialParams(decided.query);
     if (req.headers.expect !== undefined && opts.expectsContinue(req)) {
       ex.continued = true;

@@ -1,5 +1,7 @@
 import { HookError } from '../errors.js';
 import { dropPrototypeKeys, isPrototypeKey } from '../engine/prototype-keys.js';
+import type { Payload } from '../transform-types.js';
+import { readsAsForm } from '../form-body.js';
 
 const PROTO_WORD = /__proto__|constructor|prototype/;
 /** A `\u` escape of a character from U+0040 to U+007F (every letter, and the underscore). */
@@ -15,9 +17,10 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * A request body as a payload (CONTRACT.md §5): strict UTF-8, empty is `{}`, a form on a mapped hook
- * unless it starts with `{` (`curl -d @file.json`), else a JSON object; prototype keys dropped.
+ * unless it starts with `{` (`curl -d @file.json`), else a JSON object — or on a mapped hook a
+ * top-level array (§15); prototype keys dropped.
  */
-export function parsePayload(bytes: Uint8Array, contentType: string | undefined, mappedHook: boolean): Record<string, unknown> {
+export function parsePayload(bytes: Uint8Array, contentType: string | undefined, mappedHook: boolean): Payload {
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -28,7 +31,7 @@ export function parsePayload(bytes: Uint8Array, contentType: string | undefined,
   const trimmed = text.trim();
   if (trimmed === '') {
     value = {};
-  } else if (mappedHook && isForm(contentType) && !trimmed.startsWith('{')) {
+  } else if (mappedHook && readsAsForm(contentType, trimmed)) {
     value = parseForm(text);
   } else {
     try {
@@ -38,15 +41,11 @@ export function parsePayload(bytes: Uint8Array, contentType: string | undefined,
       throw new HookError('invalid_json', 'the body is not valid JSON');
     }
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new HookError('invalid_payload', 'body: must be a JSON object');
+  if (value === null || typeof value !== 'object' || (Array.isArray(value) && !mappedHook)) {
+    throw new HookError('invalid_payload', mappedHook ? 'body: must be a JSON object or array' : 'body: must be a JSON object');
   }
   if (mayHavePrototypeKey(text)) dropPrototypeKeys(value);
-  return value as Record<string, unknown>;
-}
-
-function isForm(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.trimStart().toLowerCase().startsWith('application/x-www-form-urlencoded');
+  return value as Payload;
 }
 
 /** Form fields, a repeated one as a list; collected without a prototype, so `toString` finds no inherited value. */

@@ -40,8 +40,6 @@ export interface Route {
   path: string;
   /** The raw query string, without `?` — and, once the gate let the request through, without the token. */
   query: string;
-  /** The query as sent, credentials included: only a sender's handshake reads it, for its own parameters (Meta's `hub.verify_token`). */
-  sentQuery?: string;
 }
 
 /** Where the web console lives (CONTRACT.md §11). */

@@ -49,7 +49,7 @@ export function sendHandler(deps: RouteDeps, bodyLimit: BodyLimits): (ctx: HookC
     const bySignature = ex.bySignature;
     const verify: DecidePorts['verify'] = mapped
       ? (body, payload) => deps.signatures.check({
-        name: route.name, method, path: route.path, query: route.query, sentQuery: route.sentQuery, headers: req.headers, bySignature, routes: ex.sender?.routes, address: () => deps.clientAddress(req),
+        name: route.name, method, path: route.path, target: req.url ?? route.path, headers: req.headers, bySignature, routes: ex.sender?.routes, address: () => deps.clientAddress(req),
       }, body, payload)
       : undefined;
     const decision = await deps.engine.decide({

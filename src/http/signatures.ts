@@ -15,10 +15,8 @@ export interface SignedRequest {
   name: string;
   method: 'GET' | 'POST';
   path: string;
-  /** The query as received, without `?` and credentials: part of the URL that URL-signing senders sign. */
-  query: string;
-  /** The query as sent, credentials included: a sender's handshake reads its own parameters there (Meta's `hub.verify_token`). */
-  sentQuery?: string;
+  /** The request target as it arrived (path and query, a token included): what URL-signing senders sign, after the public URL, and where a handshake reads its own parameters (Meta's `hub.verify_token`). */
+  target: string;
   headers: IncomingMessage['headers'];
   bySignature: boolean;
   /** A scoped hooks token's routes; undefined: every one. */
@@ -39,9 +37,26 @@ interface Entry {
 
 const NONE_SIGNED: ReadonlySet<string> = new Set();
 
+// Absolute-form (RFC 9112 §3.2.2): the authority is not the URL the sender was given.
+const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/**
+ * The URL a URL-signing sender signed (CONTRACT.md §15): `verify.url`, else `server.publicUrl`
+ * joined with the path as it arrived — then the query as it arrived, a `?token=` included, since
+ * the sender signs the whole URL it was given; undefined without either.
+ */
+export function signedUrl(target: string, publicUrl: string | undefined, verifyUrl: string | undefined): string | undefined {
+  const rest = target.replace(AUTHORITY, '');
+  const q = rest.indexOf('?');
+  const base = verifyUrl ?? (publicUrl === undefined ? undefined : publicUrl.replace(/\/+$/, '') + (q === -1 ? rest : rest.slice(0, q)));
+  return base === undefined ? undefined : base + (q === -1 ? '' : rest.slice(q));
+}
+
+/** A `meta` mapping and the digest of its verify.verifyToken (auth.ts digest()). */
+type MetaEntry = { id: string; digest: Buffer };
+
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
 export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; publicUrl?: string; secrets?: HookSecrets }) {
-  const base = deps.publicUrl?.replace(/\/+$/, '');
   const byName = new Map<string, Entry[]>();
   for (const m of mappings) {
     if (!m.verify || m.match.path === undefined) continue;
@@ -62,18 +77,18 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
     /** NAME's mappings whose `verify` passes on the raw bytes (or a handshake answered), undefined when none has one; else throws 401 (429). */
     async check(req: SignedRequest, body: Uint8Array, payload: () => Promise<unknown>): Promise<Signed | undefined> {
       const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      const input = handshakes.on(req.name) ? { ...req, query: req.sentQuery ?? req.query, body: bytes } : undefined;
+      const input = handshakes.on(req.name) ? { ...req, query: queryOf(req.target), body: bytes } : undefined;
       const own = input && (await handshakes.own(input));
       if (own) return { signedBy: NONE_SIGNED, handshake: own };
       const list = byName.get(req.name)?.filter((e) => e.method === req.method);
       if (list === undefined || list.length === 0) return undefined;
       const now = Math.floor(Date.now() / 1000);
-      const requestUrl = base && `${base}${req.path}${req.query ? `?${req.query}` : ''}`;
       let signed: Signed | undefined;
       let failed: SignatureFailure[] | undefined;
       for (const e of list) {
         if (req.bySignature && !e.standsIn) continue;
-        const f = await e.verify({ method: req.method, url: e.url ?? requestUrl, headers: req.headers, body: bytes, now });
+        const url = e.sender.signsUrl ? signedUrl(req.target, deps.publicUrl, e.url) : undefined;
+        const f = await e.verify({ method: req.method, url, headers: req.headers, body: bytes, now });
         if (f !== undefined) {
           (failed ??= []).push(f);
           continue;
@@ -103,7 +118,7 @@ export function createSignatures(mappings: readonly MappingConfig[], deps: { aut
       const fails = failed ?? [];
       const stale = fails.find((f) => f.code === 'stale_signature');
       const message = stale?.message ?? [...new Set(fails.map((f) => f.message))].join('; and ');
-      throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `POST ${req.path} needs a valid signature: ${message}`);
+      throw new HookError(stale ? 'stale_signature' : 'invalid_signature', `${req.method} ${req.path} needs a valid signature: ${message}`);
     },
   };
 }
@@ -124,4 +139,10 @@ function append<T>(lists: Map<string, T[]>, key: string, value: T): void {
   const list = lists.get(key);
   if (list === undefined) lists.set(key, [value]);
   else list.push(value);
+}
+
+/** The query of a request target, without `?`. */
+function queryOf(target: string): string {
+  const q = target.indexOf('?');
+  return q === -1 ? '' : target.slice(q + 1);
 }

@@ -53,12 +53,14 @@ export interface Codec {
   read(req: VerifyInput): Read;
   /** The signed bytes: the one builder of the message, for the verifier and the fixture signer (which writes with `stamp` and `write`). */
   message(req: VerifyInput, parts: Parts): Buffer[];
+  /** Every message the sender may have signed, for the verifier, when there are several (Twilio's URL with and without its port); none: no message of this request can match. */
+  messages?(req: VerifyInput, parts: Parts): Buffer[][];
   stamp?(req: VerifyInput): Parts;
   /** The body a sender sends at this stamp, when the body carries it (Linear's `webhookTimestamp`). */
   restamp?(req: VerifyInput, parts: Parts): Buffer;
   write(signature: Buffer, parts: Parts): Record<string, string>;
   /** The failure messages, where the credential is not a header (Graph's `clientState` in the body). */
-  messages?: Readonly<Record<'missing' | 'malformed' | 'wrong', string>>;
+  failureTexts?: Readonly<Record<'missing' | 'malformed' | 'wrong', string>>;
   /** The body with the signature in it, for a sender that signs inside the body (Mailgun). */
   writeBody?(req: VerifyInput, signature: Buffer, parts: Parts): Buffer;
 }
@@ -100,11 +102,15 @@ export interface SenderDescriptor {
   /** Signs a timestamp: the tolerance without `verify.toleranceSeconds` (seconds), and the timestamp as the stale message names it. */
   tolerance?: number;
   timestamp?: string;
+  /** The signed timestamp counts milliseconds, not seconds (HubSpot). */
+  milliseconds?: boolean;
   /** The signed id's header, the idempotency key: no unsigned key header replaces it (CONTRACT.md §8). */
   idHeader?(headers: IncomingHttpHeaders): string | undefined;
   /** The keys a request is checked with (default: each secret's UTF-8 bytes). */
   keys?(v: VerifyKeys): Key[];
   codec(v: VerifyKeys): Codec;
+  /** The sender posts unsigned webhooks under the same name too (SendGrid's Inbound Parse): `check` does not warn about one without `verify`. */
+  unsignedToo?: boolean;
   /** An asymmetric scheme's fresh key pair for `sign: true` fixtures: the private key signs, and `publicKey`, written as `verify.publicKey` takes it, verifies in place of the mapping's. */
   fixtureKey?(): { publicKey: string; privateKey: KeyObject };
   /** Load checks the shape of the keys cannot say (e.g. a secret's encoding); never quotes a secret. */

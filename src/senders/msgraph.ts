@@ -47,7 +47,7 @@ export const msgraph: SenderDescriptor = {
       if (Array.isArray(parsed?.value)) for (const n of parsed.value) if (n !== null && typeof n === 'object') (n as Record<string, unknown>).clientState = secret.toString('utf8');
       return Buffer.from(JSON.stringify(parsed));
     },
-    messages: {
+    failureTexts: {
       missing: 'the body carries no notifications ({"value": [...]}) with a clientState: Microsoft Graph sends each with the subscription\'s clientState',
       malformed: 'every notification in value[] must carry the same clientState, the subscription\'s',
       wrong: 'the notifications\' clientState is not the mapping\'s verify.secret: subscribe with clientState set to it',

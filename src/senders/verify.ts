@@ -21,15 +21,17 @@ export function compileVerifier(d: SenderDescriptor, v: VerifyKeys): Verifier {
   const keys = keysOf(d, v);
   const tolerance = v.toleranceSeconds ?? d.tolerance;
   const f = failures(d, codec, tolerance);
+  const unit = d.milliseconds ? 1000 : 1;
   return (req) => {
     const read = codec.read(req);
     if (read === 'missing') return f.missing;
     if (read === 'malformed' || read.given.length === 0) return f.malformed;
-    if (!matches(codec.algorithm, keys, codec.message(req, read.parts), read.given)) return f.wrong;
+    const messages = codec.messages ? codec.messages(req, read.parts) : [codec.message(req, read.parts)];
+    if (!messages.some((m) => matches(codec.algorithm, keys, m, read.given))) return f.wrong;
     const ts = read.parts.seconds ?? read.parts.timestamp;
     if (tolerance === undefined) return undefined;
     if (ts === undefined) return f.noTimestamp;
-    return Math.abs(req.now - Number(ts)) <= tolerance ? undefined : f.stale;
+    return Math.abs(req.now - Number(ts) / unit) <= tolerance ? undefined : f.stale;
   };
 }
 
@@ -101,8 +103,8 @@ function failures(d: SenderDescriptor, codec: Codec, tolerance?: number) {
   const signature = headers[headers.length - 1];
   const wrong = codec.algorithm === 'equals'
     ? `the ${signature} header does not match: the sender must send ${WITH[d.credential]}`
-    : `the ${signature} signature does not match the body: the sender must sign with ${WITH[d.credential]}`;
-  const own = codec.messages;
+    : `the ${signature} signature does not match the body: the sender must sign with ${WITH[d.credential]}${d.signsUrl ? ', over the URL it was given (server.publicUrl joined with the path, or verify.url)' : ''}`;
+  const own = codec.failureTexts;
   return {
     missing: invalid(own?.missing ?? `${names} missing: the sender must sign its requests`),
     malformed: invalid(own?.malformed ?? `the ${signature} header is not of the form ${form}`),

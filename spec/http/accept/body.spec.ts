@@ -17,6 +17,7 @@ describe('http: bodies, payload errors and the answers of every route', () => {
           { id: 'ci', match: { path: 'ci', source: 'ci' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'build {{build.id}}' },
           { id: 'key', match: { path: 'key' }, action: 'agent', messageTemplate: 'x', sessionKey: '{{k}}' },
           { id: 'each', match: { path: 'each' }, action: 'agent', forEach: 'items', messageTemplate: 'item {{n}}', wakeMode: 'next-heartbeat' },
+          { id: 'batch', match: { path: 'batch' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'first {{payload[0].event}} of {{payload.length}}' },
           { id: 'boom', match: { path: 'boom' }, action: 'agent', engine: 'jsonata', messageTemplate: '$error("secret-payload-" & word)' },
         ],
       },
@@ -43,6 +44,8 @@ describe('http: bodies, payload errors and the answers of every route', () => {
     ['malformed JSON', '/wake', { raw: '{"text": ' }, 400, 'invalid_json'],
     ['a JSON array body', '/wake', { raw: '[1,2]' }, 400, 'invalid_payload', 'body'],
     ['a JSON string body', '/agent', { raw: '"hello"' }, 400, 'invalid_payload', 'body'],
+    ['a JSON array body on /agent (an array is a payload on mapped hooks only)', '/agent', { raw: '[{"message":"m"}]' }, 400, 'invalid_payload', 'body: must be a JSON object'],
+    ['a JSON string body on a mapped hook', '/batch', { raw: '"hello"' }, 400, 'invalid_payload', 'body: must be a JSON object or array'],
     ['/agent without message', '/agent', { json: { name: 'x' } }, 400, 'invalid_payload', 'message'],
     ['/agent with blank message', '/agent', { json: { message: ' \n ' } }, 400, 'invalid_payload', 'message'],
     ['/agent with a blank model', '/agent', { json: { message: 'm', model: '  ' } }, 400, 'invalid_payload', 'model'],
@@ -220,6 +223,48 @@ describe('http: bodies, payload errors and the answers of every route', () => {
     expect(r.data.action).to.equal('agent');
     expect((await call(`${gw.hooks}/each`, { token: TOKEN, json: { items: [] } })).status).to.equal(204);
     expect((await call(`${gw.hooks}/each`, { token: TOKEN, json: {} })).status).to.equal(204);
+  });
+});
+
+describe('http: a top-level JSON array on a mapped hook (CONTRACT.md §15)', () => {
+  let gw: InProcess;
+  before(async () => {
+    gw = await startInProcess({ hooks: { mappings: [
+      { id: 'events', match: { path: 'events-in' }, action: 'wake', wakeMode: 'next-heartbeat', forEach: '*', textTemplate: '{{event}} #{{index}}' },
+      { id: 'batch', match: { path: 'batch' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'first {{payload[0].event}} of {{payload.length}}' },
+    ] } });
+  });
+  after(async () => { await gw.stop(); });
+  const texts = async (after: number) => (await call(`${gw.hooks}/events?after=${after}`, { token: ADMIN_TOKEN })).data.events.map((e: { text: string }) => e.text);
+  const lastSeq = async () => ((await call(`${gw.hooks}/events`, { token: ADMIN_TOKEN })).data.events.at(-1)?.seq ?? 0) as number;
+
+  it('forEach: "*" takes one action per element, in order', async () => {
+    const from = await lastSeq();
+    const r = await call(`${gw.hooks}/events-in`, { token: TOKEN, raw: '[{"event":"processed"},{"event":"delivered"}]', headers: { 'content-type': 'application/json' } });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.data.actions.map((a: { action: string }) => a.action)).to.deep.equal(['wake', 'wake']);
+    expect(await texts(from)).to.deep.equal(['processed #0', 'delivered #1']);
+  });
+
+  it('an empty array is 204 under forEach: "*"; an object there is 400 naming the array it needs', async () => {
+    expect((await call(`${gw.hooks}/events-in`, { token: TOKEN, raw: '[]' })).status).to.equal(204);
+    const r = await call(`${gw.hooks}/events-in`, { token: TOKEN, json: { event: 'processed' } });
+    expect([r.status, r.data.error.code]).to.deep.equal([400, 'invalid_payload']);
+    expect(r.data.error.message).to.include('must be a JSON array');
+  });
+
+  it('without forEach, the array is one action and the templates read it as `payload`', async () => {
+    const from = await lastSeq();
+    const r = await call(`${gw.hooks}/batch`, { token: TOKEN, raw: '[{"event":"open"},{"event":"click"},{"event":"bounce"}]' });
+    expect(r.status, r.text).to.equal(200);
+    expect(await texts(from)).to.deep.equal(['first open of 3']);
+  });
+
+  it('/wake and /agent still take only a JSON object', async () => {
+    for (const route of ['wake', 'agent']) {
+      const r = await call(`${gw.hooks}/${route}`, { token: TOKEN, raw: '[{"text":"t","message":"m"}]' });
+      expect([r.status, r.data.error.code, r.data.error.message]).to.deep.equal([400, 'invalid_payload', 'body: must be a JSON object']);
+    }
   });
 });
 

@@ -70,7 +70,7 @@ describe('engine: the mapping index picks what the ordered walk picks (property)
     for (const m of mappings) {
       if (m.match.path !== undefined && m.match.path !== req.name) continue;
       if (m.method !== (req.method ?? 'POST')) continue;
-      const raw = req.payload.source;
+      const raw = Array.isArray(req.payload) ? undefined : req.payload.source;
       const source = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
       if (m.match.source !== undefined && m.match.source !== source) continue;
       const header = (name: string) => (Object.hasOwn(req.headers, name) ? req.headers[name] : req.withheld && Object.hasOwn(req.withheld, name) ? req.withheld[name] : undefined);
