@@ -22,11 +22,11 @@ function budgetOf(data: Data | undefined): RenderBudget {
 // An isolated environment: nothing registered globally on Handlebars changes these templates.
 const env = Handlebars.create();
 env.unregisterHelper('log'); // it would write payload content to stdout
-env.registerHelper(TEXT_HELPER, (value: unknown, line: number, column: number, options: Handlebars.HelperOptions) => {
+env.registerHelper(TEXT_HELPER, (value: unknown, options: Handlebars.HelperOptions) => {
   try {
     return textOf(budgetOf(options.data), value);
   } catch (err) {
-    throw located(err, line, column);
+    throw located(err, options);
   }
 });
 env.registerHelper('lookup', safeLookup);
@@ -40,26 +40,23 @@ env.registerHelper('each', function (this: unknown, context: unknown, options: H
 });
 
 // A failure at run time (a block helper's arguments in a branch the load did not take, a budget
-// trip) names where in the template: the block helpers get their position as a hash argument.
-const AT = 'hookrelayAt';
-const BLOCK_HELPERS = ['if', 'unless', 'with', 'each'];
-for (const name of BLOCK_HELPERS) {
-  const helper = env.helpers[name]!;
+// trip) names where in the template: Handlebars hands every helper call its position (`options.loc`).
+for (const name of ['if', 'unless', 'with', 'each']) {
+  const helper = env.helpers[name] as (...a: unknown[]) => unknown;
   env.registerHelper(name, function (this: unknown, ...args: unknown[]) {
-    const options = args[args.length - 1] as Handlebars.HelperOptions;
-    const { [AT]: at, ...hash } = options.hash as Record<string, unknown>;
     try {
-      return (helper as (...a: unknown[]) => unknown).apply(this, [...args.slice(0, -1), { ...options, hash }]);
+      return helper.apply(this, args);
     } catch (err) {
-      const [line, column] = typeof at === 'string' ? at.split(':').map(Number) : [];
-      throw line === undefined ? err : located(err, line, column!);
+      throw located(err, args[args.length - 1] as Handlebars.HelperOptions);
     }
   });
 }
 
 /** `err` with the innermost position it passed through: Handlebars' own `lineNumber`/`column` (column from 0). */
-function located(err: unknown, line: number, column: number): unknown {
-  if (err !== null && typeof err === 'object' && (err as { lineNumber?: unknown }).lineNumber === undefined) {
+function located(err: unknown, options: Handlebars.HelperOptions): unknown {
+  const at = (options as { loc?: hbs.AST.SourceLocation }).loc?.start;
+  if (at !== undefined && err !== null && typeof err === 'object' && (err as { lineNumber?: unknown }).lineNumber === undefined) {
+    const { line, column } = at;
     try {
       Object.defineProperties(err, { lineNumber: { value: line }, column: { value: column } });
     } catch {
@@ -198,7 +195,6 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
     case 'BlockStatement': {
       const block = statement as hbs.AST.BlockStatement;
       if (!sanitizeCall(block)) block.path = sanitize(block.path) as hbs.AST.PathExpression;
-      if (block.path.type === 'PathExpression' && BLOCK_HELPERS.includes(block.path.original)) atHash(block);
       rewriteProgram(block.program);
       rewriteProgram(block.inverse);
       return;
@@ -217,20 +213,8 @@ function routeThroughTextHelper(mustache: hbs.AST.MustacheStatement): void {
     ? ({ type: 'SubExpression', path: callee, params: mustache.params, hash, loc } as unknown as Expression)
     : sanitize(callee as Expression);
   mustache.path = path(TEXT_HELPER, false, loc);
-  mustache.params = [value, number(loc.start.line, loc), number(loc.start.column, loc)];
+  mustache.params = [value];
   (mustache as { hash?: hbs.AST.Hash }).hash = undefined;
-}
-
-function number(value: number, loc: hbs.AST.SourceLocation): Expression {
-  return { type: 'NumberLiteral', value, original: value, loc } as hbs.AST.NumberLiteral;
-}
-
-/** A block helper's position as its `hookrelayAt` hash argument, `line:column`. */
-function atHash(block: hbs.AST.BlockStatement): void {
-  const { loc } = block;
-  const value = `${loc.start.line}:${loc.start.column}`;
-  const pair = { type: 'HashPair', key: AT, value: { type: 'StringLiteral', value, original: value, loc }, loc } as hbs.AST.HashPair;
-  block.hash = { type: 'Hash', pairs: [...(block.hash?.pairs ?? []), pair], loc };
 }
 
 /** Sanitises a call's arguments; false when it has none (then it is a plain path). */
