@@ -35,8 +35,9 @@ describe('docs: the sender table (docs/senders.md)', () => {
   it('every starting mapping loads and compiles without a warning, and acts on the sender\'s example body', async () => {
     for (const d of SENDERS) {
       const block = senderMapping(d);
-      // A public key in the form its scheme takes: a fixture key pair's.
-      const env = Object.fromEntries([...block.matchAll(/\$\{(\w+)\}/g)].map((m) => [m[1]!, /PUBLIC_KEY/.test(m[1]!) ? d.fixtureKey!().publicKey : SECRET]));
+      // A public-key scheme's key in its own form (senders/descriptor.ts fixtureKey).
+      const key = d.fixtureKey?.().publicKey ?? SECRET;
+      const env = Object.fromEntries([...block.matchAll(/\$\{(\w+)\}/g)].map((m) => [m[1]!, key]));
       const { loaded, engine } = await compileConfig(parse(block), path.join(tmpDir(), 'hookrelay.yaml'), env);
       try {
         expect(configWarnings(loaded.config), d.scheme).to.deep.equal([]);
