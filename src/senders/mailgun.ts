@@ -1,8 +1,8 @@
 import type { SenderDescriptor, VerifyInput } from './descriptor.js';
 import { HEX, SECONDS } from './descriptor.js';
+import { readsAsForm } from '../form-body.js';
 
 const SIGNATURE = HEX(32);
-const FORM = 'application/x-www-form-urlencoded';
 /** The token a fixture's signature signs (Mailgun's are random, 50 characters). */
 const FIXTURE_TOKEN = 'fixture0token0fixture0token0fixture0token0fixture0';
 
@@ -13,7 +13,8 @@ interface Signature {
   'parent-signature'?: unknown;
 }
 
-const isForm = (req: VerifyInput) => String(req.headers['content-type'] ?? '').toLowerCase().startsWith(FORM);
+/** Read as form fields exactly when the listener reads the payload so (form-body.ts). */
+const isForm = (req: VerifyInput) => readsAsForm(typeof req.headers['content-type'] === 'string' ? req.headers['content-type'] : undefined, req.body.toString());
 
 /** The signature fields: a JSON body's `signature` object (webhooks), or a form's own fields (routes and legacy webhooks). */
 function fields(req: VerifyInput): Signature | undefined {

@@ -222,3 +222,25 @@ describe('senders/verify: postmark (Basic auth)', () => {
     expect(f.message).to.not.include('guess');
   });
 });
+
+describe('senders/verify: mailgun reads its signature where the listener reads the payload (form-body.ts)', () => {
+  const v: VerifyConfig = { scheme: 'mailgun', secret: 'mailgun-signing-key' };
+  const token = 'a'.repeat(50);
+  const signature = createHmac('sha256', v.secret!).update(`${NOW}${token}`).digest('hex');
+  const json = Buffer.from(JSON.stringify({ signature: { timestamp: String(NOW), token, signature }, 'event-data': { event: 'delivered' } }));
+  const form = Buffer.from(new URLSearchParams({ timestamp: String(NOW), token, signature, event: 'delivered' }).toString());
+  const FORM = 'application/x-www-form-urlencoded';
+
+  it('a form body: its signature fields', () => {
+    expect(verdict(v, { 'content-type': FORM }, form)).to.equal('ok');
+  });
+
+  it('a JSON object sent with a form type (curl -d), which the listener reads as JSON: its signature object', () => {
+    expect(verdict(v, { 'content-type': FORM }, json)).to.equal('ok');
+    expect(verdict(v, { 'content-type': 'application/json' }, json)).to.equal('ok');
+  });
+
+  it('another key: invalid_signature', () => {
+    expect(verdict({ ...v, secret: 'other' }, { 'content-type': FORM }, json)).to.equal('invalid_signature');
+  });
+});
