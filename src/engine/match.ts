@@ -1,3 +1,4 @@
+import { append } from '../append.js';
 import type { CompiledMapping } from './compile-mapping.js';
 import type { MatchRequest } from './engine.js';
 import type { Payload } from '../transform-types.js';
@@ -84,12 +85,6 @@ function indexMappings(mappings: readonly CompiledMapping[]): { byPath: Map<stri
     else group.scan.push(entry);
   });
   return { byPath, anyPath };
-}
-
-function append(lists: Map<string, Entry[]>, key: string, entry: Entry): void {
-  const list = lists.get(key);
-  if (list === undefined) lists.set(key, [entry]);
-  else list.push(entry);
 }
 
 /** Adds to `lists` the lists of `group` the request's values select (each in match order). */

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
+import { append } from '../append.js';
 import type { MappingAnswer } from '../mapping-answer.js';
 import type { Handshake, HandshakeFailure, HandshakeRequest } from '../senders/handshake.js';
 import type { Store } from '../store/store.js';
@@ -45,7 +46,7 @@ export function createHandshakes(
   for (const m of mappings) {
     const handshake = m.verify && handshakeOf(m.verify.scheme);
     if (!handshake || m.match.path === undefined) continue;
-    byName.set(m.match.path, [...(byName.get(m.match.path) ?? []), { id: m.id, handshake, verify: m.verify!, standsIn: m.auth === 'signature' }]);
+    append(byName, m.match.path, { id: m.id, handshake, verify: m.verify!, standsIn: m.auth === 'signature' });
   }
   const takesGet = new Set([...byName].filter(([, list]) => list.some((e) => e.handshake.method === 'GET')).map(([name]) => name));
 

@@ -3,6 +3,7 @@ import type { MappingConfig } from '../config/types.js';
 import { HookError } from '../errors.js';
 import type { Auth } from './auth.js';
 import type { Signed } from '../engine/decide.js';
+import { append } from '../append.js';
 import { sender } from '../senders/index.js';
 import type { SenderDescriptor, VerifyInput } from '../senders/descriptor.js';
 import { compileVerifier, type SignatureFailure, type Verifier } from '../senders/verify.js';
@@ -51,9 +52,6 @@ export function signedUrl(target: string, publicUrl: string | undefined, verifyU
   const base = verifyUrl ?? (publicUrl === undefined ? undefined : publicUrl.replace(/\/+$/, '') + (q === -1 ? rest : rest.slice(0, q)));
   return base === undefined ? undefined : base + (q === -1 ? '' : rest.slice(q));
 }
-
-/** A `meta` mapping and the digest of its verify.verifyToken (auth.ts digest()). */
-type MetaEntry = { id: string; digest: Buffer };
 
 /** The `verify` of every mapping (secrets decoded once), by NAME: the loader guarantees a `match.path`. */
 export function createSignatures(mappings: readonly MappingConfig[], deps: { auth: Pick<Auth, 'passed' | 'failed'>; publicUrl?: string; secrets?: HookSecrets }) {
@@ -133,12 +131,6 @@ function keptVerifier(d: SenderDescriptor, id: string, secrets: HookSecrets | un
     if (compiled?.secret !== secret) compiled = { secret, verify: compileVerifier(d, { scheme: d.scheme, secret }) };
     return compiled.verify(req);
   };
-}
-
-function append<T>(lists: Map<string, T[]>, key: string, value: T): void {
-  const list = lists.get(key);
-  if (list === undefined) lists.set(key, [value]);
-  else list.push(value);
 }
 
 /** The query of a request target, without `?`. */

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KeyObject } from 'node:crypto';
+import { append } from '../append.js';
 import type { Handshake } from './handshake.js';
 
 /** The `verify` keys a descriptor reads: config/types.ts VerifyConfig is one (CONTRACT.md §8, §15). */
@@ -136,7 +137,7 @@ export function items(value: string, separator: string): Map<string, string[]> {
     const eq = item.indexOf('=');
     if (eq === -1) continue;
     const k = item.slice(0, eq).trim();
-    out.set(k, [...(out.get(k) ?? []), item.slice(eq + 1).trim()]);
+    append(out, k, item.slice(eq + 1).trim());
   }
   return out;
 }

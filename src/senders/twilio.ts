@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { parse as parseLegacy, stringify as stringifyLegacy } from 'node:querystring';
 import type { SenderDescriptor } from './descriptor.js';
 import { BASE64, header } from './descriptor.js';
+import { append } from '../append.js';
 import { readsAsForm } from '../form-body.js';
 
 const BODY_HASH = 'bodySHA256';
@@ -50,7 +51,7 @@ function signedFields(url: string, body: Buffer, contentType: string | string[] 
   const text = body.toString('utf8');
   if (text.trim() !== '' && !readsAsForm(typeof contentType === 'string' ? contentType : undefined, text)) return undefined;
   const fields = new Map<string, string[]>();
-  for (const [k, v] of new URLSearchParams(text)) fields.set(k, [...(fields.get(k) ?? []), v]);
+  for (const [k, v] of new URLSearchParams(text)) append(fields, k, v);
   let out = '';
   for (const k of [...fields.keys()].sort()) {
     const values = fields.get(k)!;
