@@ -2,21 +2,32 @@
  * `npm run bench`: hookrelay side by side with three baselines — bare node:http (baseline.mjs),
  * the durable one (durable-baseline.mjs: the same plus one row per event in grouped commits,
  * WAL, synchronous=FULL) and the observed one (observed-baseline.mjs: the durable one plus a
- * request-log row in the same commit, a pino access line and prom-client metrics) — measured alternately in the same rounds, on the same core,
- * with the same load generator (autocannon, in this process, on the other core where taskset
- * exists). hookrelay runs its default config (access log at info, drained by this process,
- * metrics and console on). Prints req/s (median of the rounds), p50/p99 latency, CPU per
- * request and peak RSS (of the server with its child processes, transform workers, each page once: rssMiB), and each
- * scenario's ratio of req/s and multiple of CPU per request against the durable and observed
- * baselines and bare (each the median over the rounds of that round's pair); then the target table of issue
- * 34 (targets.ts), a soak, start-up time with 100 mappings, and the `mappings` curve (the last
- * of `--mappings` mappings on one path, told apart by source or a header, against one mapping:
- * mappingsCurve); writes the figures as JSON and compares them with the previous run's.
+ * request-log row in the same commit, a pino access line and prom-client metrics) — measured
+ * alternately in the same rounds, on the same core, with the same load generator (autocannon,
+ * in this process, on the other core where taskset exists). hookrelay runs its default config
+ * (access log at info, drained by this process, metrics and console on). The parts
+ * (`--scenario`, every one by default):
  *
- * Each scenario gets a fresh server on a fresh data directory: the runs and heartbeats an
- * earlier scenario queued (the fake model takes a second per turn, so a 20 s /agent load
- * leaves hours of work) would otherwise still be worked off on the same core, and a
- * scenario's figure would depend on what ran before it.
+ *   paths      each request path of scenarios.ts (`--only` picks some) at full load: req/s
+ *              (median of the rounds), p50/p99, CPU per request and peak RSS (of the server with
+ *              its transform workers, each page once: rssMiB), and the ratios against each
+ *              baseline (each the median over the rounds of that round's pair); then each
+ *              accepted path and the durable baseline at a fixed `--rate` (autocannon `-R`,
+ *              which corrects the latencies for coordinated omission:
+ *              https://github.com/mcollina/autocannon#usage), their p99s paired by round
+ *   soak       `--soak` /wake requests, RSS sampled throughout
+ *   startup    spawn to the first 200 from /healthz with 100 and with 5,000 mappings
+ *   mappings   the last of `--mappings` mappings on one path, told apart by source or a header,
+ *              against one mapping (mappingsCurve)
+ *   store, reads, retention   the store's scenarios (store-scenarios.ts)
+ *
+ * then the target table (targets.ts). A default full run (no --scenario, --only or --store)
+ * writes the figures to last-run.json and compares them with the previous run's.
+ *
+ * Each path gets a fresh server on a fresh data directory: the runs and heartbeats an earlier
+ * path queued (the fake model takes a second per turn, so a 20 s /agent load leaves hours of
+ * work) would otherwise still be worked off on the same core, and a figure would depend on what
+ * ran before it.
  *
  * `--against REV` also measures hookrelay as of git revision REV (checked out into a
  * temporary worktree, sharing this node_modules) in the same rounds, alternating with this
@@ -24,25 +35,15 @@
  * machine in the same minutes. It also prints the change of CPU per request from each round's
  * pair (median, lowest and highest round): the steadier figure on a machine whose speed drifts,
  * so use more, shorter rounds (`--rounds 8 --duration 3`) to compare builds. REV's server is
- * given only the mapping of the scenario it is measured on; a scenario REV cannot serve (a
- * mapping it refuses) is measured without it.
+ * given only the mapping of the path it is measured on; a path REV cannot serve (a mapping it
+ * refuses) is measured without it.
  *
- * `--store postgres` measures hookrelay on PostgreSQL instead of SQLite, `--store both` on both in
- * the same rounds (the PostgreSQL row also gets its ratio to SQLite): each scenario's servers on
+ * `--store postgres` measures the paths on PostgreSQL instead of SQLite, `--store both` on both in
+ * the same rounds (the PostgreSQL row also gets its ratio to SQLite): each path's servers on
  * a fresh database of the test server (HOOKRELAY_TEST_PG_URL, else a throwaway cluster started
  * and stopped by spec/support/postgres.ts). `--instances 2` starts two servers on that one
  * database, pinned to the same core as one, and splits the load generator's connections
- * between them (one autocannon per server, in parallel, summed). The soak and the start-up
- * time stay SQLite's; only a default full run (SQLite, no --only) writes last-run.json.
- *
- * `--rate R` measures at a fixed R requests per second (split over the instances) instead of as
- * many as the server takes: what a sender feels at a steady rate is the p99, and autocannon
- * corrects it for coordinated omission at a fixed rate
- * (https://github.com/mcollina/autocannon#usage, `-R/--overallRate`). The req/s ratios then
- * only say whether every server kept up; compare the p99 and the CPU per request.
- *
- *   npm run bench [-- --rounds 3 --duration 5 --connections 32 --soak 200000 --only wake,agent --against REV
- *                     --store sqlite|postgres|both --instances 2 --mappings 5000]
+ * between them (one autocannon per server, in parallel, summed). The other parts stay SQLite's.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -53,46 +54,82 @@ import { startFakeModel } from '../support/fake-model.js';
 import { BIN, ROOT, freePort, sleep, tmpDir } from '../support/gateway.js';
 import { freshDatabase, stopSharedCluster } from '../support/postgres.js';
 import { SCENARIOS, benchConfig, writeBenchTransforms, type Scenario } from './scenarios.js';
-import { DURABLE_TARGETS, REFUSAL_TARGET, targetRows, type Judged } from './targets.js';
+import { prepareStores, readsBeside, retentionUnderLoad, storeGrowth, type StoreBench } from './store-scenarios.js';
+import { OBSERVED_TARGETS, P99_TARGET, REFUSAL_TARGET, targetRows, type Judged, type Measured } from './targets.js';
 import { cpuMs, rssMiB, stealTicks } from './proc.js';
 import { median, paired, pairedCpu, round, type PairedCpu } from './stats.js';
 
 const args = process.argv.slice(2);
-const USAGE = `npm run bench [-- --rounds N --duration S --connections N --soak N --only a,b --against REV --store sqlite|postgres|both --instances N --rate R --mappings N]
-scenarios for --only: ${SCENARIOS.map((s) => s.name).join(', ')}, soak, startup, mappings (see the head of spec/bench/run.ts and docs/performance.md)`;
+const PARTS = ['paths', 'soak', 'startup', 'mappings', 'store', 'reads', 'retention'];
+const PATHS = SCENARIOS.map((s) => s.name);
+const USAGE = `npm run bench [-- OPTIONS]   (no options: every part, about 25 minutes; docs/performance.md)
+
+  --scenario LIST    the parts to run, of: ${PARTS.join(', ')} (default: all)
+                       paths      each request path against the baselines, at full load and at --rate
+                       soak       --soak /wake requests, RSS throughout
+                       startup    ready with 100 and with 5,000 mappings
+                       mappings   the last of --mappings mappings on one path against one mapping
+                       store      bytes the store grows per /wake
+                       reads      /wake p99 with console and /metrics reads beside it, seeded store against empty
+                       retention  a purge of 2 M aged rows under /wake at 2,000 req/s
+  --only LIST        the request paths of the paths part, of: ${PATHS.join(', ')}
+                       (default: all; alone it means --scenario paths)
+  --rounds N         rounds per measurement, every server once per round (3)
+  --duration S       seconds of load per server and round (5)
+  --connections N    connections of the full-load measurements (32)
+  --rate R           the paths' fixed-rate pass, req/s (2000; 0 skips it)
+  --rate-rounds N    rounds of that pass (2)
+  --soak N           requests of the soak (200000)
+  --mappings N       mappings on one path in the mappings part (5000)
+  --seed-scale X     share of the issue's store sizes to seed for reads and retention, 0 < X ≤ 1,
+                       or "small" (0.01); below 1 their rows are shown but not judged (1)
+  --against REV      also measure git revision REV in the same rounds (paths)
+  --store KIND       sqlite, postgres or both (paths; default sqlite)
+  --instances N      servers on one PostgreSQL database (paths; default 1)`;
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const OPTIONS = ['--rounds', '--duration', '--connections', '--soak', '--only', '--against', '--store', '--instances', '--rate', '--mappings'];
-for (let i = 0; i < args.length; i += 2) {
-  if (!OPTIONS.includes(args[i]!) || args[i + 1] === undefined) {
-    process.stderr.write(`bench: ${OPTIONS.includes(args[i]!) ? `${args[i]} takes a value` : `unknown option ${args[i]}`}\n${USAGE}\n`);
-    process.exit(2);
-  }
-}
-const opt = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
+const OPTIONS = ['--scenario', '--only', '--rounds', '--duration', '--connections', '--rate', '--rate-rounds', '--soak', '--mappings', '--seed-scale', '--against', '--store', '--instances'];
+const usageError = (message: string): never => {
+  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
+  process.exit(2);
 };
-const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
-/** True when `name` (a scenario, `soak`, `startup` or `mappings`) is to run: every one without --only, else those it lists. */
-const runs = (name: string) => !only || only.split(',').includes(name);
-const against = args.includes('--against') ? args[args.indexOf('--against') + 1] : undefined;
+for (let i = 0; i < args.length; i += 2) {
+  if (!OPTIONS.includes(args[i]!) || args[i + 1] === undefined) usageError(OPTIONS.includes(args[i]!) ? `${args[i]} takes a value` : `unknown option ${args[i]}`);
+}
+const value = (name: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1]! : undefined);
+const opt = (name: string, dflt: number) => (value(name) === undefined ? dflt : Number(value(name)));
+const list = (name: string, known: string[]) => {
+  const v = value(name)?.split(',');
+  for (const x of v ?? []) if (!known.includes(x)) usageError(`--${name}: ${x} is not one of ${known.join(', ')}${name === 'only' && PARTS.includes(x) ? ` (${x} is a --scenario)` : ''}`);
+  return v;
+};
+const only = list('only', PATHS);
+const scenarios = list('scenario', PARTS) ?? (only ? ['paths'] : PARTS);
+if (only && !scenarios.includes('paths')) usageError('--only picks request paths of the paths part: add paths to --scenario');
+/** True when the part `name` is to run. */
+const runs = (name: string) => scenarios.includes(name);
+const against = value('against');
 const ROUNDS = opt('rounds', 3);
 const DURATION = opt('duration', 5);
 const CONNECTIONS = opt('connections', 32);
 const SOAK = opt('soak', 200_000);
-const STORE = args.includes('--store') ? args[args.indexOf('--store') + 1] : 'sqlite';
+const STORE = value('store') ?? 'sqlite';
 const INSTANCES = opt('instances', 1);
-const RATE = opt('rate', 0);
-/** The `mappings` scenario's count of mappings on one path. */
+const RATE = opt('rate', 2000);
+const RATE_ROUNDS = opt('rate-rounds', 2);
+const SEED_SCALE = value('seed-scale') === 'small' ? 0.01 : opt('seed-scale', 1);
+/** The `mappings` part's count of mappings on one path. */
 const MAPPINGS = opt('mappings', 5000);
-if (!(Number.isInteger(MAPPINGS) && MAPPINGS >= 2)) throw new Error(`--mappings: a whole number of at least 2, not ${MAPPINGS}`);
-if (!(Number.isFinite(RATE) && RATE >= 0)) throw new Error(`--rate: requests per second (0: as many as the server takes), not ${RATE}`);
-if (!['sqlite', 'postgres', 'both'].includes(STORE!)) throw new Error(`--store: sqlite, postgres or both, not ${STORE}`);
-if (!(Number.isInteger(INSTANCES) && INSTANCES >= 1 && INSTANCES <= CONNECTIONS)) throw new Error(`--instances: a whole number from 1 to --connections, not ${INSTANCES}`);
-if (INSTANCES > 1 && STORE === 'sqlite') throw new Error('--instances needs --store postgres or both: a SQLite store has one instance');
+for (const [name, n, min] of [['rounds', ROUNDS, 1], ['duration', DURATION, 1], ['rate-rounds', RATE_ROUNDS, 1], ['soak', SOAK, 0], ['mappings', MAPPINGS, 2]] as const) {
+  if (!(Number.isInteger(n) && n >= min)) usageError(`--${name}: a whole number of at least ${min}, not ${n}`);
+}
+if (!(Number.isFinite(RATE) && RATE >= 0)) usageError(`--rate: requests per second (0 skips the fixed-rate pass), not ${RATE}`);
+if (!(SEED_SCALE > 0 && SEED_SCALE <= 1)) usageError(`--seed-scale: a share above 0 and at most 1, or small, not ${value('seed-scale')}`);
+if (!['sqlite', 'postgres', 'both'].includes(STORE)) usageError(`--store: sqlite, postgres or both, not ${STORE}`);
+if (!(Number.isInteger(INSTANCES) && INSTANCES >= 1 && INSTANCES <= CONNECTIONS)) usageError(`--instances: a whole number from 1 to --connections, not ${INSTANCES}`);
+if (INSTANCES > 1 && STORE === 'sqlite') usageError('--instances needs --store postgres or both: a SQLite store has one instance');
 const PG_LABEL = `postgres${INSTANCES > 1 ? ` ×${INSTANCES}` : ''}`;
 const TOKEN = 'bench-token-0123456789abcdef';
 const RESULTS = path.join(ROOT, 'spec/bench/last-run.json');
@@ -112,6 +149,7 @@ interface Figures { rps: number; p50: number; p99: number; rssMiB: number; cpuUs
 async function main() {
   build(ROOT); // the bin runs dist/: this tree's, current
   const dir = tmpDir('hookrelay-bench-');
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   // A model that answers after a second, like a real one: runs and heartbeats keep going in
   // the background during the measurements, as they would in production, without dominating.
   const model = await startFakeModel([{ match: '', reply: 'HEARTBEAT_OK', delayMs: 1000 }]);
@@ -146,106 +184,127 @@ async function main() {
     return { instances };
   };
 
-  log(`hookrelay bench — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'})`);
-  log(`${hasTaskset ? `server on cpu ${SERVER_CPU}, load generator on cpu 1` : 'no taskset: server and generator share the cpus'}; ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds × ${DURATION} s per scenario and server${other ? `; against ${against} (${other.rev})` : ''}`);
+  const t0 = performance.now();
+  log(`hookrelay bench — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'}); parts: ${scenarios.join(', ')}`);
+  log(`${hasTaskset ? `servers on cpu ${SERVER_CPU}, load generator on cpu 1` : 'no taskset: servers and generator share the cpus'}; ${ROUNDS} rounds × ${DURATION} s per server${runs('paths') ? ` (paths: ${CONNECTIONS} connections${RATE ? `, then ${RATE_ROUNDS} rounds at ${RATE} req/s` : ''})` : ''}${SEED_SCALE !== 1 ? `; seed scale ${SEED_SCALE}` : ''}${other ? `; against ${against} (${other.rev})` : ''}`);
 
-  const baseline = await startProcess([path.join(ROOT, 'spec/bench/baseline.mjs'), String(basePort), TOKEN, String(maxBody)], `http://127.0.0.1:${basePort}/healthz`, { anyStatus: true });
-  const durablePort = await freePort();
-  const durableProc = await startProcess([path.join(ROOT, 'spec/bench/durable-baseline.mjs'), String(durablePort), TOKEN, String(maxBody), path.join(dir, 'durable-baseline')], `http://127.0.0.1:${durablePort}/healthz`, { anyStatus: true });
-  const observedPort = await freePort();
-  const observedProc = await startProcess([path.join(ROOT, 'spec/bench/observed-baseline.mjs'), String(observedPort), TOKEN, String(maxBody), path.join(dir, 'observed-baseline')], `http://127.0.0.1:${observedPort}/healthz`, { anyStatus: true });
   const judged: Record<string, Judged> = {};
-
   const results: Record<string, unknown> = {};
   const table: string[][] = [];
-  try {
-    for (const sc of SCENARIOS.filter((s) => runs(s.name))) {
-      // With --against both builds get the same config: only the scenario's mapping.
-      const hookrelay = await serve(BIN, sc.name, other ? sc : undefined, STORE === 'postgres' ? 'postgres' : 'sqlite');
-      const onPg = STORE === 'both' ? await serve(BIN, `${sc.name}-pg`, undefined, 'postgres') : undefined;
-      const older = other ? await serve(other.bin, `${sc.name}-against`, sc).catch((e: Error) => {
-        log(`  ${sc.name}: ${against} cannot serve this scenario (${e.message.split('\n').find((l) => l.trim()) ?? ''}); measured without it`);
-        return undefined;
-      }) : undefined;
-      const servers = [hookrelay, ...(onPg ? [onPg] : []), ...(older ? [older] : [])];
-      // Every server but the one measured is frozen (its background work too), so that each
-      // gets the whole core: the baseline, this tree and REV alike.
-      const alone = async <T>(running: unknown, fn: () => Promise<T>): Promise<T> => {
-        for (const s of servers) if (s !== running) for (const i of s.instances) i.proc.kill('SIGSTOP');
+  if (runs('paths')) {
+    const baseline = await startProcess([path.join(ROOT, 'spec/bench/baseline.mjs'), String(basePort), TOKEN, String(maxBody)], `http://127.0.0.1:${basePort}/healthz`, { anyStatus: true });
+    const bare: Server = { instances: [{ port: basePort, ...baseline }] };
+    const durablePort = await freePort();
+    const durable: Server = { instances: [{ port: durablePort, ...(await startProcess([path.join(ROOT, 'spec/bench/durable-baseline.mjs'), String(durablePort), TOKEN, String(maxBody), path.join(dir, 'durable-baseline')], `http://127.0.0.1:${durablePort}/healthz`, { anyStatus: true })) }] };
+    const observedPort = await freePort();
+    const observed: Server = { instances: [{ port: observedPort, ...(await startProcess([path.join(ROOT, 'spec/bench/observed-baseline.mjs'), String(observedPort), TOKEN, String(maxBody), path.join(dir, 'observed-baseline')], `http://127.0.0.1:${observedPort}/healthz`, { anyStatus: true })) }] };
+    try {
+      for (const sc of SCENARIOS.filter((s) => !only || only.includes(s.name))) {
+        // With --against both builds get the same config: only the path's mapping.
+        const hookrelay = await serve(BIN, sc.name, other ? sc : undefined, STORE === 'postgres' ? 'postgres' : 'sqlite');
+        const onPg = STORE === 'both' ? await serve(BIN, `${sc.name}-pg`, undefined, 'postgres') : undefined;
+        const older = other ? await serve(other.bin, `${sc.name}-against`, sc).catch((e: Error) => {
+          log(`  ${sc.name}: ${against} cannot serve this path (${e.message.split('\n').find((l) => l.trim()) ?? ''}); measured without it`);
+          return undefined;
+        }) : undefined;
+        const servers = [hookrelay, ...(onPg ? [onPg] : []), ...(older ? [older] : [])];
+        // Every server but the one measured is frozen (its background work too), so that each
+        // gets the whole core: the baselines, this tree and REV alike.
+        const alone = async <T>(running: unknown, fn: () => Promise<T>): Promise<T> => {
+          for (const s of servers) if (s !== running) for (const i of s.instances) i.proc.kill('SIGSTOP');
+          try {
+            return await fn();
+          } finally {
+            for (const s of servers) if (s !== running) for (const i of s.instances) i.proc.kill('SIGCONT');
+          }
+        };
+        // The fresh server before any load: the idle RSS target, on the gateway process alone
+        // (its transform worker processes are shown beside it).
+        const idleRss = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!, false)));
+        const idleRssAll = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!)));
+        const opts = (s: Server, kind: 'base' | 'hr') => s.instances.map((i, n) => request(sc, i.port, kind, share(n, s.instances.length)));
+        const kindOf = (s: Server) => (s === bare || s === durable || s === observed ? 'base' : 'hr');
+        /** One measurement of `s`, alone on the core, at full load or at `rate`. */
+        const one = (s: Server, rate = 0) => alone(s, () => measure(opts(s, kindOf(s)), s, rate));
         try {
-          return await fn();
+          // Warm-up: JIT, caches, connection pools (WARM_UP_SECONDS says why so long).
+          for (const s of [...servers, bare, durable, observed]) await alone(s, () => Promise.all(opts(s, kindOf(s)).map((o) => load(o, WARM_UP_SECONDS))));
+          const base: Figures[] = [];
+          const dur: Figures[] = [];
+          const obs: Figures[] = [];
+          const hr: Figures[] = [];
+          const pgs: Figures[] = [];
+          const old: Figures[] = [];
+          for (let r = 0; r < ROUNDS; r++) {
+            base.push(await one(bare));
+            obs.push(await one(observed));
+            // Every other round the order turns: what runs right after the baseline (or right after
+            // another server) is measured differently enough to show a build 5–12 % slower than
+            // itself (seen with --against HEAD), so no server keeps that place.
+            const measureOlder = async () => { if (older) old.push(await one(older)); };
+            const measureDurable = async () => { dur.push(await one(durable)); };
+            if (r % 2 === 1) await measureOlder();
+            else await measureDurable();
+            hr.push(await one(hookrelay));
+            if (onPg) pgs.push(await one(onPg));
+            if (r % 2 === 0) await measureOlder();
+            else await measureDurable();
+          }
+          // The fixed-rate pass, accepted paths only: the durable baseline and each build at RATE,
+          // the order turning every round; p99s paired by round.
+          const at: Record<'dur' | 'hr' | 'pg' | 'old', Figures[]> = { dur: [], hr: [], pg: [], old: [] };
+          if (RATE && sc.accepted) {
+            const order: [keyof typeof at, Server | undefined][] = [['dur', durable], ['hr', hookrelay], ['pg', onPg], ['old', older]];
+            for (let r = 0; r < RATE_ROUNDS; r++) {
+              for (const [key, s] of r % 2 ? [...order].reverse() : order) if (s) at[key].push(await one(s, RATE));
+            }
+          }
+          const fixed = at.hr.length ? {
+            rate: RATE, durableP99: round(median(of(at.dur, 'p99')), 1), p99: round(median(of(at.hr, 'p99')), 1), ratio: paired(of(at.dur, 'p99'), of(at.hr, 'p99')),
+            ...(at.pg.length ? { pgP99: round(median(of(at.pg, 'p99')), 1) } : {}),
+            ...(at.old.length ? { againstP99: round(median(of(at.old, 'p99')), 1) } : {}),
+            stealPct: Math.max(...[...at.dur, ...at.hr].map((f) => f.stealPct)),
+            statuses: statuses(summarise(at.hr).statuses),
+          } : undefined;
+          const b = summarise(base);
+          const h = summarise(hr);
+          const o = older ? summarise(old) : undefined;
+          const pgF = onPg ? summarise(pgs) : undefined;
+          const pgVs = pgF ? { instances: INSTANCES, hookrelay: pgF, ratio: round(pgF.rps / b.rps, 3), toSqlite: round(pgF.rps / h.rps, 3) } : undefined;
+          const d = summarise(dur);
+          const ob = summarise(obs);
+          const ratio = h.rps / b.rps;
+          // Against each baseline, round by round: each round's pair ran minutes apart at most.
+          const vsObserved = { rps: paired(of(obs, 'rps'), of(hr, 'rps')), cpu: paired(of(obs, 'cpuUs'), of(hr, 'cpuUs')) };
+          const vsDurable = { rps: paired(of(dur, 'rps'), of(hr, 'rps')), cpu: paired(of(dur, 'cpuUs'), of(hr, 'cpuUs')) };
+          const vsBare = { rps: paired(of(base, 'rps'), of(hr, 'rps')), cpu: paired(of(base, 'cpuUs'), of(hr, 'cpuUs')) };
+          // Accept paths against the observed baseline, refusals against bare node:http (targets.ts).
+          const target = OBSERVED_TARGETS[sc.name] ?? (sc.name === 'unauthorized' ? REFUSAL_TARGET : undefined);
+          const measured = sc.name in OBSERVED_TARGETS ? vsObserved.rps : vsBare.rps;
+          const verdict = target === undefined ? '' : `${measured >= target ? '≥' : '<'} ${target} of ${sc.name in OBSERVED_TARGETS ? 'observed' : 'bare'} ${measured >= target ? '✓' : '✗'}`;
+          // The CPU per request of the two builds, round by round: each round's pair ran back to
+          // back, so the machine's drift cancels out of their difference far better than out of
+          // medians of req/s.
+          const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(of(old, 'cpuUs'), of(hr, 'cpuUs')) } : undefined;
+          results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, observed: ob, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsObserved, vsBare, fixed, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
+          const steal = Math.max(b.stealPct, d.stealPct, ob.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
+          if (STORE !== 'postgres') judged[sc.name] = { accepted: sc.accepted, observed: vsObserved, durable: vsDurable, bare: vsBare, ...(fixed ? { fixed } : {}), stealPct: steal, rssMiB: h.rssMiB, idleRssMiB: idleRss };
+          const fixedText = fixed ? `${fixed.p99} / ${fixed.durableP99} (${fixed.ratio.toFixed(2)}×)${fixed.againstP99 !== undefined ? `; ${against} ${fixed.againstP99}` : ''}${fixed.pgP99 !== undefined ? `; ${PG_LABEL} ${fixed.pgP99}` : ''}` : '';
+          const pgText = pgVs ? `${fmt(pgVs.hookrelay.rps)} (${pgVs.ratio.toFixed(2)}; ${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50} / ${pgF!.p99}, CPU ${pgF!.cpuUs}, ${statuses(pgF!.statuses)}` : '';
+          const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)}); CPU ${cpuText(vs.cpu)}` : '';
+          table.push([sc.name, fmt(b.rps), fmt(d.rps), fmt(ob.rps), fmt(h.rps), vsObserved.rps.toFixed(2), `${vsObserved.cpu.toFixed(2)}×`, vsDurable.rps.toFixed(2), `${vsDurable.cpu.toFixed(2)}×`, vsBare.rps.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, fixedText, `${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs}`, `${idleRss.toFixed(0)} (${idleRssAll.toFixed(0)}) / ${h.rssMiB.toFixed(0)}`, `${steal}`, statuses(h.statuses)]);
+          log(`  ${sc.name.padEnd(10)} bare ${fmt(b.rps)} req/s, durable ${fmt(d.rps)}, observed ${fmt(ob.rps)}, hookrelay ${fmt(h.rps)}: ${vsObserved.rps.toFixed(2)} of observed ${verdict} (CPU ${vsObserved.cpu.toFixed(2)}×), ${vsDurable.rps.toFixed(2)} of durable (CPU ${vsDurable.cpu.toFixed(2)}×), ${vsBare.rps.toFixed(2)} of bare${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs, p50/p99 ${o!.p50}/${o!.p99} ms; paired CPU ${cpuText(vs.cpu)})` : ''}, p50/p99 ${h.p50}/${h.p99} ms${fixed ? `, p99 at ${RATE} req/s ${fixedText} of durable, statuses ${fixed.statuses}` : ''}, CPU ${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
         } finally {
-          for (const s of servers) if (s !== running) for (const i of s.instances) i.proc.kill('SIGCONT');
+          await Promise.all(servers.map(stop));
         }
-      };
-      const bare: Server = { instances: [{ port: basePort, ...baseline }] };
-      const durable: Server = { instances: [{ port: durablePort, ...durableProc }] };
-      const observed: Server = { instances: [{ port: observedPort, ...observedProc }] };
-      // The fresh server before any load: the idle RSS target, on the gateway process alone
-      // (its transform worker processes are shown beside it).
-      const idleRss = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!, false)));
-      const idleRssAll = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!)));
-      const opts = (s: Server, kind: 'base' | 'hr') => s.instances.map((i, n) => request(sc, i.port, kind, share(n, s.instances.length)));
-      try {
-        // Warm-up: JIT, caches, connection pools (WARM_UP_SECONDS says why so long).
-        for (const s of servers) await alone(s, () => Promise.all(opts(s, 'hr').map((o) => load(o, WARM_UP_SECONDS))));
-        await alone(bare, () => load(opts(bare, 'base')[0]!, WARM_UP_SECONDS));
-        await alone(durable, () => load(opts(durable, 'base')[0]!, WARM_UP_SECONDS));
-        await alone(observed, () => load(opts(observed, 'base')[0]!, WARM_UP_SECONDS));
-        const base: Figures[] = [];
-        const dur: Figures[] = [];
-        const obs: Figures[] = [];
-        const hr: Figures[] = [];
-        const pgs: Figures[] = [];
-        const old: Figures[] = [];
-        for (let r = 0; r < ROUNDS; r++) {
-          base.push(await alone(bare, () => measure(opts(bare, 'base'), bare)));
-          obs.push(await alone(observed, () => measure(opts(observed, 'base'), observed)));
-          // Every other round the order turns: what runs right after the baseline (or right after
-          // another server) is measured differently enough to show a build 5–12 % slower than
-          // itself (seen with --against HEAD), so no server keeps that place.
-          const measureOlder = async () => { if (older) old.push(await alone(older, () => measure(opts(older, 'hr'), older))); };
-          const measureDurable = async () => { dur.push(await alone(durable, () => measure(opts(durable, 'base'), durable))); };
-          if (r % 2 === 1) await measureOlder();
-          else await measureDurable();
-          hr.push(await alone(hookrelay, () => measure(opts(hookrelay, 'hr'), hookrelay)));
-          if (onPg) pgs.push(await alone(onPg, () => measure(opts(onPg, 'hr'), onPg)));
-          if (r % 2 === 0) await measureOlder();
-          else await measureDurable();
-        }
-        const b = summarise(base);
-        const h = summarise(hr);
-        const o = older ? summarise(old) : undefined;
-        const pgF = onPg ? summarise(pgs) : undefined;
-        const pgVs = pgF ? { instances: INSTANCES, hookrelay: pgF, ratio: round(pgF.rps / b.rps, 3), toSqlite: round(pgF.rps / h.rps, 3) } : undefined;
-        const d = summarise(dur);
-        const ob = summarise(obs);
-        const vsObserved = { rps: paired(of(obs, 'rps'), of(hr, 'rps')), cpu: paired(of(obs, 'cpuUs'), of(hr, 'cpuUs')) };
-        const ratio = h.rps / b.rps;
-        // Against each baseline, round by round: each round's pair ran minutes apart at most.
-        const vsDurable = { rps: paired(of(dur, 'rps'), of(hr, 'rps')), cpu: paired(of(dur, 'cpuUs'), of(hr, 'cpuUs')) };
-        const vsBare = { rps: paired(of(base, 'rps'), of(hr, 'rps')), cpu: paired(of(base, 'cpuUs'), of(hr, 'cpuUs')) };
-        // Accept paths against the durable baseline, refusals against bare node:http (targets.ts).
-        const target = DURABLE_TARGETS[sc.name] ?? (sc.name === 'unauthorized' ? REFUSAL_TARGET : undefined);
-        const measured = sc.name in DURABLE_TARGETS ? vsDurable.rps : vsBare.rps;
-        const verdict = target === undefined ? '' : `${measured >= target ? '≥' : '<'} ${target} of ${sc.name in DURABLE_TARGETS ? 'durable' : 'bare'} ${measured >= target ? '✓' : '✗'}`;
-        // The CPU per request of the two builds, round by round: each round's pair ran back to
-        // back, so the machine's drift (the same build measured 80 and 95 µs an hour apart here)
-        // cancels out of their difference far better than out of medians of req/s.
-        const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(of(old, 'cpuUs'), of(hr, 'cpuUs')) } : undefined;
-        results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, observed: ob, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsObserved, vsBare, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
-        const steal = Math.max(b.stealPct, d.stealPct, ob.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
-        if (STORE !== 'postgres') judged[sc.name] = { accepted: sc.accepted, durable: vsDurable, bare: vsBare, p99: h.p99, stealPct: steal, rssMiB: h.rssMiB, idleRssMiB: idleRss };
-        const pgText = pgVs ? `${fmt(pgVs.hookrelay.rps)} (${pgVs.ratio.toFixed(2)}; ${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50} / ${pgF!.p99}, CPU ${pgF!.cpuUs}, ${statuses(pgF!.statuses)}` : '';
-        const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)}); CPU ${cpuText(vs.cpu)}` : '';
-        table.push([sc.name, fmt(b.rps), fmt(d.rps), fmt(ob.rps), fmt(h.rps), vsDurable.rps.toFixed(2), `${vsDurable.cpu.toFixed(2)}×`, vsObserved.rps.toFixed(2), `${vsObserved.cpu.toFixed(2)}×`, vsBare.rps.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, `${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs}`, `${idleRss.toFixed(0)} (${idleRssAll.toFixed(0)}) / ${h.rssMiB.toFixed(0)}`, `${steal}`, statuses(h.statuses)]);
-        log(`  ${sc.name.padEnd(10)} bare ${fmt(b.rps)} req/s, durable ${fmt(d.rps)} req/s, hookrelay ${fmt(h.rps)} req/s: ${vsDurable.rps.toFixed(2)} of durable ${verdict} (CPU ${vsDurable.cpu.toFixed(2)}×), ${vsObserved.rps.toFixed(2)} of observed (${fmt(ob.rps)} req/s, CPU ${vsObserved.cpu.toFixed(2)}×), ${vsBare.rps.toFixed(2)} of bare${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs, p50/p99 ${o!.p50}/${o!.p99} ms; paired CPU ${cpuText(vs.cpu)})` : ''}, p50/p99 ${h.p50}/${h.p99} ms, CPU ${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
-      } finally {
-        await Promise.all(servers.map(stop));
       }
+    } finally {
+      await Promise.all([bare, durable, observed].map(stop));
+      await stopSharedCluster();
     }
-
-    if (runs('soak') && STORE !== 'postgres') {
+  }
+  try {
+    if (runs('soak') && SOAK > 0) {
       const hookrelay = await serve(BIN, 'soak');
       try {
         results.soak = await soak(hookrelay.instances[0]!.port, hookrelay.instances[0]!.proc);
@@ -253,26 +312,33 @@ async function main() {
         await stop(hookrelay);
       }
     }
+    if (runs('startup')) results.startup = await startup(dir, model.baseUrl);
   } finally {
-    await stop({ instances: [{ port: basePort, ...baseline }] });
-    await stop({ instances: [{ port: durablePort, ...durableProc }] });
-    await stop({ instances: [{ port: observedPort, ...observedProc }] });
     await model.close();
     other?.remove();
-    await stopSharedCluster();
   }
-  if (runs('startup') && STORE !== 'postgres') results.startup = await startup(dir, model.baseUrl);
-  if (runs('mappings') && STORE !== 'postgres') results.mappings = await mappingsCurve(dir, model.baseUrl);
+  if (runs('mappings')) results.mappings = await mappingsCurve(dir, model.baseUrl);
+  const storeBench: StoreBench = {
+    dir, rounds: ROUNDS, duration: DURATION, warmUpSeconds: WARM_UP_SECONDS, seedScale: SEED_SCALE, log,
+    start: (file, health) => startProcess([BIN, 'serve', '--config', file], health, { timeoutMs: 120_000 }),
+  };
+  if (['store', 'reads', 'retention'].some(runs)) await prepareStores(storeBench);
+  if (runs('store')) results.store = await storeGrowth(storeBench);
+  if (runs('reads')) results.reads = await readsBeside(storeBench);
+  if (runs('retention')) results.retention = await retentionUnderLoad(storeBench);
 
-  printTable(table, other ? `vs ${against}` : undefined, onPgColumn());
-  if (STORE !== 'postgres') printTargets(targetRows(judged, { soakPeakMiB: (results.soak as { rssPeakMiB?: number } | undefined)?.rssPeakMiB, readyMs: (results.startup as { medianMs?: number } | undefined)?.medianMs }));
+  if (table.length) printTable(table, other ? `vs ${against}` : undefined, onPgColumn());
+  const measured = results as Measured;
+  printTargets(targetRows(judged, { ...measured, soakPeakMiB: measured.soak?.rssPeakMiB, rate: RATE }));
+  const minutes = round((performance.now() - t0) / 60_000, 1);
+  log(`\nthe run took ${minutes} min`);
   const previous = fs.existsSync(RESULTS) ? JSON.parse(fs.readFileSync(RESULTS, 'utf8')) : undefined;
-  const out = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, taskset: hasTaskset, connections: CONNECTIONS, rounds: ROUNDS, durationSeconds: DURATION, store: STORE, instances: INSTANCES, results };
+  const out = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, taskset: hasTaskset, connections: CONNECTIONS, rounds: ROUNDS, durationSeconds: DURATION, rate: RATE, rateRounds: RATE_ROUNDS, seedScale: SEED_SCALE, store: STORE, instances: INSTANCES, minutes, results };
   // last-run.json is the default run's record: a partial or PostgreSQL run would not compare.
-  const save = !only && STORE === 'sqlite' && !RATE;
+  const save = !value('scenario') && !only && STORE === 'sqlite' && RATE === 2000 && SEED_SCALE === 1;
   if (previous && save) compare(previous, out);
   if (save) fs.writeFileSync(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
-  log(save ? `figures written to ${path.relative(ROOT, RESULTS)}` : `(${only ? '--only' : RATE ? '--rate' : `--store ${STORE}`}: figures not saved)`);
+  log(save ? `figures written to ${path.relative(ROOT, RESULTS)}` : '(not a default run: figures not saved)');
 }
 
 /** hookrelay as of `rev`, in a temporary git worktree that uses this tree's node_modules. */
@@ -344,7 +410,7 @@ function load(o: autocannon.Options, seconds: number): Promise<autocannon.Result
  * One load per instance (`loads[n]` against instance n), in parallel: req/s and CPU summed over
  * the instances, latency the worst instance's, RSS the largest instance's.
  */
-async function measure(loads: autocannon.Options[], s: Server): Promise<Figures> {
+async function measure(loads: autocannon.Options[], s: Server, rate = 0): Promise<Figures> {
   const pids = s.instances.map((i) => i.proc.pid!);
   const cpuAll = () => pids.reduce((a, pid) => a + cpuMs(pid), 0);
   let peak = 0;
@@ -352,7 +418,7 @@ async function measure(loads: autocannon.Options[], s: Server): Promise<Figures>
   const sampler = setInterval(sample, 200);
   const cpu0 = cpuAll();
   const steal0 = stealTicks();
-  const rs = await Promise.all(loads.map((o) => load(RATE ? { ...o, overallRate: RATE / loads.length } : o, DURATION)));
+  const rs = await Promise.all(loads.map((o) => load(rate ? { ...o, overallRate: rate / loads.length } : o, DURATION)));
   const cpu = cpuAll() - cpu0;
   const steal = stealTicks();
   clearInterval(sampler);
@@ -413,23 +479,26 @@ async function soak(port: number, proc: ChildProcess) {
   return out;
 }
 
-/** Spawn → first 200 from /healthz, with 100 mappings (templates, JSONata, a TS transform). */
+/** Spawn → first 200 from /healthz, median of 5 starts, with 100 and with 5,000 mappings (templates, JSONata, a TS transform). */
 async function startup(dir: string, modelUrl: string) {
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const port = await freePort();
-    const cfg = benchConfig({ dir, port, token: TOKEN, modelUrl, mappings: 100, dataDir: path.join(dir, `startup-${i}`) });
-    const file = path.join(dir, `startup-${i}.json`);
-    fs.writeFileSync(file, JSON.stringify(cfg));
-    const t0 = performance.now();
-    const p = await startProcess([BIN, 'serve', '--config', file], `http://127.0.0.1:${port}/healthz`);
-    times.push(performance.now() - t0);
-    p.proc.kill('SIGTERM');
-    await p.exited;
+  const out: Record<string, { mappings: number; medianMs: number; minMs: number; maxMs: number }> = {};
+  for (const mappings of [100, 5000]) {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const port = await freePort();
+      const cfg = benchConfig({ dir, port, token: TOKEN, modelUrl, mappings, dataDir: path.join(dir, `startup-${mappings}-${i}`) });
+      const file = path.join(dir, `startup-${mappings}-${i}.json`);
+      fs.writeFileSync(file, JSON.stringify(cfg));
+      const t0 = performance.now();
+      const p = await startProcess([BIN, 'serve', '--config', file], `http://127.0.0.1:${port}/healthz`, { timeoutMs: 120_000 });
+      times.push(performance.now() - t0);
+      p.proc.kill('SIGTERM');
+      await p.exited;
+    }
+    times.sort((a, b) => a - b);
+    out[mappings] = { mappings, medianMs: Math.round(times[2]!), minMs: Math.round(times[0]!), maxMs: Math.round(times[4]!) };
+    log(`  startup    ready in ${out[mappings]!.medianMs} ms (median of 5, ${out[mappings]!.minMs}–${out[mappings]!.maxMs}) with ${fmt(mappings)} mappings`);
   }
-  times.sort((a, b) => a - b);
-  const out = { mappings: 100, medianMs: Math.round(times[2]), minMs: Math.round(times[0]), maxMs: Math.round(times[4]) };
-  log(`  startup    ready in ${out.medianMs} ms (median of 5, ${out.minMs}–${out.maxMs}) with 100 mappings ${out.medianMs < 1000 ? '✓' : '✗'}`);
   return out;
 }
 
@@ -523,19 +592,19 @@ function compare(prev: any, cur: any) {
 }
 
 function printTable(rows: string[][], vs?: string, pg?: string) {
-  const head = ['scenario', 'bare req/s', 'durable req/s', 'observed req/s', `hookrelay req/s${STORE === 'postgres' ? ` (${PG_LABEL})` : ''}`, 'of durable (req/s)', 'CPU × durable', 'of observed (req/s)', 'CPU × observed', 'of bare (req/s)', 'target', ...(pg ? [pg] : []), ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', 'CPU µs/req bare / durable / observed / hookrelay', 'RSS MiB idle (with workers) / peak', 'steal %', 'statuses'];
+  const head = ['path', 'bare req/s', 'durable req/s', 'observed req/s', `hookrelay req/s${STORE === 'postgres' ? ` (${PG_LABEL})` : ''}`, 'of observed (req/s)', 'CPU × observed', 'of durable (req/s)', 'CPU × durable', 'of bare (req/s)', 'target', ...(pg ? [pg] : []), ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', `p99 ms at ${RATE} req/s / durable's (×)`, 'CPU µs/req bare / durable / observed / hookrelay', 'RSS MiB idle (with workers) / peak', 'steal %', 'statuses'];
   log(`\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }
 
-/** The target table (targets.ts): ✓ / ✗ per target of issue 34. */
+/** The target table (targets.ts): ✓ / ✗ / n/a per target. */
 function printTargets(rows: [string, string, string][]) {
-  log(`\ntargets (issue 34; ratios are medians over the rounds of each round's pair):\n| target | this run | |\n|---|---|---|`);
+  log(`\ntargets (ratios are medians over the rounds of each round's pair, baselines in the same run):\n| target | this run | |\n|---|---|---|`);
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }
 
 /** One figure of every round, in round order (stats.ts pairs them round by round). */
-const of = (rounds: Figures[], key: 'rps' | 'cpuUs') => rounds.map((f) => f[key]);
+const of = (rounds: Figures[], key: 'rps' | 'cpuUs' | 'p99') => rounds.map((f) => f[key]);
 const statuses = (s: Record<string, number>) => Object.keys(s).sort().join(', ');
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
 
