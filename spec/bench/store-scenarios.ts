@@ -136,7 +136,7 @@ export async function retentionUnderLoad(b: StoreBench) {
     run.on('response', () => void answered++);
     const mark = () => ({ cpu: cpuMs(server.proc.pid!), answered, at: performance.now() });
     const cpuUs = (a: ReturnType<typeof mark>, z: ReturnType<typeof mark>) => round(((z.cpu - a.cpu) * 1000) / Math.max(1, z.answered - a.answered), 1);
-    let from = mark();
+    const from = mark();
     let begun: ReturnType<typeof mark> | undefined;
     let ended: ReturnType<typeof mark> | undefined;
     try {
@@ -150,16 +150,13 @@ export async function retentionUnderLoad(b: StoreBench) {
       await over;
       db.close();
     }
-    if (!begun) from = mark();
+    const beforeCpuUs = begun ? cpuUs(from, begun) : 0;
+    const duringCpuUs = begun && ended ? cpuUs(begun, ended) : 0;
+    await stop(server); // its last checkpoint gives the file its final size
     const out = {
-      rate: RETENTION_RATE, seed, scale: b.seedScale,
-      beforeCpuUs: begun ? cpuUs(from, begun) : 0, duringCpuUs: begun && ended ? cpuUs(begun, ended) : 0,
-      seconds: begun && ended ? round((ended.at - begun.at) / 1000, 1) : undefined,
-      fileBefore, fileAfter: 0, cpu: 0,
+      rate: RETENTION_RATE, seed, scale: b.seedScale, beforeCpuUs, duringCpuUs, cpu: beforeCpuUs > 0 ? round(duringCpuUs / beforeCpuUs, 3) : 0,
+      seconds: begun && ended ? round((ended.at - begun.at) / 1000, 1) : undefined, fileBefore, fileAfter: fs.statSync(file).size,
     };
-    out.cpu = out.beforeCpuUs > 0 ? round(out.duringCpuUs / out.beforeCpuUs, 3) : 0;
-    await stop(server);
-    out.fileAfter = fs.statSync(file).size;
     b.log(`  retention  ${seedText(seed)}, 10 days old, purged under /wake at ${RETENTION_RATE} req/s ${out.seconds === undefined ? 'NOT within 10 minutes' : `in ${out.seconds} s`}: CPU ${out.duringCpuUs} µs per request against ${out.beforeCpuUs} before (${out.cpu.toFixed(2)}×); file ${fmt(fileBefore)} → ${fmt(out.fileAfter)} bytes`);
     return out;
   } finally {
