@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { call } from '../support/gateway.js';
 import { startInProcess, storeRows, TOKEN, type InProcess } from '../support/in-process.js';
 import { consoleCookie } from './console-client.js';
+import { REQUEST_LOG } from '../support/request-log-sql.js';
 
 /** The console's diff (CONTRACT.md §16): `hookrelay diff` on a pasted config, for a signed-in admin, from the console's own pages only. */
 describe('console: diff on a pasted config', function () {
@@ -32,7 +33,7 @@ describe('console: diff on a pasted config', function () {
 `;
 
   it('lists each request whose outcome would change and the counts; dispatches and stores nothing', async () => {
-    const rows = storeRows<{ n: number }>(gw, 'SELECT count(*) AS n FROM requests')[0]!.n;
+    const rows = storeRows<{ n: number }>(gw, `SELECT count(*) AS n FROM ${REQUEST_LOG}`)[0]!.n;
     const res = await pasted(NEXT);
     expect(res.status).to.equal(200);
     const page = await res.text();
@@ -42,7 +43,7 @@ describe('console: diff on a pasted config', function () {
       '#1 POST /hooks/alerts: 200 alerts → 404 no_mapping (newly unmatched)',
     ]);
     expect(page).to.include('<p id="counts">0 same, 1 changed, 1 newly unmatched, 0 newly matched</p>');
-    expect(storeRows<{ n: number }>(gw, 'SELECT count(*) AS n FROM requests')[0]!.n).to.equal(rows);
+    expect(storeRows<{ n: number }>(gw, `SELECT count(*) AS n FROM ${REQUEST_LOG}`)[0]!.n).to.equal(rows);
     expect(storeRows<{ n: number }>(gw, 'SELECT count(*) AS n FROM events')[0]!.n).to.equal(2);
   });
 

@@ -5,6 +5,7 @@ import { sign as githubSign } from '@octokit/webhooks-methods';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../support/in-process.js';
 import { until } from '../support/gateway.js';
 import { consoleCookie } from './console-client.js';
+import { REQUEST_LOG } from '../support/request-log-sql.js';
 
 const SECRET = 'replay-spec-signing-secret';
 /** A hook name past the request log's 200-character path cap. */
@@ -37,7 +38,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
   const rows = (): Row[] => {
     const db = new Database(path.join(gw.dir, 'data', 'hookrelay.db'), { readonly: true });
     try {
-      return db.prepare('SELECT * FROM requests ORDER BY seq').all() as Row[];
+      return db.prepare(`SELECT * FROM ${REQUEST_LOG} ORDER BY seq`).all() as Row[];
     } finally {
       db.close();
     }
@@ -45,7 +46,7 @@ describe('console: replay of a kept request (plain HTTP)', function () {
   const rowOf = (res: Response) => {
     const db = new Database(path.join(gw.dir, 'data', 'hookrelay.db'), { readonly: true });
     try {
-      return db.prepare('SELECT * FROM requests WHERE request_id = ?').get(ids.get(res)) as Row;
+      return db.prepare(`SELECT * FROM ${REQUEST_LOG} WHERE request_id = ?`).get(ids.get(res)) as Row;
     } finally {
       db.close();
     }

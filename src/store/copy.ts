@@ -64,6 +64,11 @@ async function openSide(config: Config): Promise<Side> {
   return { where: join(config.dataDir, DB_FILE), use: (fn) => fn(db), close };
 }
 
+/** A row without the request-log columns folded into it (sql/requests.ts): the request log is not copied. */
+function notLogged(row: CopyRow): CopyRow {
+  return Object.fromEntries(Object.entries(row).filter(([column]) => !column.startsWith('req_')));
+}
+
 /** Inserts rows as they are (keys and seq included), in one transaction. */
 function importRows(db: Db, table: string, rows: CopyRow[]): Promise<unknown> {
   if (db.kind === 'pg') return db.run(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::json)`, [JSON.stringify(rows)]);
@@ -122,7 +127,7 @@ export async function copyStore(from: Config, to: Config, progress: (line: strin
           ? db.all<CopyRow>(`SELECT * FROM ${table} ORDER BY ${key} LIMIT $1`, [batch])
           : db.all<CopyRow>(`SELECT * FROM ${table} WHERE ${key} > $1 ORDER BY ${key} LIMIT $2`, [from, batch]));
         if (rows.length === 0) break;
-        await target.use((db) => importRows(db, table, rows));
+        await target.use((db) => importRows(db, table, rows.map(notLogged)));
         counts[table] += rows.length;
         after = rows[rows.length - 1]![key] as string | number;
         progress(`${table}: ${counts[table]} copied`);

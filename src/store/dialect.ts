@@ -28,15 +28,23 @@ const pick = (sql: Sql, kind: Db['kind']) => (typeof sql === 'string' ? sql : sq
 /** An INSERT of rows of `columns`, each dialect's text built once. */
 type Insert = ReturnType<typeof insertInto>;
 
+/** A column an INSERT computes rather than binds: each dialect's expression, over the bound columns (`$n` on SQLite, their names on PostgreSQL). */
+export interface Computed {
+  column: string;
+  sqlite: string;
+  pg: string;
+}
+
 /** `types`: the columns' PostgreSQL types; `tail` (ON CONFLICT, RETURNING) numbers its values after the columns. */
-export function insertInto(table: string, columns: string, types: string, tail = '') {
+export function insertInto(table: string, columns: string, types: string, tail = '', computed?: Computed) {
   const width = columns.split(',').length;
   const marks = Array.from({ length: width }, (_, i) => `$${i + 1}`).join(', ');
   const casts = types.split(',').map((t, i) => `$${i + 1}::${t.trim()}[]`).join(', ');
+  const into = computed ? `${columns}, ${computed.column}` : columns;
   return {
-    sqlite: `INSERT INTO ${table} (${columns}) VALUES (${marks}) ${tail}`,
+    sqlite: `INSERT INTO ${table} (${into}) VALUES (${marks}${computed ? `, ${computed.sqlite}` : ''}) ${tail}`,
     // WITH ORDINALITY … ORDER BY: identities (seq) are handed out in the order of `rows`.
-    pg: `INSERT INTO ${table} (${columns}) SELECT ${columns} FROM unnest(${casts}) WITH ORDINALITY AS u(${columns}, ord) ORDER BY ord ${tail}`,
+    pg: `INSERT INTO ${table} (${into}) SELECT ${columns}${computed ? `, ${computed.pg}` : ''} FROM unnest(${casts}) WITH ORDINALITY AS u(${columns}, ord) ORDER BY ord ${tail}`,
     width,
   };
 }

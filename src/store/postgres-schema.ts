@@ -203,6 +203,15 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE requests ADD COLUMN explain text;
   ALTER TABLE requests ADD COLUMN failures text;
   `,
+  // v13 (SQLite v14): an accepted request's row folded into its event or run (see there); req_seq from the requests' own sequence.
+  `
+  ${['events', 'runs'].map((t) => `
+  ALTER TABLE ${t} ADD COLUMN req_seq bigint, ADD COLUMN req_lag integer, ADD COLUMN req_route text, ADD COLUMN req_status integer,
+    ADD COLUMN req_ms integer, ADD COLUMN req_method text, ADD COLUMN req_path text, ADD COLUMN req_id text, ADD COLUMN req_type text,
+    ADD COLUMN req_ua text, ADD COLUMN req_sender text;
+  CREATE INDEX ${t}_req ON ${t} (req_seq) WHERE req_seq IS NOT NULL;
+  CREATE INDEX ${t}_req_route ON ${t} (req_route, req_seq) WHERE req_seq IS NOT NULL;`).join('')}
+  `,
 ];
 
 /** The schema version this code reads and writes. */

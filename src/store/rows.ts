@@ -191,8 +191,47 @@ export function toDelivery(row: OutboxRow): DeliveryRecord {
   return d;
 }
 
-/** A request-log row (CONTRACT.md §11): action ids space-separated (uuids hold no space); `head`, JSON `{"headers":{…},"query":"…"}`, kept and purged with the body. */
-export type RequestRow = Row & { head?: string | null; failures?: string | null };
+/** A request-log row (CONTRACT.md §11): action ids space-separated (uuids hold no space); `head`, JSON `{"headers":{…},"query":"…"}`, kept and purged with the body; `req_lag` set: a folded row. */
+export type RequestRow = Row & { head?: string | null; failures?: string | null; req_lag?: number | null };
+
+/** An accepted request's row on its one event or run (sql/requests.ts): time as ms before theirs, ms in tenths, method NULL for POST, content type NULL for JSON ('' for none). */
+export const FOLD_COLUMNS = 'req_lag, req_route, req_status, req_ms, req_method, req_path, req_id, req_type, req_ua, req_sender';
+const FOLD_WIDTH = FOLD_COLUMNS.split(',').length;
+const FOLD_NONE: Bind[] = Array<Bind>(FOLD_WIDTH).fill(null);
+const JSON_TYPE = 'application/json';
+const MAX_INT32 = 2 ** 31 - 1;
+
+const isIso = (t: string) => !Number.isNaN(Date.parse(t)) && new Date(Date.parse(t)).toISOString() === t;
+
+/** The accepted rows of one event or run, with `r` folded into them when it reads back the same; else undefined. */
+export function foldedRow(r: NewRequestLog, events: readonly NewEvent[], runs: readonly NewRun[]): { into: 'events' | 'runs'; values: Bind[] } | undefined {
+  const [into, id, at] = events.length === 1 && runs.length === 0 && !events[0]!.held ? ['events', events[0]!.id, events[0]!.at] as const
+    : runs.length === 1 && events.length === 0 ? ['runs', runs[0]!.runId, runs[0]!.createdAt] as const : [];
+  if (into === undefined) return undefined;
+  const ids = into === 'events' ? r.eventIds : r.runIds;
+  const others = into === 'events' ? r.runIds : r.eventIds;
+  const tenths = Math.round(r.ms * 10);
+  const lag = Date.parse(at) - Date.parse(r.at);
+  // What only a `requests` row holds (a body, an error, a replay, why nothing matched, failures) keeps one.
+  if (r.body !== undefined || r.replayed || r.error !== undefined || r.replayOf !== undefined || r.explanation !== undefined || r.failures?.length) return undefined;
+  if (ids.length !== 1 || ids[0] !== id || others.length !== 0 || r.status < 200 || r.status > 299 || !isIso(r.at) || !isIso(at)) return undefined;
+  if (tenths / 10 !== r.ms || tenths > MAX_INT32 || Math.abs(lag) > MAX_INT32) return undefined;
+  const fold: Bind[] = [lag, r.route, r.status, tenths, r.method === 'POST' ? null : r.method, r.path, r.requestId ?? null,
+    r.contentType === JSON_TYPE ? null : r.contentType ?? '', r.userAgent ?? null, r.sender ?? null];
+  return { into, values: [...(into === 'events' ? eventValues(events[0]!) : runValues(runs[0]!)), ...fold] };
+}
+
+export const unfolded = (values: Bind[]): Bind[] => [...values, ...FOLD_NONE];
+
+function unfold(row: RequestRow): RequestRow {
+  return {
+    ...row,
+    at: new Date(Date.parse(String(row.at)) - row.req_lag!).toISOString(),
+    method: row.method ?? 'POST',
+    ms: Number(row.ms) / 10,
+    content_type: row.content_type == null ? JSON_TYPE : row.content_type === '' ? null : row.content_type,
+  };
+}
 
 /** The columns a request-log INSERT binds, in order. */
 export const REQUEST_COLUMNS =
@@ -242,7 +281,8 @@ const REQUEST_FIELDS: Fields<RequestRow, Omit<RequestRecord, 'headers' | 'query'
   explanation: (r) => (r.explain == null ? undefined : JSON.parse(String(r.explain))),
 };
 
-export function toRequest(row: RequestRow): RequestRecord {
+export function toRequest(stored: RequestRow): RequestRecord {
+  const row = stored.req_lag == null ? stored : unfold(stored);
   const r: RequestRecord = fromRow(row, REQUEST_FIELDS);
   if (row.failures != null) r.failures = JSON.parse(row.failures) as MappingFailure[];
   if (row.head != null) {

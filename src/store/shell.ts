@@ -7,7 +7,7 @@ import type {
   ClaimRules, DeliveryOutcomeRecord, DeliveryRecord, HistoryMessage, NewDelivery, NewEvent, NewForward, NewKey, NewRequestLog, NewRun, RunEffects,
   RunEnd, RunRecord, SettleEffects, StoredKey,
 } from './records.js';
-import { eventValues, forwardValues, keyValues, requestValues, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
+import { eventValues, foldedRow, forwardValues, keyValues, requestValues, runValues, toDelivery, toRun, type OutboxRow, type RunRow } from './rows.js';
 import { StoreError, type LeaderHandlers, type Leadership, type Store, type TakenOver } from './store.js';
 import type { AcceptOp, BatchOutcome, WriteOp } from './writes.js';
 
@@ -83,11 +83,13 @@ export abstract class StoreShell implements Store {
     if (events.length === 0 && runs.length === 0 && !keys?.length) {
       return request ? this.logRequests([request]).then(() => NONE_HELD) : this.guard(async () => NONE_HELD);
     }
-    const op: AcceptOp = { kind: 'accept', events: [], runs: runs.map(runValues) };
-    for (const e of events) (e.held ? (op.held ??= []) : op.events).push(eventValues(e));
+    const folded = request && foldedRow(request, events, runs);
+    const op: AcceptOp = { kind: 'accept', events: [], runs: folded?.into === 'runs' ? [] : runs.map(runValues) };
+    if (folded?.into !== 'events') for (const e of events) (e.held ? (op.held ??= []) : op.events).push(eventValues(e));
     if (events.some((e) => e.wakesNow && !e.held)) op.wakesNow = true;
     if (forwards?.length) op.forwards = forwards.map((f) => [f.key, forwardValues(f)]);
-    if (request) op.request = requestValues(request);
+    if (folded) op.folded = folded;
+    else if (request) op.request = requestValues(request);
     if (keys?.length) {
       op.keys = keys.map((k) => ({ values: keyValues(k), events: k.eventIds, runs: k.runIds }));
       op.expiredBefore = this.maintenance.keysSince();

@@ -256,6 +256,23 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE requests ADD COLUMN explain TEXT;
   ALTER TABLE requests ADD COLUMN failures TEXT;
   `,
+  // v14 (PostgreSQL v13): an accepted request's row folded into its one event or run (rows.ts FOLD_COLUMNS); req_seq is drawn with requests.seq.
+  `
+  ${['events', 'runs'].map((t) => `
+  ALTER TABLE ${t} ADD COLUMN req_seq INTEGER;
+  ALTER TABLE ${t} ADD COLUMN req_lag INTEGER;
+  ALTER TABLE ${t} ADD COLUMN req_route TEXT;
+  ALTER TABLE ${t} ADD COLUMN req_status INTEGER;
+  ALTER TABLE ${t} ADD COLUMN req_ms INTEGER;
+  ALTER TABLE ${t} ADD COLUMN req_method TEXT;
+  ALTER TABLE ${t} ADD COLUMN req_path TEXT;
+  ALTER TABLE ${t} ADD COLUMN req_id TEXT;
+  ALTER TABLE ${t} ADD COLUMN req_type TEXT;
+  ALTER TABLE ${t} ADD COLUMN req_ua TEXT;
+  ALTER TABLE ${t} ADD COLUMN req_sender TEXT;
+  CREATE INDEX ${t}_req ON ${t} (req_seq) WHERE req_seq IS NOT NULL;
+  CREATE INDEX ${t}_req_route ON ${t} (req_route, req_seq) WHERE req_seq IS NOT NULL;`).join('')}
+  `,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

@@ -5,7 +5,7 @@ import {
   ENDED_STATUSES, type ClaimRules, type DeliveryOutcomeRecord, type HistoryMessage, type NewDelivery, type RunEffects, type RunEnd,
   type SettleEffects,
 } from './records.js';
-import { callbackValues, eventValues, outboxValues, type Bind, type OutboxRow, type RunRow } from './rows.js';
+import { callbackValues, eventValues, outboxValues, unfolded, type Bind, type OutboxRow, type RunRow } from './rows.js';
 import * as sql from './sql/index.js';
 import { StoreError } from './store.js';
 
@@ -20,6 +20,8 @@ export interface AcceptOp {
   expiredBefore?: string;
   forwards?: [key: string, values: Bind[]][];
   request?: Bind[];
+  /** Its one event or run with the request's row folded in (rows.ts foldedRow), instead of `request` and that row. */
+  folded?: { into: 'events' | 'runs'; values: Bind[] };
   /** An event asks for a heartbeat now (NewEvent.wakesNow). */
   wakesNow?: boolean;
 }
@@ -33,10 +35,10 @@ export interface BatchOutcome<E = unknown> {
 const insertOutbox = (db: Db, rows: Bind[][]) => db.insert(sql.outbox.insertOutbox, rows.map((r) => ['pending', ...r]));
 
 /** PostgreSQL: under the events lock, and a NOTIFY to the leader that COMMIT delivers. */
-async function insertEvents(db: Db, rows: Bind[][], wakesNow = false): Promise<void> {
+async function insertEvents(db: Db, rows: Bind[][], wakesNow = false, statement = sql.events.insertEvents): Promise<void> {
   if (rows.length === 0) return;
   if (db.kind === 'pg') await db.run(sql.events.lockEvents);
-  await db.insert(sql.events.insertEvents, rows);
+  await db.insert(statement, rows);
   if (wakesNow && db.kind === 'pg') await db.run(`NOTIFY ${sql.events.HEARTBEAT_CHANNEL}`);
 }
 
@@ -74,14 +76,15 @@ async function writeAccepts(db: Db, ops: readonly AcceptOp[], expiredBefore: str
   };
   let wakesNow = false;
   ops.forEach((op, o) => {
-    keep(op.events, events);
+    // In op order: an event's seq is the /events cursor.
+    keep(op.folded?.into === 'events' ? [op.folded.values] : op.events.map(unfolded), events);
     keep(op.held, heldEvents);
-    keep(op.runs, runs, 'queued');
+    keep(op.folded?.into === 'runs' ? [op.folded.values] : op.runs.map(unfolded), runs, 'queued');
     for (const [key, f] of op.forwards ?? []) if (!skip?.has(key)) forwards.push(f);
     if (op.request && !held[o]) requests.push(op.request);
     wakesNow ||= op.wakesNow === true;
   });
-  await insertEvents(db, events, wakesNow);
+  await insertEvents(db, events, wakesNow, sql.events.insertAccepted);
   await db.insert(sql.flow.insertHeld, heldEvents);
   await db.insert(sql.runs.insertRuns, runs);
   await insertOutbox(db, forwards);

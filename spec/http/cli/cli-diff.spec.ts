@@ -11,6 +11,7 @@ import { startInProcess, TOKEN } from '../../support/in-process.js';
 import Database from 'better-sqlite3';
 import { DB_FILE } from '../../../src/store/sqlite.js';
 import { blocks } from '../../support/markdown.js';
+import { REQUEST_LOG } from '../../support/request-log-sql.js';
 
 const SECRET = 'diff-spec-github-secret-0123456789';
 const BEFORE = { file: 'docs/testing-mappings.md', heading: '## Before you change a mapping: `hookrelay diff`' };
@@ -54,7 +55,7 @@ describe('cli: hookrelay diff (the last kept requests through the current config
       // One at a time, each row stored before the next request: the log's seq is the order sent.
       const logged = async (n: number, send: () => Promise<void>) => {
         await send();
-        await until(`request-log row ${n}`, () => countRows(dir, 'requests') === n, 10_000);
+        await until(`request-log row ${n}`, () => countRows(dir, REQUEST_LOG) === n, 10_000);
       };
       await logged(1, () => github('push', example('push', 0), 202));
       await logged(2, () => github('push', example('push', 4), 202));
@@ -67,7 +68,7 @@ describe('cli: hookrelay diff (the last kept requests through the current config
     } finally {
       await gw.stop();
     }
-    rowsBefore = countRows(dir, 'requests');
+    rowsBefore = countRows(dir, REQUEST_LOG);
   });
 
   it('prints what docs/testing-mappings.md shows: one line per changed outcome, then the counts; exit 1', async () => {
@@ -81,7 +82,7 @@ describe('cli: hookrelay diff (the last kept requests through the current config
     const runs = count('runs');
     const events = count('events');
     await runCli(['diff', nextFile, '--config', currentFile], env);
-    expect(countRows(dir, 'requests')).to.equal(rowsBefore);
+    expect(countRows(dir, REQUEST_LOG)).to.equal(rowsBefore);
     expect(count('runs')).to.equal(runs);
     expect(count('events')).to.equal(events);
   });

@@ -6,6 +6,7 @@ import { call, tmpDir, until } from '../../support/gateway.js';
 import { createLogger } from '../../../src/log.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 import { consoleCookie } from '../../console/console-client.js';
+import { REQUEST_LOG } from '../../support/request-log-sql.js';
 
 /**
  * Answering senders (CONTRACT.md §12), through the real listener and store: `match.method`
@@ -55,7 +56,7 @@ describe('http: answering senders (match.method, match.when, respond, response)'
   const rowOf = (requestId: string) => {
     const db = new Database(path.join(gw.dir, 'data', 'hookrelay.db'), { readonly: true });
     try {
-      return db.prepare('SELECT * FROM requests WHERE request_id = ?').get(requestId) as { route: string; status: number; method: string } | undefined;
+      return db.prepare(`SELECT * FROM ${REQUEST_LOG} WHERE request_id = ?`).get(requestId) as { route: string; status: number; method: string } | undefined;
     } finally {
       db.close();
     }

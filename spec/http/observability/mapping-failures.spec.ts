@@ -5,6 +5,7 @@ import { createLogger } from '../../../src/log.js';
 import { call, tmpDir, until } from '../../support/gateway.js';
 import { startInProcess, storeRows, TOKEN, type InProcess } from '../../support/in-process.js';
 import { consoleCookie } from '../../console/console-client.js';
+import { REQUEST_LOG } from '../../support/request-log-sql.js';
 
 const MARKER = 'payload-marker-4e1b9';
 
@@ -74,7 +75,7 @@ describe('http: a mapping\'s failure is visible where people look', function () 
   it('the request log and the console\'s request page keep the same cause', async () => {
     type Row = { seq: number; route: string; failures: string | null };
     const rows = await until('four request-log rows', () => {
-      const got = storeRows<Row>(gw, "SELECT seq, route, failures FROM requests WHERE route LIKE 'mapping:%' OR route = 'unmatched' ORDER BY seq");
+      const got = storeRows<Row>(gw, `SELECT seq, route, failures FROM ${REQUEST_LOG} WHERE route LIKE 'mapping:%' OR route = 'unmatched' ORDER BY seq`);
       return got.length >= 4 ? got : undefined;
     });
     const byRoute = new Map(rows.map((r) => [r.route, r]));

@@ -3,6 +3,7 @@ import { call, until } from '../../support/gateway.js';
 import { runCli, writeConfig } from '../../support/cli.js';
 import { startInProcess, storeRows, TOKEN, type InProcess } from '../../support/in-process.js';
 import { consoleCookie } from '../../console/console-client.js';
+import { REQUEST_LOG } from '../../support/request-log-sql.js';
 
 /** A value only the payload carries: it must reach neither the answer nor the kept explanation. */
 const MARKER = 'payload-marker-7f3a';
@@ -30,7 +31,7 @@ describe('no_mapping: the 404 says how many mappings, the request log and the co
     for (const id of mappings.map((m) => m.id)) expect(r.text).to.not.include(id);
     expect(r.text).to.not.include('x-github-event');
     const [row] = await until('the request-log rows', async () => {
-      const rows = storeRows<{ error: string; explain: string | null }>(gw, "SELECT error, explain FROM requests WHERE request_id = 'nm-1'");
+      const rows = storeRows<{ error: string; explain: string | null }>(gw, `SELECT error, explain FROM ${REQUEST_LOG} WHERE request_id = 'nm-1'`);
       return rows.length ? rows : undefined;
     }, 10_000);
     expect(row!.error).to.equal('no_mapping');
@@ -51,7 +52,7 @@ describe('no_mapping: the 404 says how many mappings, the request log and the co
     const ok = await call(`${gw.hooks}/gh`, { token: TOKEN, json: { source: 'ci' }, headers: { 'x-request-id': 'nm-3' } });
     expect(ok.status).to.equal(200);
     const rows = await until('the request-log rows', async () => {
-      const got = storeRows<{ request_id: string; explain: string | null }>(gw, "SELECT request_id, explain FROM requests WHERE request_id IN ('nm-2', 'nm-3') ORDER BY request_id");
+      const got = storeRows<{ request_id: string; explain: string | null }>(gw, `SELECT request_id, explain FROM ${REQUEST_LOG} WHERE request_id IN ('nm-2', 'nm-3') ORDER BY request_id`);
       return got.length === 2 ? got : undefined;
     }, 10_000);
     expect(JSON.parse(rows![0]!.explain!)).to.deep.equal({ mappings: 0, verdicts: [] });
@@ -59,7 +60,7 @@ describe('no_mapping: the 404 says how many mappings, the request log and the co
   });
 
   it('the console\'s request page and `requests --json` show the same explanation', async () => {
-    const [{ seq }] = storeRows<{ seq: number }>(gw, "SELECT seq FROM requests WHERE request_id = 'nm-1'");
+    const [{ seq }] = storeRows<{ seq: number }>(gw, `SELECT seq FROM ${REQUEST_LOG} WHERE request_id = 'nm-1'`);
     const cookie = await consoleCookie(gw.base);
     const page = await (await fetch(`${gw.base}/console/requests/${seq}`, { headers: { cookie } })).text();
     expect(page).to.include('Why no mapping matched');

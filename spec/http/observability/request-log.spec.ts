@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
 import { sleep, until } from '../../support/gateway.js';
+import { REQUEST_LOG } from '../../support/request-log-sql.js';
 
 const SECRET = 'request-log-signing-secret';
 const MARK = 'body-marker-7c1e';
@@ -26,7 +27,7 @@ describe('http: the request log', function () {
   function rows(gw: InProcess): Row[] {
     const db = new Database(path.join(gw.dir, 'data', 'hookrelay.db'), { readonly: true });
     try {
-      return db.prepare('SELECT * FROM requests ORDER BY seq').all() as Row[];
+      return db.prepare(`SELECT * FROM ${REQUEST_LOG} ORDER BY seq`).all() as Row[];
     } finally {
       db.close();
     }

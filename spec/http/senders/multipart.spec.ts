@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { call } from '../../support/gateway.js';
 import { ADMIN_TOKEN, startInProcess, TOKEN, type InProcess } from '../../support/in-process.js';
+import { REQUEST_LOG } from '../../support/request-log-sql.js';
 
 /**
  * multipart/form-data on mapped hooks (CONTRACT.md §12): SendGrid Inbound Parse, Mailgun, HTML
@@ -94,7 +95,7 @@ describe('http: multipart/form-data on mapped hooks', () => {
     expect(json.status).to.equal(200);
     const db = new Database(path.join(gw.dir, 'data', 'hookrelay.db'), { readonly: true });
     try {
-      const rows = db.prepare("SELECT request_id, status, body FROM requests WHERE request_id IN ('multipart-kept', 'json-kept')").all() as { request_id: string; status: number; body: string | null }[];
+      const rows = db.prepare(`SELECT request_id, status, body FROM ${REQUEST_LOG} WHERE request_id IN ('multipart-kept', 'json-kept')`).all() as { request_id: string; status: number; body: string | null }[];
       expect(rows.find((row) => row.request_id === 'multipart-kept')).to.include({ status: 200, body: null });
       expect(rows.find((row) => row.request_id === 'json-kept')).to.include({ status: 200, body: '{"from":"a"}' });
     } finally {

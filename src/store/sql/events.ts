@@ -1,10 +1,15 @@
 import { insertInto } from '../dialect.js';
-import { EVENT_COLUMNS } from '../rows.js';
+import { EVENT_COLUMNS, FOLD_COLUMNS } from '../rows.js';
+import { FOLD_TYPES, foldedSeq } from './requests.js';
 
 /** The PostgreSQL types of EVENT_COLUMNS. */
 export const EVENT_TYPES = 'text, text, text, text, text, smallint';
 
 export const insertEvents = insertInto('events', EVENT_COLUMNS, EVENT_TYPES);
+
+/** Accepted events, each with its request's folded columns or NULLs (rows.ts foldedRow). */
+export const insertAccepted = insertInto('events', `${EVENT_COLUMNS}, ${FOLD_COLUMNS}`, `${EVENT_TYPES}, ${FOLD_TYPES}`, '',
+  foldedSeq(`${EVENT_COLUMNS}, ${FOLD_COLUMNS}`.split(',').length));
 
 export const listEvents = 'SELECT * FROM events WHERE seq > $1 ORDER BY seq LIMIT $2';
 

@@ -1,8 +1,10 @@
 import { insertInto } from '../dialect.js';
-import { RUN_COLUMNS } from '../rows.js';
+import { FOLD_COLUMNS, RUN_COLUMNS } from '../rows.js';
+import { FOLD_TYPES, foldedSeq } from './requests.js';
 
-export const insertRuns = insertInto('runs', `status, ${RUN_COLUMNS}`,
-  'text, text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text, text');
+export const insertRuns = insertInto('runs', `status, ${RUN_COLUMNS}, ${FOLD_COLUMNS}`,
+  `text, text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text, text, ${FOLD_TYPES}`, '',
+  foldedSeq(`status, ${RUN_COLUMNS}, ${FOLD_COLUMNS}`.split(',').length));
 
 /**
  * A run with its delivery (the outbox row of its reply) and its callback (docs/callbacks.md).

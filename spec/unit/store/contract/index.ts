@@ -11,6 +11,7 @@ import { recordsContract } from './records.js';
 import { retentionContract } from './retention.js';
 import { takeOverContract } from './takeover.js';
 import { requestLogContract } from './request-log.js';
+import { requestLogFoldedContract } from './request-log-folded.js';
 import { flowContract } from './flow.js';
 import { hookSecretsContract } from './hook-secrets.js';
 
@@ -34,6 +35,7 @@ export function storeContract(h: Harness): void {
   retentionContract(h);
   takeOverContract(h);
   requestLogContract(h);
+  requestLogFoldedContract(h);
   callbacksContract(h);
   flowContract(h);
   hookSecretsContract(h);

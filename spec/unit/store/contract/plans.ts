@@ -25,6 +25,7 @@ const READS: [name: string, statement: [Sql, unknown[]]][] = [
   ['the request log by route, paged on', requests({ route: 'wake', before: 1000 })],
   ['the request log by status class, paged on', requests({ statusClass: 5, before: 1000 })],
   ['the request log, paged on', requests({ before: 1000 })],
+  ['the request log\'s 2xx by route', requests({ route: 'agent', statusClass: 2 })],
   ['the replays of a request', requests({ replayOf: 7 })],
   ['one logged request', [sql.requests.getRequest, [7]]],
   ['an idempotency key', [sql.idempotency.findKey, ['k', '2025-01-01T00:00:00.000Z']]],
@@ -54,6 +55,10 @@ export function plansContract(h: Harness): void {
       expect(await searched(requests({ route: 'wake' }))).to.include('requests_route');
       expect(await searched(requests({ statusClass: 4 }))).to.include('requests_class');
       expect(await searched(requests({ route: 'wake', statusClass: 4 }))).to.include('requests_route_class');
+      // The rows kept with an event or run (sql/requests.ts), through their own indexes.
+      expect(await searched(requests({ before: 1000 }))).to.include.members(['events_req', 'runs_req']);
+      expect(await searched(requests({ route: 'wake' }))).to.include.members(['events_req_route', 'runs_req_route']);
+      expect(await searched([sql.requests.getRequest, [7]])).to.include.members(['events_req', 'runs_req']);
       // Its last turns by index; only those (at most the limit) are put back in order.
       expect(await searched([sql.history.readHistory, ['hook:x', 20]])).to.include('history_session');
     });
