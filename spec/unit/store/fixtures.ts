@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
-import type { NewEvent, NewRun } from '../../../src/store/records.js';
+import type { NewEvent, NewRequestLog, NewRun } from '../../../src/store/records.js';
 import { MIGRATIONS } from '../../../src/store/sqlite-schema.js';
 
 /** The store specs' clock: a fixed day far from today, and days counted from it. */
@@ -14,6 +14,12 @@ export const event = (id: string, at = T0, extra: Partial<NewEvent> = {}): NewEv
 });
 
 /** An agent run accepted at `at`, without delivery, in its own session unless one is given. */
+/** A request-log row of a `/wake` at T0, with `extra`. */
+export const logRow = (extra: Partial<NewRequestLog> = {}): NewRequestLog => ({
+  at: iso(T0), requestId: 'req-1', method: 'POST', path: '/hooks/wake', route: 'wake', status: 200, ms: 1.5,
+  eventIds: [], runIds: [], replayed: false, ...extra,
+});
+
 export const queuedRun = (runId: string, at = T0, sessionKey = `hook:${runId}`): NewRun => ({
   runId, sessionKey, message: `msg ${runId}`, wakeMode: 'now', deliver: false, provider: 'last',
   source: 'agent', unsafe: false, createdAt: iso(at),

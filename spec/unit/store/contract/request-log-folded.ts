@@ -1,12 +1,8 @@
 import { expect } from 'chai';
-import type { Harness, OpenOptions, TestStore } from './harness.js';
-import type { NewRequestLog, RequestRecord } from '../../../../src/store/records.js';
-import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
+import { storesFor, type Harness } from './harness.js';
+import type { RequestRecord } from '../../../../src/store/records.js';
+import { DAY, event as ev, iso, logRow as row, queuedRun as run, T0 } from '../fixtures.js';
 
-const row = (extra: Partial<NewRequestLog> = {}): NewRequestLog => ({
-  at: iso(T0), requestId: 'req-1', method: 'POST', path: '/hooks/wake', route: 'wake', status: 200, ms: 1.5,
-  eventIds: [], runIds: [], replayed: false, ...extra,
-});
 const ids = (rows: RequestRecord[]) => rows.map((r) => r.requestId);
 
 /**
@@ -16,20 +12,10 @@ const ids = (rows: RequestRecord[]) => rows.map((r) => r.requestId);
 export function requestLogFoldedContract(h: Harness): void {
   describe('request log: rows kept with their event or run', function () {
     this.timeout(30000);
-    let now: number;
-    const stores: TestStore[] = [];
-    const open = async (opts: OpenOptions = {}) => {
-      const s = await h.open({ clock: () => new Date(now), ...opts });
-      stores.push(s);
-      return s;
-    };
-
-    beforeEach(async () => {
-      await h.reset();
+    let now = T0;
+    const open = storesFor(h, () => new Date(now));
+    beforeEach(() => {
       now = T0;
-    });
-    afterEach(async () => {
-      for (const s of stores.splice(0)) await s.close();
     });
 
     it('an accept of one event or one run keeps no requests row, and its row reads back field for field, listed and fetched', async () => {

@@ -1,36 +1,22 @@
 import { expect } from 'chai';
-import type { Harness, OpenOptions, TestStore } from './harness.js';
+import { storesFor, type Harness } from './harness.js';
 import { silentLogger } from '../../../support/silent-logger.js';
 import { createRequestLog } from '../../../../src/store/request-log.js';
-import type { NewKey, NewRequestLog } from '../../../../src/store/records.js';
-import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
+import type { NewKey } from '../../../../src/store/records.js';
+import { DAY, event as ev, iso, logRow as row, queuedRun as run, T0 } from '../fixtures.js';
 
 const key = (k: string, guards: { events?: string[]; runs?: string[] }): NewKey => ({
   key: k, requestHash: 'h', status: 200, body: '{"ok":true}', at: iso(T0), eventIds: guards.events ?? [], runIds: guards.runs ?? [],
-});
-const row = (extra: Partial<NewRequestLog> = {}): NewRequestLog => ({
-  at: iso(T0), requestId: 'req-1', method: 'POST', path: '/hooks/wake', route: 'wake', status: 200, ms: 1.5,
-  eventIds: [], runIds: [], replayed: false, ...extra,
 });
 
 /** The request log (CONTRACT.md §11): rows with the accept, batches of the others, retention of rows and bodies. */
 export function requestLogContract(h: Harness): void {
   describe('request log', function () {
     this.timeout(30000);
-    let now: number;
-    const stores: TestStore[] = [];
-    const open = async (opts: OpenOptions = {}) => {
-      const s = await h.open({ clock: () => new Date(now), ...opts });
-      stores.push(s);
-      return s;
-    };
-
-    beforeEach(async () => {
-      await h.reset();
+    let now = T0;
+    const open = storesFor(h, () => new Date(now));
+    beforeEach(() => {
       now = T0;
-    });
-    afterEach(async () => {
-      for (const s of stores.splice(0)) await s.close();
     });
 
     it('an accept commits its request row with it, every field round-tripped; listings leave the body and its kept headers and query out', async () => {
