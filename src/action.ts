@@ -46,8 +46,10 @@ export interface AgentAction {
 export type Accepted = { action: 'wake'; eventId: string } | { action: 'agent'; runId: string; sessionKey: string };
 
 export function actionIds(accepted: readonly Accepted[]): { eventIds: string[]; runIds: string[] } {
-  return {
-    eventIds: accepted.flatMap((a) => (a.action === 'wake' ? [a.eventId] : [])),
-    runIds: accepted.flatMap((a) => (a.action === 'agent' ? [a.runId] : [])),
-  };
+  const ids = { eventIds: [] as string[], runIds: [] as string[] };
+  for (const a of accepted) {
+    if (a.action === 'wake') ids.eventIds.push(a.eventId);
+    else ids.runIds.push(a.runId);
+  }
+  return ids;
 }

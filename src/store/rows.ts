@@ -201,7 +201,11 @@ const FOLD_NONE: Bind[] = Array<Bind>(FOLD_WIDTH).fill(null);
 const JSON_TYPE = 'application/json';
 const MAX_INT32 = 2 ** 31 - 1;
 
-const isIso = (t: string) => !Number.isNaN(Date.parse(t)) && new Date(Date.parse(t)).toISOString() === t;
+/** `t` in ms when it is exactly what toISOString gives for them (its lag then reads back the same), else NaN. */
+function isoMs(t: string): number {
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) || new Date(ms).toISOString() !== t ? NaN : ms;
+}
 
 /** The accepted rows of one event or run, with `r` folded into them when it reads back the same; else undefined. */
 export function foldedRow(r: NewRequestLog, events: readonly NewEvent[], runs: readonly NewRun[]): { into: 'events' | 'runs'; values: Bind[] } | undefined {
@@ -211,11 +215,12 @@ export function foldedRow(r: NewRequestLog, events: readonly NewEvent[], runs: r
   const ids = into === 'events' ? r.eventIds : r.runIds;
   const others = into === 'events' ? r.runIds : r.eventIds;
   const tenths = Math.round(r.ms * 10);
-  const lag = Date.parse(at) - Date.parse(r.at);
   // What only a `requests` row holds (a body, an error, a replay, why nothing matched, failures) keeps one.
   if (r.body !== undefined || r.replayed || r.error !== undefined || r.replayOf !== undefined || r.explanation !== undefined || r.failures?.length) return undefined;
-  if (ids.length !== 1 || ids[0] !== id || others.length !== 0 || r.status < 200 || r.status > 299 || !isIso(r.at) || !isIso(at)) return undefined;
-  if (tenths / 10 !== r.ms || tenths > MAX_INT32 || Math.abs(lag) > MAX_INT32) return undefined;
+  if (ids.length !== 1 || ids[0] !== id || others.length !== 0 || r.status < 200 || r.status > 299) return undefined;
+  // NaN when either time is not in toISOString's form: the test below refuses it too.
+  const lag = isoMs(at) - isoMs(r.at);
+  if (tenths / 10 !== r.ms || tenths > MAX_INT32 || !(Math.abs(lag) <= MAX_INT32)) return undefined;
   const fold: Bind[] = [lag, r.route, r.status, tenths, r.method === 'POST' ? null : r.method, r.path, r.requestId ?? null,
     r.contentType === JSON_TYPE ? null : r.contentType ?? '', r.userAgent ?? null, r.sender ?? null];
   return { into, values: [...(into === 'events' ? eventValues(events[0]!) : runValues(runs[0]!)), ...fold] };

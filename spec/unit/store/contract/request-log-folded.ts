@@ -36,7 +36,7 @@ export function requestLogFoldedContract(h: Harness): void {
       expect(listed[1]!.seq).to.be.greaterThan(listed[2]!.seq);
     });
 
-    it('keeps its own row what only one holds: a body, several actions, a failure, an error', async () => {
+    it('keeps its own row what only one holds: a body, several actions, a failure, an error, a time not in ISO form', async () => {
       const store = await open();
       await store.accept([ev('e1')], [], undefined, undefined, row({ requestId: 'body', eventIds: ['e1'], body: '{}', bodyUntil: iso(T0 + DAY) }));
       await store.accept([ev('e2'), ev('e3')], [], undefined, undefined, row({ requestId: 'two', eventIds: ['e2', 'e3'] }));
@@ -44,8 +44,12 @@ export function requestLogFoldedContract(h: Harness): void {
       await store.accept([ev('e5')], [], undefined, undefined, row({ requestId: 'failures', eventIds: ['e5'],
         failures: [{ mappingId: 'm', step: 'template', code: 'T1', message: 'x' }] }));
       await store.accept([ev('e6')], [], undefined, undefined, row({ requestId: 'other-id', eventIds: ['e-unknown'] }));
-      expect(await h.count('requests')).to.equal(5);
-      expect(ids(await store.listRequests({ limit: 10 }))).to.deep.equal(['other-id', 'failures', 'both', 'two', 'body']);
+      // A time not in toISOString's form would not read back the same from a lag.
+      await store.accept([ev('e7')], [], undefined, undefined, row({ requestId: 'time', at: '2030-01-01T00:00:00Z', eventIds: ['e7'] }));
+      expect(await h.count('requests')).to.equal(6);
+      const listed = await store.listRequests({ limit: 10 });
+      expect(ids(listed)).to.deep.equal(['time', 'other-id', 'failures', 'both', 'two', 'body']);
+      expect(listed[0]!.at).to.equal('2030-01-01T00:00:00Z');
     });
 
     it('one seq for every row: mixed pages in seq order, filtered and paged alike', async () => {
