@@ -8,8 +8,8 @@ export const EVENT_TYPES = 'text, text, text, text, text, smallint';
 export const insertEvents = insertInto('events', EVENT_COLUMNS, EVENT_TYPES);
 
 /** Accepted events, each with its request's folded columns or NULLs (rows.ts foldedRow). */
-export const insertAccepted = insertInto('events', `${EVENT_COLUMNS}, ${FOLD_COLUMNS}`, `${EVENT_TYPES}, ${FOLD_TYPES}`, '',
-  foldedSeq(`${EVENT_COLUMNS}, ${FOLD_COLUMNS}`.split(',').length));
+const ACCEPTED_COLUMNS = `${EVENT_COLUMNS}, ${FOLD_COLUMNS}`;
+export const insertAccepted = insertInto('events', ACCEPTED_COLUMNS, `${EVENT_TYPES}, ${FOLD_TYPES}`, '', foldedSeq(ACCEPTED_COLUMNS));
 
 export const listEvents = 'SELECT * FROM events WHERE seq > $1 ORDER BY seq LIMIT $2';
 

@@ -1,5 +1,5 @@
 import { insertInto, type Computed, type Sql } from '../dialect.js';
-import { FOLD_COLUMNS, REQUEST_COLUMNS, REQUEST_LIST_COLUMNS } from '../rows.js';
+import { REQUEST_COLUMNS, REQUEST_LIST_COLUMNS } from '../rows.js';
 import type { Bind } from '../rows.js';
 import type { ListRequestsOptions } from '../records.js';
 
@@ -14,9 +14,9 @@ const NEXT_SEQ = {
 
 export const FOLD_TYPES = 'integer, text, integer, integer, text, text, text, text, text, text';
 
-/** req_seq of an accepted event's or run's row: drawn only when a request is folded into it (req_status bound). */
-export function foldedSeq(width: number): Computed {
-  const status = width - FOLD_COLUMNS.split(',').length + 3;
+/** req_seq of an accepted event's or run's row inserted with `columns`: drawn only when a request is folded into it (its req_status bound). */
+export function foldedSeq(columns: string): Computed {
+  const status = columns.split(',').map((c) => c.trim()).indexOf('req_status') + 1;
   return { column: 'req_seq', sqlite: `CASE WHEN $${status} IS NULL THEN NULL ELSE ${NEXT_SEQ.sqlite} END`, pg: `CASE WHEN req_status IS NULL THEN NULL ELSE ${NEXT_SEQ.pg} END` };
 }
 

@@ -2,9 +2,10 @@ import { insertInto } from '../dialect.js';
 import { FOLD_COLUMNS, RUN_COLUMNS } from '../rows.js';
 import { FOLD_TYPES, foldedSeq } from './requests.js';
 
-export const insertRuns = insertInto('runs', `status, ${RUN_COLUMNS}, ${FOLD_COLUMNS}`,
+const INSERTED_COLUMNS = `status, ${RUN_COLUMNS}, ${FOLD_COLUMNS}`;
+export const insertRuns = insertInto('runs', INSERTED_COLUMNS,
   `text, text, text, text, text, text, text, double precision, text, smallint, text, text, text, smallint, text, text, text, ${FOLD_TYPES}`, '',
-  foldedSeq(`status, ${RUN_COLUMNS}, ${FOLD_COLUMNS}`.split(',').length));
+  foldedSeq(INSERTED_COLUMNS));
 
 /**
  * A run with its delivery (the outbox row of its reply) and its callback (docs/callbacks.md).
