@@ -115,10 +115,13 @@ export async function heartbeatTurn(deps: MainSessionDeps, stop: AbortSignal): P
       // unsafe: the model's own text, not listener text to fence.
     { id: uuidv7(), kind: 'reply', text: reply, source: 'heartbeat', at: deps.clock().toISOString(), unsafe: true },
   ];
+  // An acknowledgment says nothing: like OpenClaw's pruneHeartbeatTranscript (src/infra/heartbeat-runner.ts),
+  // its exchange stays out of the history, so the next turns do not resend every event it carried.
+  const turns = ack ? [] : result.turns;
   // Written until it lands (CONTRACT.md §8), else the next trigger would ask the model again.
   const delivery = await untilStored(async () => {
     const d = ack ? undefined : await replyDelivery(deps, reply);
-    await store.appendHistory(MAIN_SESSION_KEY, result.turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, d);
+    await store.appendHistory(MAIN_SESSION_KEY, turns, { [HEARTBEAT_CURSOR_KEY]: String(cursor) }, replyEvents, d);
     return d;
   }, stop, log, { msg: "the heartbeat turn's reply", cursor });
   log.info({ events: events.length, cursor, ack, queued: delivery !== undefined }, 'heartbeat turn done');

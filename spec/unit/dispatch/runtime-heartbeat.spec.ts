@@ -33,6 +33,28 @@ describe('dispatch/runtime (real store, fake model and Telegram)', function () {
       expect(q2!.user).to.include('one more').and.not.include('alert number');
     });
 
+    it('an exchange answered only HEARTBEAT_OK stays out of the main session\'s history; one that answered something stays', async () => {
+      h = await new Harness().open({}, [{ match: 'quiet one', reply: 'HEARTBEAT_OK' }, { match: 'loud one', reply: 'Disk is full.' }, { reply: 'HEARTBEAT_OK' }]);
+      const rt = await h.runtime();
+      const turn = async (text: string, n: number) => {
+        await dispatch(rt, [wake(text)]);
+        await h.model.waitForRequests(n);
+        const seq = (await h.store.listEvents(0, 10)).find((e) => e.text === text)!.seq;
+        await waitFor(async () => ((await h.store.getState(HEARTBEAT_CURSOR_KEY)) === String(seq) ? true : undefined), 2000, `turn ${n} committed`);
+      };
+      await turn('quiet one', 1);
+      await turn('loud one', 2);
+      expect(h.model.requests[1]!.body.messages.map((m) => m.role), 'the acknowledged turn is not sent again').to.deep.equal(['system', 'user']);
+      await turn('last one', 3);
+      const sent = h.model.requests[2]!.body.messages;
+      expect(sent.map((m) => m.role)).to.deep.equal(['system', 'user', 'assistant', 'user']);
+      expect(sent[1]!.content).to.include('loud one');
+      expect(sent[2]!.content).to.equal('Disk is full.');
+      expect(JSON.stringify(sent)).to.not.include('quiet one');
+      // The acknowledged events stay readable: only the model's history leaves them out.
+      expect((await h.store.listEvents(0, 10)).map((e) => e.text)).to.include('quiet one');
+    });
+
     it('a next-heartbeat wake waits; the next heartbeat carries it (summaries unfenced)', async () => {
       h = await new Harness().open({}, [{ reply: 'HEARTBEAT_OK' }]);
       const rt = await h.runtime();
