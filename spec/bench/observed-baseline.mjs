@@ -3,21 +3,24 @@
 // request-log row committed with the event it accepted (a refusal's row in the next commit,
 // answered without waiting), a pino access line per request to stderr (asynchronous, as the
 // gateway's), and prom-client metrics (requests by route and status, a duration histogram,
-// GET /metrics). No framework, no validation, no mapping: what keeping the same promises costs
-// a server written for nothing else.
+// GET /metrics). No validation, no mapping: what keeping the same promises costs a server
+// written for nothing else. With `koa` the same work is served through Koa and @koa/router, the
+// framework hookrelay is built on: what the framework costs on its own.
 //
-//   node spec/bench/observed-baseline.mjs PORT TOKEN MAX_BODY_BYTES DATA_DIR
+//   node spec/bench/observed-baseline.mjs PORT TOKEN MAX_BODY_BYTES DATA_DIR [koa]
 import { hash, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import Router from '@koa/router';
 import Database from 'better-sqlite3';
+import Koa from 'koa';
 import pino from 'pino';
 import client from 'prom-client';
 
 if (isMainThread) {
-  const [port, token, maxBytes, dataDir] = [Number(process.argv[2]), process.argv[3], Number(process.argv[4] ?? 262144), process.argv[5]];
+  const [port, token, maxBytes, dataDir, framework] = [Number(process.argv[2]), process.argv[3], Number(process.argv[4] ?? 262144), process.argv[5], process.argv[6]];
   fs.mkdirSync(dataDir, { recursive: true });
   const expected = hash('sha256', `Bearer ${token}`, 'buffer');
   const writer = new Worker(new URL(import.meta.url), { workerData: { file: path.join(dataDir, 'observed.db') } });
@@ -42,10 +45,7 @@ if (isMainThread) {
   writer.on('message', (failed) => {
     const done = inFlight;
     inFlight = undefined;
-    for (const res of done) {
-      if (failed) answer(res, 500, '{"ok":false}');
-      else answer(res, 200, `{"ok":true,"eventId":"${res.eventId}"}`);
-    }
+    for (const settle of done) settle(failed);
     commit();
   });
   writer.on('error', (err) => {
@@ -53,64 +53,104 @@ if (isMainThread) {
     process.exit(1);
   });
 
-  function answer(res, status, body, headers) {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(body);
-    const ms = performance.now() - res.started;
-    requests.inc({ route: res.route, status });
-    seconds.observe({ route: res.route }, ms / 1000);
-    log.info({ requestId: res.requestId, method: res.method, path: res.path, route: res.route, status, ms: Math.round(ms * 10) / 10 }, 'request');
-  }
-
-  /** A request-log row: queued for the next commit; an accepted one goes with its event. */
-  function requestRow(res, status, eventId) {
-    queued.push(['request', res.requestId, Date.now(), res.method, res.path, res.route, status, eventId ?? null]);
-  }
-
   const prefix = Date.now().toString(36).padStart(10, '0');
   let seq = 0;
 
-  http.createServer((req, res) => {
-    res.started = performance.now();
-    res.requestId = `${prefix}-${(++seq).toString(36)}`;
-    res.method = req.method;
-    res.path = req.url.split('?')[0];
-    res.route = res.path.slice(res.path.lastIndexOf('/') + 1);
-    if (req.method === 'GET' && res.path === '/metrics') {
-      registry.metrics().then((text) => answer(res, 200, text, { 'content-type': registry.contentType }));
-      return;
+  /** The access line and the metrics of an answered request. */
+  function observe(r, status) {
+    const ms = performance.now() - r.started;
+    requests.inc({ route: r.route, status });
+    seconds.observe({ route: r.route }, ms / 1000);
+    log.info({ requestId: r.requestId, method: r.method, path: r.path, route: r.route, status, ms: Math.round(ms * 10) / 10 }, 'request');
+  }
+
+  /** What a request is: its id, method, path and route, and when it started. */
+  function describe(method, url) {
+    const p = url.split('?')[0];
+    return { started: performance.now(), requestId: `${prefix}-${(++seq).toString(36)}`, method, path: p, route: p.slice(p.lastIndexOf('/') + 1) };
+  }
+
+  /** A request-log row: queued for the next commit; an accepted one goes with its event. */
+  function requestRow(r, status, eventId) {
+    queued.push(['request', r.requestId, Date.now(), r.method, r.path, r.route, status, eventId ?? null]);
+  }
+
+  /** A refusal's answer, its row in the next commit (not waited for). */
+  function refuse(r, status, code) {
+    requestRow(r, status);
+    commit();
+    return [status, `{"ok":false,"error":{"code":"${code}","message":"refused"}}`, status === 413 ? { connection: 'close' } : undefined];
+  }
+
+  /** The token, then the size: a refusal, or undefined when the body is to be read. */
+  function check(r, authorization, contentLength) {
+    if (typeof authorization !== 'string' || !timingSafeEqual(hash('sha256', authorization, 'buffer'), expected)) return refuse(r, 401, 'unauthorized');
+    if (Number(contentLength ?? 0) > maxBytes) return refuse(r, 413, 'payload_too_large');
+    return undefined;
+  }
+
+  /** The read body: 400, or the event and its row queued, answered once they are committed. */
+  function accept(r, text) {
+    try {
+      JSON.parse(text || '{}');
+    } catch {
+      return Promise.resolve(refuse(r, 400, 'invalid_json'));
     }
-    if (req.method === 'GET' && res.path === '/healthz') return answer(res, 200, '{"ok":true}');
-    const given = req.headers.authorization;
-    if (typeof given !== 'string' || !timingSafeEqual(hash('sha256', given, 'buffer'), expected)) {
-      requestRow(res, 401);
-      commit();
-      return answer(res, 401, '{"ok":false,"error":{"code":"unauthorized","message":"bad token"}}');
-    }
-    if (Number(req.headers['content-length'] ?? 0) > maxBytes) {
-      requestRow(res, 413);
-      commit();
-      return answer(res, 413, '{"ok":false,"error":{"code":"payload_too_large","message":"too large"}}', { connection: 'close' });
-    }
+    const eventId = `${prefix}-${(++seq).toString(36).padStart(8, '0')}`;
+    queued.push(['event', eventId, text, Date.now()]);
+    requestRow(r, 200, eventId);
+    const answered = new Promise((resolve) => waiting.push((failed) => resolve(failed ? [500, '{"ok":false}'] : [200, `{"ok":true,"eventId":"${eventId}"}`])));
+    commit();
+    return answered;
+  }
+
+  const server = framework === 'koa' ? koaServer() : http.createServer((req, res) => {
+    const r = describe(req.method, req.url);
+    const answer = ([status, body, headers]) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(body);
+      observe(r, status);
+    };
+    if (req.method === 'GET' && r.path === '/metrics') return void registry.metrics().then((text) => answer([200, text, { 'content-type': registry.contentType }]));
+    if (req.method === 'GET' && r.path === '/healthz') return answer([200, '{"ok":true}']);
+    const refused = check(r, req.headers.authorization, req.headers['content-length']);
+    if (refused) return answer(refused);
     const chunks = [];
     let size = 0;
     req.on('data', (c) => { size += c.length; chunks.push(c); });
-    req.on('end', () => {
-      const text = Buffer.concat(chunks, size).toString('utf8') || '{}';
-      try {
-        JSON.parse(text);
-      } catch {
-        requestRow(res, 400);
-        commit();
-        return answer(res, 400, '{"ok":false}');
-      }
-      res.eventId = `${prefix}-${(++seq).toString(36).padStart(8, '0')}`;
-      queued.push(['event', res.eventId, text, Date.now()]);
-      requestRow(res, 200, res.eventId);
-      waiting.push(res);
-      commit();
+    req.on('end', () => void accept(r, Buffer.concat(chunks, size).toString('utf8')).then(answer));
+  });
+  server.listen(port, '127.0.0.1', () => process.stdout.write('ready\n'));
+
+  /** The same work as a Koa app would be written: a logging middleware, a router, a handler that awaits its commit. */
+  function koaServer() {
+    const app = new Koa();
+    const router = new Router();
+    app.use(async (ctx, next) => {
+      ctx.state.r = describe(ctx.method, ctx.url);
+      await next();
+      observe(ctx.state.r, ctx.status);
     });
-  }).listen(port, '127.0.0.1', () => process.stdout.write('ready\n'));
+    const reply = (ctx, [status, body, headers]) => {
+      ctx.status = status;
+      if (headers) ctx.set(headers);
+      ctx.type = ctx.type || 'application/json';
+      ctx.body = body;
+    };
+    router.get('/metrics', async (ctx) => reply(ctx, [200, await registry.metrics(), { 'content-type': registry.contentType }]));
+    router.get('/healthz', (ctx) => reply(ctx, [200, '{"ok":true}']));
+    app.use(router.routes());
+    app.use(async (ctx) => {
+      const r = ctx.state.r;
+      const refused = check(r, ctx.get('authorization') || undefined, ctx.get('content-length'));
+      if (refused) return reply(ctx, refused);
+      const chunks = [];
+      let size = 0;
+      await new Promise((resolve, reject) => ctx.req.on('data', (c) => { size += c.length; chunks.push(c); }).on('end', resolve).on('error', reject));
+      reply(ctx, await accept(r, Buffer.concat(chunks, size).toString('utf8')));
+    });
+    return http.createServer(app.callback());
+  }
 } else {
   const db = new Database(workerData.file);
   db.pragma('journal_mode = WAL');

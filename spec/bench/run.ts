@@ -1,8 +1,9 @@
 /**
- * `npm run bench`: hookrelay side by side with three baselines — bare node:http (baseline.mjs),
+ * `npm run bench`: hookrelay side by side with four baselines — bare node:http (baseline.mjs),
  * the durable one (durable-baseline.mjs: the same plus one row per event in grouped commits,
- * WAL, synchronous=FULL) and the observed one (observed-baseline.mjs: the durable one plus a
- * request-log row in the same commit, a pino access line and prom-client metrics) — measured
+ * WAL, synchronous=FULL), the observed one (observed-baseline.mjs: the durable one plus a
+ * request-log row in the same commit, a pino access line and prom-client metrics) and the same
+ * served through Koa and @koa/router (observed-baseline.mjs `koa`: the framework's own cost) — measured
  * alternately in the same rounds, on the same core, with the same load generator (autocannon,
  * in this process, on the other core where taskset exists). hookrelay runs its default config
  * (access log at info, drained by this process, metrics and console on). The parts
@@ -198,6 +199,9 @@ async function main() {
     const durable: Server = { instances: [{ port: durablePort, ...(await startProcess([path.join(ROOT, 'spec/bench/durable-baseline.mjs'), String(durablePort), TOKEN, String(maxBody), path.join(dir, 'durable-baseline')], `http://127.0.0.1:${durablePort}/healthz`, { anyStatus: true })) }] };
     const observedPort = await freePort();
     const observed: Server = { instances: [{ port: observedPort, ...(await startProcess([path.join(ROOT, 'spec/bench/observed-baseline.mjs'), String(observedPort), TOKEN, String(maxBody), path.join(dir, 'observed-baseline')], `http://127.0.0.1:${observedPort}/healthz`, { anyStatus: true })) }] };
+    // The observed baseline's work served through Koa and @koa/router: what the framework costs on its own.
+    const koaPort = await freePort();
+    const koa: Server = { instances: [{ port: koaPort, ...(await startProcess([path.join(ROOT, 'spec/bench/observed-baseline.mjs'), String(koaPort), TOKEN, String(maxBody), path.join(dir, 'koa-baseline'), 'koa'], `http://127.0.0.1:${koaPort}/healthz`, { anyStatus: true })) }] };
     try {
       for (const sc of SCENARIOS.filter((s) => !only || only.includes(s.name))) {
         // With --against both builds get the same config: only the path's mapping.
@@ -223,21 +227,23 @@ async function main() {
         const idleRss = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!, false)));
         const idleRssAll = Math.max(...hookrelay.instances.map((i) => rssMiB(i.proc.pid!)));
         const opts = (s: Server, kind: 'base' | 'hr') => s.instances.map((i, n) => request(sc, i.port, kind, share(n, s.instances.length)));
-        const kindOf = (s: Server) => (s === bare || s === durable || s === observed ? 'base' : 'hr');
+        const kindOf = (s: Server) => (s === bare || s === durable || s === observed || s === koa ? 'base' : 'hr');
         /** One measurement of `s`, alone on the core, at full load or at `rate`. */
         const one = (s: Server, rate = 0) => alone(s, () => measure(opts(s, kindOf(s)), s, rate));
         try {
           // Warm-up: JIT, caches, connection pools (WARM_UP_SECONDS says why so long).
-          for (const s of [...servers, bare, durable, observed]) await alone(s, () => Promise.all(opts(s, kindOf(s)).map((o) => load(o, WARM_UP_SECONDS))));
+          for (const s of [...servers, bare, durable, observed, koa]) await alone(s, () => Promise.all(opts(s, kindOf(s)).map((o) => load(o, WARM_UP_SECONDS))));
           const base: Figures[] = [];
           const dur: Figures[] = [];
           const obs: Figures[] = [];
+          const koas: Figures[] = [];
           const hr: Figures[] = [];
           const pgs: Figures[] = [];
           const old: Figures[] = [];
           for (let r = 0; r < ROUNDS; r++) {
             base.push(await one(bare));
             obs.push(await one(observed));
+            koas.push(await one(koa));
             // Every other round the order turns: what runs right after the baseline (or right after
             // another server) is measured differently enough to show a build 5–12 % slower than
             // itself (seen with --against HEAD), so no server keeps that place.
@@ -273,11 +279,13 @@ async function main() {
           const pgVs = pgF ? { instances: INSTANCES, hookrelay: pgF, ratio: round(pgF.rps / b.rps, 3), toSqlite: round(pgF.rps / h.rps, 3) } : undefined;
           const d = summarise(dur);
           const ob = summarise(obs);
+          const k = summarise(koas);
           const ratio = h.rps / b.rps;
           // Against each baseline, round by round: each round's pair ran minutes apart at most.
           const vsObserved = { rps: paired(of(obs, 'rps'), of(hr, 'rps')), cpu: paired(of(obs, 'cpuUs'), of(hr, 'cpuUs')) };
           const vsDurable = { rps: paired(of(dur, 'rps'), of(hr, 'rps')), cpu: paired(of(dur, 'cpuUs'), of(hr, 'cpuUs')) };
           const vsBare = { rps: paired(of(base, 'rps'), of(hr, 'rps')), cpu: paired(of(base, 'cpuUs'), of(hr, 'cpuUs')) };
+          const vsKoa = { rps: paired(of(koas, 'rps'), of(hr, 'rps')), cpu: paired(of(koas, 'cpuUs'), of(hr, 'cpuUs')), koaOfObserved: paired(of(obs, 'rps'), of(koas, 'rps')) };
           // Accept paths against the observed baseline, refusals against bare node:http (targets.ts).
           const target = OBSERVED_TARGETS[sc.name] ?? (sc.name === 'unauthorized' ? REFUSAL_TARGET : undefined);
           const measured = sc.name in OBSERVED_TARGETS ? vsObserved.rps : vsBare.rps;
@@ -286,20 +294,20 @@ async function main() {
           // back, so the machine's drift cancels out of their difference far better than out of
           // medians of req/s.
           const vs = o ? { ratio: round(o.rps / b.rps, 3), change: round(h.rps / o.rps - 1, 3), cpu: pairedCpu(of(old, 'cpuUs'), of(hr, 'cpuUs')) } : undefined;
-          results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, observed: ob, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsObserved, vsBare, fixed, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
-          const steal = Math.max(b.stealPct, d.stealPct, ob.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
+          results[sc.name] = { store: STORE === 'postgres' ? PG_LABEL : 'sqlite', baseline: b, durable: d, observed: ob, koa: k, hookrelay: h, ratio: round(ratio, 3), vsDurable, vsObserved, vsBare, vsKoa, fixed, idleRssMiB: round(idleRss, 1), idleRssWithWorkersMiB: round(idleRssAll, 1), target, ...(pgVs ? { postgres: pgVs } : {}), ...(o ? { against: { rev: other!.rev, hookrelay: o, ...vs } } : {}) };
+          const steal = Math.max(b.stealPct, d.stealPct, ob.stealPct, k.stealPct, h.stealPct, o?.stealPct ?? 0, pgF?.stealPct ?? 0);
           if (STORE !== 'postgres') judged[sc.name] = { accepted: sc.accepted, observed: vsObserved, durable: vsDurable, bare: vsBare, ...(fixed ? { fixed } : {}), stealPct: steal, rssMiB: h.rssMiB, idleRssMiB: idleRss };
           const fixedText = fixed ? `${fixed.p99} / ${fixed.durableP99} (${fixed.ratio.toFixed(2)}×)${fixed.againstP99 !== undefined ? `; ${against} ${fixed.againstP99}` : ''}${fixed.pgP99 !== undefined ? `; ${PG_LABEL} ${fixed.pgP99}` : ''}` : '';
           const pgText = pgVs ? `${fmt(pgVs.hookrelay.rps)} (${pgVs.ratio.toFixed(2)}; ${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50} / ${pgF!.p99}, CPU ${pgF!.cpuUs}, ${statuses(pgF!.statuses)}` : '';
           const vsText = vs ? `${vs.ratio.toFixed(2)} → ${ratio.toFixed(2)} (${pct(vs.change)}); CPU ${cpuText(vs.cpu)}` : '';
-          table.push([sc.name, fmt(b.rps), fmt(d.rps), fmt(ob.rps), fmt(h.rps), vsObserved.rps.toFixed(2), `${vsObserved.cpu.toFixed(2)}×`, vsDurable.rps.toFixed(2), `${vsDurable.cpu.toFixed(2)}×`, vsBare.rps.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, fixedText, `${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs}`, `${idleRss.toFixed(0)} (${idleRssAll.toFixed(0)}) / ${h.rssMiB.toFixed(0)}`, `${steal}`, statuses(h.statuses)]);
-          log(`  ${sc.name.padEnd(10)} bare ${fmt(b.rps)} req/s, durable ${fmt(d.rps)}, observed ${fmt(ob.rps)}, hookrelay ${fmt(h.rps)}: ${vsObserved.rps.toFixed(2)} of observed ${verdict} (CPU ${vsObserved.cpu.toFixed(2)}×), ${vsDurable.rps.toFixed(2)} of durable (CPU ${vsDurable.cpu.toFixed(2)}×), ${vsBare.rps.toFixed(2)} of bare${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs, p50/p99 ${o!.p50}/${o!.p99} ms; paired CPU ${cpuText(vs.cpu)})` : ''}, p50/p99 ${h.p50}/${h.p99} ms${fixed ? `, p99 at ${RATE} req/s ${fixedText} of durable, statuses ${fixed.statuses}` : ''}, CPU ${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
+          table.push([sc.name, fmt(b.rps), fmt(d.rps), fmt(ob.rps), `${fmt(k.rps)} (${vsKoa.koaOfObserved.toFixed(2)})`, fmt(h.rps), vsObserved.rps.toFixed(2), `${vsObserved.cpu.toFixed(2)}×`, vsKoa.rps.toFixed(2), `${vsKoa.cpu.toFixed(2)}×`, vsDurable.rps.toFixed(2), `${vsDurable.cpu.toFixed(2)}×`, vsBare.rps.toFixed(2), verdict, ...(onPg ? [pgText] : []), ...(other ? [vsText] : []), `${h.p50} / ${h.p99}`, fixedText, `${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${k.cpuUs} / ${h.cpuUs}`, `${idleRss.toFixed(0)} (${idleRssAll.toFixed(0)}) / ${h.rssMiB.toFixed(0)}`, `${steal}`, statuses(h.statuses)]);
+          log(`  ${sc.name.padEnd(10)} bare ${fmt(b.rps)} req/s, durable ${fmt(d.rps)}, observed ${fmt(ob.rps)}, Koa ${fmt(k.rps)} (${vsKoa.koaOfObserved.toFixed(2)} of observed), hookrelay ${fmt(h.rps)}: ${vsObserved.rps.toFixed(2)} of observed ${verdict} (CPU ${vsObserved.cpu.toFixed(2)}×), ${vsKoa.rps.toFixed(2)} of Koa (CPU ${vsKoa.cpu.toFixed(2)}×), ${vsDurable.rps.toFixed(2)} of durable (CPU ${vsDurable.cpu.toFixed(2)}×), ${vsBare.rps.toFixed(2)} of bare${pgVs ? `, ${PG_LABEL} ${fmt(pgVs.hookrelay.rps)} req/s, ratio ${pgVs.ratio.toFixed(2)} (${pgVs.toSqlite.toFixed(2)} of SQLite), p50/p99 ${pgF!.p50}/${pgF!.p99} ms, CPU ${pgF!.cpuUs} µs, statuses ${statuses(pgF!.statuses)}` : ''}${vs ? `, ${against} ${vs.ratio.toFixed(2)} (${pct(vs.change)}, CPU ${o!.cpuUs} µs, p50/p99 ${o!.p50}/${o!.p99} ms; paired CPU ${cpuText(vs.cpu)})` : ''}, p50/p99 ${h.p50}/${h.p99} ms${fixed ? `, p99 at ${RATE} req/s ${fixedText} of durable, statuses ${fixed.statuses}` : ''}, CPU ${b.cpuUs} / ${d.cpuUs} / ${ob.cpuUs} / ${k.cpuUs} / ${h.cpuUs} µs per request, RSS ${h.rssMiB.toFixed(0)} MiB, steal ${steal} %`);
         } finally {
           await Promise.all(servers.map(stop));
         }
       }
     } finally {
-      await Promise.all([bare, durable, observed].map(stop));
+      await Promise.all([bare, durable, observed, koa].map(stop));
       await stopSharedCluster();
     }
   }
@@ -592,7 +600,7 @@ function compare(prev: any, cur: any) {
 }
 
 function printTable(rows: string[][], vs?: string, pg?: string) {
-  const head = ['path', 'bare req/s', 'durable req/s', 'observed req/s', `hookrelay req/s${STORE === 'postgres' ? ` (${PG_LABEL})` : ''}`, 'of observed (req/s)', 'CPU × observed', 'of durable (req/s)', 'CPU × durable', 'of bare (req/s)', 'target', ...(pg ? [pg] : []), ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', `p99 ms at ${RATE} req/s / durable's (×)`, 'CPU µs/req bare / durable / observed / hookrelay', 'RSS MiB idle (with workers) / peak', 'steal %', 'statuses'];
+  const head = ['path', 'bare req/s', 'durable req/s', 'observed req/s', 'Koa req/s (of observed)', `hookrelay req/s${STORE === 'postgres' ? ` (${PG_LABEL})` : ''}`, 'of observed (req/s)', 'CPU × observed', 'of Koa (req/s)', 'CPU × Koa', 'of durable (req/s)', 'CPU × durable', 'of bare (req/s)', 'target', ...(pg ? [pg] : []), ...(vs ? [`ratio ${vs}`] : []), 'p50/p99 ms', `p99 ms at ${RATE} req/s / durable's (×)`, 'CPU µs/req bare / durable / observed / Koa / hookrelay', 'RSS MiB idle (with workers) / peak', 'steal %', 'statuses'];
   log(`\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
   for (const r of rows) log(`| ${r.join(' | ')} |`);
 }
