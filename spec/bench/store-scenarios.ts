@@ -279,7 +279,7 @@ function seedStore(b: StoreBench, name: string, seed: Seed, ageDays: number): st
     requests: `INSERT INTO requests (at, method, path, route, status, ms, replayed)
       SELECT '${at}', 'POST', '/hooks/' || r, r, CASE WHEN n % 20 = 0 THEN 401 WHEN n % 3 = 0 THEN 202 ELSE 200 END, 1, 0
       FROM (SELECT n, CASE n % 3 WHEN 0 THEN 'agent' ELSE 'wake' END AS r FROM i)`,
-    events: `INSERT INTO events (id, kind, text, source, at, unsafe) SELECT 'e' || n, 'wake', 'seeded event text', 'wake', '${at}', 0 FROM i`,
+    events: `INSERT INTO events (id, kind, text, source, at, unsafe) SELECT 'e' || n, 'wake', 'seeded event text', 'wake', ${Date.parse(at)}, 0 FROM i`,
   };
   try {
     // No journal and no syncs while seeding: the copy is thrown away if this fails.

@@ -1,9 +1,10 @@
 /**
  * The request log in a SQLite file as `requests` rows, for specs that read the file: the rows an
  * accept kept on its event or run (src/store/sql/requests.ts) included and decoded as
- * src/store/rows.ts toRequest does. Use it where a spec would say `FROM requests`.
+ * src/store/rows.ts toRequest does (an event's time is in ms). Use it where a spec would say `FROM requests`.
  */
-const folded = (table: 'events' | 'runs') => `SELECT req_seq, strftime('%Y-%m-%dT%H:%M:%fZ', ${table === 'events' ? 'at' : 'created_at'}, printf('%.3f seconds', -req_lag / 1000.0)),
+const folded = (table: 'events' | 'runs') => `SELECT req_seq, strftime('%Y-%m-%dT%H:%M:%fZ', ${table === 'events'
+    ? "(at - req_lag) / 1000.0, 'unixepoch'" : "created_at, printf('%.3f seconds', -req_lag / 1000.0)"}),
     req_id, coalesce(req_method, 'POST'), req_path, req_route, req_status, req_ms / 10.0, ${table === 'events' ? 'id, NULL' : 'NULL, run_id'}, 0, NULL,
     CASE req_type WHEN '' THEN NULL ELSE coalesce(req_type, 'application/json') END, req_ua, NULL, NULL, NULL, req_sender, NULL, NULL, NULL
   FROM ${table} WHERE req_seq IS NOT NULL`;

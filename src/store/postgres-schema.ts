@@ -212,6 +212,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX ${t}_req ON ${t} (req_seq) WHERE req_seq IS NOT NULL;
   CREATE INDEX ${t}_req_route ON ${t} (req_route, req_seq) WHERE req_seq IS NOT NULL;`).join('')}
   `,
+  // v14 (SQLite v15): an event's and a held wake's time as integer ms (see there).
+  `
+  ALTER TABLE events ALTER COLUMN at TYPE bigint USING round(extract(epoch FROM at::timestamptz) * 1000)::bigint;
+  ALTER TABLE held_events ALTER COLUMN at TYPE bigint USING round(extract(epoch FROM at::timestamptz) * 1000)::bigint;
+  `,
 ];
 
 /** The schema version this code reads and writes. */

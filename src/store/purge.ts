@@ -23,7 +23,7 @@ const PG: Record<PurgeTable | 'requests', string> = {
 
 interface WindowRow {
   seq: number;
-  t: string | null;
+  t: string | number | null;
   status?: string;
   ended_at?: string | null;
   pending?: number;
@@ -53,17 +53,18 @@ const SQLITE: Record<PurgeTable | 'requests', { window: string; remove: string; 
 };
 const REMOVE_RUN_OUTBOX = 'DELETE FROM outbox WHERE run_id = (SELECT run_id FROM runs WHERE seq = $1)';
 
-/** One step of retention on `table`: at most `max` rows older than `before`, from `after` on (SQLite's window). */
+/** One step of retention on `table`: at most `max` rows older than `before` (for events, in the ms they keep), from `after` on (SQLite's window). */
 export async function purgeStep(db: Db, table: PurgeTable | 'requests', before: string, after: number, max: number): Promise<PurgeStep> {
+  const cut = table === 'events' ? Date.parse(before) : before;
   if (db.kind === 'pg') {
-    const deleted = await db.run(PG[table], [before, max]);
+    const deleted = await db.run(PG[table], [cut, max]);
     return deleted < max ? { deleted } : { deleted, next: after };
   }
   const { window, remove, old } = SQLITE[table];
   const rows = await db.all<WindowRow>(window, [after, max]);
   let deleted = 0;
   for (const row of rows) {
-    if (row.t !== null && row.t >= before) return { deleted };
+    if (row.t !== null && row.t >= cut) return { deleted };
     if (!old(row, before)) continue;
     if (table === 'runs') await db.run(REMOVE_RUN_OUTBOX, [row.seq]);
     deleted += await db.run(remove, [row.seq]);

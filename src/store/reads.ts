@@ -24,9 +24,10 @@ export function reads(db: Db) {
         const want = budgeted ? (max < 0 ? EVENTS_CHUNK : Math.min(EVENTS_CHUNK, max - out.length)) : db.limit(limit);
         const rows = await db.all<EventRow>(sql.events.listEvents, [from, want]);
         for (const row of rows) {
-          const size = eventBytes(row);
+          const event = toEvent(row);
+          const size = eventBytes(event);
           if (out.length > 0 && bytes + size > maxBytes) return out;
-          out.push(toEvent(row));
+          out.push(event);
           bytes += size;
         }
         if (!budgeted || rows.length === 0 || rows.length < want!) return out;

@@ -4,7 +4,7 @@ import type {
   RunCallback, RunDelivery, RunRecord,
 } from './records.js';
 
-/** The one mapping between rows and records: both schemas use the same tables, columns and encodings (booleans 0/1, ISO times, JSON payloads), so `hookrelay store copy` moves a row as it is. */
+/** The one mapping between rows and records: both schemas use the same tables, columns and encodings (booleans 0/1, ISO times but an event's in ms since the epoch, JSON payloads), so `hookrelay store copy` moves a row as it is. */
 
 export interface EventRow {
   seq: number;
@@ -12,7 +12,7 @@ export interface EventRow {
   kind: string;
   text: string;
   source: string;
-  at: string;
+  at: number;
   unsafe: number;
 }
 
@@ -42,7 +42,8 @@ export type Bind = string | number | null;
 export const EVENT_COLUMNS = 'id, kind, text, source, at, unsafe';
 
 export function eventValues(e: NewEvent): Bind[] {
-  return [e.id, e.kind, e.text, e.source, e.at, e.unsafe ? 1 : 0];
+  const at = Date.parse(e.at);
+  return [e.id, e.kind, e.text, e.source, Number.isNaN(at) ? null : at, e.unsafe ? 1 : 0];
 }
 
 export const RUN_COLUMNS =
@@ -76,20 +77,13 @@ export function keyValues(k: NewKey): Bind[] {
 }
 
 /** What an event weighs against a `listEvents` byte budget: the UTF-8 size of its strings. */
-export function eventBytes(row: EventRow): number {
-  return Buffer.byteLength(row.text) + Buffer.byteLength(row.source) + row.id.length + row.kind.length + row.at.length;
+export function eventBytes(e: EventRecord): number {
+  return Buffer.byteLength(e.text) + Buffer.byteLength(e.source) + e.id.length + e.kind.length + e.at.length;
 }
 
 export function toEvent(row: EventRow): EventRecord {
-  return {
-    seq: row.seq,
-    id: row.id,
-    kind: row.kind as EventKind,
-    text: row.text,
-    source: row.source,
-    at: row.at,
-    unsafe: row.unsafe === 1,
-  };
+  const { seq, id, kind, text, source } = row;
+  return { seq, id, kind: kind as EventKind, text, source, at: new Date(row.at).toISOString(), unsafe: row.unsafe === 1 };
 }
 
 /** Where each field of a record `T` comes from: its column, or what it is made of its row. */
@@ -191,7 +185,7 @@ export function toDelivery(row: OutboxRow): DeliveryRecord {
   return d;
 }
 
-/** A request-log row (CONTRACT.md §11): action ids space-separated (uuids hold no space); `head`, JSON `{"headers":{…},"query":"…"}`, kept and purged with the body; `req_lag` set: a folded row. */
+/** A request-log row (CONTRACT.md §11): action ids space-separated (uuids hold no space); `head`, JSON `{"headers":{…},"query":"…"}`, kept and purged with the body; `req_lag` set: a folded row, `at` its event's ms or its run's time. */
 export type RequestRow = Row & { head?: string | null; failures?: string | null; req_lag?: number | null };
 
 /** An accepted request's row on its one event or run (sql/requests.ts): time as ms before theirs, ms in tenths, method NULL for POST, content type NULL for JSON ('' for none). */
@@ -231,7 +225,7 @@ export const unfolded = (values: Bind[]): Bind[] => [...values, ...FOLD_NONE];
 function unfold(row: RequestRow): RequestRow {
   return {
     ...row,
-    at: new Date(Date.parse(String(row.at)) - row.req_lag!).toISOString(),
+    at: new Date((row.event_ids == null ? Date.parse(String(row.at)) : Number(row.at)) - row.req_lag!).toISOString(),
     method: row.method ?? 'POST',
     ms: Number(row.ms) / 10,
     content_type: row.content_type == null ? JSON_TYPE : row.content_type === '' ? null : row.content_type,

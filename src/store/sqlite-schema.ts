@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { SQLITE_AT_MS } from './sql/events.js';
 import { SQLITE_TALLIES } from './sql/tallies.js';
 
 /** The embedded store's schema: STRICT tables (https://www.sqlite.org/stricttables.html), a CHECK on every enum column. */
@@ -273,6 +274,8 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX ${t}_req ON ${t} (req_seq) WHERE req_seq IS NOT NULL;
   CREATE INDEX ${t}_req_route ON ${t} (req_route, req_seq) WHERE req_seq IS NOT NULL;`).join('')}
   `,
+  // v15 (PostgreSQL v14): an event's and a held wake's time as integer ms.
+  SQLITE_AT_MS,
 ];
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */

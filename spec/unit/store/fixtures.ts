@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import type { NewEvent, NewRequestLog, NewRun } from '../../../src/store/records.js';
+import { PG_MIGRATIONS } from '../../../src/store/postgres-schema.js';
 import { MIGRATIONS } from '../../../src/store/sqlite-schema.js';
 
 /** The store specs' clock: a fixed day far from today, and days counted from it. */
@@ -50,4 +52,14 @@ export function sqliteAtVersion(file: string, version: number): Database.Databas
     db.pragma(`user_version = ${version}`);
   })();
   return db;
+}
+
+/** The PostgreSQL database at `url` as an older hookrelay left it: its migrations up to `version`, as migratePg runs them; a client on it. */
+export async function postgresAtVersion(url: string, version: number): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query('CREATE TABLE hookrelay_schema (version integer NOT NULL)');
+  for (let v = 0; v < version; v++) await c.query(PG_MIGRATIONS[v]!);
+  await c.query('INSERT INTO hookrelay_schema (version) VALUES ($1)', [version]);
+  return c;
 }

@@ -30,7 +30,7 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 2, log: silentLogger })));
     try {
       expect(await sql<{ version: number }>(url, 'SELECT version FROM hookrelay_schema')).to.deep.equal([{ version: PG_SCHEMA_VERSION }]);
-      await stores[0]!.accept([{ id: 'e1', kind: 'wake', text: 't', source: 'wake', at: 'a', unsafe: false }], []);
+      await stores[0]!.accept([{ id: 'e1', kind: 'wake', text: 't', source: 'wake', at: '2026-01-01T00:00:00.000Z', unsafe: false }], []);
       expect((await stores[3]!.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['e1']);
     } finally {
       for (const s of stores) await s.close();
@@ -72,7 +72,7 @@ describe('store/postgres: what only the PostgreSQL store has', function () {
     // open.ts imports the PostgreSQL store when asked for it (`import()`); mocha loads this
     // file through tsx's CommonJS hook, so the class to compare is the one `import()` gives.
     expect(store).to.be.instanceOf((await import('../../../src/store/postgres.js')).PostgresStore);
-    await store.accept([{ id: 'e1', kind: 'wake', text: 't', source: 'wake', at: 'a', unsafe: false }], []);
+    await store.accept([{ id: 'e1', kind: 'wake', text: 't', source: 'wake', at: '2026-01-01T00:00:00.000Z', unsafe: false }], []);
     const reader = await openStoreReadOnly(config);
     expect((await reader.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['e1']);
     // The request log too (`hookrelay requests`, `hookrelay fixture`).
@@ -92,7 +92,7 @@ describe('store/postgres: text PostgreSQL cannot hold', function () {
     const url = await freshDatabase('nul');
     const store = await PostgresStore.open({ ...PG_SPEC_OPTIONS, url, poolSize: 2, log: silentLogger });
     try {
-      const ev = (id: string, text: string, extra: Record<string, unknown> = {}) => ({ id, kind: 'wake' as const, text, source: 'wake', at: 'a', unsafe: false, ...extra });
+      const ev = (id: string, text: string, extra: Record<string, unknown> = {}) => ({ id, kind: 'wake' as const, text, source: 'wake', at: '2026-01-01T00:00:00.000Z', unsafe: false, ...extra });
       const run = { runId: 'r1', sessionKey: 'hook:a\u0000b', message: 'm\u0000', wakeMode: 'now' as const, deliver: false, provider: 'last' as const, source: 'agent', unsafe: false, createdAt: 'a' };
       // One turn of the event loop: one batch. A timeoutSeconds that is no number is a data
       // exception (SQLSTATE 22P02) of that accept alone.

@@ -38,7 +38,7 @@ const FORGETFUL = `
 const { SqliteStore } = await import(process.env.STORE_URL);
 const { silentLogger } = await import(process.env.SILENT_LOGGER_URL);
 const store = await SqliteStore.open({ ...JSON.parse(process.env.STORE_OPTIONS), dataDir: process.env.DATA_DIR, durability: process.env.DURABILITY, log: silentLogger });
-await store.accept([{ id: 'only', kind: 'wake', text: 't', source: 'wake', at: 'now', unsafe: false }], []);
+await store.accept([{ id: 'only', kind: 'wake', text: 't', source: 'wake', at: new Date().toISOString(), unsafe: false }], []);
 process.stdout.write('ack\\n');
 `;
 
@@ -89,7 +89,7 @@ describe('store/sqlite: durability across a SIGKILL', function () {
         expect(missing, 'acknowledged events lost').to.deep.equal([]);
         for (const i of counted.slice(-50)) expect(await store.getRun(`r${i}`), `run r${i}`).to.include({ status: 'queued' });
         // The process was killed while writing: the store opens cleanly and takes new writes.
-        await store.accept([{ id: 'after', kind: 'wake', text: 't', source: 'wake', at: 'now', unsafe: false }], []);
+        await store.accept([{ id: 'after', kind: 'wake', text: 't', source: 'wake', at: new Date().toISOString(), unsafe: false }], []);
       } finally {
         await store.close();
       }

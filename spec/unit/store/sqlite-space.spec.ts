@@ -58,7 +58,7 @@ describe('store/sqlite: space given back after purges', function () {
     const db = sqliteAtVersion(file(), SCHEMA_VERSION);
     const insert = db.prepare("INSERT INTO events (id, kind, text, source, at, unsafe) VALUES (?, 'wake', ?, 'wake', ?, 0)");
     db.transaction(() => {
-      for (let i = 0; i < 2000; i++) insert.run(`e${i}`, TEXT, new Date(T0).toISOString());
+      for (let i = 0; i < 2000; i++) insert.run(`e${i}`, TEXT, T0);
     })();
     db.exec('DELETE FROM events WHERE seq > 10');
     db.pragma('wal_checkpoint(TRUNCATE)');

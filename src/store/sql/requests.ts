@@ -26,7 +26,7 @@ export const insertRequests = insertInto('requests', REQUEST_COLUMNS,
 
 /** A folded row read as a `requests` row, each column of the type the requests' has (PostgreSQL merges only parts alike); decoded by rows.ts toRequest (req_lag set). */
 const folded = (table: 'events' | 'runs', full: boolean) => {
-  const [at, ids] = table === 'events' ? ['at', 'id AS event_ids, CAST(NULL AS TEXT) AS run_ids'] : ['created_at AS at', 'CAST(NULL AS TEXT) AS event_ids, run_id AS run_ids'];
+  const [at, ids] = table === 'events' ? ['CAST(at AS TEXT) AS at', 'id AS event_ids, CAST(NULL AS TEXT) AS run_ids'] : ['created_at AS at', 'CAST(NULL AS TEXT) AS event_ids, run_id AS run_ids'];
   return `SELECT req_seq AS seq, ${at}, req_id AS request_id, req_method AS method, req_path AS path, req_route AS route, req_status AS status,
     CAST(req_ms AS DOUBLE PRECISION) AS ms, ${ids}, CAST(0 AS SMALLINT) AS replayed, CAST(NULL AS TEXT) AS error, req_type AS content_type, req_ua AS user_agent,
     CAST(NULL AS TEXT) AS body_until, CAST(NULL AS BIGINT) AS replay_of, req_sender AS sender, CAST(NULL AS TEXT) AS explain, CAST(NULL AS TEXT) AS failures,

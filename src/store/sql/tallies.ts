@@ -1,3 +1,12 @@
+/** The held wakes' triggers: part of SQLite v12 and of v15, which rebuilds `held_events` (sql/events.ts), so never to change. */
+export const SQLITE_HELD_TALLY = `CREATE TRIGGER held_tally_insert AFTER INSERT ON held_events BEGIN
+    INSERT INTO tallies (what, source, n) VALUES ('held', NEW.source, 1) ON CONFLICT (what, source) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER held_tally_delete AFTER DELETE ON held_events BEGIN
+    UPDATE tallies SET n = n - 1 WHERE what = 'held' AND source = OLD.source;
+  END;
+`;
+
 /**
  * How many runs are in each status and how many wakes are held (`what` 'held'), per source:
  * the `/metrics` gauges (CONTRACT.md §11) read as kept counts, not counted per scrape. Triggers
@@ -25,13 +34,7 @@ export const SQLITE_TALLIES = `
   CREATE TRIGGER runs_tally_delete AFTER DELETE ON runs BEGIN
     UPDATE tallies SET n = n - 1 WHERE what = OLD.status AND source = OLD.source;
   END;
-  CREATE TRIGGER held_tally_insert AFTER INSERT ON held_events BEGIN
-    INSERT INTO tallies (what, source, n) VALUES ('held', NEW.source, 1) ON CONFLICT (what, source) DO UPDATE SET n = n + 1;
-  END;
-  CREATE TRIGGER held_tally_delete AFTER DELETE ON held_events BEGIN
-    UPDATE tallies SET n = n - 1 WHERE what = 'held' AND source = OLD.source;
-  END;
-`;
+  ${SQLITE_HELD_TALLY}`;
 
 /** Adds the rows of `changes` (what, source, ±1) to this connection's own slot: see {@link PG_TALLIES}. */
 const pgAdd = (changes: string) => `INSERT INTO tallies AS t (what, source, slot, n)

@@ -171,7 +171,7 @@ const LOG_OF_A_FIELD = `INSERT INTO requests (at, method, path, route, status, m
   SELECT '2026-01-01T00:00:00.000Z', 'POST', '/hooks/x', 'route-' || (i % 200), CASE WHEN i % 100 = 0 THEN 500 WHEN i % 50 = 0 THEN 401 ELSE 200 END, 1, 0
   FROM generate_series(1, 20000) AS i WHERE (SELECT count(*) FROM requests) < 20000;
   INSERT INTO events (id, kind, text, source, at, unsafe, req_seq, req_lag, req_route, req_status, req_ms, req_path)
-  SELECT 'e' || i, 'wake', 't', 'wake', '2026-01-01T00:00:00.000Z', 0, CASE WHEN i % 10 > 0 THEN 100000 + i END, 0, 'route-' || (i % 200), 200, 1, '/hooks/x'
+  SELECT 'e' || i, 'wake', 't', 'wake', ${Date.parse('2026-01-01T00:00:00.000Z')}, 0, CASE WHEN i % 10 > 0 THEN 100000 + i END, 0, 'route-' || (i % 200), 200, 1, '/hooks/x'
   FROM generate_series(1, 20000) AS i WHERE (SELECT count(*) FROM events) < 20000;
   ANALYZE requests; ANALYZE events`;
 

@@ -2,6 +2,7 @@ import type { Harness } from './harness.js';
 import { callbacksContract } from './callbacks.js';
 import { claimContract } from './claim.js';
 import { commitContract } from './commit.js';
+import { eventTimesContract } from './event-times.js';
 import { countsContract } from './counts.js';
 import { keysContract } from './keys.js';
 import { outboxContract } from './outbox.js';
@@ -25,6 +26,7 @@ export function storeContract(h: Harness): void {
   before(() => h.setup());
   after(() => h.teardown());
   recordsContract(h);
+  eventTimesContract(h);
   commitContract(h);
   claimContract(h);
   readsContract(h);
