@@ -3,7 +3,7 @@
 // esbuild into dist/, which the bin (src/bin.mjs) runs. tsx stays only for users' TypeScript
 // transforms, in the transform workers.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -22,8 +22,18 @@ const THREADS = ['store/sqlite-writer.ts', 'store/sqlite-reader.ts'];
 // or commands load, and tsx.
 const EXTERNAL = ['better-sqlite3', 'pg', 'openai', 'imapflow', 'mailparser', 'html-to-text', 'tsx', 'esbuild'];
 
+// A JSON module as JSON.parse of its text, which V8 reads faster than the same object literal
+// (https://v8.dev/blog/cost-of-javascript-2019#json): koa's two copies of mime-db are evaluated at start-up.
+const jsonParse = {
+  name: 'json-parse',
+  setup(b) {
+    b.onLoad({ filter: /\.json$/ }, (args) => ({ contents: `module.exports = JSON.parse(${JSON.stringify(JSON.stringify(JSON.parse(readFileSync(args.path, 'utf8'))))});`, loader: 'js' }));
+  },
+};
+
 const common = {
   bundle: true,
+  plugins: [jsonParse],
   external: EXTERNAL,
   platform: 'node',
   target: 'node20',

@@ -1,5 +1,5 @@
 /** The untrusted-content fence (CONTRACT.md §5 "Untrusted content"), added only where text is handed to the model. */
-import unhomoglyph from 'unhomoglyph';
+import { createRequire } from 'node:module';
 
 const NEUTRAL_LT = '‹';
 
@@ -42,9 +42,13 @@ function symbolLetter(cp: number): string {
   return '';
 }
 
+// Its confusables table loads on the first text fenced, not before the listener opens.
+let unhomoglyph: ((s: string) => string) | undefined;
+
 /** A case-insensitive UTS #39 skeleton (https://www.unicode.org/reports/tr39/#Confusable_Detection); other letters and digits become `#`. */
 function skeleton(s: string): string {
   let out = '';
+  unhomoglyph ??= createRequire(import.meta.url)('unhomoglyph') as (s: string) => string;
   for (const c of unhomoglyph(s)) {
     for (const d of (SUPPLEMENT.get(c) ?? c).toLowerCase().normalize('NFKD')) {
       if ((d >= 'a' && d <= 'z') || (d >= '0' && d <= '9') || d === '<') out += d;

@@ -2,7 +2,7 @@ import Handlebars from 'handlebars';
 import { built, renderBudget, textOf, type RenderBudget } from './render-budget.js';
 import { isPrototypeKey, withoutPrototypeKeys } from './prototype-keys.js';
 
-/** A compiled template: context in, text out. Throws only on a helper misuse at run time. */
+/** A compiled template: context in, text out. Throws only a RenderBudgetError, with the position where it tripped. */
 export type RenderText = (context: Record<string, unknown>) => string;
 
 const TEXT_HELPER = '__hookrelay_text';
@@ -36,21 +36,13 @@ env.registerHelper('each', function (this: unknown, context: unknown, options: H
   const body = options.fn;
   const fn = (item: unknown, opts?: Handlebars.RuntimeOptions) => built(budget, body(item, opts));
   // `{{#array}}…{{/array}}` comes here too (Handlebars' blockHelperMissing).
-  return builtinEach.call(this, withoutPrototypeKeys(context), { ...options, fn: fn as Handlebars.TemplateDelegate });
+  try {
+    return builtinEach.call(this, withoutPrototypeKeys(context), { ...options, fn: fn as Handlebars.TemplateDelegate });
+  } catch (err) {
+    // A budget trip between items names the block: Handlebars hands every helper call its position (`options.loc`).
+    throw located(err, options);
+  }
 });
-
-// A failure at run time (a block helper's arguments in a branch the load did not take, a budget
-// trip) names where in the template: Handlebars hands every helper call its position (`options.loc`).
-for (const name of ['if', 'unless', 'with', 'each']) {
-  const helper = env.helpers[name] as (...a: unknown[]) => unknown;
-  env.registerHelper(name, function (this: unknown, ...args: unknown[]) {
-    try {
-      return helper.apply(this, args);
-    } catch (err) {
-      throw located(err, args[args.length - 1] as Handlebars.HelperOptions);
-    }
-  });
-}
 
 /** `err` with the innermost position it passed through: Handlebars' own `lineNumber`/`column` (column from 0). */
 function located(err: unknown, options: Handlebars.HelperOptions): unknown {
@@ -73,11 +65,15 @@ function budgeted(template: Handlebars.TemplateDelegate, context: unknown): stri
 
 const COMPILE_OPTIONS = {
   noEscape: true,
-  // Unknown helpers are errors at load, not a 500 later.
+  // Unknown helpers are errors at load, not a 500 later; so are Handlebars' hooks for a missing helper.
   knownHelpersOnly: true,
-  knownHelpers: { [TEXT_HELPER]: true, log: false },
+  knownHelpers: { [TEXT_HELPER]: true, log: false, helperMissing: false, blockHelperMissing: false },
   strict: false,
 };
+
+// Handlebars' first stage (AST to opcodes) is where it finds unknown helpers, partials and
+// decorators; its code generation is left to the first render. Not in its typings.
+const { Compiler } = env as unknown as { Compiler: new () => { compile(ast: hbs.AST.Program, options: object): unknown } };
 
 function safeLookup(target: unknown, key: unknown): unknown {
   if (target === null || target === undefined || isPrototypeKey(key)) return undefined;
@@ -85,15 +81,16 @@ function safeLookup(target: unknown, key: unknown): unknown {
   return Object.prototype.hasOwnProperty.call(target, key) ? (target as Record<string | number, unknown>)[key] : undefined;
 }
 
-/** Compiles a template at load (a one-line Error on a syntax error, an unknown helper, a partial or a decorator), CONTRACT.md §6. */
+/** Compiles a template at load (a one-line Error on a syntax error, an unknown helper, a partial, a decorator or a block helper misused), CONTRACT.md §6. */
 export function compileHandlebars(source: string): RenderText {
   const ast = parseTemplate(source);
-  const template = env.compile(ast, COMPILE_OPTIONS);
   try {
-    budgeted(template, {}); // Handlebars compiles on the first call
+    // A copy: the stage writes into its options' knownHelpers.
+    new Compiler().compile(ast, { ...COMPILE_OPTIONS });
   } catch (err) {
     throw new Error(oneLine(err));
   }
+  const template = env.compile(ast, COMPILE_OPTIONS);
   return (context) => budgeted(template, context);
 }
 
@@ -194,6 +191,8 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
       return;
     case 'BlockStatement': {
       const block = statement as hbs.AST.BlockStatement;
+      const helper = blockHelperOf(block.path);
+      if (helper !== undefined && block.params.length !== 1) throw new Handlebars.Exception(`#${helper} requires exactly one argument`, block);
       if (!sanitizeCall(block)) block.path = sanitize(block.path) as hbs.AST.PathExpression;
       rewriteProgram(block.program);
       rewriteProgram(block.inverse);
@@ -209,6 +208,7 @@ function rewriteStatement(statement: hbs.AST.Statement): void {
 
 function routeThroughTextHelper(mustache: hbs.AST.MustacheStatement): void {
   const { path: callee, hash, loc } = mustache;
+  if (mustache.params.length > 0 || hash !== undefined) notABlockHelper(mustache);
   const value = sanitizeCall(mustache)
     ? ({ type: 'SubExpression', path: callee, params: mustache.params, hash, loc } as unknown as Expression)
     : sanitize(callee as Expression);
@@ -230,6 +230,24 @@ function sanitize(expression: Expression): Expression {
     const p = expression as hbs.AST.PathExpression;
     return p.parts.some(isPrototypeKey) ? path('hookrelayNever', true, p.loc) : p;
   }
-  if (expression.type === 'SubExpression') sanitizeCall(expression as hbs.AST.SubExpression);
+  if (expression.type === 'SubExpression') {
+    notABlockHelper(expression as hbs.AST.SubExpression);
+    sanitizeCall(expression as hbs.AST.SubExpression);
+  }
   return expression;
+}
+
+// Handlebars' block helpers: called with another number of arguments, or not as a block (no
+// `options.fn`), they throw at every render that reaches them, so the load says so for every branch.
+const BLOCK_HELPERS = new Set(['if', 'unless', 'with', 'each']);
+
+function blockHelperOf(callee: Expression): string | undefined {
+  if (callee.type !== 'PathExpression') return undefined;
+  const name = (callee as hbs.AST.PathExpression).parts[0]!;
+  return Handlebars.AST.helpers.simpleId(callee as hbs.AST.PathExpression) && BLOCK_HELPERS.has(name) ? name : undefined;
+}
+
+function notABlockHelper(call: hbs.AST.MustacheStatement | hbs.AST.SubExpression): void {
+  const helper = blockHelperOf(call.path);
+  if (helper !== undefined) throw new Handlebars.Exception(`#${helper} is a block helper: write {{#${helper} …}}…{{/${helper}}}, not {{${helper} …}} or (${helper} …)`, call);
 }

@@ -24,7 +24,7 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
         { id: 'bad', match: { path: 'bad' }, action: 'agent', messageTemplate: 'x', transform: { module: 'throws.mjs' } },
         { id: 'verify', match: { path: 'feed', method: 'GET' }, action: 'respond', respond: { contentType: 'text/plain', body: '{{challenge}}' } },
         { id: 'number', match: { path: 'number' }, action: 'wake', engine: 'jsonata', textTemplate: '"n=" & $number(n)' },
-        { id: 'vip', match: { path: 'vip' }, action: 'wake', textTemplate: 'hi {{#if vip}}{{#with}}x{{/with}}{{/if}}' },
+        { id: 'vip', match: { path: 'vip' }, action: 'wake', textTemplate: 'hi {{#each items}}{{#each ../items}}.{{/each}}{{/each}}' },
       ],
       presets: ['email'],
     },
@@ -98,11 +98,12 @@ describe('cli: hookrelay test (the mapping author\'s dry run)', function () {
     expect(r.stderr).to.match(/^hookrelay: transform_failed: mapping "number": textTemplate failed$/m);
   });
 
-  it('a Handlebars error at run time: its message with the line and column of the block', async () => {
-    const r = await run(['test', 'vip', '--payload', write('v.json', '{"vip": true}'), '--config', file]);
+  it('a Handlebars error at run time (its render budget): its message with the line and column of the block', async () => {
+    // 150 × 150 iterations of the inner block: the budget trips there, on its steps or on its clock.
+    const r = await run(['test', 'vip', '--payload', write('v.json', JSON.stringify({ items: Array.from({ length: 150 }, (_, i) => i) })), '--config', file]);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.not.include('[object Object]');
-    expect(r.stderr).to.match(/^cause: handlebars: #with requires exactly one argument \(line 1, column 15\)$/m);
+    expect(r.stderr).to.match(/^cause: render_budget: the template (would take more than 20000 steps|render took more than 100 ms)[^\n]* \(line 1, column 19\)$/m);
     expect(r.stderr).to.not.match(/^\s+at /m);
     expect(r.stderr).to.match(/^hookrelay: transform_failed: mapping "vip": textTemplate failed$/m);
   });

@@ -38,6 +38,17 @@ describe('engine/engine', () => {
       for (const problem of problems) expect(problem).to.not.include('\n');
     });
 
+    it('a block helper misused in a branch no request has taken yet is a config problem at its path', async () => {
+      const problems = await configProblems([
+        { action: 'wake', textTemplate: 'hi\n{{#if vip}}{{#with}}x{{/with}}{{/if}}' },
+        { messageTemplate: '{{#each items}}{{if done "✓"}}{{/each}}' },
+      ]);
+      expect(problems).to.deep.equal([
+        'hooks.mappings[0].textTemplate: #with requires exactly one argument - 2:11',
+        'hooks.mappings[1].messageTemplate: #if is a block helper: write {{#if …}}…{{/if}}, not {{if …}} or (if …) - 1:15',
+      ]);
+    });
+
     it('compiles templates of both kinds even when only one is used', async () => {
       expect(await configProblems([{ messageTemplate: 'ok', textTemplate: '{{#each}}' }])).to.have.length(1);
     });

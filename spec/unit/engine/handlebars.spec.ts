@@ -83,6 +83,34 @@ describe('engine/handlebars', () => {
       expect(() => compileHandlebars('{{shout name}}')).to.throw(/unknown helper shout/);
     });
 
+    it('rejects #if, #unless, #with and #each with other than one argument, in every branch, with Handlebars\' line and column', () => {
+      const cases: [string, string][] = [
+        ['{{#if vip}}\n  {{#with}}x{{/with}}{{/if}}', '#with requires exactly one argument - 2:2'],
+        ['{{#if a}}x{{else if}}y{{/if}}', '#if requires exactly one argument - 1:10'],
+        ['{{#if a}}{{else}}{{#each a b}}x{{/each}}{{/if}}', '#each requires exactly one argument - 1:17'],
+        ['{{#unless includeZero=true}}x{{/unless}}', '#unless requires exactly one argument - 1:0'],
+      ];
+      for (const [template, message] of cases) expect(() => compileHandlebars(template), template).to.throw(message);
+    });
+
+    it('rejects a block helper used as a value, saying to write the block', () => {
+      expect(() => compileHandlebars('{{#if a}}{{if b "yes"}}{{/if}}')).to.throw('#if is a block helper: write {{#if …}}…{{/if}}, not {{if …}} or (if …) - 1:9');
+      expect(() => compileHandlebars('{{lookup (each a) "x"}}')).to.throw('#each is a block helper: write {{#each …}}…{{/each}}, not {{each …}} or (each …) - 1:9');
+      expect(() => compileHandlebars('{{#with (unless a) }}x{{/with}}')).to.throw(/^#unless is a block helper/);
+      expect(() => compileHandlebars('{{with a}}')).to.throw(/^#with is a block helper/);
+    });
+
+    it('rejects Handlebars\' missing-helper hooks called by name, which fail at every render', () => {
+      expect(() => compileHandlebars('{{#if a}}{{helperMissing a}}{{/if}}')).to.throw(/unknown helper helperMissing - 1:9/);
+      expect(() => compileHandlebars('{{#blockHelperMissing a}}x{{/blockHelperMissing}}')).to.throw(/unknown helper blockHelperMissing/);
+    });
+
+    it('keeps what those names mean where they are not helper calls', () => {
+      const context = { if: 'i', each: [1], helperMissing: 'h', a: [1, 2], n: 0 };
+      expect(render('{{if}} {{each}} {{#helperMissing}}{{this}}{{/helperMissing}}', context)).to.equal('i [1] h');
+      expect(render('{{#each a as |v k|}}{{k}}{{v}}{{else}}none{{/each}} {{#with a as |x|}}{{x.[1]}}{{/with}} {{^if n}}zero{{/if}} {{#if n includeZero=true}}z{{/if}}', context)).to.equal('0112 2 zero z');
+    });
+
     it('produces one-line error messages', () => {
       try {
         compileHandlebars('line one\n{{#each}}\n');
