@@ -56,9 +56,11 @@ export function plansContract(h: Harness): void {
       expect(await searched(requests({ statusClass: 4 }))).to.include('requests_class');
       expect(await searched(requests({ route: 'wake', statusClass: 4 }))).to.include('requests_route_class');
       // The rows kept with an event or run (sql/requests.ts), through their own indexes.
-      expect(await searched(requests({ before: 1000 }))).to.include.members(['events_req', 'runs_req']);
+      // PostgreSQL costs runs' two request-log indexes alike on this harness's empty runs table: either is its own.
+      const runsOwn = (i: string[]) => i.includes('runs_req') || i.includes('runs_req_route');
+      expect(await searched(requests({ before: 1000 }))).to.include('events_req').and.to.satisfy(runsOwn);
       expect(await searched(requests({ route: 'wake' }))).to.include.members(['events_req_route', 'runs_req_route']);
-      expect(await searched([sql.requests.getRequest, [7]])).to.include.members(['events_req', 'runs_req']);
+      expect(await searched([sql.requests.getRequest, [7]])).to.include('events_req').and.to.satisfy(runsOwn);
       // Its last turns by index; only those (at most the limit) are put back in order.
       expect(await searched([sql.history.readHistory, ['hook:x', 20]])).to.include('history_session');
     });
