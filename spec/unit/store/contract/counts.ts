@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { storesFor, type Harness, type TestStore } from './harness.js';
+import { storesAt, type Harness, type TestStore } from './harness.js';
 import { RUN_STATUSES, type NewRun } from '../../../../src/store/records.js';
 import { DAY, event, iso, T0 } from '../fixtures.js';
 
@@ -13,11 +13,7 @@ const held = (id: string, mapping: string) => event(id, T0, { source: `mapping:$
 export function countsContract(h: Harness): void {
   describe('kept counts (the /metrics gauges)', function () {
     this.timeout(30000);
-    let now: number;
-    const open = storesFor(h, () => new Date(now));
-    beforeEach(() => {
-      now = T0;
-    });
+    const { clock, open } = storesAt(h, T0);
 
     /** What a COUNT(*) behind the store's back finds, in the shape of countRuns and countHeld. */
     async function counted() {
@@ -59,14 +55,14 @@ export function countsContract(h: Harness): void {
       await expectCounted(store, { queued: 0, running: 2, failed: 1 });
       expect(await store.countHeld()).to.deep.equal({});
 
-      now = T0 + 31 * DAY;
-      await store.accept([], [run('fresh', 'agent', now)]);
+      clock.now = T0 + 31 * DAY;
+      await store.accept([], [run('fresh', 'agent', clock.now)]);
       expect((await store.purgeExpired()).runs).to.equal(3);
       await expectCounted(store, { queued: 1, running: 2, succeeded: 0, failed: 0, timed_out: 0 });
 
       await store.close();
       store = await open({ retainDays: 30 });
-      await store.finishRun('p2', { status: 'succeeded', endedAt: iso(now), reply: 'ok' }, {});
+      await store.finishRun('p2', { status: 'succeeded', endedAt: iso(clock.now), reply: 'ok' }, {});
       await expectCounted(store, { queued: 1, running: 1, succeeded: 1 });
     });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { storesFor, type Harness } from './harness.js';
+import { storesAt, type Harness } from './harness.js';
 import { DAY, event as ev, expectCode, iso, logRow, queuedRun as run, T0 } from '../fixtures.js';
 
 /**
@@ -10,11 +10,7 @@ import { DAY, event as ev, expectCode, iso, logRow, queuedRun as run, T0 } from 
 export function eventTimesContract(h: Harness): void {
   describe('event times', function () {
     this.timeout(30000);
-    let now = T0;
-    const open = storesFor(h, () => new Date(now));
-    beforeEach(() => {
-      now = T0;
-    });
+    const { clock, open } = storesAt(h, T0);
 
     it('reads each time back as given, to the ms, whichever way the event came in', async () => {
       const store = await open();
@@ -62,7 +58,7 @@ export function eventTimesContract(h: Harness): void {
     it('retention cuts at the ms: an event a ms older than store.retainDays goes, one at the cut-off stays', async () => {
       const store = await open({ retainDays: 30 });
       await store.accept([ev('older', T0 - 1), ev('at-cut', T0), ev('newer', T0 + 1)], []);
-      now = T0 + 30 * DAY;
+      clock.now = T0 + 30 * DAY;
       expect((await store.purgeExpired()).events).to.equal(1);
       expect((await store.listEvents(0, 10)).map((e) => e.id)).to.deep.equal(['at-cut', 'newer']);
     });

@@ -121,6 +121,15 @@ export function storesFor(h: Harness, clock?: () => Date): (opts?: OpenOptions) 
   };
 }
 
+/** {@link storesFor} on a clock a spec sets (`clock.now`, ms since the epoch), back at `start` before each spec. */
+export function storesAt(h: Harness, start: number): { clock: { now: number }; open: ReturnType<typeof storesFor> } {
+  const clock = { now: start };
+  beforeEach(() => {
+    clock.now = start;
+  });
+  return { clock, open: storesFor(h, () => new Date(clock.now)) };
+}
+
 /** SQLite: a new data directory per spec. */
 export function sqliteHarness(): Harness {
   let dir: string | undefined;

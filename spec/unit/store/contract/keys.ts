@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { storesFor, type Harness, type TestStore } from './harness.js';
+import { storesAt, type Harness, type TestStore } from './harness.js';
 import { PURGE_BATCH } from '../../../../src/store/maintenance.js';
 import type { NewKey } from '../../../../src/store/records.js';
 import { event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
@@ -13,11 +13,7 @@ const key = (k: string, at: number, guards: { events?: string[]; runs?: string[]
 export function keysContract(h: Harness): void {
   describe('idempotency keys', function () {
     this.timeout(30000);
-    let now: number;
-    const open = storesFor(h, () => new Date(now));
-    beforeEach(() => {
-      now = T0;
-    });
+    const { clock, open } = storesAt(h, T0);
 
     it('a key held — by a commit before or by an op earlier in the same batch — skips only its own rows; the batch commits', async () => {
       const store = await open();
@@ -47,11 +43,11 @@ export function keysContract(h: Harness): void {
       store = await open({ idempotencyWindowSeconds: 60 });
       expect((await store.findKeys(['k0']))[0]?.body).to.equal('{"first":"k0"}');
 
-      now = T0 + 61_000;
+      clock.now = T0 + 61_000;
       expect(await store.findKeys(['k0', 'k1'])).to.deep.equal([undefined, undefined]);
       // An expired key not purged yet is taken over: its new rows commit.
-      expect(await store.accept([ev('again')], [], [key('k0', now, { events: ['again'] }, 'h2')])).to.deep.equal([]);
-      expect((await store.findKeys(['k0']))[0]).to.include({ requestHash: 'h2', at: iso(now) });
+      expect(await store.accept([ev('again')], [], [key('k0', clock.now, { events: ['again'] }, 'h2')])).to.deep.equal([]);
+      expect((await store.findKeys(['k0']))[0]).to.include({ requestHash: 'h2', at: iso(clock.now) });
 
       expect(await store.purgeExpiredKeys()).to.equal(PURGE_BATCH + 19);
       expect((await h.count('idempotency'))).to.equal(1);
@@ -61,7 +57,7 @@ export function keysContract(h: Harness): void {
     it('the purge runs by itself on its timer, off the request path', async () => {
       const store = await open({ idempotencyWindowSeconds: 1, keysPurgeEveryMs: 50 });
       await store.accept([], [], [key('a', T0), key('b', T0 + 5000)]);
-      now = T0 + 2000;
+      clock.now = T0 + 2000;
       await until('the background purge to leave one key', async () => (await h.count('idempotency')) === 1, 5000, 25);
       expect((await h.count('idempotency'))).to.equal(1);
       expect((await store.findKeys(['b']))[0]?.body).to.equal('{"first":"b"}');

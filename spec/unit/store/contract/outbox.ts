@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { storesFor, type Harness, type TestStore } from './harness.js';
+import { storesAt, type Harness, type TestStore } from './harness.js';
 import type { NewDelivery, NewEvent, NewForward, NewKey, NewRun } from '../../../../src/store/records.js';
 import { StoreError } from '../../../../src/store/store.js';
 
@@ -18,11 +18,7 @@ const summary = (id: string): NewEvent => ({ id, kind: 'summary', text: `summary
 export function outboxContract(h: Harness): void {
   describe('the delivery outbox', function () {
     this.timeout(30000);
-    let now: number;
-    const open = storesFor(h, () => new Date(now));
-    beforeEach(() => {
-      now = T0;
-    });
+    const { clock, open } = storesAt(h, T0);
 
     const far = iso(T0 + DAY);
 
@@ -115,12 +111,12 @@ export function outboxContract(h: Harness): void {
       const ds = (await store.claimDeliveries(iso(T0), 10, far)).deliveries;
       const settled = ds.find((d) => d.runId === 'settled')!;
       await store.settleDelivery(settled.id, { status: 'delivered', at: iso(T0) }, { run: { deliveredTo: 'telegram:555' } });
-      now = T0 + 31 * DAY;
+      clock.now = T0 + 31 * DAY;
       const counts = await store.purgeExpired();
       expect(counts.runs).to.equal(1);
       expect(await store.getRun('settled')).to.equal(undefined);
       expect((await store.getRun('pending'))!.delivery!.status).to.equal('pending');
-      expect((await store.claimDeliveries(iso(now), 10, iso(now + DAY))).deliveries.map((d) => d.runId)).to.deep.equal(['pending']);
+      expect((await store.claimDeliveries(iso(clock.now), 10, iso(clock.now + DAY))).deliveries.map((d) => d.runId)).to.deep.equal(['pending']);
     });
 
     it('forward mode: accept commits a forward row per action (left out with a held key); settling ends the run with forwarded', async () => {

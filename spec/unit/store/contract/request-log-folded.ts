@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { storesFor, type Harness } from './harness.js';
+import { storesAt, type Harness } from './harness.js';
 import type { RequestRecord } from '../../../../src/store/records.js';
 import { DAY, event as ev, iso, logRow as row, queuedRun as run, T0 } from '../fixtures.js';
 
@@ -12,11 +12,7 @@ const ids = (rows: RequestRecord[]) => rows.map((r) => r.requestId);
 export function requestLogFoldedContract(h: Harness): void {
   describe('request log: rows kept with their event or run', function () {
     this.timeout(30000);
-    let now = T0;
-    const open = storesFor(h, () => new Date(now));
-    beforeEach(() => {
-      now = T0;
-    });
+    const { clock, open } = storesAt(h, T0);
 
     it('an accept of one event or one run keeps no requests row, and its row reads back field for field, listed and fetched', async () => {
       const store = await open();
@@ -97,7 +93,7 @@ export function requestLogFoldedContract(h: Harness): void {
       const store = await open({ retainDays: 30 });
       await store.accept([ev('old')], [], undefined, undefined, row({ requestId: 'old', eventIds: ['old'] }));
       await store.accept([ev('new', T0 + 20 * DAY)], [], undefined, undefined, row({ requestId: 'new', at: iso(T0 + 20 * DAY), eventIds: ['new'] }));
-      now = T0 + 31 * DAY;
+      clock.now = T0 + 31 * DAY;
       await store.purgeExpired();
       expect(ids(await store.listRequests({ limit: 10 }))).to.deep.equal(['new']);
     });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { storesFor, type Harness } from './harness.js';
+import { storesAt, type Harness } from './harness.js';
 import { silentLogger } from '../../../support/silent-logger.js';
 import { createRequestLog } from '../../../../src/store/request-log.js';
 import type { NewKey } from '../../../../src/store/records.js';
@@ -13,11 +13,7 @@ const key = (k: string, guards: { events?: string[]; runs?: string[] }): NewKey 
 export function requestLogContract(h: Harness): void {
   describe('request log', function () {
     this.timeout(30000);
-    let now = T0;
-    const open = storesFor(h, () => new Date(now));
-    beforeEach(() => {
-      now = T0;
-    });
+    const { clock, open } = storesAt(h, T0);
 
     it('an accept commits its request row with it, every field round-tripped; listings leave the body and its kept headers and query out', async () => {
       const store = await open();
@@ -84,20 +80,20 @@ export function requestLogContract(h: Harness): void {
         row({ requestId: 'kept', at: iso(T0 + 20 * DAY), body: '{"kept":1}', bodyUntil: iso(T0 + 27 * DAY) }),
         row({ requestId: 'long', at: iso(T0 + 20 * DAY), body: '{"long":1}', bodyUntil: iso(T0 + 90 * DAY) }),
       ]);
-      now = T0 + 28 * DAY;
+      clock.now = T0 + 28 * DAY;
       await store.purgeExpired();
       const bodies = async () => Object.fromEntries(await Promise.all((await store.listRequests({ limit: 10 })).map(async (r) => [r.requestId, (await store.getRequest(r.seq))!.body])));
       expect(await bodies()).to.deep.equal({ old: undefined, kept: undefined, long: '{"long":1}' });
       // The kept headers and query go with the body.
       const old = (await store.listRequests({ limit: 10 })).find((r) => r.requestId === 'old')!;
       expect(await store.getRequest(old.seq)).to.not.have.any.keys('headers', 'query', 'body', 'bodyUntil');
-      now = T0 + 31 * DAY;
+      clock.now = T0 + 31 * DAY;
       await store.purgeExpired();
       expect((await store.listRequests({ limit: 10 })).map((r) => r.requestId)).to.deep.equal(['long', 'kept']);
       // retainDays 0 keeps every row, but bodies still go at their time.
       await store.close();
       const forever = await open({ retainDays: 0 });
-      now = T0 + 1000 * DAY;
+      clock.now = T0 + 1000 * DAY;
       await forever.purgeExpired();
       expect(await h.count('requests')).to.equal(2);
       expect((await forever.getRequest((await forever.listRequests({ limit: 1 }))[0]!.seq))!.body).to.equal(undefined);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { storesFor, type Harness, type TestStore } from './harness.js';
+import { storesAt, type Harness, type TestStore } from './harness.js';
 import { PURGE_BATCH } from '../../../../src/store/maintenance.js';
 import { DAY, event as ev, iso, queuedRun as run, T0 } from '../fixtures.js';
 import { until } from '../../../support/gateway.js';
@@ -8,11 +8,7 @@ import { until } from '../../../support/gateway.js';
 export function retentionContract(h: Harness): void {
   describe('retention (store.retainDays)', function () {
     this.timeout(30000);
-    let now: number;
-    const open = storesFor(h, () => new Date(now));
-    beforeEach(() => {
-      now = T0;
-    });
+    const { clock, open } = storesAt(h, T0);
 
     /** Old data at T0: two ended runs with their turns, one still queued, one still running. */
     async function seedOld(store: TestStore) {
@@ -28,8 +24,8 @@ export function retentionContract(h: Harness): void {
     it('purges ended runs, turns and events older than retainDays; keeps new ones and queued/running runs; seq goes on', async () => {
       const store = await open({ retainDays: 30 });
       await seedOld(store);
-      now = T0 + 31 * DAY;
-      await store.accept([ev('new-1', now)], [run('fresh', now)]);
+      clock.now = T0 + 31 * DAY;
+      await store.accept([ev('new-1', clock.now)], [run('fresh', clock.now)]);
       await store.appendHistory('main', [{ role: 'user', content: 'new q' }]);
       const lastOldSeq = (await store.listEvents(0, 10)).find((e) => e.id === 'new-1')!.seq;
 
@@ -40,10 +36,10 @@ export function retentionContract(h: Harness): void {
       expect(await store.history('main', 10)).to.deep.equal([{ role: 'user', content: 'new q' }]);
       expect(await store.history('hook:done', 10)).to.deep.equal([]);
       // The queued run behind the running one is still its session's next: claims still work.
-      await store.finishRun('busy', { status: 'succeeded', endedAt: iso(now), reply: 'ok' }, {});
-      expect((await store.claimRuns(10, iso(now))).map((r) => r.runId)).to.deep.equal(['waits', 'fresh']);
+      await store.finishRun('busy', { status: 'succeeded', endedAt: iso(clock.now), reply: 'ok' }, {});
+      expect((await store.claimRuns(10, iso(clock.now))).map((r) => r.runId)).to.deep.equal(['waits', 'fresh']);
       // seq is never reused, even once every older event is gone.
-      await store.accept([ev('new-2', now)], []);
+      await store.accept([ev('new-2', clock.now)], []);
       expect((await store.listEvents(lastOldSeq, 10))[0]).to.include({ id: 'new-2', seq: lastOldSeq + 1 });
       // A second pass finds nothing more.
       expect(await store.purgeExpired()).to.deep.equal({ runs: 0, history: 0, events: 0, outbox: 0 });
@@ -53,8 +49,8 @@ export function retentionContract(h: Harness): void {
       let store = await open({ retainDays: 30 });
       await store.accept([], [run('long', T0)]);
       await store.claimRuns(1, iso(T0));
-      now = T0 + 40 * DAY;
-      await store.finishRun('long', { status: 'succeeded', endedAt: iso(now - DAY), reply: 'late' }, {});
+      clock.now = T0 + 40 * DAY;
+      await store.finishRun('long', { status: 'succeeded', endedAt: iso(clock.now - DAY), reply: 'late' }, {});
       await store.purgeExpired();
       expect(await store.getRun('long')).to.include({ status: 'succeeded' });
 
@@ -69,15 +65,15 @@ export function retentionContract(h: Harness): void {
       // The timer's first pass only after a minute here: a pass of its own under way would be
       // joined by the explicit one below, with the counts of its earlier clock.
       let store = await open({ retainDays: 1 });
-      now = T0 - 10 * DAY;
-      const old = Array.from({ length: 1300 }, (_, i) => ev(`e${i}`, now));
+      clock.now = T0 - 10 * DAY;
+      const old = Array.from({ length: 1300 }, (_, i) => ev(`e${i}`, clock.now));
       await store.accept(old, []);
-      now = T0;
+      clock.now = T0;
       const commitsBefore = store.stats().commits;
       // An accept sent while the purge runs commits before the purge is done (it is not held behind it).
       let purged = false;
       const purging = store.purgeExpired().then((c) => ((purged = true), c));
-      await store.accept([ev('during', now)], []);
+      await store.accept([ev('during', clock.now)], []);
       // SQLite has one writer, where a purge could hold the queue; on PostgreSQL the accept and
       // each purge batch are transactions on their own connections, which can end in either
       // order on a busy machine (nothing waits for the other, so there is nothing to order).
@@ -90,7 +86,7 @@ export function retentionContract(h: Harness): void {
       // The timer: rows that grow old later go without anyone asking.
       await store.close();
       store = await open({ retainDays: 1, purgeEveryMs: 50 });
-      now = T0 + 2 * DAY;
+      clock.now = T0 + 2 * DAY;
       await until('the background purge to remove the old events', async () => (await store.listEvents(0, 10)).length === 0, 5000);
     });
   });
